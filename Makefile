@@ -1,0 +1,58 @@
+# vpnbench: `make demo` and `make test` install what is missing, build, and run.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+.PHONY: all deps demo test test-host test-kernel test-unit bench clean
+
+all: deps
+
+deps: .stamps/system $(BIN)/vpnbench linkem-build
+
+# Checked every time (cheap): a package removed by hand is installed again.
+.stamps/system: FORCE
+	@mkdir -p .stamps
+	@scripts/install-deps.sh
+	@touch $@
+
+$(BIN)/vpnbench: requirements.lock pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements.lock
+	@$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@touch $@
+
+.PHONY: linkem-build
+linkem-build:
+	@cargo build -q --release --manifest-path linkem/Cargo.toml
+
+demo: deps
+	$(BIN)/vpnbench demo
+
+# Everything: the host suite, linkem's own tests, then the kernel data paths in the VM.
+test: test-host test-kernel
+
+test-host: deps kernel-deps
+	cargo test -q --release --manifest-path linkem/Cargo.toml
+	$(BIN)/python -m pytest -q tests
+
+# Tests marked `vm`, inside a QEMU VM booting the distribution kernel (netem, kernel
+# WireGuard, ...) with this machine's root filesystem read-only over 9p.
+test-kernel: deps kernel-deps
+	$(BIN)/python -m vpnbench.kernelvm --timeout 1500 -- $(BIN)/python -m pytest -q --color=no -p no:cacheprovider -m vm tests
+
+.PHONY: kernel-deps
+kernel-deps:
+	@scripts/install-deps.sh kernel
+
+test-unit: deps
+	$(BIN)/python -m pytest -q tests -m "not netns"
+
+bench: deps
+	$(BIN)/python bench/overhead.py
+
+clean:
+	rm -rf $(VENV) .stamps linkem/target
+
+FORCE:

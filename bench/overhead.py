@@ -1,0 +1,128 @@
+"""bench/overhead: what vpnbench itself costs, measured side by side in one run.
+
+(a) Harness overhead of a 10-cell campaign with 3-second measurements:
+    (wall time - sum of measurement time) / wall time. Target <= 10 %.
+(b) Monitor cost: baseline TCP throughput with the monitor sampling at 10 Hz divided by
+    the throughput without it (alternating runs, median of pairs). Target >= 0.98.
+    And the sampler's own CPU at 1 Hz, in % of one core. Target <= 1 %.
+
+Run as root: .venv/bin/python bench/overhead.py   (results go to bench/RESULTS.md)
+"""
+
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from results_md import write_section  # noqa: E402
+
+from vpnbench.measure.base import MeasureContext, PortAllocator  # noqa: E402
+from vpnbench.measure.tcp import Tcp, TcpParams  # noqa: E402
+from vpnbench.monitor import Monitor  # noqa: E402
+from vpnbench.resources import RunResources  # noqa: E402
+from vpnbench.techniques.base import TechniqueContext  # noqa: E402
+from vpnbench.techniques.baseline import Baseline, BaselineParams  # noqa: E402
+from vpnbench.testbed import Testbed, TestbedSpec  # noqa: E402
+
+CAMPAIGN = """
+[campaign]
+name = "overhead"
+repetitions = 5
+[testbed]
+router = true
+[[technique]]
+kind = "baseline"
+[[technique]]
+kind = "wireguard"
+[[measurement]]
+kind = "tcp"
+duration = "3s"
+"""
+CELLS, SECONDS = 10, 3.0
+PAIRS = 9
+
+
+def harness_overhead() -> tuple[float, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        campaign = Path(tmp, "overhead.toml")
+        campaign.write_text(CAMPAIGN)
+        started = time.monotonic()
+        result = subprocess.run([sys.executable, "-m", "vpnbench", "run", str(campaign), "--db", f"{tmp}/o.db"],
+                                capture_output=True, text=True)
+        wall = time.monotonic() - started
+    if result.returncode != 0:
+        raise SystemExit(f"campaign failed:\n{result.stdout}\n{result.stderr}")
+    return wall, (wall - CELLS * SECONDS) / wall
+
+
+def monitor_cost() -> dict:
+    resources = RunResources()
+    testbed = Testbed(TestbedSpec(), resources)
+    try:
+        testbed.up()
+        ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), resources, None)
+        tunnel = Baseline(BaselineParams(), ctx).up("kernel")
+        ctx = MeasureContext(testbed.client, testbed.server, tunnel, PortAllocator())
+        tcp = Tcp(TcpParams(duration=SECONDS))
+        ratios, with_mon, without = [], [], []
+        for _ in range(PAIRS):
+            plain = tcp.run(ctx).metrics["throughput_bps"]
+            monitor = Monitor(testbed.hosts, 0.1)
+            monitor.start()
+            watched = tcp.run(ctx).metrics["throughput_bps"]
+            monitor.stop()
+            without.append(plain)
+            with_mon.append(watched)
+            ratios.append(watched / plain)
+        sampler_pct = sampler_cpu(testbed, 1.0, 10.0)
+        sampler_pct_10hz = sampler_cpu(testbed, 0.1, 5.0)
+    finally:
+        testbed.down()
+        resources.close()
+    return {"ratio": statistics.median(ratios), "ratios": ratios, "with": statistics.median(with_mon),
+            "without": statistics.median(without), "sampler_1hz_pct": sampler_pct, "sampler_10hz_pct": sampler_pct_10hz}
+
+
+def sampler_cpu(testbed, interval: float, seconds: float) -> float:
+    """CPU the monitor thread uses (this process is otherwise asleep), in % of one core."""
+    monitor = Monitor(testbed.hosts, interval)
+    before = os.times()
+    monitor.start()
+    time.sleep(seconds)
+    monitor.stop()
+    after = os.times()
+    used = (after.user - before.user) + (after.system - before.system)
+    return 100.0 * used / seconds
+
+
+def main() -> None:
+    if os.geteuid() != 0:
+        raise SystemExit("bench/overhead.py must run as root")
+    wall, overhead = harness_overhead()
+    mon = monitor_cost()
+    body = f"""
+Measured {time.strftime('%Y-%m-%d')} on {platform.node()} ({os.cpu_count()} CPUs, kernel {platform.release()}),
+by `bench/overhead.py`, all numbers from one run.
+
+| what | measured | target |
+| --- | --- | --- |
+| harness overhead, 10 cells × 3 s TCP (baseline + WireGuard), whole CLI run | wall {wall:.1f} s for {CELLS * SECONDS:.0f} s of traffic → **{100 * overhead:.1f} %** | ≤ 10 % |
+| TCP throughput with monitor at 10 Hz ÷ without (median of {PAIRS} alternating pairs) | {mon['with'] / 1e9:.2f} / {mon['without'] / 1e9:.2f} Gbit/s → **{mon['ratio']:.3f}** (pairs: {', '.join(f'{r:.3f}' for r in mon['ratios'])}) | ≥ 0.98 |
+| sampler CPU at 1 Hz | **{mon['sampler_1hz_pct']:.2f} %** of one core | ≤ 1 % |
+| sampler CPU at 10 Hz (for reference) | {mon['sampler_10hz_pct']:.2f} % of one core | – |
+
+The harness overhead includes Python start-up, building and removing the namespace
+testbed, bringing WireGuard up twice (with the encryption proof) and an iperf3 server per cell.
+"""
+    print(body)
+    write_section("overhead", body)
+
+
+if __name__ == "__main__":
+    main()

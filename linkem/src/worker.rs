@@ -1,0 +1,291 @@
+//! One forwarding thread per direction: read frames from one interface,
+//! run them through the netem engine, write them out of the other.
+
+use crate::gso::{self, VNET_HDR_LEN};
+use crate::io::{self, BATCH, RX_BUF};
+use crate::netem::{Engine, Packet, Prng};
+use crate::spec::Spec;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+
+/// Frames at most this long are copied into a small buffer before being
+/// queued, so the queue never pins 64 KiB receive buffers for small frames.
+const SMALL: usize = 2048;
+/// Upper bound on bytes held in one direction's queue (GSO super-frames
+/// under a large explicit `limit`); beyond it frames are dropped as if the
+/// limit was hit.
+const MAX_QUEUED_BYTES: usize = 512 << 20;
+/// Frames due within this horizon are sent together with the ones already
+/// due (batching; bounded early departure).
+const EARLY_NS: u64 = 25_000;
+/// Waits shorter than this are spent polling instead of sleeping.
+const SPIN_NS: u64 = 5_000;
+
+pub struct Frame {
+    pub buf: Vec<u8>,
+}
+
+impl Packet for Frame {
+    fn wire_len(&self) -> usize {
+        gso::wire_len(&self.buf)
+    }
+    fn duplicate(&self) -> Self {
+        Frame { buf: self.buf.clone() }
+    }
+    fn corrupt(&mut self, rng: &mut Prng) {
+        gso::complete_checksum(&mut self.buf);
+        let flen = self.buf.len() - VNET_HDR_LEN;
+        if flen == 0 {
+            return;
+        }
+        let i = rng.below(flen as u32) as usize;
+        let bit = rng.below(8);
+        self.buf[VNET_HDR_LEN + i] ^= 1 << bit;
+    }
+}
+
+#[derive(Default)]
+pub struct DirStats {
+    pub received: AtomicU64,
+    pub received_bytes: AtomicU64,
+    pub sent: AtomicU64,
+    pub sent_bytes: AtomicU64,
+    pub dropped_loss: AtomicU64,
+    pub dropped_limit: AtomicU64,
+    pub dropped_error: AtomicU64,
+    pub duplicated: AtomicU64,
+    pub corrupted: AtomicU64,
+    pub reordered: AtomicU64,
+    pub gso_segmented: AtomicU64,
+    pub queue_len: AtomicU64,
+    /// How late (vs. the scheduled time) delayed frames left, max and mean.
+    pub late_max_ns: AtomicU64,
+    pub late_mean_ns: AtomicU64,
+}
+
+impl DirStats {
+    pub fn json(&self) -> String {
+        let f = |a: &AtomicU64| a.load(Relaxed);
+        format!(
+            "{{\"received\":{},\"received_bytes\":{},\"sent\":{},\"sent_bytes\":{},\"dropped_loss\":{},\"dropped_limit\":{},\"dropped_error\":{},\"duplicated\":{},\"corrupted\":{},\"reordered\":{},\"gso_segmented\":{},\"queue_len\":{},\"late_max_us\":{:.1},\"late_mean_us\":{:.1}}}",
+            f(&self.received),
+            f(&self.received_bytes),
+            f(&self.sent),
+            f(&self.sent_bytes),
+            f(&self.dropped_loss),
+            f(&self.dropped_limit),
+            f(&self.dropped_error),
+            f(&self.duplicated),
+            f(&self.corrupted),
+            f(&self.reordered),
+            f(&self.gso_segmented),
+            f(&self.queue_len),
+            f(&self.late_max_ns) as f64 / 1e3,
+            f(&self.late_mean_ns) as f64 / 1e3,
+        )
+    }
+}
+
+/// A spec change handed from the control thread to a worker.
+#[derive(Default)]
+pub struct SpecSlot {
+    pub pending: Mutex<Option<Spec>>,
+    pub changed: AtomicBool,
+}
+
+impl SpecSlot {
+    pub fn set(&self, s: Spec) {
+        *self.pending.lock().unwrap() = Some(s);
+        self.changed.store(true, Relaxed);
+    }
+}
+
+pub struct Worker {
+    pub rx: RawFd,
+    pub tx: RawFd,
+    pub spec: Spec,
+    pub seed: u64,
+    pub stats: Arc<DirStats>,
+    pub slot: Arc<SpecSlot>,
+    pub stop: Arc<AtomicBool>,
+    pub cpu: Option<usize>,
+}
+
+struct Pool {
+    large: Vec<Vec<u8>>,
+    small: Vec<Vec<u8>>,
+}
+
+impl Pool {
+    fn large(&mut self) -> Vec<u8> {
+        self.large.pop().unwrap_or_else(|| Vec::with_capacity(RX_BUF))
+    }
+    fn small(&mut self, n: usize) -> Vec<u8> {
+        if n <= SMALL {
+            self.small.pop().unwrap_or_else(|| Vec::with_capacity(SMALL))
+        } else {
+            Vec::with_capacity(n)
+        }
+    }
+    fn put(&mut self, mut b: Vec<u8>) {
+        b.clear();
+        let c = b.capacity();
+        if c >= RX_BUF {
+            if self.large.len() < 2 * BATCH {
+                self.large.push(b);
+            }
+        } else if c >= SMALL && c < 4 * SMALL && self.small.len() < 4096 {
+            self.small.push(b);
+        }
+    }
+}
+
+impl Worker {
+    pub fn run(self) {
+        if let Some(c) = self.cpu {
+            let _ = io::pin_cpu(c);
+        }
+        unsafe {
+            // precise ppoll timeouts
+            libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0);
+        }
+        let mut eng: Engine<Frame> = Engine::new(self.spec.clone(), self.seed);
+        // Benchmark knob: split every GSO super-frame into MTU-sized frames
+        // even when the spec doesn't need it (the "one frame per wire packet"
+        // packet path that AF_XDP, TAP without offloads or AF_PACKET without
+        // PACKET_VNET_HDR would impose).
+        let force_seg = std::env::var_os("LINKEM_FORCE_SEGMENT").is_some_and(|v| v == "1");
+        let mut pool = Pool { large: vec![], small: vec![] };
+        let mut slots: Vec<Vec<u8>> = (0..BATCH).map(|_| pool.large()).collect();
+        let mut lens = [0usize; BATCH];
+        let mut txq: Vec<Vec<u8>> = Vec::with_capacity(4 * BATCH);
+        let st = &self.stats;
+        let (mut rcvd, mut rcvd_b, mut sent, mut sent_b, mut err, mut segd) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+        let mut queued_bytes: usize = 0;
+        let mut limit_extra = 0u64;
+        let (mut late_sum, mut late_n, mut late_max) = (0u64, 0u64, 0u64);
+
+        while !self.stop.load(Relaxed) {
+            if self.slot.changed.swap(false, Relaxed) {
+                if let Some(s) = self.slot.pending.lock().unwrap().take() {
+                    eng.set_spec(s);
+                }
+            }
+            let passthrough = eng.spec().is_passthrough() && !force_seg;
+            let segment = eng.spec().needs_segmentation() || force_seg;
+
+            let n = match io::recv_batch(self.rx, &mut slots, &mut lens) {
+                Ok(n) => n,
+                Err(_) => {
+                    io::wait_readable(self.rx, 10_000_000);
+                    0
+                }
+            };
+            let now = io::now_ns();
+            for i in 0..n {
+                let len = lens[i];
+                rcvd += 1;
+                if len == usize::MAX || len < VNET_HDR_LEN + 14 {
+                    err += 1;
+                    continue;
+                }
+                rcvd_b += (len - VNET_HDR_LEN) as u64;
+                let mut buf = std::mem::replace(&mut slots[i], pool.large());
+                unsafe { buf.set_len(len) };
+                if passthrough && eng.is_empty() {
+                    txq.push(buf);
+                    continue;
+                }
+                if segment {
+                    if let Some(segs) = gso::segment(&buf, |n| pool.small(n)) {
+                        segd += 1;
+                        pool.put(buf);
+                        for s in segs {
+                            if queued_bytes + s.len() > MAX_QUEUED_BYTES {
+                                limit_extra += 1;
+                                pool.put(s);
+                                continue;
+                            }
+                            queued_bytes += s.len();
+                            eng.enqueue(Frame { buf: s }, now);
+                        }
+                        continue;
+                    }
+                }
+                if len <= SMALL {
+                    let mut s = pool.small(len);
+                    s.extend_from_slice(&buf);
+                    pool.put(buf);
+                    buf = s;
+                }
+                if queued_bytes + buf.len() > MAX_QUEUED_BYTES {
+                    limit_extra += 1;
+                    pool.put(buf);
+                    continue;
+                }
+                queued_bytes += buf.len();
+                eng.enqueue(Frame { buf }, now);
+            }
+
+            let now = io::now_ns();
+            while let Some((tts, f)) = eng.pop_due_at(now + EARLY_NS) {
+                if tts != 0 {
+                    let late = now.saturating_sub(tts);
+                    late_sum += late;
+                    late_n += 1;
+                    late_max = late_max.max(late);
+                }
+                queued_bytes = queued_bytes.saturating_sub(f.buf.len());
+                txq.push(f.buf);
+            }
+            // `queued_bytes` also counted frames the engine dropped; resync
+            // when the queue drains.
+            if eng.is_empty() {
+                queued_bytes = 0;
+            }
+            if !txq.is_empty() {
+                for b in &txq {
+                    sent_b += (b.len() - VNET_HDR_LEN) as u64;
+                }
+                let (s, f) = io::send_batch(self.tx, &txq);
+                sent += s;
+                err += f;
+                for b in txq.drain(..) {
+                    pool.put(b);
+                }
+            }
+
+            st.received.store(rcvd, Relaxed);
+            st.received_bytes.store(rcvd_b, Relaxed);
+            st.sent.store(sent, Relaxed);
+            st.sent_bytes.store(sent_b, Relaxed);
+            st.dropped_error.store(err, Relaxed);
+            st.gso_segmented.store(segd, Relaxed);
+            let c = &eng.counters;
+            st.dropped_loss.store(c.dropped_loss, Relaxed);
+            st.dropped_limit.store(c.dropped_limit + limit_extra, Relaxed);
+            st.duplicated.store(c.duplicated, Relaxed);
+            st.corrupted.store(c.corrupted, Relaxed);
+            st.reordered.store(c.reordered, Relaxed);
+            st.queue_len.store(eng.queue_len() as u64, Relaxed);
+            st.late_max_ns.store(late_max, Relaxed);
+            st.late_mean_ns.store(late_sum.checked_div(late_n).unwrap_or(0), Relaxed);
+
+            if n == BATCH {
+                continue; // more is probably waiting
+            }
+            let now = io::now_ns();
+            let wait = match eng.next_due() {
+                Some(t) if t <= now + EARLY_NS => continue,
+                Some(t) => t - now - EARLY_NS,
+                None => 100_000_000,
+            };
+            if wait > SPIN_NS {
+                io::wait_readable(self.rx, (wait - SPIN_NS).min(100_000_000));
+            } else if n == 0 {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs the Debian packages vpnbench needs, only those that are missing.
+# Idempotent and quick when everything is there: it checks files and commands, not apt.
+#   scripts/install-deps.sh          what runs campaigns (make demo, make test)
+#   scripts/install-deps.sh kernel   plus the kernel VM (make test-kernel)
+set -euo pipefail
+export PATH="$PATH:/usr/sbin:/sbin"
+
+declare -A need=(
+  [ip]=iproute2
+  [iperf3]=iperf3
+  [ping]=iputils-ping
+  [tcpdump]=tcpdump
+  [wg]=wireguard-tools
+  [wireguard-go]=wireguard-go
+  [taskset]=util-linux
+  [sysctl]=procps
+)
+if [ "${1:-}" = kernel ]; then
+  need+=([qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio)
+fi
+
+missing=()
+for cmd in "${!need[@]}"; do
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
+done
+# python3 -m venv needs ensurepip, which Debian ships separately.
+python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+command -v cargo >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/cargo" ] || missing+=(cargo)
+if [ "${1:-}" = kernel ]; then
+  # The VM's initramfs has no libc: it needs the static busybox.
+  [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || missing+=(busybox-static)
+  # A generic distribution kernel with its modules (netem, wireguard, macsec, esp4, ...).
+  ls -d /lib/modules/*-amd64 2>/dev/null | grep -v -- '-rt-' | while read -r dir; do
+    [ -f "$dir/modules.dep" ] && [ -f "/boot/vmlinuz-$(basename "$dir")" ] && echo ok
+  done | grep -q ok || missing+=(linux-image-amd64)
+fi
+
+if ((${#missing[@]})); then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "missing packages: ${missing[*]}; run as root (or apt-get install them)" >&2
+    exit 1
+  fi
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # --no-install-recommends: wireguard-tools would otherwise pull in a kernel image.
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

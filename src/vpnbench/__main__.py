@@ -1,0 +1,3 @@
+from vpnbench.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,162 @@
+"""The campaign file: what to compare (techniques), how (measurements), how often, where.
+
+Validation happens here, completely, before any host is touched: an unknown key, kind,
+backend or unit is one line naming the field and the allowed values.
+"""
+
+import dataclasses
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from vpnbench.errors import UserError
+from vpnbench.impair.model import NONE as NO_IMPAIRMENT
+from vpnbench.impair.model import Impairment, ImpairmentParams, expand_impairment
+from vpnbench.impair.spec import SpecError
+from vpnbench.measure import MEASUREMENTS
+from vpnbench.params import Params, validate_model
+from vpnbench.techniques import TECHNIQUES
+from vpnbench.testbed import TestbedSpec
+
+SECTIONS = ("campaign", "testbed", "technique", "impairment", "measurement")
+
+
+class CampaignInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field("campaign", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    description: str = ""
+    repetitions: int = Field(1, ge=1, le=10_000)
+    order: Literal["sequential", "shuffled"] = "sequential"  # shuffled: random order within a technique
+    seed: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Campaign:
+    info: CampaignInfo
+    testbed: TestbedSpec
+    techniques: list[Params]
+    measurements: list[Params]
+    source: dict  # the validated input, stored with the run
+    impairments: list[Impairment] = dataclasses.field(default_factory=lambda: [NO_IMPAIRMENT])
+
+    @property
+    def impaired(self) -> bool:
+        """True when the campaign has [[impairment]] entries (and so needs a backend)."""
+        return self.impairments != [NO_IMPAIRMENT]
+
+    def impairment_backend_asked(self) -> str:
+        """The one backend the campaign asks for: auto, netem or linkem."""
+        asked = {i.backend for i in self.impairments if i.backend != "auto"}
+        return asked.pop() if asked else self.testbed.impairment_backend
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+
+def load_campaign(path: str | Path) -> Campaign:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise UserError(f"campaign file {str(path)!r}: no such file") from None
+    except OSError as exc:
+        raise UserError(f"campaign file {str(path)!r}: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"campaign file {str(path)!r}: not valid TOML: {exc}") from None
+    return campaign_from_dict(data)
+
+
+def campaign_from_dict(data: dict) -> Campaign:
+    for key in data:
+        if key not in SECTIONS:
+            raise UserError(f"{key}: unknown section; allowed sections: {', '.join(SECTIONS)}")
+    info = validate_model(CampaignInfo, _table(data, "campaign"), "campaign")
+    testbed = validate_model(TestbedSpec, _table(data, "testbed"), "testbed")
+    techniques = _entries(data, "technique", TECHNIQUES)
+    measurements = _entries(data, "measurement", MEASUREMENTS)
+    _require_unique([technique_label(t) for t in techniques], "technique")
+    _require_unique([measurement_label(m) for m in measurements], "measurement")
+    impairments = _impairments(data, testbed)
+    return Campaign(info, testbed, techniques, measurements, data, impairments or [NO_IMPAIRMENT])
+
+
+def _impairments(data: dict, testbed: TestbedSpec) -> list[Impairment]:
+    entries = data.get("impairment", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise UserError("impairment: must be an array of tables ([[impairment]])")
+    result: list[Impairment] = []
+    backends: dict[str, int] = {}
+    for number, entry in enumerate(entries, start=1):
+        where = f"impairment[{number}]"
+        params = validate_model(ImpairmentParams, entry, where)
+        try:
+            expanded = expand_impairment(params)
+        except SpecError as exc:
+            field = next((k for k in ("netem", "egress", "ingress") if entry.get(k) is not None), "spec")
+            raise UserError(f"{where}.{field}: {exc}") from None
+        if params.placement == "router" and not testbed.router:
+            raise UserError(f"{where}.placement: 'router' needs [testbed] router = true; allowed here: auto, endpoints")
+        if params.backend != "auto":
+            backends.setdefault(params.backend, number)
+        result += expanded
+    if len(backends) > 1:
+        (first, a), (second, b) = list(backends.items())[:2]
+        raise UserError(f"impairment[{b}].backend: {second!r} differs from {first!r} of impairment[{a}]; "
+                        "one impairment backend per campaign")
+    _require_unique([i.label for i in result], "impairment")
+    return result
+
+
+def technique_label(params: Params) -> str:
+    """The name a technique goes by in tables: its label, or its kind plus what differs from defaults."""
+    if params.label:
+        return params.label
+    extra = params.non_default_settings()
+    return params.kind + "".join(f" {k}={_show(v)}" for k, v in extra.items())
+
+
+def measurement_label(params: Params) -> str:
+    return MEASUREMENTS[params.kind](params).label()
+
+
+def _show(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _table(data: dict, section: str) -> dict:
+    value = data.get(section, {})
+    if not isinstance(value, dict):
+        raise UserError(f"{section}: must be a table ([{section}])")
+    return value
+
+
+def _entries(data: dict, section: str, registry: dict) -> list[Params]:
+    entries = data.get(section)
+    if not entries:
+        raise UserError(f"{section}: at least one [[{section}]] is required; kinds: {', '.join(registry)}")
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise UserError(f"{section}: must be an array of tables ([[{section}]])")
+    result = []
+    for number, entry in enumerate(entries, start=1):
+        where = f"{section}[{number}]"
+        kind = entry.get("kind")
+        if kind is None:
+            raise UserError(f"{where}.kind: required key is missing; allowed values: {', '.join(registry)}")
+        if kind not in registry:
+            raise UserError(f"{where}.kind: {kind!r} is not allowed; allowed values: {', '.join(registry)}")
+        result.append(validate_model(registry[kind].Params, entry, where))
+    return result
+
+
+def _require_unique(labels: list[str], section: str) -> None:
+    seen = set()
+    for number, label in enumerate(labels, start=1):
+        if label in seen:
+            raise UserError(f"{section}[{number}].label: {label!r} is used twice; give each {section} a distinct label")
+        seen.add(label)

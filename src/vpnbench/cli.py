@@ -1,0 +1,190 @@
+"""The `vpnbench` command."""
+
+import argparse
+import json
+import os
+import sys
+from importlib import resources as package_files
+from pathlib import Path
+
+from rich.console import Console
+
+from vpnbench.campaign import Campaign, campaign_from_dict, load_campaign
+from vpnbench.errors import UserError
+
+# Tables are wide; a pipe or CI log should not wrap them into unreadable columns.
+console = Console(width=None if sys.stdout.isatty() else 160)
+err_console = Console(stderr=True)
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise UserError(message)
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="vpnbench", description="Benchmark network encryption techniques side by side.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    doctor = sub.add_parser("doctor", help="what this machine can run, and what to install")
+    doctor.add_argument("--json", action="store_true", help="machine-readable output")
+
+    run = sub.add_parser("run", help="run a campaign")
+    run.add_argument("campaign", nargs="?", help="campaign TOML file (or use --technique/--measure)")
+    run.add_argument("--db", default="vpnbench.db", help="SQLite results file (default: vpnbench.db)")
+    run.add_argument("--resume", action="store_true", help="continue the campaign's latest run, skipping finished cells")
+    run.add_argument("--technique", help="comma-separated technique kinds, e.g. baseline,wireguard")
+    run.add_argument("--measure", help="comma-separated measurement kinds, e.g. tcp,udp,ping")
+    run.add_argument("--repetitions", type=int, help="repetitions of every cell")
+    run.add_argument("--name", help="campaign name")
+
+    demo = sub.add_parser("demo", help="run the demo campaign on a local namespace testbed")
+    demo.add_argument("--db", default="vpnbench-demo.db", help="SQLite results file (default: vpnbench-demo.db)")
+
+    export = sub.add_parser("export", help="export a results database as JSON or CSV")
+    export.add_argument("db", help="SQLite results file")
+    export.add_argument("--format", choices=("json", "csv"), required=True)
+    export.add_argument("-o", "--output", required=True, help="output file")
+
+    sub.add_parser("cleanup", help="remove what killed runs left behind (namespaces, daemons, key files)")
+    return parser
+
+
+def campaign_from_flags(args) -> Campaign:
+    if not args.technique or not args.measure:
+        raise UserError("run: give a campaign file, or both --technique and --measure")
+    data = {
+        "campaign": {"name": args.name or "cli", **({"repetitions": args.repetitions} if args.repetitions else {})},
+        "technique": [{"kind": kind.strip()} for kind in args.technique.split(",") if kind.strip()],
+        "measurement": [{"kind": kind.strip()} for kind in args.measure.split(",") if kind.strip()],
+    }
+    return campaign_from_dict(data)
+
+
+def require_root(command: str) -> None:
+    if os.geteuid() != 0:
+        raise UserError(f"{command}: must run as root (it creates network namespaces); try: sudo vpnbench {command}")
+
+
+def check_db_path(path: str) -> Path:
+    db = Path(path)
+    try:
+        if not db.parent.is_dir():
+            raise UserError(f"--db: directory {str(db.parent)!r} does not exist")
+        if db.exists() and not os.access(db, os.W_OK):
+            raise UserError(f"--db: {path!r} is not writable")
+    except PermissionError:
+        raise UserError(f"--db: {path!r} is not accessible") from None
+    return db
+
+
+def cmd_run(campaign: Campaign, db_path: Path, resume: bool) -> int:
+    from vpnbench.runner import Runner
+    from vpnbench.store import Store
+    from vpnbench.tables import summary_tables
+
+    store = Store(db_path)
+    try:
+        outcome = Runner(campaign, store, resume=resume, console=err_console).run()
+        for table in summary_tables(store.cells(outcome.run_id)):
+            console.print(table)
+    finally:
+        store.close()
+    console.print(f"{outcome.ok} ok, {outcome.failed} failed, {outcome.skipped} skipped (already done) — "
+                  f"results in {db_path} (run {outcome.run_id})")
+    if outcome.interrupted:
+        return 130
+    return 1 if outcome.failed else 0
+
+
+def cmd_doctor(as_json: bool) -> int:
+    from vpnbench.doctor import diagnose
+    from rich.table import Table
+
+    report = diagnose()
+    if as_json:
+        print(json.dumps(report, indent=1))
+        return 0
+    console.print(f"kernel {report['kernel']}, {report['cpus']} CPUs, root: {report['root']}; {report['pinning']}")
+    tools = Table("tool", "available", "package / how to install", title="tools", title_justify="left")
+    for tool in report["tools"]:
+        tools.add_row(tool["name"], "yes" if tool["available"] else "[red]no[/]",
+                      tool["package"] if tool["available"] else tool["install"])
+    console.print(tools)
+    techniques = Table("technique", "backend", "available", "why not", title="techniques", title_justify="left")
+    for row in report["techniques"]:
+        techniques.add_row(row["technique"], row["backend"], "yes" if row["available"] else "[red]no[/]", row["reason"])
+    console.print(techniques)
+    impairments = Table("impairment backend", "available", "auto picks it", "why not", title="impairments",
+                        title_justify="left")
+    for row in report["impairments"]:
+        impairments.add_row(row["backend"], "yes" if row["available"] else "[red]no[/]", "yes" if row["auto"] else "",
+                            row["reason"])
+    console.print(impairments)
+    features = report["kernel_features"]
+    console.print("kernel: " + ", ".join(f"{k} {'yes' if v else 'no'}" if isinstance(v, bool) else v
+                                         for k, v in features.items()))
+    return 0
+
+
+def cmd_export(db: str, fmt: str, output: str) -> int:
+    from vpnbench.export import export_csv, export_json
+    from vpnbench.store import Store
+
+    if not Path(db).is_file():
+        raise UserError(f"export: database {db!r} does not exist")
+    out = Path(output)
+    if not out.parent.exists():
+        raise UserError(f"-o: directory {str(out.parent)!r} does not exist")
+    store = Store(db)
+    try:
+        count = (export_json if fmt == "json" else export_csv)(store, out)
+    finally:
+        store.close()
+    console.print(f"wrote {count} cells to {out}")
+    return 0
+
+
+def cmd_cleanup() -> int:
+    from vpnbench.resources import cleanup_stale
+
+    removed = cleanup_stale()
+    for item in removed:
+        console.print(f"removed {item}")
+    console.print(f"cleanup: {len(removed)} leftovers removed" if removed else "cleanup: nothing left behind")
+    return 0
+
+
+def dispatch(args) -> int:
+    if args.command == "doctor":
+        return cmd_doctor(args.json)
+    if args.command == "run":
+        campaign = load_campaign(args.campaign) if args.campaign else campaign_from_flags(args)
+        if args.campaign and (args.technique or args.measure or args.repetitions or args.name):
+            raise UserError("run: give either a campaign file or --technique/--measure flags, not both")
+        require_root("run")
+        return cmd_run(campaign, check_db_path(args.db), args.resume)
+    if args.command == "demo":
+        text = package_files.files("vpnbench.campaign").joinpath("presets/demo.toml").read_text()
+        import tomllib
+        campaign = campaign_from_dict(tomllib.loads(text))
+        require_root("demo")
+        return cmd_run(campaign, check_db_path(args.db), resume=False)
+    if args.command == "export":
+        return cmd_export(args.db, args.format, args.output)
+    if args.command == "cleanup":
+        require_root("cleanup")
+        return cmd_cleanup()
+    raise AssertionError(args.command)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return dispatch(args)
+    except UserError as exc:
+        print(f"vpnbench: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("vpnbench: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,72 @@
+"""`vpnbench doctor`: what this machine can run, and what to install for what it cannot."""
+
+import os
+import platform
+
+from vpnbench.impair.backends import linkem_binary
+from vpnbench.probe import LocalKernelProbe, has_qdisc
+from vpnbench.resources import RunResources
+from vpnbench.techniques import TECHNIQUES
+from vpnbench.testbed import plan_pinning
+from vpnbench.tools import PACKAGES, missing_tool_reason, which
+
+
+class NoProbe:
+    """Without root nothing can be probed; say so instead of guessing."""
+
+    def has_link_type(self, kind: str) -> bool:
+        return False
+
+
+def diagnose() -> dict:
+    root = os.geteuid() == 0
+    report = {
+        "root": root,
+        "kernel": platform.release(),
+        "cpus": os.cpu_count(),
+        "pinning": plan_pinning("auto", os.cpu_count() or 1)[1],
+        "tools": [
+            {"name": tool, "available": which(tool) is not None, "path": which(tool), "package": package,
+             "install": None if which(tool) else missing_tool_reason(tool)}
+            for tool, package in PACKAGES.items()
+        ],
+    }
+    resources = RunResources() if root else None
+    try:
+        probe = LocalKernelProbe(resources) if root else NoProbe()
+        report["kernel_features"] = _kernel_features(resources) if root else {"note": "run as root to probe the kernel"}
+        report["impairments"] = _impairment_backends(report["kernel_features"].get("netem") if root else None)
+        report["techniques"] = [
+            {"technique": kind, "backend": status.name, "available": status.available,
+             "reason": status.reason if root or status.available else "run as root to probe"}
+            for kind, cls in TECHNIQUES.items()
+            for status in cls.backends(probe)
+        ]
+    finally:
+        if resources:
+            resources.close()
+    return report
+
+
+def _impairment_backends(kernel_netem: bool | None) -> list[dict]:
+    linkem = linkem_binary()
+    rows = [
+        {"backend": "netem", "available": bool(kernel_netem),
+         "reason": "" if kernel_netem else ("run as root to probe" if kernel_netem is None else "kernel has no sch_netem")},
+        {"backend": "linkem", "available": linkem is not None,
+         "reason": "" if linkem else "not built: run `make` (cargo build --release --manifest-path linkem/Cargo.toml)"},
+    ]
+    auto = next((row["backend"] for row in rows if row["available"]), None)
+    for row in rows:
+        row["auto"] = row["backend"] == auto
+    return rows
+
+
+def _kernel_features(resources: RunResources) -> dict:
+    probe = LocalKernelProbe(resources)
+    return {
+        "wireguard": probe.has_link_type("wireguard"),
+        "macsec": probe.has_link_type("macsec"),
+        "netem": has_qdisc(resources, "netem"),
+        "tun": os.path.exists("/dev/net/tun"),
+    }

@@ -1,0 +1,110 @@
+"""The Host interface: run a command, spawn a process, read and write files.
+
+Techniques and measurements use only this interface, so they work the same on a local
+network namespace, a machine over SSH or a VM.
+"""
+
+import abc
+import dataclasses
+import subprocess
+from pathlib import Path
+
+from vpnbench.tools import missing_tool_reason
+
+
+@dataclasses.dataclass
+class CommandResult:
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def describe_failure(self) -> str:
+        text = (self.stderr or self.stdout).strip().splitlines()
+        tail = text[-1] if text else "no output"
+        return f"{self.argv[0]} exited with {self.returncode}: {tail}"
+
+
+class CommandFailed(Exception):
+    def __init__(self, result: CommandResult):
+        super().__init__(result.describe_failure())
+        self.result = result
+
+
+class Proc(abc.ABC):
+    """A process started on a host that can be waited on, read and stopped."""
+
+    name: str
+    pid: int
+
+    @abc.abstractmethod
+    def alive(self) -> bool: ...
+
+    @abc.abstractmethod
+    def wait(self, timeout: float) -> int | None:
+        """Return the exit code, or None if still running after timeout."""
+
+    @abc.abstractmethod
+    def stop(self, timeout: float = 3.0) -> int | None:
+        """SIGTERM, then SIGKILL after timeout. Returns the exit code."""
+
+    @abc.abstractmethod
+    def output(self) -> str:
+        """Everything the process wrote to stdout and stderr so far."""
+
+    @abc.abstractmethod
+    def interrupt(self) -> None:
+        """SIGINT: ask the process to finish what it is doing (tcpdump flushes)."""
+
+    def read_line(self, timeout: float) -> str:
+        """Next line of stdout (interactive processes only)."""
+        raise NotImplementedError
+
+    def request(self, line: str, timeout: float = 5.0) -> str:
+        """Send one command line on stdin, return the one reply line (interactive processes only)."""
+        raise NotImplementedError
+
+
+class Host(abc.ABC):
+    """One machine of the testbed: client, server or router."""
+
+    def __init__(self, role: str, cpus: list[int] | None):
+        self.role = role
+        self.cpus = cpus  # cores this host's processes are pinned to; None = not pinned
+
+    @abc.abstractmethod
+    def run(self, argv: list[str], timeout: float = 30.0, check: bool = True,
+            input: str | None = None) -> CommandResult: ...
+
+    @abc.abstractmethod
+    def spawn(self, argv: list[str], name: str, env: dict[str, str] | None = None,
+              interactive: bool = False) -> Proc:
+        """Start a process. interactive: stdin and stdout are pipes for request()/read_line();
+        otherwise both go to a log file."""
+
+    @abc.abstractmethod
+    def write_file(self, path: Path, data: str | bytes, mode: int = 0o600) -> None: ...
+
+    @abc.abstractmethod
+    def pids(self) -> list[int]:
+        """Every process that belongs to this host."""
+
+    @abc.abstractmethod
+    def has_command(self, name: str) -> bool: ...
+
+    def require(self, *commands: str) -> None:
+        """Raise with the package to install when a command is missing on this host."""
+        for command in commands:
+            if not self.has_command(command):
+                raise FileNotFoundError(missing_tool_reason(command))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.role}>"
+
+
+def completed(argv: list[str], proc: subprocess.CompletedProcess) -> CommandResult:
+    return CommandResult(argv, proc.returncode, proc.stdout or "", proc.stderr or "")

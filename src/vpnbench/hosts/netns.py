@@ -1,0 +1,139 @@
+"""A host that is a network namespace on this machine (the default, zero hardware)."""
+
+import os
+import select
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from vpnbench.hosts.base import CommandFailed, CommandResult, Host, Proc, completed
+from vpnbench.tools import which
+
+
+class LocalProc(Proc):
+    """A process whose stdout and stderr go to a log file (never a pipe that could fill)."""
+
+    def __init__(self, name: str, popen: subprocess.Popen, log_path: Path):
+        self.name = name
+        self.popen = popen
+        self.pid = popen.pid
+        self.log_path = log_path
+        self._pending = b""
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def wait(self, timeout: float) -> int | None:
+        try:
+            return self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def _signal(self, sig: int) -> None:
+        try:
+            self.popen.send_signal(sig)
+        except ProcessLookupError:
+            pass
+
+    def interrupt(self) -> None:
+        self._signal(signal.SIGINT)
+
+    def stop(self, timeout: float = 3.0) -> int | None:
+        if self.alive():
+            self._signal(signal.SIGTERM)
+            if self.wait(timeout) is None:
+                self._signal(signal.SIGKILL)
+                self.wait(timeout)
+        return self.popen.returncode
+
+    def output(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def read_line(self, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        fd = self.popen.stdout.fileno()
+        while b"\n" not in self._pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError(f"{self.name}: no answer within {timeout:g} s")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise EOFError(f"{self.name} exited: {self.output().strip()[-300:]}")
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        return line.decode(errors="replace")
+
+    def request(self, line: str, timeout: float = 5.0) -> str:
+        self.popen.stdin.write(line.encode() + b"\n")
+        self.popen.stdin.flush()
+        return self.read_line(timeout)
+
+
+class NetnsHost(Host):
+    """Commands run through ``ip netns exec``; pinned hosts add ``taskset``."""
+
+    def __init__(self, role: str, netns: str, workdir: Path, cpus: list[int] | None = None):
+        super().__init__(role, cpus)
+        self.netns = netns
+        self.workdir = workdir
+        self._spawned = 0
+
+    def _wrap(self, argv: list[str]) -> list[str]:
+        prefix = ["ip", "netns", "exec", self.netns]
+        if self.cpus is not None:
+            prefix += ["taskset", "-c", ",".join(map(str, self.cpus))]
+        return prefix + list(argv)
+
+    def run(self, argv: list[str], timeout: float = 30.0, check: bool = True,
+            input: str | None = None) -> CommandResult:
+        full = self._wrap(argv)
+        try:
+            proc = subprocess.run(full, capture_output=True, text=True, timeout=timeout, input=input,
+                                  stdin=None if input is not None else subprocess.DEVNULL)
+        except subprocess.TimeoutExpired as exc:
+            out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+            result = CommandResult(list(argv), -9, out, err + f"\ntimed out after {timeout:g} s")
+        else:
+            result = completed(list(argv), proc)
+        if check and not result.ok:
+            raise CommandFailed(result)
+        return result
+
+    def spawn(self, argv: list[str], name: str, env: dict[str, str] | None = None,
+              interactive: bool = False) -> LocalProc:
+        self._spawned += 1
+        log_path = self.workdir / f"{self.role}-{name}-{self._spawned}.log"
+        full_env = dict(os.environ, **(env or {}))
+        pipe = subprocess.PIPE if interactive else None
+        with open(log_path, "wb") as log:
+            os.chmod(log_path, 0o600)
+            # A new session keeps a terminal's Ctrl-C away from children: the run stops
+            # them itself, in order, during cleanup.
+            popen = subprocess.Popen(self._wrap(argv), stdout=pipe or log, stderr=log if interactive else subprocess.STDOUT,
+                                     stdin=pipe or subprocess.DEVNULL, env=full_env, start_new_session=True)
+        return LocalProc(name, popen, log_path)
+
+    def write_file(self, path: Path, data: str | bytes, mode: int = 0o600) -> None:
+        path = Path(path)
+        payload = data.encode() if isinstance(data, str) else data
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        try:
+            os.fchmod(fd, mode)
+            os.write(fd, payload)
+        finally:
+            os.close(fd)
+
+    def pids(self) -> list[int]:
+        out = subprocess.run(["ip", "netns", "pids", self.netns], capture_output=True, text=True).stdout
+        return [int(p) for p in out.split()]
+
+    def has_command(self, name: str) -> bool:
+        return which(name) is not None
+
+    def netns_inode(self) -> int:
+        return os.stat(f"/run/netns/{self.netns}").st_ino

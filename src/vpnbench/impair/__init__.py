@@ -1,0 +1,1 @@
+"""Network impairments: the netem spec, named profiles, sweeps, and the backends that apply them."""

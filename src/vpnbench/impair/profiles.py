@@ -1,0 +1,11 @@
+"""Named impairment profiles from the studies (STUDIES.md), usable as `profile = "NAME"`."""
+
+PROFILES: dict[str, str] = {
+    # S1 (Raspberry Pi thesis): three "named networks", applied in both directions.
+    "s1-network-1": "delay 40ms 5ms loss 0.5%",
+    "s1-network-2": "delay 80ms 10ms loss 1%",
+    "s1-network-3": "delay 120ms 15ms loss 1.5%",
+    # S4 (unreliable networks report): the router's two impaired cases.
+    "s4-delay-400ms": "delay 400ms",
+    "s4-loss-1pct": "loss 1%",
+}

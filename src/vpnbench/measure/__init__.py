@@ -1,0 +1,8 @@
+"""The registry of measurements. Adding one is a new module plus one line here."""
+
+from vpnbench.measure.base import Measurement
+from vpnbench.measure.ping import Ping
+from vpnbench.measure.tcp import Tcp
+from vpnbench.measure.udp import Udp
+
+MEASUREMENTS: dict[str, type[Measurement]] = {cls.kind: cls for cls in (Tcp, Udp, Ping)}

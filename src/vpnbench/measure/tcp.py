@@ -1,0 +1,73 @@
+"""TCP throughput with iperf3."""
+
+from typing import Literal
+
+from pydantic import Field
+
+from vpnbench.errors import MeasurementError
+from vpnbench.measure.base import MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.iperf import interval_rate, run_iperf
+from vpnbench.params import Duration, Family, Params, Size
+
+
+class TcpParams(Params):
+    kind: Literal["tcp"] = "tcp"
+    duration: Duration = 10.0
+    streams: int = Field(1, ge=1, le=128)
+    omit: Duration | None = None  # warm-up seconds left out of the result (iperf3 -O)
+    reverse: bool = False  # server sends (iperf3 -R)
+    window: Size | None = None  # socket buffer / window (iperf3 -w)
+    family: Family = "ipv4"
+
+
+class Tcp(Measurement):
+    kind = "tcp"
+    Params = TcpParams
+    tools = ("iperf3", "ss")
+
+    def expected_seconds(self) -> float:
+        return self.params.duration + (self.params.omit or 0)
+
+    def run(self, ctx: MeasureContext) -> MeasureResult:
+        p = self.params
+        args = ["-t", f"{p.duration:g}", "-P", str(p.streams)]
+        if p.omit:
+            args += ["-O", f"{p.omit:g}"]
+        if p.reverse:
+            args.append("-R")
+        if p.window:
+            args += ["-w", str(p.window)]
+        doc, raw = run_iperf(ctx, p.family, args, self.expected_seconds())
+        try:
+            metrics = tcp_metrics(doc, p.duration)
+        except (KeyError, TypeError) as exc:
+            raise MeasurementError(f"unexpected iperf3 TCP JSON: missing {exc}", raw) from None
+        return MeasureResult(metrics, raw)
+
+    def default_label(self) -> str:
+        parts = ["tcp"]
+        if self.params.streams > 1:
+            parts.append(f"P{self.params.streams}")
+        if self.params.reverse:
+            parts.append("reverse")
+        if self.params.family == "ipv6":
+            parts.append("v6")
+        return "_".join(parts)
+
+
+def tcp_metrics(doc: dict, duration: float) -> dict[str, float]:
+    end = doc["end"]
+    received, sent = end["sum_received"], end["sum_sent"]
+    throughput = received["bits_per_second"]
+    # Some iperf3 versions count the omitted warm-up in the summary: its span then exceeds
+    # the requested duration, and the non-omitted intervals are the honest number.
+    if received.get("seconds", 0) > duration * 1.1:
+        throughput = interval_rate(doc) or throughput
+    if throughput is None:
+        raise TypeError("'bits_per_second'")
+    return {
+        "throughput_bps": float(throughput),
+        "sender_throughput_bps": float(sent["bits_per_second"] or 0),
+        "retransmits": float(sent.get("retransmits") or 0),
+        "bytes_received": float(received.get("bytes") or 0),
+    }

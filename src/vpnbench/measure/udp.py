@@ -1,0 +1,68 @@
+"""UDP at a fixed target rate with iperf3: the sender's and the receiver's view."""
+
+from typing import Literal
+
+from pydantic import Field
+
+from vpnbench.errors import MeasurementError
+from vpnbench.measure.base import MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.iperf import run_iperf
+from vpnbench.params import Duration, Family, Params, Rate
+from vpnbench.units import format_rate
+
+
+class UdpParams(Params):
+    kind: Literal["udp"] = "udp"
+    rate: Rate = 1_000_000  # iperf3's own default, written out so it is never implicit
+    length: int = Field(1300, ge=16, le=65507)  # datagram payload bytes
+    duration: Duration = 10.0
+    reverse: bool = False
+    family: Family = "ipv4"
+
+
+class Udp(Measurement):
+    kind = "udp"
+    Params = UdpParams
+    tools = ("iperf3", "ss")
+
+    def expected_seconds(self) -> float:
+        return self.params.duration
+
+    def run(self, ctx: MeasureContext) -> MeasureResult:
+        p = self.params
+        args = ["-u", "-b", str(p.rate), "-l", str(p.length), "-t", f"{p.duration:g}"]
+        if p.reverse:
+            args.append("-R")
+        doc, raw = run_iperf(ctx, p.family, args, p.duration)
+        try:
+            metrics = udp_metrics(doc)
+        except (KeyError, TypeError) as exc:
+            raise MeasurementError(f"unexpected iperf3 UDP JSON: missing {exc}", raw) from None
+        return MeasureResult(metrics, raw)
+
+    def default_label(self) -> str:
+        label = f"udp_{format_rate(self.params.rate)}_{self.params.length}"
+        return label + ("_v6" if self.params.family == "ipv6" else "")
+
+
+def udp_metrics(doc: dict) -> dict[str, float]:
+    end = doc["end"]
+    # iperf3 >= 3.11 reports both views; older versions only "sum" (the receiver's numbers
+    # exchanged back to the client).
+    received = end.get("sum_received") or end["sum"]
+    sent = end.get("sum_sent") or end["sum"]
+    packets = float(received.get("packets") or sent.get("packets") or 0)
+    lost = float(received.get("lost_packets") or 0)
+    metrics = {
+        "throughput_bps": received["bits_per_second"],
+        "sender_throughput_bps": sent["bits_per_second"],
+        "sent_packets": packets,
+        "lost_packets": lost,
+        "received_packets": packets - lost,
+        "loss_pct": 100.0 * lost / packets if packets else None,
+        "jitter_ms": received.get("jitter_ms"),
+    }
+    if metrics["throughput_bps"] is None:
+        raise TypeError("'bits_per_second'")
+    # A value iperf3 printed as nan is unknown, not zero: leave it out.
+    return {name: float(value) for name, value in metrics.items() if value is not None}

@@ -1,0 +1,64 @@
+"""Shared pieces of the parameter models that techniques and measurements declare.
+
+Every parameter model forbids unknown keys, so a typo in a campaign file is an error
+that names the key and the keys that are allowed.
+"""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+
+from vpnbench.errors import UserError
+from vpnbench.units import parse_duration, parse_rate, parse_size
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+Rate = Annotated[int, BeforeValidator(parse_rate)]
+Family = Literal["ipv4", "ipv6"]
+
+
+class Params(BaseModel):
+    """Base of all technique and measurement parameter models."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str
+    label: str | None = None
+
+    def settings(self) -> dict[str, Any]:
+        """Every parameter except the label, JSON-ready."""
+        return self.model_dump(mode="json", exclude={"label"})
+
+    def non_default_settings(self) -> dict[str, Any]:
+        defaults = type(self)(kind=self.kind).settings()
+        return {k: v for k, v in self.settings().items() if k != "kind" and defaults.get(k) != v}
+
+
+def validate_model(model: type[BaseModel], data: dict, where: str) -> BaseModel:
+    """Validate data against model; turn the first error into a one-line UserError."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise UserError(describe_validation_error(exc, model, where)) from None
+
+
+def describe_validation_error(exc: ValidationError, model: type[BaseModel], where: str) -> str:
+    err = exc.errors()[0]
+    loc = [str(part) for part in err["loc"] if not isinstance(part, int)]
+    field = ".".join(loc)
+    path = f"{where}.{field}" if field else where
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        allowed = ", ".join(model.model_fields)
+        return f"{path}: unknown key; allowed keys: {allowed}"
+    if kind == "literal_error":
+        expected = err.get("ctx", {}).get("expected", "")
+        return f"{path}: {err['input']!r} is not allowed; allowed values: {expected.replace(' or ', ', ')}"
+    if kind == "missing":
+        return f"{path}: required key is missing"
+    message = err["msg"].removeprefix("Value error, ")
+    if kind == "value_error":  # our own parsers already quote the value
+        return f"{path}: {message}"
+    return f"{path}: {message} (got {err['input']!r})"
+
+
+Size = Annotated[int, BeforeValidator(parse_size)]

@@ -1,0 +1,40 @@
+"""What this machine's kernel can do, found by trying it in a throwaway namespace."""
+
+import functools
+import subprocess
+
+from vpnbench.resources import RunResources, delete_netns
+from vpnbench.techniques.base import KernelProbe
+
+
+class LocalKernelProbe(KernelProbe):
+    """Tries `ip link add ... type KIND` in a private namespace (this also autoloads modules)."""
+
+    def __init__(self, resources: RunResources):
+        self.resources = resources
+
+    @functools.cache
+    def has_link_type(self, kind: str) -> bool:
+        args = ["ip", "link", "add", "probe0"]
+        if kind == "macsec":  # MACsec sits on top of an Ethernet device
+            return _probe_in_netns(self.resources, [["ip", "link", "add", "probe1", "type", "veth"],
+                                                    args + ["link", "probe1", "type", "macsec"]])
+        return _probe_in_netns(self.resources, [args + ["type", kind]])
+
+
+def _probe_in_netns(resources: RunResources, argv_after_netns: list[list[str]]) -> bool:
+    """Run commands in a throwaway namespace; True when the last one succeeds."""
+    netns = resources.netns_name("probe")
+    subprocess.run(["ip", "netns", "add", netns], capture_output=True)
+    try:
+        result = None
+        for argv in argv_after_netns:
+            result = subprocess.run(["ip", "netns", "exec", netns, *argv], capture_output=True)
+        return result is not None and result.returncode == 0
+    finally:
+        delete_netns(netns)
+
+
+def has_qdisc(resources: RunResources, kind: str) -> bool:
+    return _probe_in_netns(resources, [["ip", "link", "set", "lo", "up"],
+                                       ["tc", "qdisc", "add", "dev", "lo", "root", kind]])

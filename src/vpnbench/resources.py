@@ -1,0 +1,147 @@
+"""Everything a run creates is tagged with its run id, so it can always be found again.
+
+Namespaces are named ``vpb-<run id>-<role>``, interfaces created outside a namespace
+would start with ``vpb<run id>``, and files live in ``/run/vpnbench/<run id>/``
+(tmpfs, mode 0700) next to an ``owner`` file naming the process that owns the run.
+``vpnbench cleanup`` removes the resources of runs whose owner is gone, and nothing else.
+"""
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+
+from vpnbench.sysctls import restore_sysctls
+
+RUN_ROOT = Path(os.environ.get("VPNBENCH_RUN_ROOT", "/run/vpnbench"))
+NETNS_PATTERN = re.compile(r"^vpb-([0-9a-f]{6})-[a-z0-9]+$")
+WIREGUARD_SOCKETS = Path("/var/run/wireguard")
+
+
+class RunResources:
+    """The run id, its private directory and the names derived from it."""
+
+    def __init__(self, run_id: str | None = None):
+        self.run_id = run_id or secrets.token_hex(3)
+        self.dir = RUN_ROOT / self.run_id
+        RUN_ROOT.mkdir(mode=0o755, parents=True, exist_ok=True)
+        self.dir.mkdir(mode=0o700)
+        me = psutil.Process()
+        owner = {"pid": me.pid, "create_time": me.create_time()}
+        (self.dir / "owner").write_text(json.dumps(owner))
+
+    def netns_name(self, role: str) -> str:
+        return f"vpb-{self.run_id}-{role}"
+
+    def iface_name(self, tag: str) -> str:
+        """A name unique across the machine (for things like wireguard-go's socket path)."""
+        name = f"vpb{self.run_id}{tag}"
+        assert len(name) <= 15, name
+        return name
+
+    def path(self, name: str) -> Path:
+        return self.dir / name
+
+    def close(self) -> list[str]:
+        return remove_run(self.run_id)
+
+
+def owner_alive(run_dir: Path) -> bool:
+    try:
+        owner = json.loads((run_dir / "owner").read_text())
+        proc = psutil.Process(owner["pid"])
+        return abs(proc.create_time() - owner["create_time"]) < 0.01
+    except (OSError, ValueError, KeyError, psutil.Error):
+        return False
+
+
+def list_netns() -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def kill_netns_processes(netns: str) -> None:
+    for _ in range(3):
+        out = subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True).stdout
+        pids = [int(p) for p in out.split()]
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.1)
+
+
+def delete_netns(netns: str) -> None:
+    kill_netns_processes(netns)
+    subprocess.run(["ip", "netns", "del", netns], capture_output=True)
+
+
+def wipe_tree(directory: Path) -> None:
+    """Overwrite every file with zeros before removing it: keys must not linger."""
+    for path in sorted(directory.rglob("*"), reverse=True):
+        if path.is_file() and not path.is_symlink():
+            try:
+                wipe_file(path)
+            except OSError:
+                pass
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def remove_run(run_id: str) -> list[str]:
+    """Remove every namespace, socket and file tagged with run_id. Returns what was removed."""
+    removed = []
+    for netns in list_netns():
+        match = NETNS_PATTERN.match(netns)
+        if match and match.group(1) == run_id:
+            delete_netns(netns)
+            removed.append(f"netns {netns}")
+    if WIREGUARD_SOCKETS.is_dir():
+        for sock in WIREGUARD_SOCKETS.glob(f"vpb{run_id}*.sock"):
+            sock.unlink(missing_ok=True)
+            removed.append(f"socket {sock}")
+    run_dir = RUN_ROOT / run_id
+    if run_dir.exists():
+        removed += restore_sysctls(run_dir)
+        wipe_tree(run_dir)
+        removed.append(f"directory {run_dir}")
+    return removed
+
+
+def cleanup_stale() -> list[str]:
+    """Remove the resources of every run whose owning process is gone."""
+    stale = set()
+    live = set()
+    if RUN_ROOT.is_dir():
+        for run_dir in RUN_ROOT.iterdir():
+            (live if owner_alive(run_dir) else stale).add(run_dir.name)
+    for netns in list_netns():
+        match = NETNS_PATTERN.match(netns)
+        if match and match.group(1) not in live:
+            stale.add(match.group(1))
+    removed = []
+    for run_id in sorted(stale):
+        removed += remove_run(run_id)
+    return removed
+
+
+def wipe_file(path: Path) -> None:
+    """Overwrite a key file with zeros, then remove it."""
+    try:
+        size = path.stat().st_size
+        with open(path, "r+b") as handle:
+            handle.write(b"\0" * size)
+            handle.flush()
+            os.fsync(handle.fileno())
+        path.unlink()
+    except FileNotFoundError:
+        pass

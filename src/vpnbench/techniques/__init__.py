@@ -1,0 +1,7 @@
+"""The registry of techniques. Adding one is a new module plus one line here."""
+
+from vpnbench.techniques.base import Technique
+from vpnbench.techniques.baseline import Baseline
+from vpnbench.techniques.wireguard import WireGuard
+
+TECHNIQUES: dict[str, type[Technique]] = {cls.kind: cls for cls in (Baseline, WireGuard)}

@@ -1,0 +1,99 @@
+"""The Technique interface: bring an encrypted (or plain) path up between client and server."""
+
+import abc
+import dataclasses
+from typing import ClassVar, Literal
+
+from vpnbench.hosts.base import Host, Proc
+from vpnbench.params import Params
+from vpnbench.resources import RunResources
+
+Protection = Literal["none", "encrypted", "integrity-only"]
+
+
+@dataclasses.dataclass
+class Tunnel:
+    """What a technique hands to measurements: where to send traffic, and what to expect on the wire."""
+
+    backend: str
+    server_addrs: dict[str, str]  # family -> address of the server inside the tunnel
+    client_addrs: dict[str, str]
+    protection: Protection
+    wire_filter: str | None  # tcpdump filter that the protected traffic matches on the underlay
+    negotiated: dict = dataclasses.field(default_factory=dict)
+    procs: list[Proc] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class BackendStatus:
+    name: str
+    available: bool
+    reason: str = ""
+
+
+class TechniqueContext:
+    """What a technique may use: the two hosts, the underlay addresses and a private directory."""
+
+    def __init__(self, client: Host, server: Host, underlay: dict[str, dict[str, str]],
+                 resources: RunResources, probe_kernel: "KernelProbe"):
+        self.client = client
+        self.server = server
+        self.underlay = underlay  # role -> family -> address
+        self.resources = resources
+        self.probe_kernel = probe_kernel
+
+
+class KernelProbe(abc.ABC):
+    @abc.abstractmethod
+    def has_link_type(self, kind: str) -> bool:
+        """Can the kernel create an interface of this type (wireguard, macsec, ...)?"""
+
+
+class Technique(abc.ABC):
+    kind: ClassVar[str]
+    Params: ClassVar[type[Params]]
+    description: ClassVar[str]
+
+    def __init__(self, params: Params, ctx: TechniqueContext):
+        self.params = params
+        self.ctx = ctx
+        self.tunnel: Tunnel | None = None
+
+    @classmethod
+    @abc.abstractmethod
+    def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
+        """Every data path this technique has, and whether this machine can run it."""
+
+    @classmethod
+    def resolve_backend(cls, params: Params, probe: KernelProbe) -> str:
+        """Which backend a run of these params really uses; raises ValueError when none can."""
+        statuses = {status.name: status for status in cls.backends(probe)}
+        wanted = getattr(params, "backend", "auto")
+        if wanted == "auto":
+            for status in statuses.values():
+                if status.available:
+                    return status.name
+            reasons = "; ".join(f"{s.name}: {s.reason}" for s in statuses.values())
+            raise ValueError(f"no backend available ({reasons})")
+        status = statuses[wanted]
+        if not status.available:
+            raise ValueError(f"backend {wanted!r} is not available: {status.reason}")
+        return wanted
+
+    @abc.abstractmethod
+    def up(self, backend: str) -> Tunnel:
+        """Bring the technique up with fresh keys; return the tunnel."""
+
+    @abc.abstractmethod
+    def down(self) -> None:
+        """Stop daemons, remove interfaces, wipe key files. Safe to call twice."""
+
+    def failure(self) -> str | None:
+        """None while healthy; otherwise why the technique stopped working (e.g. a daemon died)."""
+        if self.tunnel is None:
+            return "not up"
+        for proc in self.tunnel.procs:
+            if not proc.alive():
+                tail = "\n".join(proc.output().strip().splitlines()[-5:])
+                return f"{proc.name} exited: {tail or 'no output'}"
+        return None

@@ -1,0 +1,33 @@
+"""No encryption: measurements go straight over the underlay (the reference every study used)."""
+
+from typing import Literal
+
+from vpnbench.params import Params
+from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
+
+
+class BaselineParams(Params):
+    kind: Literal["baseline"] = "baseline"
+
+
+class Baseline(Technique):
+    kind = "baseline"
+    Params = BaselineParams
+    description = "no encryption: plain IP over the underlay"
+
+    @classmethod
+    def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
+        return [BackendStatus("kernel", True)]
+
+    def up(self, backend: str) -> Tunnel:
+        self.tunnel = Tunnel(
+            backend=backend,
+            server_addrs=dict(self.ctx.underlay["server"]),
+            client_addrs=dict(self.ctx.underlay["client"]),
+            protection="none",
+            wire_filter=None,
+        )
+        return self.tunnel
+
+    def down(self) -> None:
+        self.tunnel = None

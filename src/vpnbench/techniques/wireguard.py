@@ -1,0 +1,129 @@
+"""WireGuard: the kernel module where the kernel has it, wireguard-go otherwise.
+
+wireguard-go's control socket lives at /var/run/wireguard/<iface>.sock, a path that is not
+per namespace, so every interface gets a machine-wide unique name from the run id.
+"""
+
+import subprocess
+import time
+from typing import Literal
+
+from pydantic import Field
+
+from vpnbench.params import Family, Params
+from vpnbench.resources import wipe_file
+from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
+from vpnbench.tools import missing_tool_reason, which
+
+INNER = {
+    "client": {"ipv4": "10.99.0.1", "ipv6": "fd99::1"},
+    "server": {"ipv4": "10.99.0.2", "ipv6": "fd99::2"},
+}
+USERSPACE_ENV = {"WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD": "1"}
+
+
+class WireGuardParams(Params):
+    kind: Literal["wireguard"] = "wireguard"
+    backend: Literal["auto", "kernel", "userspace"] = "auto"
+    psk: bool = False  # pre-shared key on top of Curve25519: WireGuard's post-quantum hardening
+    family: Family = "ipv4"  # underlay family of the outer UDP packets
+    port: int = Field(51820, ge=1, le=65535)
+    mtu: int = Field(1420, ge=1280, le=9000)
+
+
+class WireGuard(Technique):
+    kind = "wireguard"
+    Params = WireGuardParams
+    description = "WireGuard (ChaCha20-Poly1305, Curve25519)"
+
+    @classmethod
+    def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
+        if not which("wg"):
+            reason = missing_tool_reason("wg")
+            return [BackendStatus("kernel", False, reason), BackendStatus("userspace", False, reason)]
+        kernel = probe.has_link_type("wireguard")
+        userspace = which("wireguard-go") is not None
+        return [
+            BackendStatus("kernel", kernel, "" if kernel else "kernel lacks WireGuard (no wireguard module)"),
+            BackendStatus("userspace", userspace, "" if userspace else missing_tool_reason("wireguard-go")),
+        ]
+
+    def up(self, backend: str) -> Tunnel:
+        p = self.params
+        res = self.ctx.resources
+        self.ifaces = {"client": res.iface_name("c"), "server": res.iface_name("s")}
+        self.key_files = []
+        keys = {role: self._keypair(role) for role in ("client", "server")}
+        psk_file = self._secret_file(("client", "server"), "wg.psk", _wg("genpsk")) if p.psk else None
+        self.tunnel = Tunnel(
+            backend=backend,
+            server_addrs=dict(INNER["server"]),
+            client_addrs=dict(INNER["client"]),
+            protection="encrypted",
+            wire_filter=f"udp port {p.port}",
+            negotiated={"cipher": "chacha20poly1305", "key_exchange": "x25519",
+                        "psk": p.psk, "underlay_family": p.family, "mtu": p.mtu},
+        )
+        for role, peer in (("server", "client"), ("client", "server")):
+            host = self._host(role)
+            iface = self.ifaces[role]
+            self._create_interface(host, iface, backend)
+            endpoint = self.ctx.underlay[peer][p.family]
+            endpoint = f"[{endpoint}]:{p.port}" if p.family == "ipv6" else f"{endpoint}:{p.port}"
+            argv = ["wg", "set", iface, "listen-port", str(p.port), "private-key", str(keys[role][0]),
+                    "peer", keys[peer][1]]
+            if psk_file:
+                argv += ["preshared-key", str(psk_file)]
+            argv += ["endpoint", endpoint,
+                     "allowed-ips", f"{INNER[peer]['ipv4']}/32,{INNER[peer]['ipv6']}/128"]
+            host.run(argv)
+            host.run(["ip", "addr", "add", f"{INNER[role]['ipv4']}/24", "dev", iface])
+            host.run(["ip", "-6", "addr", "add", f"{INNER[role]['ipv6']}/64", "dev", iface, "nodad"])
+            host.run(["ip", "link", "set", iface, "mtu", str(p.mtu), "up"])
+        return self.tunnel
+
+    def _keypair(self, role: str):
+        private = _wg("genkey")
+        public = _wg("pubkey", stdin=private).strip()
+        return self._secret_file((role,), f"wg-{role}.key", private), public
+
+    def _host(self, role: str):
+        return self.ctx.client if role == "client" else self.ctx.server
+
+    def _secret_file(self, roles: tuple[str, ...], name: str, content: str):
+        """Write key material 0600 on the hosts that need it; it is wiped at down()."""
+        path = self.ctx.resources.path(name)
+        for role in roles:
+            self._host(role).write_file(path, content, 0o600)
+        self.key_files.append(path)
+        return path
+
+    def _create_interface(self, host, iface: str, backend: str) -> None:
+        if backend == "kernel":
+            host.run(["ip", "link", "add", iface, "type", "wireguard"])
+            return
+        proc = host.spawn(["wireguard-go", "-f", iface], name="wireguard-go", env=USERSPACE_ENV)
+        self.tunnel.procs.append(proc)
+        deadline = time.monotonic() + 5
+        while host.run(["wg", "show", iface], check=False).returncode != 0:
+            if not proc.alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"wireguard-go did not start: {proc.output().strip()[-300:]}")
+            time.sleep(0.05)
+
+    def down(self) -> None:
+        if self.tunnel is None:
+            return
+        for proc in self.tunnel.procs:
+            proc.stop()
+        if self.tunnel.backend == "kernel":
+            for role, iface in self.ifaces.items():
+                self._host(role).run(["ip", "link", "del", iface], check=False)
+        for path in self.key_files:
+            wipe_file(path)
+        self.tunnel = None
+
+
+def _wg(command: str, stdin: str | None = None) -> str:
+    """wg genkey/genpsk/pubkey on the controller; key material goes through pipes, never argv."""
+    proc = subprocess.run(["wg", command], input=stdin, capture_output=True, text=True, check=True)
+    return proc.stdout

@@ -1,0 +1,54 @@
+"""Parsing of durations, bit rates and sizes as users write them in campaign files."""
+
+import re
+
+_NUMBER = r"^\s*(\d+(?:\.\d+)?)\s*"
+_DURATION = re.compile(_NUMBER + r"(us|ms|s|m|h)?\s*$")
+_DURATION_FACTORS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_RATE = re.compile(_NUMBER + r"([kKmMgG]?)(?:bit|bps|bit/s)?\s*$")
+_RATE_FACTORS = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}
+_SIZE = re.compile(r"^\s*(\d+)\s*([kKmMgG]?)\s*$")
+_SIZE_FACTORS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def _parse(value, pattern: re.Pattern, factors: dict, what: str, how: str) -> float:
+    """A number with an optional unit suffix -> the number times the unit's factor (> 0)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a {what}; {how}")
+    if isinstance(value, (int, float)):
+        number = float(value)
+    else:
+        match = pattern.match(str(value))
+        if not match:
+            raise ValueError(f"{value!r} is not a {what}; {how}")
+        unit = match.group(2)
+        number = float(match.group(1)) * factors[unit.lower() if unit is not None else None]
+    if number <= 0:
+        raise ValueError(f"{value!r} is not a positive {what}; {how}")
+    return number
+
+
+def parse_duration(value: str | int | float) -> float:
+    """'2s', '500ms', '0.05s', '1m', 3 -> seconds."""
+    return _parse(value, _DURATION, _DURATION_FACTORS, "duration",
+                  "use a positive number with unit us, ms, s, m or h, e.g. '2s'")
+
+
+def parse_rate(value: str | int | float) -> int:
+    """'50M', '1G', '400m', '2.5Gbit', 1000000 -> bits per second."""
+    return int(_parse(value, _RATE, _RATE_FACTORS, "rate", "use bits/s with optional K, M or G suffix, e.g. '50M'"))
+
+
+def parse_size(value: str | int) -> int:
+    """'256K', '2M', 65536 -> bytes (binary units, as iperf3 -w reads them)."""
+    if isinstance(value, float):
+        raise ValueError(f"{value!r} is not a size; use whole bytes with optional K, M or G suffix, e.g. '256K'")
+    return int(_parse(value, _SIZE, _SIZE_FACTORS, "size", "use bytes with optional K, M or G suffix, e.g. '256K'"))
+
+
+def format_rate(bps: float) -> str:
+    """Compact iperf-style rate: 50000000 -> '50M'."""
+    for suffix, factor in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if bps >= factor and bps % factor == 0:
+            return f"{int(bps // factor)}{suffix}"
+    return str(int(bps))

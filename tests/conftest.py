@@ -1,0 +1,96 @@
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parent / "data"
+VPNBENCH = [sys.executable, "-m", "vpnbench"]
+DAEMONS = re.compile(r"^(wireguard-go|iperf3|tcpdump|vpnbench-linkem)$")
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.geteuid() == 0:
+        return
+    skip = pytest.mark.skip(reason="needs root to create network namespaces")
+    for item in items:
+        if "netns" in item.keywords:
+            item.add_marker(skip)
+
+
+def leftovers() -> list[str]:
+    """Everything a vpnbench run could leave behind on this machine."""
+    found = []
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    found += [f"netns {line.split()[0]}" for line in out.splitlines() if line.startswith("vpb-")]
+    run_root = Path("/run/vpnbench")
+    if run_root.is_dir():
+        found += [f"run dir {p}" for p in run_root.iterdir()]
+    wg = Path("/var/run/wireguard")
+    if wg.is_dir():
+        found += [f"socket {p}" for p in wg.glob("vpb*.sock")]
+    found += [f"process {pid} {name}" for pid, name in stray_daemons()]
+    return found
+
+
+def stray_daemons() -> list[tuple[int, str]]:
+    """Daemons vpnbench starts that live in one of its namespaces, or in a namespace that
+    lost its name (deleted while the process was still running). Other tests' own
+    namespaces (vpbt-*) are theirs to check."""
+    named = {}
+    for netns in Path("/run/netns").glob("*") if Path("/run/netns").is_dir() else []:
+        try:
+            named[os.stat(netns).st_ino] = netns.name
+        except OSError:
+            pass
+    root_ns = os.stat("/proc/self/ns/net").st_ino  # the tests run in the root namespace
+    stray = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            name = (proc / "comm").read_text().strip()
+            inode = os.stat(proc / "ns" / "net").st_ino
+        except OSError:
+            continue
+        if not DAEMONS.match(name) or inode == root_ns:
+            continue
+        owner = named.get(inode, "")
+        if owner.startswith("vpb-") or not owner:
+            stray.append((int(proc.name), name))
+    return stray
+
+
+@pytest.fixture
+def clean_machine():
+    """Asserts the test leaves nothing behind (and starts from nothing)."""
+    before = leftovers()
+    assert before == [], f"machine not clean before the test: {before}"
+    yield
+    after = leftovers()
+    if after:
+        subprocess.run([*VPNBENCH, "cleanup"], capture_output=True)
+    assert after == [], f"left behind: {after}"
+
+
+def run_cli(*args: str, timeout: float = 300, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([*VPNBENCH, *args], capture_output=True, text=True, timeout=timeout, **kwargs)
+
+
+@pytest.fixture
+def testbed(clean_machine):
+    """A real client — router — server testbed, removed afterwards."""
+    from vpnbench.resources import RunResources
+    from vpnbench.testbed import Testbed, TestbedSpec
+
+    resources = RunResources()
+    bed = Testbed(TestbedSpec(), resources)
+    try:
+        bed.up()
+        yield bed
+    finally:
+        bed.down()
+        resources.close()

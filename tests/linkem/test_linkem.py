@@ -1,0 +1,229 @@
+"""Integration tests for vpnbench-linkem on real network namespaces.
+
+Tolerances are statistical: wide enough for a noisy 2-core machine, tight
+enough that a broken feature (off by a factor, or not applied) fails.
+"""
+import json
+import math
+import signal
+import subprocess
+import time
+
+import pytest
+
+from linkem_helpers import iperf_tcp, iperf_udp, ping, sh
+from vpnbench.impair.bursts import loss_bursts
+from linkem_helpers import linkem, linkem_bin, topo  # noqa: F401  (fixtures)
+
+
+def binom_bounds(n, p, z=4.0):
+    sd = math.sqrt(n * p * (1 - p))
+    return n * p - z * sd, n * p + z * sd
+
+
+# ---------------------------------------------------------------- CLI errors
+
+@pytest.mark.parametrize("args,word", [
+    (["--a2b", "delay 10xs"], "10xs"),
+    (["--b2a", "delya 10ms"], "delya"),
+    (["--a2b", "loss 120%"], "120%"),
+    (["--a2b", "rate 10mbits"], "10mbits"),
+    (["--a2b", "loss gemodel"], "gemodel"),
+    (["--b2a", "reorder 10%"], "reorder"),
+    (["--seed", "x1"], "x1"),
+    (["--frob", "1"], "--frob"),
+])
+def test_bad_command_line_exits_2(linkem_bin, args, word):
+    # interfaces don't even exist: the spec is checked before anything else
+    r = subprocess.run([linkem_bin, "--a", "nonexist0", "--b", "nonexist1", *args],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2, r
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and word in lines[0], r.stderr
+
+
+# ---------------------------------------------------------------- forwarding
+
+def test_passthrough_ipv4_ipv6(topo, linkem):
+    lk = linkem()
+    rep, summ = ping(topo, 5, 0.05)
+    assert len(rep) == 5 and summ["avg"] < 5
+    rep6, _ = ping(topo, 5, 0.05, v6=True)  # neighbour discovery must pass
+    assert len(rep6) == 5
+    st = lk.stats()
+    assert st["a2b"]["received"] >= 10 and st["a2b"]["sent"] == st["a2b"]["received"]
+    assert st["b2a"]["sent"] >= 10
+
+
+def test_tcp_throughput_smoke(topo, linkem):
+    linkem()
+    bps = iperf_tcp(topo, 1.5)
+    assert bps > 1e9, bps
+
+
+def test_delay(topo, linkem):
+    lk = linkem()
+    _, base = ping(topo, 30, 0.02)
+    lk.stop()
+    linkem(a2b="delay 10ms", b2a="delay 5ms")
+    rep, summ = ping(topo, 60, 0.02)
+    assert len(rep) == 60
+    extra = summ["avg"] - base["avg"] - 15.0
+    assert -0.2 < extra < 1.0, (summ, base)
+    assert summ["min"] >= 15.0
+    assert summ["mdev"] < 1.0
+
+
+def test_jitter_normal(topo, linkem):
+    linkem(a2b="delay 20ms 5ms distribution normal")
+    rep, summ = ping(topo, 300, 0.005)
+    assert len(rep) >= 295
+    rtts = [r for _, r, _ in rep]
+    mean = sum(rtts) / len(rtts)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in rtts) / (len(rtts) - 1))
+    assert 18.5 < mean < 21.5, mean
+    assert 4.0 < sd < 6.0, sd   # uniform would give 2.9, no jitter ~0
+
+
+def test_loss_random(topo, linkem):
+    lk = linkem(a2b="loss 5%")
+    r = iperf_udp(topo, 2, "8M", length=100)   # ~10000 pps -> ~20000 datagrams
+    n = r["packets"]
+    assert n > 8000
+    lo, hi = binom_bounds(n, 0.05)
+    assert lo <= r["lost"] <= hi, r
+    st = lk.stats()["a2b"]
+    assert abs(st["dropped_loss"] - r["lost"]) <= 0.01 * n + 5, (st, r)
+
+
+def test_loss_gemodel_bursts(topo, linkem):
+    # p=5%, r=40%: mean burst 1/r = 2.5, loss p/(p+r) = 11.1%
+    linkem(a2b="loss gemodel 5% 40%")
+    n = 2000
+    rep, _ = ping(topo, n, 0.001, timeout=30)
+    got = {s for s, _, _ in rep}
+    lost = [s not in got for s in range(1, n + 1)]
+    bursts = loss_bursts(lost)
+    rate = sum(lost) / n
+    mean_burst = sum(bursts) / len(bursts)
+    assert 0.07 < rate < 0.16, rate
+    # Bernoulli loss at this rate would give mean bursts of ~1.12
+    assert 1.9 < mean_burst < 3.3, (mean_burst, len(bursts))
+
+
+def test_duplicate(topo, linkem):
+    lk = linkem(a2b="duplicate 20%")
+    n = 500
+    rep, _ = ping(topo, n, 0.002)
+    dups = sum(1 for _, _, d in rep if d)
+    lo, hi = binom_bounds(n, 0.2)
+    assert lo <= dups <= hi, dups
+    assert lk.stats()["a2b"]["duplicated"] >= dups
+
+
+def test_reorder_probability(topo, linkem):
+    # 25% of packets skip the 10 ms delay: those pings come back fast.
+    lk = linkem(a2b="delay 10ms reorder 25%")
+    n = 400
+    rep, _ = ping(topo, n, 0.002)
+    assert len(rep) >= n - 2
+    fast = sum(1 for _, r, _ in rep if r < 5)
+    lo, hi = binom_bounds(len(rep), 0.25)
+    assert lo <= fast <= hi, fast
+    assert lk.stats()["a2b"]["reordered"] >= fast
+
+
+def test_reorder_gap(topo, linkem):
+    # gap 5, 100%: exactly every 5th packet is sent immediately
+    linkem(a2b="delay 10ms reorder 100% gap 5")
+    rep, _ = ping(topo, 100, 0.005)
+    fast = [s for s, r, _ in rep if r < 5]
+    assert 18 <= len(fast) <= 21, fast
+    diffs = {b - a for a, b in zip(fast, fast[1:])}
+    assert diffs == {5}, fast
+
+
+def test_reorder_visible_to_udp(topo, linkem):
+    linkem(a2b="delay 5ms reorder 30%")
+    r = iperf_udp(topo, 1, "2M", length=200)
+    assert r["out_of_order"] > 0.02 * r["packets"], r
+
+
+def test_corrupt(topo, linkem):
+    # nearly every flipped bit is caught by the IP/UDP checksums (or MAC
+    # filter) at the receiver, so corruption shows up as loss
+    lk = linkem(a2b="corrupt 10%")
+    r = iperf_udp(topo, 2, "4M", length=200)
+    n = r["packets"]
+    st = lk.stats()["a2b"]
+    lo, hi = binom_bounds(n, 0.10)
+    assert lo <= st["corrupted"] <= hi * 1.02, (st, r)
+    assert 0.8 * st["corrupted"] <= r["lost"] <= st["corrupted"] + 5, (st, r)
+    nst = topo.run(topo.s, "nstat", "-az", "UdpInCsumErrors", "IpInHdrErrors", "IpInCsumErrors").stdout
+    assert "Errors" in nst
+
+
+@pytest.mark.parametrize("rate_mbit", [20, 200])
+def test_rate(topo, linkem, rate_mbit):
+    linkem(a2b=f"rate {rate_mbit}mbit")
+    bps = iperf_tcp(topo, 2.5)
+    assert 0.85 * rate_mbit * 1e6 < bps <= 1.01 * rate_mbit * 1e6, bps
+
+
+# ---------------------------------------------------------------- control
+
+def test_set_in_place_and_stats(topo, linkem):
+    lk = linkem()
+    _, s0 = ping(topo, 5, 0.02)
+    assert s0["avg"] < 5
+    assert lk.cmd("set both delay 20ms") == "ok"
+    _, s1 = ping(topo, 5, 0.05)
+    assert 39.5 < s1["avg"] < 45, s1
+    assert lk.cmd("set a2b delay 5ms") == "ok"
+    assert lk.cmd("set b2a") == "ok"
+    _, s2 = ping(topo, 5, 0.05)
+    assert 4.9 < s2["avg"] < 8, s2
+    err = lk.cmd("set a2b delay 5ms jiter")
+    assert err.startswith("error: ") and "jiter" in err
+    err = lk.cmd("set sideways delay 5ms")
+    assert err.startswith("error: ") and "sideways" in err
+    assert lk.cmd("bogus").startswith("error: ")
+    st = lk.stats()
+    for d in ("a2b", "b2a"):
+        for k in ("received", "sent", "dropped_loss", "dropped_limit", "duplicated", "corrupted",
+                  "reordered", "queue_len"):
+            assert isinstance(st[d][k], int), (d, k)
+
+
+def test_set_keeps_queued_schedule(topo, linkem):
+    lk = linkem(a2b="delay 300ms")
+    p = topo.popen(topo.c, "ping", "-n", "-c", "1", "-W", "3", topo.s_ip, stdout=subprocess.PIPE, text=True)
+    time.sleep(0.1)
+    assert lk.stats()["a2b"]["queue_len"] >= 1
+    assert lk.cmd("set a2b") == "ok"
+    out, _ = p.communicate(timeout=5)
+    rtt = float(out.split("time=")[1].split()[0])
+    assert 295 < rtt < 330, rtt
+
+
+def test_stdin_eof_and_sigterm(topo, linkem):
+    lk = linkem(a2b="delay 1ms")
+    lk.p.stdin.close()  # EOF is not an exit reason
+    time.sleep(0.2)
+    assert lk.p.poll() is None
+    rep, _ = ping(topo, 3, 0.05)
+    assert len(rep) == 3
+    lk.p.send_signal(signal.SIGTERM)
+    assert lk.p.wait(5) == 0
+    pids = sh("ip", "netns", "pids", topo.l).stdout.split()
+    assert pids == [], pids
+    # and the wire is cut again
+    rep, _ = ping(topo, 2, 0.05)
+    assert rep == []
+
+
+def test_sigint_exit_zero(topo, linkem):
+    lk = linkem()
+    lk.p.send_signal(signal.SIGINT)
+    assert lk.p.wait(5) == 0

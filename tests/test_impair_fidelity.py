@@ -1,0 +1,154 @@
+"""Each impairment measured against its setting, through vpnbench's own backends.
+
+The same assertions run for linkem (here) and for the kernel's netem (in the kernel VM,
+`make test-kernel`, since this kernel has no sch_netem). Tolerances are wide enough for a
+noisy 2-core machine or a TCG guest, and tight enough to fail when a feature is broken.
+"""
+
+import dataclasses
+import re
+import statistics
+
+import pytest
+
+from vpnbench.impair.backends import ImpairmentBackend, linkem_binary
+from vpnbench.impair.bursts import loss_bursts
+from vpnbench.impair.model import Impairment
+from vpnbench.impair.spec import parse_netem
+from vpnbench.measure.base import MeasureContext, PortAllocator
+from vpnbench.measure.ping import Ping, PingParams, rtts
+from vpnbench.measure.tcp import Tcp, TcpParams
+from vpnbench.probe import has_qdisc
+from vpnbench.resources import RunResources
+from vpnbench.runner import make_impairer
+from vpnbench.techniques.base import TechniqueContext
+from vpnbench.techniques.baseline import Baseline, BaselineParams
+from vpnbench.testbed import Testbed, TestbedSpec
+
+pytestmark = pytest.mark.netns
+
+
+@dataclasses.dataclass
+class Link:
+    impairer: ImpairmentBackend
+    ctx: MeasureContext
+
+    def set(self, egress: str = "", ingress: str = "") -> None:
+        self.impairer.apply(Impairment("test", parse_netem(egress), parse_netem(ingress), "auto", "auto"))
+
+    def ping(self, count: int, interval: float = 0.01) -> tuple[dict, list[float]]:
+        result = Ping(PingParams(count=count, interval=interval, timeout=3)).run(self.ctx)
+        return result.metrics, rtts(result.raw["ping"])
+
+    def tcp(self, seconds: float = 3) -> float:
+        return Tcp(TcpParams(duration=seconds, omit=1)).run(self.ctx).metrics["throughput_bps"]
+
+
+@pytest.fixture(params=["linkem", pytest.param("netem", marks=pytest.mark.vm)], scope="module")
+def link(request):
+    backend = request.param
+    resources = RunResources()
+    try:
+        if backend == "netem" and not has_qdisc(resources, "netem"):
+            pytest.skip("this kernel has no sch_netem: the netem backend runs in the kernel VM (make test-kernel)")
+        if backend == "linkem" and linkem_binary() is None:
+            pytest.fail("linkem is not built: `make` builds it")
+        testbed = Testbed(TestbedSpec(), resources, bump=backend == "linkem")
+        testbed.up()
+        impairer = make_impairer(backend, testbed)
+        try:
+            impairer.start()
+            testbed.wait_ready()
+            ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), resources, None)
+            tunnel = Baseline(BaselineParams(), ctx).up("kernel")
+            yield Link(impairer, MeasureContext(testbed.client, testbed.server, tunnel, PortAllocator()))
+        finally:
+            impairer.stop()
+            testbed.down()
+    finally:
+        resources.close()
+
+
+@pytest.fixture
+def base_rtt(link) -> float:
+    link.set()
+    return link.ping(50)[0]["rtt_p50_ms"]
+
+
+def test_delay_both_directions(link, base_rtt):
+    link.set("delay 10ms", "delay 10ms")
+    metrics, _ = link.ping(100)
+    assert 19.0 < metrics["rtt_p50_ms"] - base_rtt < 21.5, (metrics, base_rtt)
+
+
+def test_jitter_normal(link, base_rtt):
+    link.set("delay 20ms 5ms distribution normal")
+    _, samples = link.ping(300, 0.005)
+    sd = statistics.stdev(samples)
+    assert 3.5 < sd < 6.5, sd  # the configured 5 ms, one direction
+    assert 17 < statistics.median(samples) - base_rtt < 23
+
+
+# Loss and corruption are counted with ping, which has no control connection: iperf3's
+# end-of-test exchange runs over the impaired link too and can stall for its whole timeout.
+def lost_of_1000(link) -> int:
+    metrics, _ = link.ping(1000, 0.002)
+    return int(metrics["sent"] - metrics["received"])
+
+
+def within_binomial(lost: int, n: int, percent: float) -> bool:
+    p = percent / 100
+    return abs(lost - n * p) < 4.5 * (n * p * (1 - p)) ** 0.5 + 3
+
+
+@pytest.mark.parametrize("percent", [5, 20])
+def test_random_loss(link, percent):
+    link.set(f"loss {percent}%")  # requests only: egress
+    lost = lost_of_1000(link)
+    assert within_binomial(lost, 1000, percent), lost
+
+
+def test_gilbert_elliott_bursts(link):
+    link.set("loss gemodel 2% 25%")  # theory: loss p/(p+r) = 7.4 %, mean burst 1/r = 4 packets
+    result = Ping(PingParams(count=1500, interval=0.002, timeout=3)).run(link.ctx)
+    answered = {int(seq) for seq in re.findall(r"icmp_seq=(\d+)", result.raw["ping"])}
+    bursts = loss_bursts([seq not in answered for seq in range(1, 1501)])
+    lost = 1500 - len(answered)
+    assert 0.03 < lost / 1500 < 0.13, lost
+    assert 2.5 < statistics.fmean(bursts) < 6.5, bursts  # random loss of the same rate: about 1.08
+
+
+def test_duplicate(link):
+    link.set("duplicate 10%")
+    metrics, _ = link.ping(200, 0.005)
+    assert 5 <= metrics["duplicates"] <= 40, metrics  # 20 expected
+    assert metrics["loss_pct"] == 0
+
+
+def test_reorder_sends_some_packets_at_once(link, base_rtt):
+    link.set("delay 10ms reorder 50%")
+    _, samples = link.ping(200, 0.02)
+    immediate = sum(1 for rtt in samples if rtt < base_rtt + 5) / len(samples)
+    assert 0.35 < immediate < 0.65, immediate
+
+
+def test_corrupt_shows_as_checksum_loss(link):
+    link.set("corrupt 10%")  # a flipped bit fails the IP or ICMP checksum (or the MAC filter)
+    lost = lost_of_1000(link)
+    assert within_binomial(lost, 1000, 10), lost
+
+
+@pytest.mark.parametrize("mbit", [10, 50])
+def test_rate(link, mbit):
+    link.set(f"rate {mbit}mbit")
+    bps = link.tcp()
+    # Both charge every wire frame (netem once the backend limits GSO on the senders), so TCP
+    # goodput tops out at 1448/1514 = 0.956 of the rate.
+    assert 0.85 * mbit * 1e6 < bps <= 1.01 * mbit * 1e6, bps
+    assert link.impairer.facts().get("gso_max_segs_1", True)
+
+
+def test_asymmetric_link(link, base_rtt):
+    link.set("delay 30ms", "")
+    metrics, _ = link.ping(20, 0.05)
+    assert 29 < metrics["rtt_p50_ms"] - base_rtt < 32, metrics

@@ -1,0 +1,102 @@
+"""Parsers on real outputs captured from iperf3 3.12 and iputils ping on this testbed."""
+
+import re
+
+import pytest
+
+from conftest import DATA
+from vpnbench.measure.iperf import interval_rate, parse_iperf_json
+from vpnbench.measure.ping import parse_ping, percentile
+from vpnbench.measure.tcp import tcp_metrics
+from vpnbench.measure.udp import udp_metrics
+
+
+def load(name):
+    return (DATA / name).read_text()
+
+
+def test_tcp_receiver_throughput():
+    doc = parse_iperf_json(load("iperf3_3.12_tcp_omit1.json"))
+    m = tcp_metrics(doc, duration=2)
+    assert m["throughput_bps"] == pytest.approx(16434525935.44, rel=1e-9)
+    assert m["sender_throughput_bps"] > 0 and m["retransmits"] >= 0
+
+
+def test_tcp_omitted_interval_is_left_out_when_the_summary_counts_it():
+    doc = parse_iperf_json(load("iperf3_3.12_tcp_omit1.json"))
+    # Simulate the versions that fold the omitted second into the summary span.
+    doc["end"]["sum_received"]["seconds"] = 3.0
+    doc["end"]["sum_received"]["bits_per_second"] = 1.0
+    m = tcp_metrics(doc, duration=2)
+    assert m["throughput_bps"] == pytest.approx(interval_rate(doc))
+    assert m["throughput_bps"] > 1e9
+
+
+def test_tcp_reverse_multi_stream():
+    m = tcp_metrics(parse_iperf_json(load("iperf3_3.12_tcp_P2_reverse.json")), duration=1)
+    assert m["throughput_bps"] > 1e8
+
+
+def test_udp_both_views_and_loss():
+    m = udp_metrics(parse_iperf_json(load("iperf3_3.12_udp_loss.json")))
+    assert m["sent_packets"] == 372380 and m["lost_packets"] == 5694
+    assert m["loss_pct"] == pytest.approx(100 * 5694 / 372380)
+    assert m["throughput_bps"] < m["sender_throughput_bps"]
+    assert m["received_packets"] == 372380 - 5694
+
+
+def test_udp_without_loss():
+    m = udp_metrics(parse_iperf_json(load("iperf3_3.12_udp_50M.json")))
+    assert m["throughput_bps"] == pytest.approx(49977802.04, rel=1e-6)
+    assert m["loss_pct"] == 0 and m["jitter_ms"] > 0
+
+
+def test_text_around_json_and_nan_values():
+    text = re.sub(r'("jitter_ms":\s*)[0-9.e-]+', r"\1-nan", load("iperf3_3.12_udp_50M.json"))
+    assert '"jitter_ms":\t-nan,' in text
+    doc = parse_iperf_json("warning: some banner\n" + text + "\niperf3: interrupt - the client has terminated\n")
+    m = udp_metrics(doc)
+    assert "jitter_ms" not in m  # unknown, not zero
+    assert m["throughput_bps"] > 0
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "no JSON"),
+    ("iperf3: error - unable to connect", "no JSON"),
+    ('{"start": {}}', "no 'end'"),
+])
+def test_unparseable_output_raises_value_error(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_iperf_json(text)
+
+
+def test_iperf_error_field_is_reported():
+    with pytest.raises(ValueError, match="Connection refused"):
+        parse_iperf_json(load("iperf3_3.12_refused.json"))
+
+
+def test_ping_summary_and_percentiles():
+    m = parse_ping(load("ping_ok.txt"))
+    assert (m["sent"], m["received"], m["loss_pct"]) == (5, 5, 0)
+    assert (m["rtt_min_ms"], m["rtt_avg_ms"], m["rtt_max_ms"], m["rtt_mdev_ms"]) == (0.045, 0.112, 0.340, 0.114)
+    assert m["rtt_p50_ms"] == 0.058
+    assert m["rtt_min_ms"] <= m["rtt_p50_ms"] <= m["rtt_p95_ms"] <= m["rtt_p99_ms"] <= m["rtt_max_ms"]
+
+
+def test_ping_total_loss_and_garbage():
+    m = parse_ping(load("ping_unreachable.txt"))
+    assert m["received"] == 0 and m["loss_pct"] == 100 and "rtt_avg_ms" not in m
+    assert parse_ping("ping: connect: Network is unreachable") is None
+
+
+def test_ping_duplicates_are_counted_once():
+    text = load("ping_ok.txt").replace("icmp_seq=2 ttl=64 time=0.058 ms",
+                                       "icmp_seq=2 ttl=64 time=0.058 ms\n64 bytes from 10.250.0.2: icmp_seq=2 ttl=64 time=9.0 ms (DUP!)")
+    m = parse_ping(text.replace("0% packet loss", "+1 duplicates, 0% packet loss"))
+    assert m["rtt_p99_ms"] < 1.0
+    assert m["duplicates"] == 1
+
+
+def test_percentile_interpolates():
+    assert percentile([1.0, 2.0, 3.0, 4.0], 0.5) == 2.5
+    assert percentile([5.0], 0.99) == 5.0

@@ -1,0 +1,101 @@
+import pytest
+
+from vpnbench.campaign import campaign_from_dict, expand, load_campaign
+from vpnbench.errors import UserError
+
+MEAS = [{"kind": "tcp", "duration": "2s"}, {"kind": "udp", "rate": "50M", "length": 1300, "duration": "2s"},
+        {"kind": "ping", "count": 20, "interval": "0.05s"}]
+
+
+def campaign(**overrides):
+    data = {"campaign": {"name": "t", "repetitions": 2},
+            "technique": [{"kind": "baseline"}, {"kind": "wireguard"}], "measurement": MEAS}
+    data.update(overrides)
+    return data
+
+
+def error_of(data) -> str:
+    with pytest.raises(UserError) as info:
+        campaign_from_dict(data)
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+def test_smoke_preset_parses_and_expands_in_study_order():
+    from importlib import resources
+    path = resources.files("vpnbench.campaign").joinpath("presets/smoke.toml")
+    c = load_campaign(str(path))
+    blocks = expand(c)
+    assert [b.label for b in blocks] == ["baseline", "wireguard"]
+    assert [cell.key for cell in blocks[0].cells] == [
+        "baseline|none|tcp|1", "baseline|none|udp_50M_1300|1", "baseline|none|ping|1"]
+
+
+def test_expansion_is_the_full_product():
+    blocks = expand(campaign_from_dict(campaign()))
+    keys = [cell.key for b in blocks for cell in b.cells]
+    assert len(keys) == 2 * 3 * 2 == len(set(keys))
+
+
+def test_shuffled_order_is_seeded_and_stays_within_a_technique():
+    data = campaign(campaign={"name": "t", "repetitions": 3, "order": "shuffled", "seed": 7})
+    first = [[c.key for c in b.cells] for b in expand(campaign_from_dict(data))]
+    again = [[c.key for c in b.cells] for b in expand(campaign_from_dict(data))]
+    assert first == again
+    assert all(k.startswith("baseline|") for k in first[0])
+    assert first[0] != sorted(first[0], key=lambda k: (k.split("|")[2], k))  # really shuffled
+
+
+@pytest.mark.parametrize("data, expected", [
+    (campaign(technique=[{"kind": "ipsecx"}]), "technique[1].kind: 'ipsecx' is not allowed; allowed values: baseline, wireguard"),
+    (campaign(technique=[{"kind": "wireguard", "backend": "fast"}]), "technique[1].backend: 'fast' is not allowed; allowed values: 'auto', 'kernel', 'userspace'"),
+    (campaign(technique=[{"kind": "baseline", "cipher": "aes"}]), "technique[1].cipher: unknown key; allowed keys: kind, label"),
+    (campaign(measurement=[{"kind": "udp", "rate": "fast"}]), "measurement[1].rate: 'fast' is not a rate"),
+    (campaign(measurement=[{"kind": "tcp", "duration": "-2s"}]), "measurement[1].duration: '-2s' is not a duration"),
+    (campaign(measurement=[{"kind": "tcp", "duration": "2 parsecs"}]), "unit us, ms, s, m or h"),
+    (campaign(testbed={"kind": "cloud"}), "testbed.kind: 'cloud' is not allowed; allowed values: 'local'"),
+    (campaign(campaign={"repetitions": 0}), "campaign.repetitions:"),
+    (campaign(impairments=[]), "impairments: unknown section; allowed sections: campaign, testbed, technique, impairment, measurement"),
+    (campaign(technique=[]), "technique: at least one [[technique]] is required"),
+    (campaign(technique=[{"kind": "wireguard"}, {"kind": "wireguard"}]), "technique[2].label: 'wireguard' is used twice"),
+    (campaign(measurement=[{"duration": "2s"}]), "measurement[1].kind: required key is missing; allowed values: tcp, udp, ping"),
+])
+def test_bad_input_names_the_field_and_allowed_values(data, expected):
+    assert expected in error_of(data)
+
+
+def test_labels_distinguish_variants():
+    data = campaign(technique=[{"kind": "wireguard"}, {"kind": "wireguard", "psk": True}])
+    labels = [b.label for b in expand(campaign_from_dict(data))]
+    assert labels == ["wireguard", "wireguard psk=true"]
+
+
+def test_missing_and_malformed_files(tmp_path):
+    with pytest.raises(UserError, match="no such file"):
+        load_campaign(tmp_path / "nope.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[campaign\nname=")
+    with pytest.raises(UserError, match="not valid TOML"):
+        load_campaign(bad)
+
+
+def test_every_preset_is_a_valid_campaign():
+    from importlib import resources
+    presets = [p for p in resources.files("vpnbench.campaign").joinpath("presets").iterdir() if p.name.endswith(".toml")]
+    assert {p.name for p in presets} >= {"demo.toml", "smoke.toml", "impairments.toml"}
+    for preset in presets:
+        campaign = load_campaign(str(preset))
+        assert campaign.name == preset.name.removesuffix(".toml")
+    impaired = load_campaign(str(resources.files("vpnbench.campaign").joinpath("presets/impairments.toml")))
+    assert len(impaired.impairments) == 6 + 3
+
+
+def test_missing_tool_names_its_package(tmp_path):
+    from vpnbench.hosts.netns import NetnsHost
+    from vpnbench.tools import missing_tool_reason
+
+    assert missing_tool_reason("iperf3") == "iperf3 not found; install the Debian package 'iperf3' (apt-get install iperf3)"
+    host = NetnsHost("client", "unused", tmp_path)
+    with pytest.raises(FileNotFoundError, match="no-such-tool-xyz not found; install"):
+        host.require("ip", "no-such-tool-xyz")

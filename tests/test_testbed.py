@@ -1,0 +1,73 @@
+"""The namespace testbed on the real kernel."""
+
+import pytest
+
+from vpnbench.monitor import Monitor
+from vpnbench.resources import RUN_ROOT, RunResources, cleanup_stale
+from vpnbench.testbed import Testbed, TestbedSpec, plan_pinning
+
+pytestmark = pytest.mark.netns
+
+
+@pytest.mark.parametrize("family", ["ipv4", "ipv6"])
+def test_client_reaches_server_through_the_router(testbed, family):
+    server = testbed.underlay_addr("server", family)
+    result = testbed.client.run(["ping", "-n", "-c", "2", "-i", "0.05", "-W", "1", server], check=False)
+    assert result.ok, result.stdout + result.stderr
+    assert "ttl=63" in result.stdout or "hlim=63" in result.stdout  # one hop: the router forwarded it
+
+
+def test_direct_link_without_router(clean_machine):
+    resources = RunResources()
+    bed = Testbed(TestbedSpec(router=False), resources)
+    try:
+        bed.up()
+        assert bed.router is None
+        out = bed.client.run(["ping", "-n", "-c", "1", "-W", "1", bed.underlay_addr("server", "ipv4")]).stdout
+        assert "ttl=64" in out
+    finally:
+        bed.down()
+        resources.close()
+
+
+def test_pinning_plan():
+    cpus, note = plan_pinning("auto", 2)
+    assert cpus == {"client": [0], "server": [1]} and "pinned" in note
+    assert plan_pinning("auto", 1)[0] == {} and "cannot pin" in plan_pinning("auto", 1)[1]
+    assert plan_pinning("off", 8)[0] == {}
+
+
+def test_pinned_processes_run_on_their_cores(testbed):
+    if testbed.client.cpus is None:
+        pytest.skip("machine has a single CPU: nothing to pin")
+    for host in (testbed.client, testbed.server):
+        status = host.run(["grep", "Cpus_allowed_list", "/proc/self/status"]).stdout
+        allowed = status.split()[-1]
+        cpus = host.cpus
+        assert allowed == (str(cpus[0]) if len(cpus) == 1 else f"{cpus[0]}-{cpus[-1]}")
+
+
+def test_monitor_attributes_cpu_to_the_busy_host(testbed):
+    monitor = Monitor(testbed.hosts, 0.1)
+    monitor.start()
+    # A busy loop in the client namespace: ~100 % of one core for 1 s.
+    testbed.client.run(["timeout", "1", "sh", "-c", "while :; do :; done"], check=False)
+    summary = monitor.stop()
+    client, server = summary["client"], summary["server"]
+    assert client["procs_cpu_pct"].get("sh", 0) > 60, client
+    assert server["proc_cpu_pct"] < 20, server
+    if client["cpu_pinned"]:
+        assert client["cpu_pct"] > 60 and server["cpu_pct"] < 40
+    assert client["samples"] >= 5
+    assert client["mem_used_bytes"] > 0 and len(client["cpu_per_core_pct"]) == len(client["cores"])
+    assert {"cpu_system_pct", "cpu_softirq_pct", "temperature_c", "freq_mhz"} <= client.keys()
+
+
+def test_cleanup_leaves_live_runs_alone(clean_machine):
+    resources = RunResources()  # owned by this (live) process
+    try:
+        assert cleanup_stale() == []
+        assert resources.dir.exists()
+    finally:
+        resources.close()
+    assert not (RUN_ROOT / resources.run_id).exists()
