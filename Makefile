@@ -40,7 +40,7 @@ test-host: deps kernel-deps
 # Tests marked `vm`, inside a QEMU VM booting the distribution kernel (netem, kernel
 # WireGuard, ...) with this machine's root filesystem read-only over 9p.
 test-kernel: deps kernel-deps
-	$(BIN)/python -m vpnbench.kernelvm --timeout 1500 -- $(BIN)/python -m pytest -q --color=no -p no:cacheprovider -m vm tests
+	flock /run/vpnbench-tests.lock $(BIN)/python -m vpnbench.kernelvm --timeout 1500 -- $(BIN)/python -m pytest -q --color=no -p no:cacheprovider -m vm tests
 
 .PHONY: kernel-deps
 kernel-deps:

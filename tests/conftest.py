@@ -1,3 +1,4 @@
+import fcntl
 import os
 import re
 import subprocess
@@ -10,6 +11,23 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
 VPNBENCH = [sys.executable, "-m", "vpnbench"]
 DAEMONS = re.compile(r"^(wireguard-go|iperf3|tcpdump|vpnbench-linkem)$")
+
+
+TEST_LOCK = Path("/run/vpnbench-tests.lock")
+
+
+def pytest_configure(config):
+    """One test session at a time per machine: the leftover checks look at every vpb-*
+    namespace, and timing assertions need the cores. Hand-run campaigns can share it with
+    `flock /run/vpnbench-tests.lock vpnbench run ...`."""
+    if os.geteuid() != 0:
+        return
+    config._vpnbench_lock = TEST_LOCK.open("a")
+    try:
+        fcntl.flock(config._vpnbench_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"waiting for another test session ({TEST_LOCK})", file=sys.stderr)
+        fcntl.flock(config._vpnbench_lock, fcntl.LOCK_EX)
 
 
 def pytest_collection_modifyitems(config, items):

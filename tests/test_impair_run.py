@@ -1,6 +1,7 @@
 """Impairments wired into real runs: linkem on this kernel, netem's commands checked as text."""
 
 import json
+import os
 
 import pytest
 
@@ -62,7 +63,9 @@ def test_impairments_change_in_place_and_are_recorded(tmp_path, clean_machine, r
     for technique in ("baseline", "wireguard"):
         # Both directions delayed: +20 ms round trip over the same path without delay.
         added = cells[(technique, "delay 10ms")]["metrics"]["rtt_p50_ms"] - cells[(technique, "delay 0ms")]["metrics"]["rtt_p50_ms"]
-        assert 19.0 < added < 22.0, added
+        # A TCG guest (the kernel VM) adds scheduling noise of its own to the medians.
+        slack = 4.0 if os.environ.get("VPNBENCH_IN_VM") else 2.0
+        assert 19.0 < added < 20.0 + slack, added
         assert cells[(technique, "lossy uplink")]["metrics"]["rtt_p50_ms"] < 10
         loss = cells[(technique, "lossy uplink")]["metrics"]["loss_pct"]
         assert 5 <= loss <= 36, loss  # 20 % of 100 pings (sd 4): ±3.75 sd
