@@ -33,7 +33,7 @@ demo: deps
 # Everything: the host suite, linkem's own tests, then the kernel data paths in the VM.
 test: test-host test-kernel
 
-test-host: deps kernel-deps
+test-host: deps kernel-deps browser-deps
 	cargo test -q --release --manifest-path linkem/Cargo.toml
 	$(BIN)/python -m pytest -q tests
 
@@ -42,9 +42,12 @@ test-host: deps kernel-deps
 test-kernel: deps kernel-deps
 	flock /run/vpnbench-tests.lock $(BIN)/python -m vpnbench.kernelvm --timeout 1500 -- $(BIN)/python -m pytest -q --color=no -p no:cacheprovider -m vm tests
 
-.PHONY: kernel-deps
+.PHONY: kernel-deps browser-deps
 kernel-deps:
 	@scripts/install-deps.sh kernel
+
+browser-deps:
+	@scripts/install-deps.sh browser
 
 test-unit: deps
 	$(BIN)/python -m pytest -q tests -m "not netns"

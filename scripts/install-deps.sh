@@ -3,6 +3,7 @@
 # Idempotent and quick when everything is there: it checks files and commands, not apt.
 #   scripts/install-deps.sh          what runs campaigns (make demo, make test)
 #   scripts/install-deps.sh kernel   plus the kernel VM (make test-kernel)
+#   scripts/install-deps.sh browser  plus headless Chromium (the report test opens the report in it)
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
 
@@ -18,6 +19,9 @@ declare -A need=(
 )
 if [ "${1:-}" = kernel ]; then
   need+=([qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio)
+fi
+if [ "${1:-}" = browser ]; then
+  need+=([chromium]=chromium)
 fi
 
 missing=()

@@ -16,27 +16,25 @@ DAEMONS = re.compile(r"^(wireguard-go|iperf3|tcpdump|vpnbench-linkem)$")
 TEST_LOCK = Path("/run/vpnbench-tests.lock")
 
 
-def pytest_configure(config):
-    """One test session at a time per machine: the leftover checks look at every vpb-*
-    namespace, and timing assertions need the cores. Hand-run campaigns can share it with
-    `flock /run/vpnbench-tests.lock vpnbench run ...`."""
+@pytest.hookimpl(trylast=True)  # after -m/-k have deselected: lock only for what really runs
+def pytest_collection_modifyitems(config, items):
+    """One session of namespace tests at a time per machine: the leftover checks look at every
+    vpb-* namespace, and timing assertions need the cores. Unit-only sessions do not wait.
+    Hand-run campaigns can share it: `flock /run/vpnbench-tests.lock vpnbench run ...`."""
     if os.geteuid() != 0:
+        skip = pytest.mark.skip(reason="needs root to create network namespaces")
+        for item in items:
+            if "netns" in item.keywords:
+                item.add_marker(skip)
+        return
+    if not any(mark in item.keywords for item in items for mark in ("netns", "vm", "exclusive")):
         return
     config._vpnbench_lock = TEST_LOCK.open("a")
     try:
         fcntl.flock(config._vpnbench_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        print(f"waiting for another test session ({TEST_LOCK})", file=sys.stderr)
+        print(f"\nwaiting for another test session ({TEST_LOCK})", file=sys.stderr)
         fcntl.flock(config._vpnbench_lock, fcntl.LOCK_EX)
-
-
-def pytest_collection_modifyitems(config, items):
-    if os.geteuid() == 0:
-        return
-    skip = pytest.mark.skip(reason="needs root to create network namespaces")
-    for item in items:
-        if "netns" in item.keywords:
-            item.add_marker(skip)
 
 
 def leftovers() -> list[str]:

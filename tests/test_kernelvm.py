@@ -9,6 +9,8 @@ import pytest
 
 from vpnbench.kernelvm import find_kernel, module_files, run_in_vm
 
+pytestmark = pytest.mark.exclusive  # boots VMs / builds namespaces: one test session at a time
+
 
 def vm_possible() -> str | None:
     if not shutil.which("qemu-system-x86_64"):

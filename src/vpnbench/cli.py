@@ -4,6 +4,7 @@ import argparse
 import json
 import os
 import sys
+import tomllib
 from importlib import resources as package_files
 from pathlib import Path
 
@@ -30,16 +31,27 @@ def build_parser() -> Parser:
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
 
     run = sub.add_parser("run", help="run a campaign")
-    run.add_argument("campaign", nargs="?", help="campaign TOML file (or use --technique/--measure)")
+    run.add_argument("campaign", nargs="?",
+                     help="campaign TOML file or preset name (see `vpnbench presets`), or use --technique/--measure")
     run.add_argument("--db", default="vpnbench.db", help="SQLite results file (default: vpnbench.db)")
     run.add_argument("--resume", action="store_true", help="continue the campaign's latest run, skipping finished cells")
     run.add_argument("--technique", help="comma-separated technique kinds, e.g. baseline,wireguard")
     run.add_argument("--measure", help="comma-separated measurement kinds, e.g. tcp,udp,ping")
     run.add_argument("--repetitions", type=int, help="repetitions of every cell")
     run.add_argument("--name", help="campaign name")
+    run.add_argument("--report", metavar="FILE.html", help="also write the HTML report of the run")
 
     demo = sub.add_parser("demo", help="run the demo campaign on a local namespace testbed")
     demo.add_argument("--db", default="vpnbench-demo.db", help="SQLite results file (default: vpnbench-demo.db)")
+    demo.add_argument("--report", default="vpnbench-demo.html", metavar="FILE.html",
+                      help="HTML report (default: vpnbench-demo.html)")
+
+    report = sub.add_parser("report", help="write the HTML report of a run (tables and figures)")
+    report.add_argument("db", help="SQLite results file")
+    report.add_argument("-o", "--output", required=True, help="output HTML file")
+    report.add_argument("--run", help="run id (default: the newest run in the database)")
+
+    sub.add_parser("presets", help="list the campaigns shipped with vpnbench (usable by name with `run`)")
 
     export = sub.add_parser("export", help="export a results database as JSON or CSV")
     export.add_argument("db", help="SQLite results file")
@@ -78,7 +90,50 @@ def check_db_path(path: str) -> Path:
     return db
 
 
-def cmd_run(campaign: Campaign, db_path: Path, resume: bool) -> int:
+def preset_files() -> dict[str, object]:
+    presets = package_files.files("vpnbench.campaign").joinpath("presets")
+    return {entry.name.removesuffix(".toml"): entry for entry in sorted(presets.iterdir(), key=lambda e: e.name)
+            if entry.name.endswith(".toml")}
+
+
+def load_campaign_or_preset(name: str) -> Campaign:
+    """A path when such a file exists, else a preset name, else the missing-file error."""
+    presets = preset_files()
+    if not Path(name).exists() and name in presets:
+        return campaign_from_dict(tomllib.loads(presets[name].read_text()))
+    return load_campaign(name)
+
+
+def cmd_presets() -> int:
+    from rich.table import Table
+
+    table = Table("preset", "description", "file", title="presets (vpnbench run NAME)", title_justify="left")
+    for name, entry in preset_files().items():
+        data = tomllib.loads(entry.read_text())
+        table.add_row(name, data.get("campaign", {}).get("description", ""), str(entry))
+    console.print(table)
+    return 0
+
+
+def check_report_path(path: str | None) -> Path | None:
+    if path is None:
+        return None
+    out = Path(path)
+    if not out.parent.is_dir():
+        raise UserError(f"--report: directory {str(out.parent)!r} does not exist")
+    return out
+
+
+def cmd_report(db: str, output: str, run_id: str | None) -> int:
+    from vpnbench.report import write_report
+
+    out = check_report_path(output)
+    run_id = write_report(Path(db), out, run_id)
+    console.print(f"wrote the report of run {run_id} to {out}")
+    return 0
+
+
+def cmd_run(campaign: Campaign, db_path: Path, resume: bool, report: Path | None = None) -> int:
     from vpnbench.runner import Runner
     from vpnbench.store import Store
     from vpnbench.tables import summary_tables
@@ -92,6 +147,11 @@ def cmd_run(campaign: Campaign, db_path: Path, resume: bool) -> int:
         store.close()
     console.print(f"{outcome.ok} ok, {outcome.failed} failed, {outcome.skipped} skipped (already done) — "
                   f"results in {db_path} (run {outcome.run_id})")
+    if report is not None:
+        from vpnbench.report import write_report
+
+        write_report(db_path, report, outcome.run_id)
+        console.print(f"report: {report}")
     if outcome.interrupted:
         return 130
     return 1 if outcome.failed else 0
@@ -159,17 +219,21 @@ def dispatch(args) -> int:
     if args.command == "doctor":
         return cmd_doctor(args.json)
     if args.command == "run":
-        campaign = load_campaign(args.campaign) if args.campaign else campaign_from_flags(args)
+        campaign = load_campaign_or_preset(args.campaign) if args.campaign else campaign_from_flags(args)
         if args.campaign and (args.technique or args.measure or args.repetitions or args.name):
             raise UserError("run: give either a campaign file or --technique/--measure flags, not both")
+        report = check_report_path(args.report)
         require_root("run")
-        return cmd_run(campaign, check_db_path(args.db), args.resume)
+        return cmd_run(campaign, check_db_path(args.db), args.resume, report)
     if args.command == "demo":
-        text = package_files.files("vpnbench.campaign").joinpath("presets/demo.toml").read_text()
-        import tomllib
-        campaign = campaign_from_dict(tomllib.loads(text))
+        campaign = load_campaign_or_preset("demo")
+        report = check_report_path(args.report)
         require_root("demo")
-        return cmd_run(campaign, check_db_path(args.db), resume=False)
+        return cmd_run(campaign, check_db_path(args.db), resume=False, report=report)
+    if args.command == "report":
+        return cmd_report(args.db, args.output, args.run)
+    if args.command == "presets":
+        return cmd_presets()
     if args.command == "export":
         return cmd_export(args.db, args.format, args.output)
     if args.command == "cleanup":

@@ -150,7 +150,9 @@ def run_in_vm(command: list[str], memory_mb: int = 2048, cpus: int = 2, timeout:
         share = work / "share"
         share.mkdir()
         image = build_initramfs(version, work)
-        env_words = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env or {}).items())
+        # The guest learns how it is emulated, so results can say "TCG: functional, not performance".
+        env = {"VPNBENCH_VM_ACCEL": "KVM" if kvm else "TCG", **(env or {})}
+        env_words = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         exports = [os.path.abspath(d) for d in writable]
         mounts = "\n".join(f"mkdir -p {shlex.quote(d)} && "
                            f"mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rw{i} {shlex.quote(d)}"

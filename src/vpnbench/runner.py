@@ -185,8 +185,13 @@ class Runner:
             yield progress
 
     def _environment(self, testbed: Testbed) -> dict:
-        return {"vpnbench": __version__, "kernel": platform.release(), "machine": platform.machine(),
-                "hostname": platform.node(), "pinning": testbed.pin_note, "cpu_count": os.cpu_count()}
+        environment = {"vpnbench": __version__, "kernel": platform.release(), "machine": platform.machine(),
+                       "hostname": platform.node(), "pinning": testbed.pin_note, "cpu_count": os.cpu_count()}
+        accel = os.environ.get("VPNBENCH_VM_ACCEL")  # set inside vpnbench's kernel VM
+        if accel:
+            environment["virtualization"] = f"QEMU VM ({accel}" + (": functional, not performance)" if accel == "TCG"
+                                                                   else ")")
+        return environment
 
     def _run_block(self, block: TechniqueBlock, backend: str, cells: list[Cell], testbed: Testbed,
                    resources: RunResources, probe, run_id: str, outcome: RunOutcome, progress) -> None:

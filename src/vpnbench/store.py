@@ -95,9 +95,10 @@ class Store:
         self.db.execute("UPDATE runs SET finished_at = ?, status = ? WHERE run_id = ?", (now_iso(), status, run_id))
         self.db.commit()
 
-    def latest_run(self, campaign: str) -> str | None:
-        row = self.db.execute("SELECT run_id FROM runs WHERE campaign = ? ORDER BY started_at DESC LIMIT 1",
-                              (campaign,)).fetchone()
+    def latest_run(self, campaign: str | None = None) -> str | None:
+        """The newest run of campaign (of any campaign when None)."""
+        where, args = ("WHERE campaign = ?", (campaign,)) if campaign else ("", ())
+        row = self.db.execute(f"SELECT run_id FROM runs {where} ORDER BY started_at DESC LIMIT 1", args).fetchone()
         return row["run_id"] if row else None
 
     def done_keys(self, run_id: str) -> set[str]:

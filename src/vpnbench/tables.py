@@ -1,5 +1,6 @@
 """The tables printed after a run: one per measurement, technique rows, mean ± sd columns."""
 
+import math
 import statistics
 
 from rich.table import Table
@@ -15,15 +16,26 @@ COLUMNS = {
 HOST_COLUMNS = [("client", "client CPU%"), ("server", "server CPU%")]
 
 
+def digits_for(value: float) -> int:
+    """Decimals that keep three significant figures for small values and none for large ones."""
+    return next(d for limit, d in ((100, 0), (10, 1), (1, 2), (0, 3)) if abs(value) >= limit)
+
+
+def format_mean_sd(mean: float, sd: float | None) -> str:
+    """'mean ± sd', or the mean alone when there is no sd (one value)."""
+    if mean is None or math.isnan(mean):
+        return "–"
+    digits = digits_for(mean)
+    if sd is None or math.isnan(sd):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {sd:.{digits}f}"
+
+
 def mean_sd(values: list[float], scale: float) -> str:
     if not values:
         return "–"
     values = [v * scale for v in values]
-    mean = statistics.fmean(values)
-    digits = next(d for limit, d in ((100, 0), (10, 1), (1, 2), (0, 3)) if abs(mean) >= limit)
-    if len(values) == 1:
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} ± {statistics.stdev(values):.{digits}f}"
+    return format_mean_sd(statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else None)
 
 
 def technique_table(cells: list[dict]) -> Table:

@@ -15,6 +15,8 @@ from linkem_helpers import iperf_tcp, iperf_udp, ping, sh
 from vpnbench.impair.bursts import loss_bursts
 from linkem_helpers import linkem, linkem_bin, topo  # noqa: F401  (fixtures)
 
+pytestmark = pytest.mark.exclusive  # boots VMs / builds namespaces: one test session at a time
+
 
 def binom_bounds(n, p, z=4.0):
     sd = math.sqrt(n * p * (1 - p))

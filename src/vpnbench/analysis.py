@@ -1,0 +1,57 @@
+"""Aggregation of stored cells: n, mean, sd, median and a 95 % confidence interval per group.
+
+Cells become a long table (one row per successful cell and metric, host CPU included as
+`<host>_cpu_pct`), grouped by measurement, technique and impairment in the order the run
+met them. The interval is Student's t on the repetitions: with the 3–5 repetitions the
+studies used, the normal 1.96 would understate it by up to a factor of two.
+"""
+
+import math
+
+import pandas as pd
+
+GROUP = ["measurement_label", "technique", "impairment", "metric"]
+# Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom; beyond 30 the
+# normal quantile is within 2 % of them.
+T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+       2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+       2.045, 2.042)
+
+
+def t95(degrees_of_freedom: int) -> float:
+    if degrees_of_freedom < 1:
+        return math.nan
+    return T95[degrees_of_freedom - 1] if degrees_of_freedom <= len(T95) else 1.960
+
+
+def metric_frame(cells: list[dict]) -> pd.DataFrame:
+    """One row per successful cell and numeric metric (host CPU shares become metrics too)."""
+    rows = []
+    for cell in cells:
+        if cell["status"] != "ok":
+            continue
+        values = {name: value for name, value in cell["metrics"].items() if _is_number(value)}
+        for host, facts in cell["hosts"].items():
+            if _is_number(facts.get("cpu_pct")):
+                values[f"{host}_cpu_pct"] = facts["cpu_pct"]
+        for metric, value in values.items():
+            rows.append({"measurement_label": cell["measurement_label"], "measurement": cell["measurement"],
+                         "technique": cell["technique"], "impairment": cell["impairment"],
+                         "repetition": cell["repetition"], "metric": metric, "value": float(value)})
+    return pd.DataFrame(rows, columns=["measurement_label", "measurement", "technique", "impairment",
+                                       "repetition", "metric", "value"])
+
+
+def summarize(frame: pd.DataFrame) -> pd.DataFrame:
+    """n, mean, sd, median and ci95 (half-width) per measurement × technique × impairment × metric."""
+    if frame.empty:
+        return pd.DataFrame(columns=[*GROUP, "n", "mean", "sd", "median", "ci95"])
+    grouped = frame.groupby(GROUP, sort=False)["value"]
+    summary = grouped.agg(n="count", mean="mean", sd="std", median="median").reset_index()
+    summary["ci95"] = [t95(n - 1) * sd / math.sqrt(n) if n > 1 else math.nan
+                       for n, sd in zip(summary["n"], summary["sd"])]
+    return summary
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -1,0 +1,61 @@
+"""The aggregation behind the report (pure functions on hand-made cells)."""
+
+import math
+
+import pytest
+
+from vpnbench.analysis import metric_frame, summarize, t95
+from vpnbench.report import render
+from vpnbench.report.figures import sweep_axis
+
+
+def cell(technique, value, repetition=1, status="ok", impairment="none", delay_us=0.0, label="tcp"):
+    spec = {"delay_us": delay_us, "loss_pct": 0.0}
+    return {"technique": technique, "impairment": impairment, "measurement": "tcp", "measurement_label": label,
+            "repetition": repetition, "status": status, "error": None if status == "ok" else "iperf3 refused",
+            "metrics": {"throughput_bps": value, "setup_time_s": 0.2, "note": "text is not a metric"},
+            "hosts": {"client": {"cpu_pct": 10.0 * repetition, "cpu_per_core_pct": [10.0 * repetition], "cores": [0]},
+                      "server": {"cpu_pct": 5.0}},
+            "technique_params": {"kind": technique, "backend": "userspace"}, "wire_check": "encrypted",
+            "negotiated": {}, "impairment_params": {"egress_spec": spec, "ingress_spec": spec}}
+
+
+def test_t95_is_students_t_then_normal():
+    assert t95(1) == 12.706 and t95(2) == 4.303 and t95(30) == 2.042 and t95(200) == 1.96
+    assert math.isnan(t95(0))
+
+
+def test_summary_mean_sd_ci_and_failed_cells_left_out():
+    cells = [cell("wg", v, rep) for rep, v in enumerate((1e9, 2e9, 3e9), start=1)]
+    cells.append(cell("wg", 100e9, 4, status="failed"))
+    summary = summarize(metric_frame(cells)).set_index("metric")
+    row = summary.loc["throughput_bps"]
+    assert row["n"] == 3 and row["mean"] == 2e9 and row["median"] == 2e9
+    assert row["sd"] == pytest.approx(1e9)
+    assert row["ci95"] == pytest.approx(4.303 * 1e9 / math.sqrt(3))
+    assert summary.loc["client_cpu_pct"]["mean"] == pytest.approx(20.0)
+    assert "note" not in summary.index  # only numbers are metrics
+
+
+def test_one_repetition_has_no_interval():
+    row = summarize(metric_frame([cell("wg", 1e9)])).set_index("metric").loc["throughput_bps"]
+    assert row["n"] == 1 and math.isnan(row["sd"]) and math.isnan(row["ci95"])
+
+
+def test_sweep_axis_found_only_when_one_field_varies():
+    swept = [cell("wg", 1e9, impairment=f"delay {d}ms", delay_us=d * 1000.0) for d in (0, 10, 20)]
+    title, values = sweep_axis(swept)
+    assert title == "delay (ms)" and values == {"delay 0ms": 0.0, "delay 10ms": 10.0, "delay 20ms": 20.0}
+    mixed = swept + [cell("wg", 1e9, impairment="lossy")]
+    mixed[-1]["impairment_params"]["egress_spec"] = {"delay_us": 0.0, "loss_pct": 1.0}
+    assert sweep_axis(mixed) is None  # two fields vary: drawn as categories
+
+
+def test_render_escapes_and_lists_failures():
+    cells = [cell("wg <b>", 1e9), cell("wg <b>", 2e9, 2, status="failed")]
+    info = {"run_id": "abc", "campaign": "c", "started_at": "t0", "finished_at": "t1", "status": "finished",
+            "spec": {"campaign": {}}, "environment": {"kernel": "6.1"}}
+    html = render(info, cells)
+    assert "wg &lt;b&gt;" in html and "wg <b>" not in html
+    assert "1 of 2 cells ok" in html and "iperf3 refused" in html
+    assert html.count("<svg") >= 2

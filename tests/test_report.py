@@ -1,0 +1,83 @@
+"""The HTML report of a real run, opened in a real browser (headless Chromium)."""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+from PIL import Image
+
+from conftest import run_cli
+
+CAMPAIGN = """
+[campaign]
+name = "report-check"
+description = "a short delay sweep for the report"
+[testbed]
+router = true
+[[technique]]
+kind = "baseline"
+[[technique]]
+kind = "wireguard"
+[[impairment]]
+netem = "delay 0..10ms step 5ms"
+[[measurement]]
+kind = "tcp"
+duration = "1s"
+[[measurement]]
+kind = "ping"
+count = 5
+interval = "0.01s"
+"""
+
+
+def chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.fail("chromium is not installed (make test installs it)")
+    return path
+
+
+def browse(html, tmp_path, *args) -> subprocess.CompletedProcess:
+    # Its own profile directory inside tmp_path: nothing is left in ~/.config.
+    return subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                           f"--user-data-dir={tmp_path / 'profile'}", *args, html.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.netns
+def test_report_of_a_real_sweep_renders_in_a_browser(tmp_path, clean_machine):
+    (tmp_path / "c.toml").write_text(CAMPAIGN)
+    db, html = tmp_path / "c.db", tmp_path / "report.html"
+    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(db), "--report", str(html))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert html.is_file()
+
+    dom = browse(html, tmp_path, "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    page = dom.stdout
+    assert "12 of 12 cells ok" in page
+    assert re.search(r"<td>wireguard</td><td>wireguard</td>.*?<td>userspace|<td>kernel", page, re.S)
+    assert 'class="verdict-encrypted">encrypted' in page and 'class="verdict-cleartext">cleartext' in page
+    # Per measurement: a table row per technique × impairment, and lines against the swept delay.
+    assert page.count('<section class="measurement"') == 2
+    assert page.count("delay 10ms") >= 4
+    assert "delay (ms)" in page  # the sweep was recognised as numeric, not drawn as categories
+    assert page.count("<svg") == 2  # tcp throughput and ping RTT against delay, a line per technique
+    assert "None." in page  # no failed cells
+
+    shot = tmp_path / "page.png"
+    assert browse(html, tmp_path, "--window-size=1200,2400", f"--screenshot={shot}").returncode == 0
+    image = Image.open(shot).convert("RGB")
+    assert image.size == (1200, 2400)
+    colours = image.getcolors(maxcolors=1 << 20)
+    assert colours is not None and len(colours) > 50  # text, tables and plot lines, not a blank page
+
+
+def test_report_bad_input_is_one_line(tmp_path):
+    result = run_cli("report", str(tmp_path / "missing.db"), "-o", str(tmp_path / "r.html"))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"vpnbench: error: report: database {str(tmp_path / 'missing.db')!r} does not exist"
+    assert not (tmp_path / "r.html").exists()
+    result = run_cli("run", "smoke", "--report", str(tmp_path / "nodir" / "r.html"))
+    assert result.returncode == 2 and "--report: directory" in result.stderr
