@@ -48,6 +48,10 @@ class KernelProbe(abc.ABC):
     def has_link_type(self, kind: str) -> bool:
         """Can the kernel create an interface of this type (wireguard, macsec, ...)?"""
 
+    def accepts(self, commands: list[list[str]]) -> bool:
+        """Do all these commands succeed in a throwaway namespace (e.g. `ip xfrm state add`)?"""
+        return False
+
 
 class Technique(abc.ABC):
     kind: ClassVar[str]
