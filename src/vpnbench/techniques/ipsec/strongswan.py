@@ -132,7 +132,7 @@ class Charon:
         # $1 is bound over /run in a mount namespace of charon's own; exec keeps the pid charon's.
         self.proc = self.host.spawn(
             ["unshare", "--mount", "--propagation", "private", "sh", "-c", 'mount --bind "$1" /run && exec "$2"',
-             "sh", str(self.dir), CHARON], name="charon", env={"STRONGSWAN_CONF": "/run/strongswan.conf"})
+             "sh", str(self.dir), CHARON], name=f"charon-{self.host.role}", env={"STRONGSWAN_CONF": "/run/strongswan.conf"})
         deadline = time.monotonic() + 10
         while self.swanctl("--stats", check=False).returncode != 0:
             if not self.proc.alive() or time.monotonic() > deadline:
