@@ -227,3 +227,21 @@ def test_parse_swanctl_raw():
     assert got["ike"]["encr-keysize"] == "256" and got["ike"]["initiator-spi"] == "7207"
     assert got["child"]["local-ts"] == ["10.98.0.1/32", "fd98::1/128"] and got["child"]["spi-out"] == "6a22a0b0"
     assert negotiated(parse_vici_raw("list-sas reply {}")) == {}
+
+
+def test_doctor_groups_ipsec_capabilities_by_reason():
+    from vpnbench.doctor import ipsec_rows
+    rows = [{"backend": "kernel", "cipher": c, "available": False, "reason": "no ESP"} for c in ("a", "b")]
+    rows += [{"backend": "userspace", "cipher": "a", "available": True, "reason": ""},
+             {"backend": "userspace", "feature": "ipcomp", "available": False, "reason": "no IPComp"}]
+    assert ipsec_rows(rows) == [("kernel", "a, b", "no", "no ESP"), ("userspace", "a", "yes", ""),
+                                ("userspace", "ipcomp", "no", "no IPComp")]
+
+
+def test_xfrm_probe_asks_for_the_kernel_algorithms():
+    from vpnbench.techniques.ipsec.proposals import xfrm_probe_commands
+    null = xfrm_probe_commands(CIPHERS["null-sha256"], "transport", True)
+    assert null[0][null[0].index("enc") + 1:null[0].index("enc") + 3] == ["ecb(cipher_null)", ""]
+    assert "transport" in null[0] and null[1][-2:] == ["comp", "deflate"]
+    gcm = xfrm_probe_commands(CIPHERS["aes256gcm8"], "tunnel", False)[0]
+    assert gcm[-4:] == ["aead", "rfc4106(gcm(aes))", "0x" + "00" * 36, "64"]  # 256-bit key + 4-byte salt

@@ -13,7 +13,8 @@ from vpnbench.techniques.ipsec.strongswan import missing_software
 
 pytestmark = [pytest.mark.netns, pytest.mark.vm]
 
-# Measurements use inner IPv6: tunnel mode carries both families, transport over IPv6 only IPv6.
+# Measurements use inner IPv6: tunnel mode carries both families (with IPComp only the
+# underlay's), transport mode over IPv6 only IPv6.
 CAMPAIGN = """
 [campaign]
 name = "kernel-ipsec"
@@ -36,10 +37,11 @@ backend = "kernel"
 cipher = "null-sha256"
 [[technique]]
 kind = "ipsec"
-label = "ipcomp"
+label = "ipcomp-v6"
 backend = "kernel"
 cipher = "aes128-sha256"
 ipcomp = true
+family = "ipv6"
 [[measurement]]
 kind = "tcp"
 duration = "1s"
@@ -86,5 +88,5 @@ def test_kernel_ipsec_campaign(tmp_path, kernel_esp, clean_machine):
     assert transport["ike"]["local-host"].startswith("fd00:")
     assert by["chacha-transport-v6"]["wire_check"] == "encrypted"
     assert by["null-sha256"]["wire_check"] == "integrity-only"
-    assert by["ipcomp"]["wire_check"] == "encrypted"
-    assert by["ipcomp"]["negotiated"]["child"].get("cpi-in")  # IPComp was negotiated
+    assert by["ipcomp-v6"]["wire_check"] == "encrypted"
+    assert by["ipcomp-v6"]["negotiated"]["child"].get("cpi-in")  # IPComp was negotiated

@@ -81,7 +81,8 @@ class Ipsec(Technique):
         self.inner_added: list[tuple[str, str]] = []
         cipher = CIPHERS[p.cipher]
         if p.mode == "tunnel":
-            server_addrs, client_addrs = dict(INNER["server"]), dict(INNER["client"])
+            server_addrs = {f: INNER["server"][f] for f in self._inner_families()}
+            client_addrs = {f: INNER["client"][f] for f in self._inner_families()}
         else:
             server_addrs = {p.family: self.ctx.underlay["server"][p.family]}
             client_addrs = {p.family: self.ctx.underlay["client"][p.family]}
@@ -112,12 +113,18 @@ class Ipsec(Technique):
     def _host(self, role: str):
         return self.ctx.client if role == "client" else self.ctx.server
 
+    def _inner_families(self) -> tuple[str, ...]:
+        """Tunnel mode carries both inner families, except with IPComp: the kernel refuses an
+        IPComp SA whose inner family differs from the outer one (connect: File exists)."""
+        return (self.params.family,) if self.params.ipcomp else ("ipv4", "ipv6")
+
     def _side(self, role: str) -> strongswan.Side:
         peer = "server" if role == "client" else "client"
         family = self.params.family
         if self.params.mode == "tunnel":
-            local_ts = f"{INNER[role]['ipv4']}/32,{INNER[role]['ipv6']}/128"
-            remote_ts = f"{INNER[peer]['ipv4']}/32,{INNER[peer]['ipv6']}/128"
+            prefix = {"ipv4": "32", "ipv6": "128"}
+            local_ts = ",".join(f"{INNER[role][f]}/{prefix[f]}" for f in self._inner_families())
+            remote_ts = ",".join(f"{INNER[peer][f]}/{prefix[f]}" for f in self._inner_families())
         else:
             local_ts = remote_ts = "dynamic"
         return strongswan.Side(role, peer, self.ctx.underlay[role][family], self.ctx.underlay[peer][family],
@@ -126,7 +133,8 @@ class Ipsec(Technique):
     def _add_inner(self, role: str) -> None:
         """The inner addresses live on loopback; charon routes the peer's via the SA (table 220)."""
         host = self._host(role)
-        for family, prefix in (("ipv4", "32"), ("ipv6", "128")):
+        for family in self._inner_families():
+            prefix = "32" if family == "ipv4" else "128"
             address = f"{INNER[role][family]}/{prefix}"
             host.run(["ip", "addr", "add", address, "dev", "lo"])
             self.inner_added.append((role, address))

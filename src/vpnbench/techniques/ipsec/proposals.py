@@ -21,7 +21,7 @@ def _aead(bits: int, icv: int) -> tuple[str, ...]:
 
 
 def _cbc(enc: str, key_bytes: int, auth: str, auth_bytes: int, trunc: int) -> tuple[tuple[str, ...], ...]:
-    return (("enc", enc, "0x" + "00" * key_bytes),
+    return (("enc", enc, "0x" + "00" * key_bytes if key_bytes else ""),  # ip wants "" for the null key
             ("auth-trunc", f"hmac({auth})", "0x" + "00" * auth_bytes, str(trunc)))
 
 
@@ -67,5 +67,5 @@ def xfrm_probe_commands(cipher: Cipher, mode: str, ipcomp: bool) -> list[list[st
               "spi", "0x100", "mode", mode, *algs]]
     if ipcomp:
         argvs.append(["ip", "xfrm", "state", "add", "src", "192.0.2.1", "dst", "192.0.2.2", "proto", "comp",
-                      "spi", "0x1234", "mode", mode, "comp", "deflate", ""])
+                      "spi", "0x1234", "mode", mode, "comp", "deflate"])
     return argvs
