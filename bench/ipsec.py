@@ -25,8 +25,8 @@ from results_md import write_section  # noqa: E402
 
 from vpnbench.techniques.ipsec.proposals import CIPHERS  # noqa: E402
 
-SECONDS = 5
-REPETITIONS = 3
+SECONDS = 4
+REPETITIONS = 2
 S1_MBITS = {"baseline": 841.6, "aes128gcm8": 77.7, "aes256gcm8": 71.1, "chacha20poly1305": 320.5}
 
 
