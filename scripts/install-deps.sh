@@ -16,6 +16,8 @@ declare -A need=(
   [wireguard-go]=wireguard-go
   [taskset]=util-linux
   [sysctl]=procps
+  [swanctl]=strongswan-swanctl
+  [openssl]=openssl
 )
 if [ "${1:-}" = kernel ]; then
   need+=([qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio)
@@ -30,6 +32,12 @@ for cmd in "${!need[@]}"; do
 done
 # python3 -m venv needs ensurepip, which Debian ships separately.
 python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+# IPsec: the standalone charon, its userspace data path (kernel-libipsec) and crypto plugins
+# (openssl: AES-GCM/CBC, 3DES, ChaCha20-Poly1305; chapoly as fallback).
+[ -x /usr/lib/ipsec/charon ] || missing+=(strongswan-charon)
+[ -f /usr/lib/ipsec/plugins/libstrongswan-kernel-libipsec.so ] || missing+=(libcharon-extra-plugins)
+[ -f /usr/lib/ipsec/plugins/libstrongswan-openssl.so ] || missing+=(libstrongswan-standard-plugins)
+[ -f /usr/lib/ipsec/plugins/libstrongswan-chapoly.so ] || missing+=(libstrongswan-extra-plugins)
 command -v cargo >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/cargo" ] || missing+=(cargo)
 if [ "${1:-}" = kernel ]; then
   # The VM's initramfs has no libc: it needs the static busybox.

@@ -158,7 +158,7 @@ def cmd_run(campaign: Campaign, db_path: Path, resume: bool, report: Path | None
 
 
 def cmd_doctor(as_json: bool) -> int:
-    from vpnbench.doctor import diagnose
+    from vpnbench.doctor import diagnose, ipsec_rows
     from rich.table import Table
 
     report = diagnose()
@@ -175,6 +175,10 @@ def cmd_doctor(as_json: bool) -> int:
     for row in report["techniques"]:
         techniques.add_row(row["technique"], row["backend"], "yes" if row["available"] else "[red]no[/]", row["reason"])
     console.print(techniques)
+    ipsec = Table("ipsec backend", "ciphers / features", "available", "why not", title="ipsec", title_justify="left")
+    for row in ipsec_rows(report["ipsec"]):
+        ipsec.add_row(*row[:2], row[2] if row[2] == "yes" else f"[red]{row[2]}[/]", row[3])
+    console.print(ipsec)
     impairments = Table("impairment backend", "available", "auto picks it", "why not", title="impairments",
                         title_justify="left")
     for row in report["impairments"]:

@@ -7,6 +7,7 @@ from vpnbench.impair.backends import linkem_binary
 from vpnbench.probe import LocalKernelProbe, has_qdisc
 from vpnbench.resources import RunResources
 from vpnbench.techniques import TECHNIQUES
+from vpnbench.techniques.ipsec import capabilities as ipsec_capabilities
 from vpnbench.testbed import plan_pinning
 from vpnbench.tools import PACKAGES, missing_tool_reason, which
 
@@ -15,6 +16,9 @@ class NoProbe:
     """Without root nothing can be probed; say so instead of guessing."""
 
     def has_link_type(self, kind: str) -> bool:
+        return False
+
+    def accepts(self, commands) -> bool:
         return False
 
 
@@ -42,6 +46,7 @@ def diagnose() -> dict:
             for kind, cls in TECHNIQUES.items()
             for status in cls.backends(probe)
         ]
+        report["ipsec"] = ipsec_capabilities(probe) if root else []
     finally:
         if resources:
             resources.close()
@@ -70,3 +75,15 @@ def _kernel_features(resources: RunResources) -> dict:
         "netem": has_qdisc(resources, "netem"),
         "tun": os.path.exists("/dev/net/tun"),
     }
+
+
+def ipsec_rows(rows: list[dict]) -> list[tuple[str, str, str, str]]:
+    """IPsec per backend: what it can run on one line, then what it cannot, grouped by why."""
+    out = []
+    for backend in dict.fromkeys(row["backend"] for row in rows):
+        groups: dict[str, list[str]] = {}
+        for row in rows:
+            if row["backend"] == backend:
+                groups.setdefault("" if row["available"] else row["reason"], []).append(row.get("cipher") or row["feature"])
+        out += [(backend, ", ".join(names), "no" if reason else "yes", reason) for reason, names in groups.items()]
+    return out

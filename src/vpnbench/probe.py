@@ -21,15 +21,24 @@ class LocalKernelProbe(KernelProbe):
                                                     args + ["link", "probe1", "type", "macsec"]])
         return _probe_in_netns(self.resources, [args + ["type", kind]])
 
+    def accepts(self, commands: list[list[str]]) -> bool:
+        return self._accepts(tuple(tuple(c) for c in commands))
 
-def _probe_in_netns(resources: RunResources, argv_after_netns: list[list[str]]) -> bool:
-    """Run commands in a throwaway namespace; True when the last one succeeds."""
+    @functools.cache
+    def _accepts(self, commands: tuple[tuple[str, ...], ...]) -> bool:
+        return _probe_in_netns(self.resources, [list(c) for c in commands], every=True)
+
+
+def _probe_in_netns(resources: RunResources, argv_after_netns: list[list[str]], every: bool = False) -> bool:
+    """Run commands in a throwaway namespace; True when the last one (every: each one) succeeds."""
     netns = resources.netns_name("probe")
     subprocess.run(["ip", "netns", "add", netns], capture_output=True)
     try:
         result = None
         for argv in argv_after_netns:
             result = subprocess.run(["ip", "netns", "exec", netns, *argv], capture_output=True)
+            if every and result.returncode != 0:
+                return False
         return result is not None and result.returncode == 0
     finally:
         delete_netns(netns)

@@ -235,7 +235,7 @@ class Runner:
         started = time.monotonic()
         try:
             tunnel = technique.up(backend)
-            wait_reachable(testbed.client, tunnel.server_addrs["ipv4"], SETUP_TIMEOUT)
+            wait_reachable(testbed.client, tunnel.server_addrs[tunnel.family], SETUP_TIMEOUT)
             setup_time = time.monotonic() - started
             verdict = self._wire_check(tunnel, testbed, resources)
         except (TechniqueError, RuntimeError, OSError) as exc:
@@ -250,7 +250,7 @@ class Runner:
         if not which("tcpdump"):
             return {"verdict": "not-checked", "detail": "tcpdump not installed (apt-get install tcpdump)"}
         host, iface = testbed.capture_point()
-        verdict = check_wire(tunnel, testbed.client, host, iface, resources)
+        verdict = check_wire(tunnel, testbed.client, host, iface, resources, tunnel.family)
         return dataclasses.asdict(verdict)
 
     def _impairment_params(self, cell: Cell) -> dict:

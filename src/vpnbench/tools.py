@@ -12,6 +12,8 @@ PACKAGES = {
     "wg": "wireguard-tools",
     "wireguard-go": "wireguard-go",
     "taskset": "util-linux",
+    "swanctl": "strongswan-swanctl",
+    "openssl": "openssl",
 }
 
 

@@ -23,6 +23,12 @@ class Tunnel:
     negotiated: dict = dataclasses.field(default_factory=dict)
     procs: list[Proc] = dataclasses.field(default_factory=list)
 
+    @property
+    def family(self) -> str:
+        """The inner family set-up timing and the wire proof use: IPv4 unless the tunnel carries
+        only IPv6 (e.g. IPsec transport mode over an IPv6 underlay)."""
+        return "ipv4" if "ipv4" in self.server_addrs else next(iter(self.server_addrs))
+
 
 @dataclasses.dataclass
 class BackendStatus:
@@ -47,6 +53,10 @@ class KernelProbe(abc.ABC):
     @abc.abstractmethod
     def has_link_type(self, kind: str) -> bool:
         """Can the kernel create an interface of this type (wireguard, macsec, ...)?"""
+
+    def accepts(self, commands: list[list[str]]) -> bool:
+        """Do all these commands succeed in a throwaway namespace (e.g. `ip xfrm state add`)?"""
+        return False
 
 
 class Technique(abc.ABC):

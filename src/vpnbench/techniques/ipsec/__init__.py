@@ -1,0 +1,230 @@
+"""IPsec (IKEv2 + ESP) as the studies ran it: strongSwan, every cipher they compared, with the
+kernel's xfrm data path or strongSwan's userspace one (kernel-libipsec over a TUN device).
+
+Tunnel mode puts an inner address on each host's loopback and protects traffic between
+the inner addresses of both families; transport mode protects traffic between the two
+underlay addresses of `family`. What charon actually negotiated is read back and stored.
+"""
+
+import secrets
+import warnings
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from vpnbench.params import Family, Params
+from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
+from vpnbench.techniques.ipsec import strongswan
+from vpnbench.techniques.ipsec.proposals import CIPHERS, DEFAULT_IKE, PQ_KE, weak_ike_warning, xfrm_probe_commands
+
+INNER = {
+    "client": {"ipv4": "10.98.0.1", "ipv6": "fd98::1"},
+    "server": {"ipv4": "10.98.0.2", "ipv6": "fd98::2"},
+}
+PROPOSAL = r"^[a-z0-9_]+(-[a-z0-9_]+)*$"
+
+
+class IpsecParams(Params):
+    kind: Literal["ipsec"] = "ipsec"
+    implementation: Literal["strongswan", "libreswan"] = "strongswan"
+    backend: Literal["auto", "kernel", "userspace"] = "auto"
+    cipher: Literal[tuple(CIPHERS)] = "aes128gcm16"  # the ESP proposal
+    ike: str = Field(DEFAULT_IKE, pattern=PROPOSAL)  # IKE proposal, strongSwan syntax
+    mode: Literal["tunnel", "transport"] = "tunnel"
+    ipcomp: bool = False
+    family: Family = "ipv4"  # underlay family of IKE and ESP
+    auth: Literal["psk", "pubkey"] = "psk"
+    ppk: bool = False  # RFC 8784 post-quantum preshared key mixed into IKEv2
+    ke: Literal[("none", *PQ_KE)] = "none"  # additional (post-quantum) key exchange
+    l2tp: bool = False  # L2TP/IPsec (xl2tpd over transport mode), as S4 ran it
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.l2tp and self.mode != "transport":
+            raise ValueError("l2tp: L2TP/IPsec runs over transport mode; set mode = \"transport\"")
+        if self.implementation == "libreswan" and self.backend == "userspace":
+            raise ValueError("backend: libreswan has no userspace data path; allowed values: auto, kernel")
+        warning = weak_ike_warning(self.ike)
+        if warning:
+            warnings.warn(warning, stacklevel=2)
+        return self
+
+
+class Ipsec(Technique):
+    kind = "ipsec"
+    Params = IpsecParams
+    description = "IPsec: IKEv2 (strongSwan) with ESP, kernel xfrm or userspace libipsec"
+
+    @classmethod
+    def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
+        """What each data path can do here with the default proposal (doctor lists per cipher)."""
+        return [BackendStatus(name, *_availability(IpsecParams(backend=name), name, probe))
+                for name in ("kernel", "userspace")]
+
+    @classmethod
+    def resolve_backend(cls, params: IpsecParams, probe: KernelProbe) -> str:
+        """kernel where the kernel has ESP (and this cipher), userspace otherwise; a reason when neither."""
+        names = ["kernel", "userspace"] if params.backend == "auto" else [params.backend]
+        reasons = []
+        for name in names:
+            ok, reason = _availability(params, name, probe)
+            if ok:
+                return name
+            reasons.append(f"{name}: {reason}")
+        raise ValueError(("no backend available (" + "; ".join(reasons) + ")") if params.backend == "auto"
+                         else f"backend {params.backend!r} is not available: {reasons[0].split(': ', 1)[1]}")
+
+    def up(self, backend: str) -> Tunnel:
+        p = self.params
+        self.charons: dict[str, strongswan.Charon] = {}
+        self.inner_added: list[tuple[str, str]] = []
+        cipher = CIPHERS[p.cipher]
+        if p.mode == "tunnel":
+            server_addrs = {f: INNER["server"][f] for f in self._inner_families()}
+            client_addrs = {f: INNER["client"][f] for f in self._inner_families()}
+        else:
+            server_addrs = {p.family: self.ctx.underlay["server"][p.family]}
+            client_addrs = {p.family: self.ctx.underlay["client"][p.family]}
+        self.tunnel = Tunnel(
+            backend=backend, server_addrs=server_addrs, client_addrs=client_addrs,
+            protection="encrypted" if cipher.encrypts else "integrity-only",
+            # ESP, or ESP in UDP on 4500 (always so on the userspace path)
+            wire_filter="udp port 4500" if backend == "userspace" else "esp or udp port 4500",
+        )
+        auth = self._credentials()
+        ppk_secret = secrets.token_hex(32) if p.ppk else None
+        for role in ("server", "client"):
+            charon = strongswan.Charon(self._host(role), self.ctx.resources.path(f"swan-{role}"))
+            self.charons[role] = charon
+            if p.mode == "tunnel":
+                self._add_inner(role)
+            self.tunnel.procs.append(charon.start(backend))
+            charon.load(strongswan.swanctl_conf(self._side(role), p, backend, auth[role], ppk_secret),
+                        auth[role]["files"])
+        self.charons["client"].initiate()
+        self.tunnel.negotiated = {"implementation": "strongswan", "asked": p.non_default_settings(),
+                                  **strongswan.negotiated(self.charons["client"].list_sas())}
+        warning = weak_ike_warning(p.ike)
+        if warning:
+            self.tunnel.negotiated["warnings"] = [warning]
+        return self.tunnel
+
+    def _host(self, role: str):
+        return self.ctx.client if role == "client" else self.ctx.server
+
+    def _inner_families(self) -> tuple[str, ...]:
+        """Tunnel mode carries both inner families, except with IPComp: the kernel refuses an
+        IPComp SA whose inner family differs from the outer one (connect: File exists)."""
+        return (self.params.family,) if self.params.ipcomp else ("ipv4", "ipv6")
+
+    def _side(self, role: str) -> strongswan.Side:
+        peer = "server" if role == "client" else "client"
+        family = self.params.family
+        if self.params.mode == "tunnel":
+            prefix = {"ipv4": "32", "ipv6": "128"}
+            local_ts = ",".join(f"{INNER[role][f]}/{prefix[f]}" for f in self._inner_families())
+            remote_ts = ",".join(f"{INNER[peer][f]}/{prefix[f]}" for f in self._inner_families())
+        else:
+            local_ts = remote_ts = "dynamic"
+        return strongswan.Side(role, peer, self.ctx.underlay[role][family], self.ctx.underlay[peer][family],
+                               local_ts, remote_ts)
+
+    def _add_inner(self, role: str) -> None:
+        """The inner addresses live on loopback; charon routes the peer's via the SA (table 220)."""
+        host = self._host(role)
+        for family in self._inner_families():
+            prefix = "32" if family == "ipv4" else "128"
+            address = f"{INNER[role][family]}/{prefix}"
+            host.run(["ip", "addr", "add", address, "dev", "lo"])
+            self.inner_added.append((role, address))
+
+    def _credentials(self) -> dict[str, dict]:
+        """Fresh per bring-up: one PSK, or one key pair per host (raw public keys).
+        Per role: the auth lines of both ends, the secrets section and credential files."""
+        if self.params.auth == "psk":
+            psk = secrets.token_hex(32)
+            creds = {"local": "      auth = psk", "remote": "      auth = psk", "files": {},
+                     "secrets": _section("ike-1", {"id-1": "client@vpnbench", "id-2": "server@vpnbench",
+                                                   "secret": f"0x{psk}"})}
+            return {"client": creds, "server": creds}
+        keys = {role: strongswan.generate_key() for role in ("client", "server")}
+        return {role: {"local": "      auth = pubkey\n      pubkeys = local.pem",
+                       "remote": "      auth = pubkey\n      pubkeys = peer.pem", "secrets": "",
+                       "files": {"private/key.pem": keys[role][0], "pubkey/local.pem": keys[role][1],
+                                 "pubkey/peer.pem": keys[peer][1]}}
+                for role, peer in (("client", "server"), ("server", "client"))}
+
+    def down(self) -> None:
+        if self.tunnel is None:
+            return
+        for role, charon in getattr(self, "charons", {}).items():
+            charon.stop()
+        for role, address in self.inner_added:
+            self._host(role).run(["ip", "addr", "del", address, "dev", "lo"], check=False)
+        if self.tunnel.backend == "kernel":  # a charon killed hard leaves its SAs and policies behind
+            for role in ("client", "server"):
+                self._host(role).run(["ip", "xfrm", "state", "flush"], check=False)
+                self._host(role).run(["ip", "xfrm", "policy", "flush"], check=False)
+        for role in ("client", "server"):
+            self._host(role).run(["ip", "route", "flush", "table", "220"], check=False)
+        self.tunnel = None
+
+
+def _section(name: str, values: dict) -> str:
+    """A swanctl.conf section; a value runs to the end of its line, so one per line."""
+    return "\n".join([f"  {name} {{", *(f"    {k} = {v}" for k, v in values.items()), "  }"])
+
+
+def _availability(params: IpsecParams, backend: str, probe: KernelProbe) -> tuple[bool, str]:
+    """(True, "") when this machine can run params on backend, else (False, why)."""
+    if params.implementation == "libreswan":
+        return False, "libreswan is not supported yet by vpnbench"
+    missing = strongswan.missing_software()
+    if missing:
+        return False, missing
+    if params.ke != "none":
+        return False, (f"ke = {params.ke!r} needs strongSwan 6.0 or later (ML-KEM); "
+                       "the installed strongSwan 5.9 has no post-quantum key exchange")
+    if params.l2tp:
+        return False, "l2tp is not supported yet by vpnbench"
+    cipher = CIPHERS[params.cipher]
+    if backend == "userspace":
+        plugins = strongswan.installed_plugins()
+        if "kernel-libipsec" not in plugins:
+            return False, ("strongSwan's kernel-libipsec plugin is not installed "
+                           "(apt-get install libcharon-extra-plugins)")
+        if not Path("/dev/net/tun").exists():
+            return False, "no /dev/net/tun (the userspace data path needs TUN)"
+        if params.mode != "tunnel":
+            return False, "the userspace data path (libipsec) does tunnel mode only"
+        if params.ipcomp:
+            return False, "the userspace data path (libipsec) has no IPComp"
+        for needed in cipher.plugins:
+            if not needed & plugins:
+                return False, f"cipher {cipher.name}: none of the strongSwan plugins {sorted(needed)} is installed"
+        return True, ""
+    if not probe.accepts(xfrm_probe_commands(CIPHERS["aes128gcm16"], "tunnel", False)):
+        return False, "the kernel has no ESP (xfrm) data path"
+    if not probe.accepts(xfrm_probe_commands(cipher, params.mode, params.ipcomp)):
+        return False, (f"the kernel's xfrm refuses cipher {cipher.name}"
+                       + (" with IPComp" if params.ipcomp else "") + f" in {params.mode} mode")
+    return True, ""
+
+
+def capabilities(probe: KernelProbe) -> list[dict]:
+    """For doctor: per backend, which ciphers (and modes, IPComp) this machine can run."""
+    rows = []
+    for backend in ("kernel", "userspace"):
+        for name in CIPHERS:
+            ok, reason = _availability(IpsecParams(backend=backend, cipher=name), backend, probe)
+            rows.append({"backend": backend, "cipher": name, "available": ok, "reason": reason})
+    extras = {"transport mode": IpsecParams(mode="transport"), "ipcomp": IpsecParams(ipcomp=True),
+              "ppk (RFC 8784)": IpsecParams(ppk=True), "ke = mlkem768": IpsecParams(ke="mlkem768"),
+              "l2tp": IpsecParams(mode="transport", l2tp=True),
+              "libreswan": IpsecParams(implementation="libreswan")}
+    for feature, params in extras.items():
+        for backend in ("kernel", "userspace"):
+            ok, reason = _availability(params, backend, probe)
+            rows.append({"backend": backend, "feature": feature, "available": ok, "reason": reason})
+    return rows

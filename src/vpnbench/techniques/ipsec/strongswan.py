@@ -1,0 +1,231 @@
+"""strongSwan: one charon per host, configured through swanctl over that charon's own vici socket.
+
+The standalone charon writes its pid file to the fixed path /var/run/charon.pid, so each
+charon runs in a private mount namespace where the host's private directory is bound over
+/run: its pid file, vici socket and strongswan.conf all live in that directory, seen as
+/run/... by charon and as the real path by swanctl (`--uri`, `--file`).
+"""
+
+import dataclasses
+import re
+import subprocess
+import time
+from pathlib import Path
+
+from vpnbench.hosts.base import Host, Proc
+from vpnbench.resources import wipe_tree
+
+CHARON = "/usr/lib/ipsec/charon"
+PLUGIN_DIR = Path("/usr/lib/ipsec/plugins")
+# Crypto, credentials and networking; the kernel interface plugin is added per backend.
+BASE_PLUGINS = ("random drbg nonce openssl aes aesni sha1 sha2 hmac gcm chapoly curve25519 gmp kdf "
+                "pem pkcs1 pkcs8 x509 pubkey constraints revocation socket-default vici").split()
+KERNEL_PLUGINS = {"userspace": ["kernel-libipsec", "kernel-netlink"], "kernel": ["kernel-netlink"]}
+
+
+def installed_plugins() -> set[str]:
+    return {p.name.removeprefix("libstrongswan-").removesuffix(".so") for p in PLUGIN_DIR.glob("libstrongswan-*.so")}
+
+
+def missing_software() -> str | None:
+    for path, package in ((CHARON, "strongswan-charon"), ("/usr/sbin/swanctl", "strongswan-swanctl")):
+        if not Path(path).exists():
+            return f"{path} not found; install the Debian package '{package}' (apt-get install {package})"
+    return None
+
+
+@dataclasses.dataclass
+class Side:
+    """Everything one host's charon needs to know."""
+
+    role: str
+    peer_role: str
+    local_addr: str
+    remote_addr: str
+    local_ts: str
+    remote_ts: str
+
+
+def strongswan_conf(backend: str) -> str:
+    """charon's settings as it sees them: /run is the host's private directory."""
+    plugins = [p for p in BASE_PLUGINS + KERNEL_PLUGINS[backend] if p in installed_plugins()]
+    return f"""charon {{
+  load = {' '.join(plugins)}
+  install_virtual_ip = no
+  retransmit_tries = 3
+  retransmit_timeout = 1.0
+  plugins {{
+    vici {{
+      socket = unix:///run/charon.vici
+    }}
+  }}
+  filelog {{
+    stderr {{
+      default = 1
+      flush_line = yes
+    }}
+  }}
+  syslog {{
+    daemon {{
+      default = -1
+    }}
+  }}
+}}
+"""
+
+
+def swanctl_conf(side: Side, params, backend: str, auth: dict[str, str], ppk_secret: str | None) -> str:
+    """One connection with one child; `auth` holds this side's credential lines."""
+    ppk = f"    ppk_id = ppk@vpnbench\n    ppk_required = yes\n" if ppk_secret else ""
+    # libipsec hands ESP to charon's own UDP socket, so ESP is always UDP-encapsulated there.
+    encap = "yes" if backend == "userspace" else "no"
+    return f"""connections {{
+  vpb {{
+    version = 2
+    local_addrs = {side.local_addr}
+    remote_addrs = {side.remote_addr}
+    proposals = {params.ike}
+    encap = {encap}
+    rekey_time = 0
+{ppk}    local {{
+      id = {side.role}@vpnbench
+{auth['local']}
+    }}
+    remote {{
+      id = {side.peer_role}@vpnbench
+{auth['remote']}
+    }}
+    children {{
+      net {{
+        local_ts = {side.local_ts}
+        remote_ts = {side.remote_ts}
+        esp_proposals = {params.cipher}
+        mode = {params.mode}
+        ipcomp = {'yes' if params.ipcomp else 'no'}
+        rekey_time = 0
+      }}
+    }}
+  }}
+}}
+secrets {{
+{auth['secrets']}
+{f"  ppk-1 {{{chr(10)}    id = ppk@vpnbench{chr(10)}    secret = 0x{ppk_secret}{chr(10)}  }}" if ppk_secret else ""}
+}}
+"""
+
+
+class Charon:
+    """One host's charon: start, load the config, initiate, read back, stop."""
+
+    def __init__(self, host: Host, directory: Path):
+        self.host = host
+        self.dir = directory
+        self.proc: Proc | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"unix://{self.dir}/charon.vici"
+
+    def start(self, backend: str) -> Proc:
+        self.host.run(["mkdir", "-p", "-m", "700", str(self.dir)])
+        self.host.write_file(self.dir / "strongswan.conf", strongswan_conf(backend), 0o600)
+        # $1 is bound over /run in a mount namespace of charon's own; exec keeps the pid charon's.
+        self.proc = self.host.spawn(
+            ["unshare", "--mount", "--propagation", "private", "sh", "-c", 'mount --bind "$1" /run && exec "$2"',
+             "sh", str(self.dir), CHARON], name=f"charon-{self.host.role}", env={"STRONGSWAN_CONF": "/run/strongswan.conf"})
+        deadline = time.monotonic() + 10
+        while self.swanctl("--stats", check=False).returncode != 0:
+            if not self.proc.alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"charon did not start: {_tail(self.proc.output())}")
+            time.sleep(0.05)
+        return self.proc
+
+    def swanctl(self, *args: str, check: bool = True, timeout: float = 30.0):
+        # SWANCTL_DIR: swanctl.conf and the credential folders (private/, pubkey/) of this host
+        result = self.host.run(["env", f"SWANCTL_DIR={self.dir / 'swanctl'}", "swanctl", *args, "--uri", self.uri],
+                               check=False, timeout=timeout)
+        if check and not result.ok:
+            raise RuntimeError(f"swanctl {args[0]}: {_tail(result.stdout + result.stderr)}"
+                               f"{'; charon: ' + _tail(self.proc.output()) if self.proc else ''}")
+        return result
+
+    def load(self, config: str, files: dict[str, str]) -> None:
+        """Write swanctl.conf and credential files (path relative to the swanctl dir), load them."""
+        for folder in ("", "private", "pubkey"):
+            self.host.run(["mkdir", "-p", "-m", "700", str(self.dir / "swanctl" / folder)])
+        self.host.write_file(self.dir / "swanctl" / "swanctl.conf", config, 0o600)
+        for name, content in files.items():
+            self.host.write_file(self.dir / "swanctl" / name, content, 0o600)
+        self.swanctl("--load-all", "--noprompt")
+
+    def initiate(self) -> None:
+        self.swanctl("--initiate", "--child", "net", "--timeout", "15", timeout=20)
+
+    def list_sas(self) -> dict:
+        return parse_vici_raw(self.swanctl("--list-sas", "--raw").stdout)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.stop(5)
+        wipe_tree(self.dir)
+
+
+def _tail(text: str, lines: int = 5) -> str:
+    return " | ".join(text.strip().splitlines()[-lines:]) or "no output"
+
+
+TOKEN = re.compile(r"([^\s{}=\[\]]+)=\[([^\]]*)\]"    # key=[a b]
+                   r"|([^\s{}=\[\]]+)=([^\s{}\[\]]*)"  # key=value
+                   r"|([^{}=\[\]]+?)\s*\{"               # name {   (message names have spaces)
+                   r"|(\})")
+
+
+def parse_vici_raw(text: str) -> dict:
+    """`swanctl --raw` prints each vici message as `name {key=value sect {...} list=[a b]}`;
+    returns {message name: [message bodies]} with sections as nested dicts."""
+    messages: dict[str, list] = {}
+    stack: list[tuple[str, dict]] = []
+    for match in TOKEN.finditer(text):
+        list_key, items, key, value, section, close = match.groups()
+        if list_key:
+            stack[-1][1][list_key] = items.split()
+        elif key:
+            stack[-1][1][key] = value
+        elif section:
+            body: dict = {}
+            if stack:
+                stack[-1][1][section.strip()] = body
+            stack.append((section.strip(), body))
+        elif close and stack:
+            name, body = stack.pop()
+            if not stack:
+                messages.setdefault(name, []).append(body)
+    return messages
+
+
+def negotiated(sas: dict) -> dict:
+    """The IKE and CHILD SA actually in use, as charon reports them."""
+    for event in sas.get("list-sa event", []):
+        for ike in event.values():
+            child = next(iter(ike.get("child-sas", {}).values()), None)
+            if not isinstance(child, dict) or ike.get("state") != "ESTABLISHED":
+                continue
+            return {
+                "ike": {key: ike.get(key) for key in ("version", "local-host", "remote-host", "initiator-spi",
+                                                      "responder-spi", "encr-alg", "encr-keysize", "integ-alg",
+                                                      "prf-alg", "dh-group", "ppk") if ike.get(key) is not None},
+                "child": {key: child.get(key) for key in ("mode", "protocol", "encap", "spi-in", "spi-out",
+                                                          "cpi-in", "cpi-out", "encr-alg", "encr-keysize",
+                                                          "integ-alg", "dh-group", "local-ts", "remote-ts")
+                          if child.get(key) is not None},
+            }
+    return {}
+
+
+def generate_key() -> tuple[str, str]:
+    """A fresh ECDSA P-256 key pair (PEM): private key and raw public key, through pipes only."""
+    private = subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"],
+                             capture_output=True, text=True, check=True).stdout
+    public = subprocess.run(["openssl", "pkey", "-pubout"], input=private, capture_output=True, text=True,
+                            check=True).stdout
+    return private, public

@@ -1,0 +1,92 @@
+"""IPsec on the kernel's xfrm data path: transport mode, IPComp, null integrity-only, both
+underlay families. Runs where the kernel has ESP: in the kernel VM (make test-kernel)."""
+
+import json
+
+import pytest
+
+from conftest import run_cli
+from vpnbench.probe import LocalKernelProbe
+from vpnbench.resources import RunResources
+from vpnbench.techniques.ipsec import Ipsec
+from vpnbench.techniques.ipsec.strongswan import missing_software
+
+pytestmark = [pytest.mark.netns, pytest.mark.vm]
+
+# Measurements use inner IPv6: tunnel mode carries both families (with IPComp only the
+# underlay's), transport mode over IPv6 only IPv6.
+CAMPAIGN = """
+[campaign]
+name = "kernel-ipsec"
+[[technique]]
+kind = "ipsec"
+label = "gcm-tunnel-v4"
+cipher = "aes256gcm16"
+[[technique]]
+kind = "ipsec"
+label = "chacha-transport-v6"
+backend = "kernel"
+cipher = "chacha20poly1305"
+mode = "transport"
+family = "ipv6"
+auth = "pubkey"
+[[technique]]
+kind = "ipsec"
+label = "null-sha256"
+backend = "kernel"
+cipher = "null-sha256"
+[[technique]]
+kind = "ipsec"
+label = "ipcomp-v6"
+backend = "kernel"
+cipher = "aes128-sha256"
+ipcomp = true
+family = "ipv6"
+[[measurement]]
+kind = "tcp"
+duration = "1s"
+family = "ipv6"
+[[measurement]]
+kind = "ping"
+count = 5
+interval = "0.05s"
+family = "ipv6"
+"""
+
+
+@pytest.fixture(scope="module")
+def kernel_esp():
+    if missing_software():
+        pytest.skip(missing_software())
+    resources = RunResources()
+    try:
+        status = Ipsec.backends(LocalKernelProbe(resources))[0]
+        if not status.available:
+            pytest.skip(f"kernel IPsec runs in the kernel VM (make test-kernel): {status.reason}")
+    finally:
+        resources.close()
+
+
+def test_kernel_ipsec_campaign(tmp_path, kernel_esp, clean_machine):
+    (tmp_path / "c.toml").write_text(CAMPAIGN)
+    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    run_cli("export", str(tmp_path / "c.db"), "--format", "json", "-o", str(tmp_path / "c.json"))
+    cells = json.loads((tmp_path / "c.json").read_text())
+    assert len(cells) == 8
+    for cell in cells:
+        assert cell["status"] == "ok", (cell["technique"], cell["error"])
+        assert cell["technique_params"]["backend"] == "kernel"  # auto picks kernel where it has ESP
+        assert cell["metrics"]["setup_time_s"] > 0
+        assert "encap" not in cell["negotiated"]["child"]  # plain ESP: charon lists encap only when on
+    by = {c["technique"]: c for c in cells if c["measurement"] == "tcp"}
+    assert by["gcm-tunnel-v4"]["wire_check"] == "encrypted"
+    assert by["gcm-tunnel-v4"]["negotiated"]["child"]["encr-alg"] == "AES_GCM_16"
+    assert by["gcm-tunnel-v4"]["negotiated"]["ike"]["local-host"].startswith("10.")
+    transport = by["chacha-transport-v6"]["negotiated"]
+    assert transport["child"]["mode"] == "TRANSPORT" and transport["child"]["encr-alg"] == "CHACHA20_POLY1305"
+    assert transport["ike"]["local-host"].startswith("fd00:")
+    assert by["chacha-transport-v6"]["wire_check"] == "encrypted"
+    assert by["null-sha256"]["wire_check"] == "integrity-only"
+    assert by["ipcomp-v6"]["wire_check"] == "encrypted"
+    assert by["ipcomp-v6"]["negotiated"]["child"].get("cpi-in")  # IPComp was negotiated
