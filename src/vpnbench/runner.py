@@ -201,6 +201,9 @@ class Runner:
                     technique.down()
                     self._impair(None)  # bring-up time and the wire proof are taken unimpaired
                     bringup = self._bring_up(technique, backend, testbed, resources)
+                    if "tunnel" in bringup and bringup["tunnel"].negotiated.get("warning"):
+                        self.console.print(f"[yellow]{escape(cell.technique)}: "
+                                           f"{escape(bringup['tunnel'].negotiated['warning'])}[/]")
                 impairment_error = self._impair(cell.impairment)
                 record, raw, samples = self._run_cell(cell, technique, bringup, testbed, impairment_error)
                 record.update(run_id=run_id, campaign=self.campaign.name, started_at=started, finished_at=now_iso())

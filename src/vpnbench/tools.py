@@ -12,6 +12,9 @@ PACKAGES = {
     "wg": "wireguard-tools",
     "wireguard-go": "wireguard-go",
     "taskset": "util-linux",
+    "openvpn": "openvpn",
+    "openssl": "openssl",
+    "wpa_supplicant": "wpasupplicant",
 }
 
 
