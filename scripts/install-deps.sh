@@ -15,6 +15,9 @@ declare -A need=(
   [wireguard-go]=wireguard-go
   [taskset]=util-linux
   [sysctl]=procps
+  [openvpn]=openvpn
+  [openssl]=openssl
+  [wpa_supplicant]=wpasupplicant
 )
 if [ "${1:-}" = kernel ]; then
   need+=([qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio)

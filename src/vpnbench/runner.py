@@ -190,7 +190,8 @@ class Runner:
 
     def _run_block(self, block: TechniqueBlock, backend: str, cells: list[Cell], testbed: Testbed,
                    resources: RunResources, probe, run_id: str, outcome: RunOutcome, progress) -> None:
-        ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), resources, probe)
+        ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), resources, probe,
+                               testbed.router)
         technique = TECHNIQUES[block.params.kind](block.params, ctx)
         bringup: dict | None = None
         try:

@@ -3,7 +3,8 @@
 from vpnbench.techniques.base import Technique
 from vpnbench.techniques.baseline import Baseline
 from vpnbench.techniques.external import External
+from vpnbench.techniques.macsec import MACsec
 from vpnbench.techniques.openvpn import OpenVPN
 from vpnbench.techniques.wireguard import WireGuard
 
-TECHNIQUES: dict[str, type[Technique]] = {cls.kind: cls for cls in (Baseline, WireGuard, OpenVPN, External)}
+TECHNIQUES: dict[str, type[Technique]] = {cls.kind: cls for cls in (Baseline, WireGuard, OpenVPN, MACsec, External)}
