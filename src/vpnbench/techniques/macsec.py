@@ -12,7 +12,9 @@ config file) and lets it create the interface and distribute SAKs.
 """
 
 import json
+import re
 import secrets
+import subprocess
 import time
 from typing import Literal
 
@@ -54,6 +56,16 @@ class MACsec(Technique):
         if not probe.has_link_type("macsec"):
             return [BackendStatus("kernel", False, "kernel lacks MACsec (no macsec module)")]
         return [BackendStatus("kernel", True)]
+
+    @classmethod
+    def resolve_backend(cls, params: MACsecParams, probe: KernelProbe) -> str:
+        backend = super().resolve_backend(params, probe)
+        if params.keying == "mka" and params.cipher == "gcm-aes-256" and wpa_supplicant_version() < (2, 11):
+            # wpa_supplicant learnt macsec_csindex (the cipher suite choice) in 2.11; 2.10 speaks GCM-AES-128 only.
+            raise ValueError("keying = 'mka' with cipher = 'gcm-aes-256' needs wpa_supplicant >= 2.11 "
+                             f"(this one is {'.'.join(map(str, wpa_supplicant_version())) or 'missing'}); "
+                             "allowed here: cipher = 'gcm-aes-128', or keying = 'static'")
+        return backend
 
     def up(self, backend: str) -> Tunnel:
         p = self.params
@@ -183,8 +195,19 @@ def _wpa_conf(cak: str, ckn: str, cipher: str, encrypt: bool, priority: int) -> 
     """MKA with a pre-shared CAK/CKN (as S1 ran it). No ctrl_interface: nothing on disk to collide."""
     return "\n".join([
         "eapol_version=3", "ap_scan=0", "network={", "  key_mgmt=NONE", "  eapol_flags=0", "  macsec_policy=1",
-        f"  macsec_integ_only={0 if encrypt else 1}", f"  macsec_csindex={1 if cipher == 'gcm-aes-256' else 0}",
+        f"  macsec_integ_only={0 if encrypt else 1}",
+        *(["  macsec_csindex=1"] if cipher == "gcm-aes-256" else []),  # GCM-AES-128 is the default suite
         f"  mka_cak={cak}", f"  mka_ckn={ckn}", f"  mka_priority={priority}", "}", ""])
+
+
+def wpa_supplicant_version() -> tuple[int, ...]:
+    """(2, 10) for "wpa_supplicant v2.10"; () when it is missing."""
+    try:
+        out = subprocess.run(["wpa_supplicant", "-v"], capture_output=True, text=True).stdout
+    except OSError:
+        return ()
+    match = re.search(r"v(\d+)\.(\d+)", out)
+    return (int(match.group(1)), int(match.group(2))) if match else ()
 
 
 def _route_dev(host, address: str) -> str:
