@@ -22,6 +22,7 @@ from results_md import write_section  # noqa: E402
 
 CIPHERS = ("AES-256-GCM", "AES-128-GCM", "CHACHA20-POLY1305", "AES-256-CBC", "AES-128-CBC")
 REPETITIONS, SECONDS = 3, 5
+NOTE = ' The baseline is a veth pair inside one kernel, so the ratios say how far each cipher falls short of memory speed, not of a real NIC; userspace OpenVPN moves every packet through one single-threaded daemon per side, whose busy share of a core (last column) is the limit.'
 
 
 def campaign() -> str:
@@ -81,7 +82,7 @@ def main() -> None:
     body = (f"Machine: {platform.node()}, kernel {platform.release()}, {os.cpu_count()} CPUs; OpenVPN "
             f"{_openvpn_version()} userspace (no DCO in this kernel), TLS mode, tun, one iperf3 TCP stream "
             f"{SECONDS} s, median of {REPETITIONS}, all in one run (`bench/openvpn.py`). Host CPU = busy share of "
-            "the host's pinned core (client CPU 0, server CPU 1), softirq included.\n\n" + "\n".join(rows))
+            "the host's pinned core (client CPU 0, server CPU 1), softirq included." + NOTE + "\n\n" + "\n".join(rows))
     write_section("openvpn", body)
 
 
