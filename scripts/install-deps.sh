@@ -18,6 +18,8 @@ declare -A need=(
   [sysctl]=procps
   [swanctl]=strongswan-swanctl
   [openssl]=openssl
+  [openvpn]=openvpn
+  [wpa_supplicant]=wpasupplicant
 )
 if [ "${1:-}" = kernel ]; then
   need+=([qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio)

@@ -72,6 +72,7 @@ def _kernel_features(resources: RunResources) -> dict:
     return {
         "wireguard": probe.has_link_type("wireguard"),
         "macsec": probe.has_link_type("macsec"),
+        "openvpn_dco": probe.has_link_type("ovpn-dco"),
         "netem": has_qdisc(resources, "netem"),
         "tun": os.path.exists("/dev/net/tun"),
     }

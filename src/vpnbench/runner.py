@@ -195,7 +195,8 @@ class Runner:
 
     def _run_block(self, block: TechniqueBlock, backend: str, cells: list[Cell], testbed: Testbed,
                    resources: RunResources, probe, run_id: str, outcome: RunOutcome, progress) -> None:
-        ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), resources, probe)
+        ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), resources, probe,
+                               testbed.router)
         technique = TECHNIQUES[block.params.kind](block.params, ctx)
         bringup: dict | None = None
         try:
@@ -206,6 +207,9 @@ class Runner:
                     technique.down()
                     self._impair(None)  # bring-up time and the wire proof are taken unimpaired
                     bringup = self._bring_up(technique, backend, testbed, resources)
+                    if "tunnel" in bringup and bringup["tunnel"].negotiated.get("warning"):
+                        self.console.print(f"[yellow]{escape(cell.technique)}: "
+                                           f"{escape(bringup['tunnel'].negotiated['warning'])}[/]")
                 impairment_error = self._impair(cell.impairment)
                 record, raw, samples = self._run_cell(cell, technique, bringup, testbed, impairment_error)
                 record.update(run_id=run_id, campaign=self.campaign.name, started_at=started, finished_at=now_iso())

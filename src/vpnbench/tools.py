@@ -14,6 +14,8 @@ PACKAGES = {
     "taskset": "util-linux",
     "swanctl": "strongswan-swanctl",
     "openssl": "openssl",
+    "openvpn": "openvpn",
+    "wpa_supplicant": "wpasupplicant",
 }
 
 

@@ -41,9 +41,10 @@ class TechniqueContext:
     """What a technique may use: the two hosts, the underlay addresses and a private directory."""
 
     def __init__(self, client: Host, server: Host, underlay: dict[str, dict[str, str]],
-                 resources: RunResources, probe_kernel: "KernelProbe"):
+                 resources: RunResources, probe_kernel: "KernelProbe", router: Host | None = None):
         self.client = client
         self.server = server
+        self.router = router  # for techniques that protect one link of the path (MACsec)
         self.underlay = underlay  # role -> family -> address
         self.resources = resources
         self.probe_kernel = probe_kernel

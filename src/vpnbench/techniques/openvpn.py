@@ -1,0 +1,280 @@
+"""OpenVPN 2.6 in point-to-point mode: TLS (a throwaway CA per bring-up) or a static key.
+
+Both daemons run in the foreground, spawned on their hosts, so the run owns them (no
+--daemon, no pid or status files, no management socket: nothing two instances in two
+namespaces could collide on). Every path handed to openvpn is absolute. Keys are written
+0600 into the run's private directory and wiped at down(); none is ever on a command line.
+"""
+
+import re
+import secrets
+import subprocess
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from vpnbench.errors import TechniqueError
+from vpnbench.params import Family, Params, Size
+from vpnbench.resources import wipe_file
+from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
+from vpnbench.tools import missing_tool_reason, which
+
+INNER = {
+    "client": {"ipv4": "10.98.0.1", "ipv6": "fd98::1"},
+    "server": {"ipv4": "10.98.0.2", "ipv6": "fd98::2"},
+}
+AEAD = ("AES-256-GCM", "AES-128-GCM", "CHACHA20-POLY1305")
+CBC = ("AES-256-CBC", "AES-128-CBC")
+STATIC_WARNING = ("static-key mode is deprecated in OpenVPN 2.6 and removed in 2.7: no forward secrecy, "
+                  "one key for the whole run (kept for S1's comparison)")
+READY = "Initialization Sequence Completed"
+START_TIMEOUT = 20.0
+
+
+class OpenVPNParams(Params):
+    kind: Literal["openvpn"] = "openvpn"
+    backend: Literal["auto", "dco", "userspace"] = "auto"
+    transport: Literal["udp", "tcp"] = "udp"
+    mode: Literal["tls", "static"] = "tls"
+    cipher: Literal["AES-256-GCM", "AES-128-GCM", "CHACHA20-POLY1305", "AES-256-CBC", "AES-128-CBC"] = \
+        Field("AES-256-GCM", validate_default=True)  # checked against mode even when left out
+    auth: Literal["SHA256", "SHA384", "SHA512", "SHA1"] = "SHA256"  # HMAC of the CBC ciphers
+    dev: Literal["tun", "tap"] = Field("tun", validate_default=True)
+    family: Family = "ipv4"  # underlay family of the outer packets
+    port: int = Field(1194, ge=1, le=65535)
+    # Tuning passed through to both daemons (None: OpenVPN's default).
+    sndbuf: Size | None = None
+    rcvbuf: Size | None = None
+    fragment: int | None = Field(None, ge=68, le=65535)
+    mssfix: int | None = Field(None, ge=0, le=65535)
+    replay_window: int | None = Field(None, ge=0, le=65535)  # S1: a wider window survives jitter
+    tun_mtu: int | None = Field(None, ge=576, le=65535)
+
+    # Field validators run in declaration order, so the fields they look at are already in info.data.
+    @field_validator("cipher")
+    @classmethod
+    def _static_needs_cbc(cls, cipher: str, info: ValidationInfo) -> str:
+        if info.data.get("mode") == "static" and cipher not in CBC:
+            raise ValueError(f"{cipher!r} is not allowed with mode = 'static' (OpenVPN refuses AEAD ciphers "
+                             f"without TLS); allowed values: {', '.join(repr(c) for c in CBC)}")
+        if info.data.get("backend") == "dco" and cipher not in AEAD:
+            raise ValueError(f"{cipher!r} is not allowed with backend = 'dco'; allowed values: "
+                             + ", ".join(repr(c) for c in AEAD))
+        return cipher
+
+    @field_validator("dev")
+    @classmethod
+    def _dco_needs_tun(cls, dev: str, info: ValidationInfo) -> str:
+        if info.data.get("backend") == "dco" and (dev != "tun" or info.data.get("mode") != "tls"):
+            raise ValueError("backend = 'dco' needs dev = 'tun' and mode = 'tls'; use backend = 'userspace'")
+        return dev
+
+    @field_validator("fragment", "replay_window")
+    @classmethod
+    def _udp_only(cls, value, info: ValidationInfo):
+        if value is not None and info.data.get("transport") != "udp":
+            raise ValueError("works only with transport = 'udp'")
+        return value
+
+
+class OpenVPN(Technique):
+    kind = "openvpn"
+    Params = OpenVPNParams
+    description = "OpenVPN 2.6 (TLS or static key, UDP or TCP)"
+
+    @classmethod
+    def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
+        if not which("openvpn"):
+            reason = missing_tool_reason("openvpn")
+            return [BackendStatus("dco", False, reason), BackendStatus("userspace", False, reason)]
+        dco = probe.has_link_type("ovpn-dco")
+        return [BackendStatus("dco", dco, "" if dco else "kernel lacks OpenVPN DCO (no ovpn-dco module)"),
+                BackendStatus("userspace", True)]
+
+    @classmethod
+    def resolve_backend(cls, params: OpenVPNParams, probe: KernelProbe) -> str:
+        # DCO only carries AEAD ciphers over TLS on tun: anything else is userspace, even under auto.
+        if params.backend == "auto" and (params.cipher not in AEAD or params.mode != "tls" or params.dev != "tun"):
+            params = params.model_copy(update={"backend": "userspace"})
+        return super().resolve_backend(params, probe)
+
+    def up(self, backend: str) -> Tunnel:
+        p = self.params
+        self.files: list[Path] = []
+        self.tunnel = Tunnel(
+            backend=backend,
+            server_addrs=dict(INNER["server"]),
+            client_addrs=dict(INNER["client"]),
+            protection="encrypted",
+            wire_filter=f"{p.transport} port {p.port}",
+            negotiated={"mode": p.mode, "transport": p.transport, "dev": p.dev, "underlay_family": p.family},
+        )
+        if p.mode == "static":
+            self.tunnel.negotiated["warning"] = STATIC_WARNING
+        secrets_args = self._static_key() if p.mode == "static" else self._tls_material()
+        for role in ("server", "client"):  # the server first, so the client's first packet finds it
+            host = self._host(role)
+            argv = ["openvpn", *self._common_args(role, backend), *secrets_args[role]]
+            self.tunnel.procs.append(host.spawn(argv, name="openvpn"))
+        self._wait_ready()
+        return self.tunnel
+
+    def _host(self, role: str):
+        return self.ctx.client if role == "client" else self.ctx.server
+
+    def _common_args(self, role: str, backend: str) -> list[str]:
+        p = self.params
+        peer = "client" if role == "server" else "server"
+        fam = "4" if p.family == "ipv4" else "6"
+        iface = self.ctx.resources.iface_name("o" + role[0])
+        args = ["--dev", iface, "--dev-type", p.dev, "--cd", str(self.ctx.resources.dir),
+                "--verb", "3", "--cipher", p.cipher, "--auth", p.auth]
+        if p.transport == "udp":
+            args += ["--proto", f"udp{fam}"]
+        else:
+            args += ["--proto", f"tcp{fam}-{role}"]
+        if role == "server":
+            args += ["--lport", str(p.port), "--local", self.ctx.underlay["server"][p.family]]
+        else:
+            args += ["--nobind", "--remote", self.ctx.underlay["server"][p.family], str(p.port)]
+        if p.dev == "tun":
+            args += ["--ifconfig", INNER[role]["ipv4"], INNER[peer]["ipv4"],
+                     "--ifconfig-ipv6", f"{INNER[role]['ipv6']}/64", INNER[peer]["ipv6"]]
+        else:
+            args += ["--ifconfig", INNER[role]["ipv4"], "255.255.255.0",
+                     "--ifconfig-ipv6", f"{INNER[role]['ipv6']}/64", INNER[peer]["ipv6"]]
+        if backend == "userspace":
+            args.append("--disable-dco")
+        for name in ("sndbuf", "rcvbuf", "fragment", "mssfix", "tun_mtu"):
+            value = getattr(p, name)
+            if value is not None:
+                args += ["--" + name.replace("_", "-"), str(value)]
+        if p.replay_window is not None:
+            args += ["--replay-window", str(p.replay_window)]
+        # A dead peer is noticed within seconds, so the runner's health check sees it.
+        args += ["--ping", "2", "--ping-exit", "30"]
+        return args
+
+    def _static_key(self) -> dict[str, list[str]]:
+        key = self._secret("ovpn-static.key", static_key_file())
+        # Key direction: each side uses the other half for sending, so the two directions differ.
+        return {"server": ["--secret", str(key), "0"], "client": ["--secret", str(key), "1"]}
+
+    def _tls_material(self) -> dict[str, list[str]]:
+        """A throwaway CA and one certificate per side, made with the openssl CLI; the CA key
+        is wiped as soon as both certificates are signed."""
+        pki = generate_pki(self.ctx.resources.dir, self._secret)
+        tls_crypt = self._secret("ovpn-tls-crypt.key", static_key_file())
+        self.tunnel.negotiated["certificates"] = "throwaway CA, EC P-256, per bring-up"
+        common = ["--ca", str(pki["ca.crt"]), "--tls-crypt", str(tls_crypt), "--data-ciphers", self.params.cipher]
+        return {
+            "server": ["--tls-server", "--dh", "none", "--cert", str(pki["server.crt"]),
+                       "--key", str(pki["server.key"]), "--remote-cert-tls", "client", *common],
+            "client": ["--tls-client", "--cert", str(pki["client.crt"]), "--key", str(pki["client.key"]),
+                       "--remote-cert-tls", "server", *common],
+        }
+
+    def _secret(self, name: str, content: str) -> Path:
+        """Write a file 0600 in the run directory; every one is wiped at down()."""
+        path = self.ctx.resources.path(name)
+        for role in ("server", "client"):  # one shared directory here; on remote hosts each needs its copy
+            self._host(role).write_file(path, content, 0o600)
+        self.files.append(path)
+        return path
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            logs = [proc.output() for proc in self.tunnel.procs]
+            if all(READY in log for log in logs):
+                break
+            for proc, log in zip(self.tunnel.procs, logs):
+                if not proc.alive():
+                    raise TechniqueError(f"openvpn ({'server' if proc is self.tunnel.procs[0] else 'client'}) "
+                                         f"exited: {_tail(log)}")
+            if time.monotonic() > deadline:
+                raise TechniqueError(f"openvpn did not connect within {START_TIMEOUT:g} s: {_tail(logs[1])}")
+            time.sleep(0.05)
+        self.tunnel.negotiated.update(parse_negotiated(logs[1]))
+        cipher = self.tunnel.negotiated.get("cipher")
+        if cipher is not None and cipher.upper() != self.params.cipher:
+            raise TechniqueError(f"openvpn negotiated {cipher}, not the asked {self.params.cipher}")
+
+    def down(self) -> None:
+        if self.tunnel is None:
+            return
+        for proc in self.tunnel.procs:
+            proc.stop()
+        for path in self.files:
+            wipe_file(path)
+        self.tunnel = None
+
+
+def parse_negotiated(log: str) -> dict[str, str]:
+    """What the client's log says the data and control channels really use."""
+    found = {}
+    data = re.search(r"Data Channel: cipher '([^']+)'(?:, auth '([^']+)')?", log)
+    if data:
+        found["cipher"] = data.group(1)
+        if data.group(2) and data.group(2) != "[null-digest]":
+            found["auth"] = data.group(2)
+    static = re.search(r"Data Channel Encrypt: Cipher '([^']+)'", log)
+    if static and not data:
+        found["cipher"] = static.group(1)
+    auth = re.search(r"Data Channel Encrypt: Using \d+ bit message hash '([^']+)'", log)
+    if auth and not data:
+        found["auth"] = auth.group(1)
+    control = re.search(r"Control Channel: (TLSv[\d.]+), cipher \S+ ([^,\s]+)", log)
+    if control:
+        found["control_channel"] = f"{control.group(1)} {control.group(2)}"
+    return found
+
+
+def static_key_file() -> str:
+    """An OpenVPN static key (2048 random bits, its own PEM-like format), made in memory."""
+    hexed = secrets.token_bytes(256).hex()
+    lines = [hexed[i:i + 32] for i in range(0, len(hexed), 32)]
+    return "\n".join(["-----BEGIN OpenVPN Static key V1-----", *lines, "-----END OpenVPN Static key V1-----", ""])
+
+
+def generate_pki(directory: Path, write_secret) -> dict[str, Path]:
+    """CA, server and client certificates. Private keys leave openssl on its stdout and are
+    written 0600 by write_secret; certificates are public."""
+    files: dict[str, Path] = {}
+
+    def key(name: str) -> Path:
+        pem = _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256")
+        files[name] = write_secret(name, pem)
+        return files[name]
+
+    def cert(name: str, pem: str) -> Path:
+        files[name] = write_secret(name, pem)  # 0600 and wiped too: harmless for a public file
+        return files[name]
+
+    ca_key = key("ovpn-ca.key")
+    cert("ca.crt", _openssl("req", "-x509", "-new", "-key", str(ca_key), "-subj", "/CN=vpnbench throwaway CA",
+                            "-days", "2", "-addext", "basicConstraints=critical,CA:TRUE",
+                            "-addext", "keyUsage=critical,keyCertSign,cRLSign"))
+    for role, usage in (("server", "serverAuth"), ("client", "clientAuth")):
+        leaf_key = key(f"{role}.key")
+        csr = _openssl("req", "-new", "-key", str(leaf_key), "-subj", f"/CN=vpnbench-{role}",
+                       "-addext", "keyUsage=critical,digitalSignature,keyAgreement",
+                       "-addext", f"extendedKeyUsage={usage}")
+        cert(f"{role}.crt", _openssl("x509", "-req", "-CA", str(files["ca.crt"]), "-CAkey", str(ca_key),
+                                     "-days", "2", "-set_serial", str(secrets.randbits(63)),
+                                     "-copy_extensions", "copyall", stdin=csr))
+    wipe_file(ca_key)  # nothing else is ever signed with it
+    return files
+
+
+def _openssl(*args: str, stdin: str | None = None) -> str:
+    proc = subprocess.run(["openssl", *args], input=stdin, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise TechniqueError(f"openssl {args[0]} failed: {proc.stderr.strip().splitlines()[-1:]}")
+    return proc.stdout
+
+
+def _tail(log: str, lines: int = 5) -> str:
+    return " | ".join(log.strip().splitlines()[-lines:]) or "no output"

@@ -1,0 +1,175 @@
+"""OpenVPN natively: every valid cipher x transport x mode through a real run, validation, key hygiene."""
+
+import json
+import stat
+
+import pytest
+
+from conftest import run_cli
+from vpnbench.campaign import campaign_from_dict
+from vpnbench.errors import UserError
+from vpnbench.probe import LocalKernelProbe
+from vpnbench.runner import wait_reachable
+from vpnbench.techniques.base import TechniqueContext
+from vpnbench.techniques.openvpn import AEAD, CBC, OpenVPN, OpenVPNParams, parse_negotiated, static_key_file
+from vpnbench.tools import which
+
+needs_openvpn = pytest.mark.skipif(not which("openvpn"), reason="openvpn not installed (apt-get install openvpn)")
+
+COMBOS = [(mode, cipher, transport)
+          for transport in ("udp", "tcp")
+          for mode, ciphers in (("tls", AEAD + CBC), ("static", CBC))
+          for cipher in ciphers]
+
+
+def campaign(techniques: list[dict]) -> dict:
+    return {"campaign": {"name": "ovpn"}, "technique": techniques,
+            "measurement": [{"kind": "tcp", "duration": "1s"},
+                            {"kind": "udp", "rate": "20M", "duration": "1s", "length": 1200},
+                            {"kind": "ping", "count": 5, "interval": "0.05s"}]}
+
+
+@pytest.mark.parametrize("entry, expected", [
+    ({"mode": "static", "cipher": "AES-256-GCM"},
+     "technique[1].cipher: 'AES-256-GCM' is not allowed with mode = 'static' (OpenVPN refuses AEAD ciphers "
+     "without TLS); allowed values: 'AES-256-CBC', 'AES-128-CBC'"),
+    ({"mode": "static", "cipher": "CHACHA20-POLY1305"}, "allowed values: 'AES-256-CBC', 'AES-128-CBC'"),
+    ({"cipher": "BF-CBC"}, "technique[1].cipher: 'BF-CBC' is not allowed; allowed values: 'AES-256-GCM'"),
+    ({"transport": "sctp"}, "technique[1].transport: 'sctp' is not allowed; allowed values: 'udp', 'tcp'"),
+    ({"transport": "tcp", "replay_window": 512}, "technique[1].replay_window: works only with transport = 'udp'"),
+    ({"backend": "dco", "cipher": "AES-256-CBC"}, "technique[1].cipher: 'AES-256-CBC' is not allowed with backend"),
+    ({"backend": "dco", "dev": "tap"}, "technique[1].dev: backend = 'dco' needs dev = 'tun'"),
+    ({"sndbuf": "fast"}, "technique[1].sndbuf:"),
+    ({"ciphers": "x"}, "technique[1].ciphers: unknown key"),
+])
+def test_bad_input_names_the_field_and_allowed_values(entry, expected):
+    with pytest.raises(UserError) as info:
+        campaign_from_dict(campaign([{"kind": "openvpn", **entry}]))
+    assert expected in str(info.value) and str(info.value).startswith("technique[1]."), str(info.value)
+
+
+def test_bad_input_exits_2_before_anything_is_touched(tmp_path):
+    (tmp_path / "c.toml").write_text('[[technique]]\nkind = "openvpn"\nmode = "static"\n'
+                                     '[[measurement]]\nkind = "ping"\n')
+    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
+    assert result.returncode == 2
+    assert "technique[1].cipher: 'AES-256-GCM' is not allowed with mode = 'static'" in result.stderr
+    assert not (tmp_path / "c.db").exists()
+
+
+def test_auto_backend_is_userspace_where_dco_cannot_carry_it():
+    class NoDco:
+        def has_link_type(self, kind):
+            return False
+
+    class Dco:
+        def has_link_type(self, kind):
+            return kind == "ovpn-dco"
+
+    if not which("openvpn"):
+        pytest.skip("openvpn not installed")
+    assert OpenVPN.resolve_backend(OpenVPNParams(), NoDco()) == "userspace"
+    assert OpenVPN.resolve_backend(OpenVPNParams(), Dco()) == "dco"
+    static = OpenVPNParams(mode="static", cipher="AES-128-CBC")
+    assert OpenVPN.resolve_backend(static, Dco()) == "userspace"
+    with pytest.raises(ValueError, match="kernel lacks OpenVPN DCO"):
+        OpenVPN.resolve_backend(OpenVPNParams(backend="dco"), NoDco())
+
+
+def test_negotiated_is_read_from_the_log():
+    tls = ("Control Channel: TLSv1.3, cipher TLSv1.3 TLS_AES_256_GCM_SHA384, peer certificate: 256 bits\n"
+           "Data Channel: cipher 'AES-128-CBC', auth 'SHA256', peer-id: 0\n")
+    assert parse_negotiated(tls) == {"cipher": "AES-128-CBC", "auth": "SHA256",
+                                     "control_channel": "TLSv1.3 TLS_AES_256_GCM_SHA384"}
+    aead = "Data Channel: cipher 'AES-256-GCM', peer-id: 0\n"
+    assert parse_negotiated(aead) == {"cipher": "AES-256-GCM"}
+    static = ("Data Channel Encrypt: Cipher 'AES-256-CBC' initialized with 256 bit key\n"
+              "Data Channel Encrypt: Using 512 bit message hash 'SHA512' for HMAC authentication\n")
+    assert parse_negotiated(static) == {"cipher": "AES-256-CBC", "auth": "SHA512"}
+
+
+def test_static_keys_are_fresh_and_well_formed():
+    one, two = static_key_file(), static_key_file()
+    assert one != two
+    lines = one.strip().splitlines()
+    assert lines[0] == "-----BEGIN OpenVPN Static key V1-----" and lines[-1] == "-----END OpenVPN Static key V1-----"
+    assert len(lines) == 18 and all(len(line) == 32 and int(line, 16) >= 0 for line in lines[1:-1])
+
+
+@needs_openvpn
+@pytest.mark.netns
+def test_every_cipher_transport_mode_passes_traffic_and_the_proof(tmp_path, clean_machine):
+    """14 combinations plus tap, an IPv6 underlay and the tuning passthrough: 16 techniques x 3 cells."""
+    techniques = [{"kind": "openvpn", "label": f"{mode}-{cipher}-{transport}", "mode": mode,
+                   "cipher": cipher, "transport": transport} for mode, cipher, transport in COMBOS]
+    techniques += [{"kind": "openvpn", "label": "tap-v6", "dev": "tap", "family": "ipv6"},
+                   {"kind": "openvpn", "label": "tuned", "cipher": "CHACHA20-POLY1305", "replay_window": 1024,
+                    "sndbuf": "512K", "rcvbuf": "512K", "mssfix": 1400}]
+    (tmp_path / "c.toml").write_text(_toml(campaign(techniques)))
+    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"), timeout=400)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "static-key mode is deprecated" in result.stderr  # the static-key warning is shown
+    run_cli("export", str(tmp_path / "c.db"), "--format", "json", "-o", str(tmp_path / "out.json"))
+    cells = json.loads((tmp_path / "out.json").read_text())
+    assert len(cells) == len(techniques) * 3
+    for cell in cells:
+        label = cell["technique"]
+        assert cell["status"] == "ok", (label, cell["error"])
+        assert cell["wire_check"] == "encrypted", label
+        assert cell["technique_params"]["backend"] == "userspace"
+        assert cell["negotiated"]["cipher"] == cell["technique_params"]["cipher"], label
+        assert 0 < cell["metrics"]["setup_time_s"] < 15
+        assert all("openvpn" in cell["hosts"][role]["procs_cpu_pct"] for role in ("client", "server"))
+        if cell["technique_params"]["mode"] == "static":
+            assert "deprecated" in cell["negotiated"]["warning"]
+        if cell["measurement"] == "tcp":
+            assert cell["metrics"]["throughput_bps"] > 10e6, label
+            assert all(cell["hosts"][role]["procs_cpu_pct"]["openvpn"] > 5 for role in ("client", "server"))
+        if cell["measurement"] == "udp":
+            assert cell["metrics"]["received_packets"] > 0, label
+        if cell["measurement"] == "ping":
+            assert cell["metrics"]["loss_pct"] < 50, label
+
+
+def _toml(data: dict) -> str:
+    """Just enough TOML for these campaigns (tables of scalars)."""
+    def value(v):
+        return json.dumps(v) if not isinstance(v, bool) else str(v).lower()
+    out = ["[campaign]"] + [f"{k} = {value(v)}" for k, v in data["campaign"].items()]
+    for section in ("technique", "measurement"):
+        for entry in data[section]:
+            out += ["", f"[[{section}]]"] + [f"{k} = {value(v)}" for k, v in entry.items()]
+    return "\n".join(out) + "\n"
+
+
+@needs_openvpn
+@pytest.mark.netns
+def test_keys_are_private_never_on_a_command_line_and_wiped(testbed):
+    ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), testbed.resources,
+                           LocalKernelProbe(testbed.resources))
+    technique = OpenVPN(OpenVPNParams(replay_window=2048, sndbuf="256K"), ctx)
+    try:
+        tunnel = technique.up("userspace")
+        wait_reachable(testbed.client, tunnel.server_addrs["ipv6"], 10)
+        secret_files = [p for p in ctx.resources.dir.iterdir() if p.suffix in (".key", ".crt")]
+        assert {p.name for p in secret_files} == {"ca.crt", "server.key", "server.crt", "client.key",
+                                                  "client.crt", "ovpn-tls-crypt.key"}  # the CA key is gone
+        assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in secret_files)
+        for proc in tunnel.procs:
+            argv = open(f"/proc/{_openvpn_pid(proc.pid)}/cmdline").read().split("\0")
+            assert "--replay-window" in argv and "2048" in argv and "262144" in argv  # passthrough
+            assert all(arg.startswith("/") for arg in argv if arg.endswith((".key", ".crt")))  # absolute paths
+            assert not any("BEGIN" in arg for arg in argv)  # no key material on the command line
+            for key in secret_files:
+                assert key.read_text().strip() not in proc.output()  # nor in a log
+        tunnel.procs[1].stop()
+        assert "openvpn exited" in technique.failure()
+    finally:
+        technique.down()
+    assert not [p for p in ctx.resources.dir.iterdir() if p.suffix in (".key", ".crt")]
+
+
+def _openvpn_pid(wrapper_pid: int) -> int:
+    """ip netns exec and taskset exec into openvpn, so the spawned pid is openvpn's."""
+    assert open(f"/proc/{wrapper_pid}/comm").read().strip() == "openvpn"
+    return wrapper_pid
