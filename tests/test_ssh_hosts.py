@@ -145,6 +145,7 @@ def test_sshd_killed_mid_run_fails_cells_with_a_reason_and_ends_cleanly(tmp_path
     assert proc.returncode == 1, out + err
     cells = export(db, tmp_path / "k.json")
     failed = [c for c in cells if c["status"] == "failed"]
+    print([(c["technique"], c["measurement"], c["error"]) for c in cells])
     assert failed and all(c["error"] for c in failed)
     assert any("ssh" in c["error"] or "10.203.0.4" in c["error"] or "255" in c["error"] for c in failed), \
         [c["error"] for c in failed]

@@ -281,10 +281,11 @@ class SshTestbed(Testbed):
     names the interfaces and addresses), or the VM testbed built it before connecting."""
 
     def __init__(self, spec: TestbedSpec, resources: RunResources, targets: dict[str, SshTarget] | None = None,
-                 prefix: list[str] = ()):
+                 settings: SshSettings | None = None, prefix: list[str] = ()):
         self.spec = spec
         self.resources = resources
         self.targets = targets or dict(spec.hosts)
+        self.settings = settings or spec.ssh
         self.prefix = list(prefix)  # how to reach the hosts' control addresses (vm: the run's namespace)
         self.links = self._links()
         self.cpus = {role: t.cpus for role, t in self.targets.items() if t.cpus is not None}
@@ -297,7 +298,7 @@ class SshTestbed(Testbed):
 
     def _host(self, role: str, target: SshTarget) -> SshHost:
         control = self.resources.path(f"ssh-{role}.sock")
-        return SshHost(role, SshConnection(target, self.spec.ssh, control, self.prefix), self.resources.dir, target.cpus)
+        return SshHost(role, SshConnection(target, self.settings, control, self.prefix), self.resources.dir, target.cpus)
 
     def _links(self) -> list[Link]:
         t = self.targets

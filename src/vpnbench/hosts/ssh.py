@@ -159,7 +159,10 @@ class SshProc(LocalProc):
 
     def output(self) -> str:
         text = super().output()
-        return text.split("\n", 1)[1] if text.startswith(PID_TAG) else text
+        text = text.split("\n", 1)[1] if text.startswith(PID_TAG) else text
+        if self.popen.returncode == 255:  # ssh's own failure, not the program's
+            text += f"\n(ssh connection to {self.host.conn.target.host} lost)"
+        return text
 
 
 class SshHost(Host):
