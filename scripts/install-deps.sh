@@ -15,6 +15,8 @@ declare -A need=(
   [wireguard-go]=wireguard-go
   [taskset]=util-linux
   [sysctl]=procps
+  [ssh]=openssh-client
+  [sshd]=openssh-server
 )
 if [ "${1:-}" = kernel ]; then
   need+=([qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio)

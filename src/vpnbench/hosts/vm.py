@@ -159,7 +159,8 @@ class VmTestbed(SshTestbed):
             link = next(link for link in self.layout if link.b == role)
             lines += [f"ip route add default via {q(link.addr('a', 'ipv4'))}",
                       f"ip -6 route add default via {q(link.addr('a', 'ipv6'))}"]
-        lines += ["mkdir -p /run/sshd /run/vpnbench-vm && chmod 0755 /run/sshd",
+        # /run is a fresh tmpfs (mode 1777): sshd refuses keys under a world-writable directory
+        lines += ["chmod 0755 /run && mkdir -p /run/sshd /run/vpnbench-vm && chmod 0755 /run/sshd",
                   "cp /vmshare/host_key /vmshare/authorized_keys /run/vpnbench-vm/",
                   "chmod 0600 /run/vpnbench-vm/*",
                   'echo "vpnbench-vm: node ready"',
