@@ -110,7 +110,6 @@ def test_doctor_testbed_prints_a_host_by_capability_table(tmp_path, lab):
     assert set(report["hosts"]) == {"client", "router", "server"}
     for row in report["hosts"].values():
         assert row["tool ip"] and row["tool iperf3"] and row["tool tcpdump"]
-        assert row["tool no-such-tool"] if "tool no-such-tool" in row else True
         # the hosts run this machine's kernel: the answers must match it
         assert row["kernel"] == os.uname().release
     table = in_lab(lab, "doctor", "--testbed", str(path), timeout=120)
