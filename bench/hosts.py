@@ -101,7 +101,6 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="vpnbench-bench-hosts-") as tmp:
         ssh_vs_local(Path(tmp), args.reps, args.rounds)
     if not args.skip_vm:
-        vm_boot(router=False)
         vm_boot(router=True)
 
 
