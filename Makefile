@@ -35,12 +35,13 @@ test: test-host test-kernel
 
 test-host: deps kernel-deps browser-deps
 	cargo test -q --release --manifest-path linkem/Cargo.toml
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -m "not vmtestbed" tests
 
 # Tests marked `vm`, inside a QEMU VM booting the distribution kernel (netem, kernel
 # WireGuard, ...) with this machine's root filesystem read-only over 9p.
 test-kernel: deps kernel-deps
 	flock /run/vpnbench-tests.lock $(BIN)/python -m vpnbench.kernelvm --timeout 1500 -- $(BIN)/python -m pytest -q --color=no -p no:cacheprovider -m vm tests
+	$(BIN)/python -m pytest -q -m vmtestbed tests
 
 .PHONY: kernel-deps browser-deps
 kernel-deps:

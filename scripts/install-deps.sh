@@ -20,6 +20,8 @@ declare -A need=(
   [openssl]=openssl
   [openvpn]=openvpn
   [wpa_supplicant]=wpasupplicant
+  [ssh]=openssh-client
+  [sshd]=openssh-server
 )
 if [ "${1:-}" = kernel ]; then
   need+=([qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio)

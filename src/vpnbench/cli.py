@@ -29,6 +29,8 @@ def build_parser() -> Parser:
 
     doctor = sub.add_parser("doctor", help="what this machine can run, and what to install")
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
+    doctor.add_argument("--testbed", metavar="FILE",
+                        help="ask every host of this campaign's ssh or vm testbed instead of this machine")
 
     run = sub.add_parser("run", help="run a campaign")
     run.add_argument("campaign", nargs="?",
@@ -191,6 +193,36 @@ def cmd_doctor(as_json: bool) -> int:
     return 0
 
 
+def cmd_doctor_testbed(path: str, as_json: bool) -> int:
+    """Host × capability table of an ssh or vm testbed; exit 1 when a host cannot be reached."""
+    from rich.table import Table
+
+    from vpnbench.doctor import diagnose_testbed
+
+    from vpnbench.campaign.spec import load_testbed
+
+    spec = load_testbed(path)
+    if spec.kind == "local":
+        raise UserError("--testbed: the file's [testbed] kind is 'local'; use plain `vpnbench doctor`")
+    require_root("doctor --testbed")
+    report = diagnose_testbed(spec)
+    if as_json:
+        print(json.dumps(report, indent=1))
+        return 1 if "error" in report else 0
+    if "error" in report:
+        console.print(f"[red]testbed ({spec.kind}) not reachable:[/] {report['error']}")
+        return 1
+    for key, value in report["facts"].items():
+        console.print(f"{key}: {value}")
+    roles = list(report["hosts"])
+    table = Table("capability", *roles, title=f"{spec.kind} testbed", title_justify="left")
+    table.add_row("kernel", *(report["hosts"][r]["kernel"] for r in roles))
+    for capability in [k for k in report["hosts"][roles[0]] if k != "kernel"]:
+        table.add_row(capability, *("yes" if report["hosts"][r][capability] else "[red]no[/]" for r in roles))
+    console.print(table)
+    return 0
+
+
 def cmd_export(db: str, fmt: str, output: str) -> int:
     from vpnbench.export import export_csv, export_json
     from vpnbench.store import Store
@@ -221,6 +253,8 @@ def cmd_cleanup() -> int:
 
 def dispatch(args) -> int:
     if args.command == "doctor":
+        if args.testbed:
+            return cmd_doctor_testbed(args.testbed, args.json)
         return cmd_doctor(args.json)
     if args.command == "run":
         campaign = load_campaign_or_preset(args.campaign) if args.campaign else campaign_from_flags(args)

@@ -88,3 +88,38 @@ def ipsec_rows(rows: list[dict]) -> list[tuple[str, str, str, str]]:
                 groups.setdefault("" if row["available"] else row["reason"], []).append(row.get("cipher") or row["feature"])
         out += [(backend, ", ".join(names), "no" if reason else "yes", reason) for reason, names in groups.items()]
     return out
+
+
+# `vpnbench doctor --testbed FILE`: the same questions, asked of every host of an ssh or vm testbed.
+TESTBED_TOOLS = ("ip", "tc", "ping", "iperf3", "tcpdump", "wg", "wireguard-go", "taskset", "sysctl", "unshare")
+
+
+def diagnose_testbed(spec) -> dict:
+    """Connect to (or boot) the testbed, ask each host, tear it down. host -> capability -> bool."""
+    from vpnbench.testbed import RemoteKernelProbe, make_testbed
+
+    resources = RunResources()
+    testbed = make_testbed(spec, resources)
+    report = {"kind": spec.kind, "hosts": {}, "facts": {}}
+    try:
+        try:
+            testbed.connect()
+        except (OSError, RuntimeError, TimeoutError) as exc:
+            report["error"] = str(exc)
+            return report
+        report["facts"] = getattr(testbed, "facts", {})
+        for role, host in testbed.hosts.items():
+            probe = RemoteKernelProbe([host])
+            row = {f"tool {tool}": host.has_command(tool) for tool in TESTBED_TOOLS}
+            row.update({
+                "kernel wireguard": probe.has_link_type("wireguard"),
+                "kernel macsec": probe.has_link_type("macsec"),
+                "netem": probe.has_qdisc("netem"),
+                "esp (xfrm)": probe.has_esp(),
+                "tun": host.run(["test", "-c", "/dev/net/tun"], check=False).ok,
+            })
+            report["hosts"][role] = {"kernel": host.run(["uname", "-r"], check=False).stdout.strip(), **row}
+    finally:
+        testbed.down()
+        resources.close()
+    return report

@@ -62,7 +62,7 @@ sleep 30
 """
 
 
-class VmError(Exception):
+class VmError(RuntimeError):
     pass
 
 
@@ -136,6 +136,41 @@ def kvm_usable() -> bool:
     return proc.returncode == 124  # still running when timeout stopped it: the guest started
 
 
+def accel_argv(kvm: bool) -> list[str]:
+    return ["-machine", "q35,accel=kvm", "-cpu", "host"] if kvm else ["-machine", "q35,accel=tcg", "-cpu", "max"]
+
+
+def accel_note(kvm: bool) -> str:
+    return "KVM" if kvm else "TCG (functional, not performance)"
+
+
+def write_guest_script(share: Path, command: list[str], cwd: str | None = None, env: dict[str, str] | None = None,
+                       writable: list[str] = ()) -> None:
+    """The script the guest runs as root once the host root is mounted (see GUEST)."""
+    env_words = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env or {}).items())
+    mounts = "\n".join(f"mkdir -p {shlex.quote(d)} && "
+                       f"mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rw{i} {shlex.quote(d)}"
+                       for i, d in enumerate(writable))
+    (share / "guest.sh").write_text(GUEST.format(
+        cwd=shlex.quote(cwd or os.getcwd()), path=shlex.quote(os.environ.get("PATH", "/usr/bin:/bin")),
+        env=env_words, command=shlex.join(command), mounts=mounts))
+
+
+def qemu_argv(version: str, image: Path, share: Path, memory_mb: int, cpus: int, kvm: bool,
+              writable: list[str] = ()) -> list[str]:
+    """Boot the distribution kernel on the host root (9p, read-only) with share as /vmshare;
+    no network unless the caller adds -netdev/-device arguments."""
+    argv = ["qemu-system-x86_64", *accel_argv(kvm), "-m", str(memory_mb), "-smp", str(cpus), "-nographic",
+            "-no-reboot", "-kernel", f"/boot/vmlinuz-{version}", "-initrd", str(image),
+            "-append", "console=ttyS0 quiet panic=-1 oops=panic",
+            "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
+            "-virtfs", f"local,path={share},mount_tag=vmshare,security_model=none,multidevs=remap",
+            "-nic", "none"]
+    for i, directory in enumerate(writable):
+        argv += ["-virtfs", f"local,path={directory},mount_tag=rw{i},security_model=none,multidevs=remap"]
+    return argv
+
+
 def run_in_vm(command: list[str], memory_mb: int = 2048, cpus: int = 2, timeout: float = 1200,
               cwd: str | None = None, env: dict[str, str] | None = None, writable: list[str] = (),
               log=sys.stdout) -> int:
@@ -143,8 +178,7 @@ def run_in_vm(command: list[str], memory_mb: int = 2048, cpus: int = 2, timeout:
     are shared read-write at the same path, so results written there reach the host."""
     version = find_kernel()
     kvm = kvm_usable()
-    accel = ["-machine", "q35,accel=kvm", "-cpu", "host"] if kvm else ["-machine", "q35,accel=tcg", "-cpu", "max"]
-    log.write(f"vpnbench-vm: kernel {version}, {'KVM' if kvm else 'TCG (functional, not performance)'}\n")
+    log.write(f"vpnbench-vm: kernel {version}, {accel_note(kvm)}\n")
     with tempfile.TemporaryDirectory(prefix="vpnbench-vm-") as tmp:
         work = Path(tmp)
         share = work / "share"
@@ -152,22 +186,9 @@ def run_in_vm(command: list[str], memory_mb: int = 2048, cpus: int = 2, timeout:
         image = build_initramfs(version, work)
         # The guest learns how it is emulated, so results can say "TCG: functional, not performance".
         env = {"VPNBENCH_VM_ACCEL": "KVM" if kvm else "TCG", **(env or {})}
-        env_words = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         exports = [os.path.abspath(d) for d in writable]
-        mounts = "\n".join(f"mkdir -p {shlex.quote(d)} && "
-                           f"mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rw{i} {shlex.quote(d)}"
-                           for i, d in enumerate(exports))
-        (share / "guest.sh").write_text(GUEST.format(
-            cwd=shlex.quote(cwd or os.getcwd()), path=shlex.quote(os.environ.get("PATH", "/usr/bin:/bin")),
-            env=env_words, command=shlex.join(command), mounts=mounts))
-        argv = ["qemu-system-x86_64", *accel, "-m", str(memory_mb), "-smp", str(cpus), "-nographic",
-                "-no-reboot", "-kernel", f"/boot/vmlinuz-{version}", "-initrd", str(image),
-                "-append", "console=ttyS0 quiet panic=-1 oops=panic",
-                "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
-                "-virtfs", f"local,path={share},mount_tag=vmshare,security_model=none,multidevs=remap",
-                "-nic", "none"]
-        for i, directory in enumerate(exports):
-            argv += ["-virtfs", f"local,path={directory},mount_tag=rw{i},security_model=none,multidevs=remap"]
+        write_guest_script(share, command, cwd, env, exports)
+        argv = qemu_argv(version, image, share, memory_mb, cpus, kvm, exports)
         deadline = time.monotonic() + timeout
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 preexec_fn=_die_with_parent)

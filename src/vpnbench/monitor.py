@@ -6,6 +6,7 @@ softirq work for its packets), and the CPU of the processes living in the host's
 namespace (the technique's daemons and the traffic tools), by process name.
 """
 
+import collections
 import dataclasses
 import os
 import statistics
@@ -46,10 +47,12 @@ class Monitor:
     def __init__(self, hosts: dict[str, Host], interval: float):
         ncores = psutil.cpu_count() or 1
         self.interval = interval
+        # Hosts on other machines (ssh, vm) are sampled there, by reading their /proc over ssh.
+        self.remote = [RemoteWatch(host) for host in hosts.values() if getattr(host, "remote", False)]
         self.watched = [
             Watched(role, host.cpus if host.cpus is not None else list(range(ncores)), host.cpus is not None,
                     getattr(host, "netns_inode", lambda: None)())
-            for role, host in hosts.items()
+            for role, host in hosts.items() if not getattr(host, "remote", False)
         ]
         self.samples: list[dict] = []
         self._procs: dict[int, psutil.Process] = {}
@@ -72,6 +75,8 @@ class Monitor:
                 self._proc_cpu[pid] = times.user + times.system
             except psutil.Error:
                 pass
+        for watch in self.remote:
+            watch.start()
         self._thread.start()
 
     def stop(self) -> dict[str, dict]:
@@ -107,6 +112,10 @@ class Monitor:
         self._last_cores = cores
         owners = self._scan_processes()
         proc_now = self._sample_processes(owners, elapsed)
+        for watch in self.remote:
+            sample = watch.sample(now)
+            if sample:
+                self.samples.append(sample)
         mem = psutil.virtual_memory()
         for w in self.watched:
             self.samples.append({
@@ -167,7 +176,104 @@ class Monitor:
                 "freq_mhz": _mean([freq[c] for c in w.cores if c < len(freq)]) if freq else None,
                 "samples": len(mine),
             }
+        for watch in self.remote:
+            out[watch.host.role] = watch.summary(self.samples)
         return out
+
+
+CLOCK_TICKS = 100  # USER_HZ: the unit of /proc/<pid>/stat times on every Linux architecture
+
+
+class RemoteWatch:
+    """One host on another machine: /proc/stat, /proc/meminfo and the stat of the processes
+    the run spawned there, read with one ssh command per sample. Same keys as local hosts."""
+
+    def __init__(self, host: Host):
+        self.host = host
+        self.first = self.last = None
+        self.proc_cpu: dict[int, tuple[str, float]] = {}  # pid -> (name, cpu seconds at the last sample)
+        self.proc_total: dict[str, float] = {}
+        self.mem: list[int] = []
+        self.t0 = self.t_last = 0.0
+
+    def _read(self):
+        pids = self.host.pids()
+        result = self.host.run(["cat", "/proc/stat", "/proc/meminfo", *[f"/proc/{p}/stat" for p in pids]],
+                               timeout=10, check=False)  # a process that just exited only drops its line
+        return parse_proc(result.stdout)
+
+    def start(self) -> None:
+        self.t0 = self.t_last = time.monotonic()
+        self.first = self.last = self._read()
+        self.proc_cpu = dict(self.first[2])
+
+    def sample(self, now: float) -> dict | None:
+        if self.first is None or not self.first[0]:
+            return None
+        current = self._read()
+        if not current[0]:
+            return None  # the host did not answer: no sample rather than a wrong one
+        t = time.monotonic()
+        elapsed, self.t_last = max(t - self.t_last, 1e-6), t
+        deltas = _core_deltas(self.last[0], current[0])
+        self.last = current
+        procs: dict[str, float] = {}
+        for pid, (name, cpu) in current[2].items():
+            used = cpu - self.proc_cpu.get(pid, (name, 0.0))[1]
+            self.proc_cpu[pid] = (name, cpu)
+            procs[name] = round(procs.get(name, 0.0) + 100.0 * used / elapsed, 2)
+            self.proc_total[name] = self.proc_total.get(name, 0.0) + used
+        if current[1]:
+            self.mem.append(current[1])
+        cores = self._cores(deltas)
+        return {"t": round(now, 3), "host": self.host.role,
+                "cpu_pct": statistics.fmean(_busy(deltas[c]) for c in cores) if cores else 0.0,
+                "cpu_per_core_pct": [round(_busy(deltas[c]), 2) for c in cores],
+                "procs_cpu_pct": procs, "mem_used_bytes": current[1]}
+
+    def _cores(self, deltas) -> list[int]:
+        cores = self.host.cpus if self.host.cpus is not None else range(len(deltas))
+        return [c for c in cores if c < len(deltas)]
+
+    def summary(self, samples: list[dict]) -> dict:
+        window = max(self.t_last - self.t0, 1e-9)
+        deltas = _core_deltas(self.first[0], self.last[0]) if self.first and self.first[0] else []
+        cores = self._cores(deltas)
+        procs = {name: round(100.0 * secs / window, 2) for name, secs in self.proc_total.items()}
+        mean = (lambda f: round(statistics.fmean(f(deltas[c]) for c in cores), 2)) if cores else (lambda f: None)
+        return {
+            "cpu_pct": mean(_busy),
+            "cpu_per_core_pct": [round(_busy(deltas[c]), 2) for c in cores],
+            "cores": cores, "cpu_pinned": self.host.cpus is not None,
+            "cpu_user_pct": round(_share(deltas, cores, "user"), 2) if cores else None,
+            "cpu_system_pct": round(_share(deltas, cores, "system"), 2) if cores else None,
+            "cpu_softirq_pct": round(_share(deltas, cores, "softirq"), 2) if cores else None,
+            "proc_cpu_pct": round(sum(procs.values()), 2), "procs_cpu_pct": procs,
+            "mem_used_bytes": max(self.mem, default=None), "proc_rss_bytes": None,
+            "temperature_c": None, "freq_mhz": None,
+            "samples": sum(1 for s in samples if s["host"] == self.host.role),
+        }
+
+
+CpuTimes = collections.namedtuple("CpuTimes", "user nice system idle iowait irq softirq steal guest guest_nice")
+
+
+def parse_proc(text: str) -> tuple[list, int | None, dict[int, tuple[str, float]]]:
+    """Per-core CPU times, used memory and {pid: (name, cpu seconds)} from concatenated
+    /proc/stat, /proc/meminfo and /proc/<pid>/stat."""
+    cores, meminfo, procs = [], {}, {}
+    for line in text.splitlines():
+        if line.startswith("cpu") and line[3:4].isdigit():
+            values = [float(v) for v in line.split()[1:11]]
+            cores.append(CpuTimes(*values, *[0.0] * (10 - len(values))))
+        elif ":" in line and line.split(":", 1)[0] in ("MemTotal", "MemAvailable"):
+            meminfo[line.split(":", 1)[0]] = int(line.split()[1]) * 1024
+        elif ") " in line and line.split(" ", 1)[0].isdigit():
+            head, rest = line.rsplit(") ", 1)
+            fields = rest.split()
+            procs[int(head.split(" ", 1)[0])] = (head.split("(", 1)[1], (int(fields[11]) + int(fields[12])) / CLOCK_TICKS)
+    used = meminfo["MemTotal"] - meminfo["MemAvailable"] if len(meminfo) == 2 else None
+    return cores, used, procs
 
 
 def _mean(values):

@@ -100,6 +100,12 @@ def wipe_tree(directory: Path) -> None:
 def remove_run(run_id: str) -> list[str]:
     """Remove every namespace, socket and file tagged with run_id. Returns what was removed."""
     removed = []
+    run_dir = RUN_ROOT / run_id
+    if run_dir.exists():
+        # ssh and vm hosts: reconnect and remove what the run left there (before the VMs'
+        # namespace goes, and with it the way to reach them)
+        from vpnbench.hosts.ssh import cleanup_remote_records
+        removed += cleanup_remote_records(run_dir)
     for netns in list_netns():
         match = NETNS_PATTERN.match(netns)
         if match and match.group(1) == run_id:
@@ -109,7 +115,6 @@ def remove_run(run_id: str) -> list[str]:
         for sock in WIREGUARD_SOCKETS.glob(f"vpb{run_id}*.sock"):
             sock.unlink(missing_ok=True)
             removed.append(f"socket {sock}")
-    run_dir = RUN_ROOT / run_id
     if run_dir.exists():
         removed += restore_sysctls(run_dir)
         wipe_tree(run_dir)

@@ -30,8 +30,7 @@ from vpnbench.resources import RunResources
 from vpnbench.store import Store, now_iso
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.techniques.base import Technique, TechniqueContext
-from vpnbench.testbed import Testbed
-from vpnbench.tools import which
+from vpnbench.testbed import Testbed, make_testbed
 from vpnbench.wirecheck import check_wire
 
 SETUP_TIMEOUT = 15.0
@@ -57,11 +56,17 @@ class RunOutcome:
     interrupted: bool = False
 
 
-def resolve_impairment_backend(campaign: Campaign, resources: RunResources) -> str | None:
-    """netem where the kernel has it, linkem otherwise (auto); None without impairments."""
+def resolve_impairment_backend(campaign: Campaign, resources: RunResources, probe=None) -> str | None:
+    """netem where the kernel has it, linkem otherwise (auto); None without impairments.
+    probe: the remote testbed's kernels (ssh, vm), else this machine's is tried."""
     if not campaign.impaired:
         return None
     asked = campaign.impairment_backend_asked()
+    if probe is not None and asked in ("auto", "netem"):
+        if not probe.has_qdisc("netem"):
+            raise UserError("impairment.backend: netem is not available on the testbed's hosts (no sch_netem); "
+                            "linkem runs on kind = 'local' only")
+        return "netem"
     kernel_netem = has_qdisc(resources, "netem") if asked in ("auto", "netem") else False
     if asked == "netem" and not kernel_netem:
         raise UserError("impairment.backend: 'netem' is not available: the kernel has no sch_netem; "
@@ -120,14 +125,11 @@ class Runner:
                 resources.close()
 
     def _run(self, resources: RunResources) -> RunOutcome:
-        probe = LocalKernelProbe(resources)
-        backends = resolve_backends(self.campaign, probe)
-        impair_backend = resolve_impairment_backend(self.campaign, resources)
+        testbed, probe, backends, impair_backend = self._prepare(resources)
         run_id = (self.store.latest_run(self.campaign.name) if self.resume else None)
         done = self.store.done_keys(run_id) if run_id else set()
         if run_id is None:
             run_id = resources.run_id
-        testbed = Testbed(self.campaign.testbed, resources, bump=impair_backend == "linkem")
         if run_id == resources.run_id:
             self.store.start_run(run_id, self.campaign.name, self.campaign.source, self._environment(testbed))
         outcome = RunOutcome(run_id)
@@ -155,6 +157,28 @@ class Runner:
             self._tear_down(testbed)
             self.store.finish_run(run_id, status)
         return outcome
+
+    def _prepare(self, resources: RunResources):
+        """The testbed, its kernel probe and the backends. A remote testbed (ssh, vm) is
+        connected (booted) first, since only its hosts can say what their kernels can do."""
+        spec = self.campaign.testbed
+        if spec.kind == "local":
+            probe = LocalKernelProbe(resources)
+            backends = resolve_backends(self.campaign, probe)
+            impair_backend = resolve_impairment_backend(self.campaign, resources)
+            return Testbed(spec, resources, bump=impair_backend == "linkem"), probe, backends, impair_backend
+        testbed = make_testbed(spec, resources)
+        try:
+            self.console.print(f"connecting to the {spec.kind} testbed: {', '.join(testbed.hosts)}")
+            testbed.connect()
+            backends = resolve_backends(self.campaign, testbed.probe)
+            return testbed, testbed.probe, backends, resolve_impairment_backend(self.campaign, resources, testbed.probe)
+        except (RuntimeError, CommandFailed, OSError, TimeoutError) as exc:
+            testbed.down()
+            raise TestbedError(f"testbed: {exc}") from None
+        except BaseException:
+            testbed.down()
+            raise
 
     def _set_up(self, testbed: Testbed, impair_backend: str | None, run_id: str) -> None:
         try:
@@ -186,7 +210,8 @@ class Runner:
 
     def _environment(self, testbed: Testbed) -> dict:
         environment = {"vpnbench": __version__, "kernel": platform.release(), "machine": platform.machine(),
-                       "hostname": platform.node(), "pinning": testbed.pin_note, "cpu_count": os.cpu_count()}
+                       "hostname": platform.node(), "pinning": testbed.pin_note, "cpu_count": os.cpu_count(),
+                       "testbed": {"kind": self.campaign.testbed.kind, **getattr(testbed, "facts", {})}}
         accel = os.environ.get("VPNBENCH_VM_ACCEL")  # set inside vpnbench's kernel VM
         if accel:
             environment["virtualization"] = f"QEMU VM ({accel}" + (": functional, not performance)" if accel == "TCG"
@@ -251,9 +276,9 @@ class Runner:
         return {"backend": backend, "tunnel": tunnel, "setup_time_s": round(setup_time, 4), "wire_check": verdict}
 
     def _wire_check(self, tunnel, testbed: Testbed, resources: RunResources) -> dict:
-        if not which("tcpdump"):
-            return {"verdict": "not-checked", "detail": "tcpdump not installed (apt-get install tcpdump)"}
         host, iface = testbed.capture_point()
+        if not host.has_command("tcpdump"):
+            return {"verdict": "not-checked", "detail": f"tcpdump not installed on the {host.role} (apt-get install tcpdump)"}
         verdict = check_wire(tunnel, testbed.client, host, iface, resources, tunnel.family)
         return dataclasses.asdict(verdict)
 

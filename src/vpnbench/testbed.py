@@ -3,6 +3,9 @@
 Local kind: one network namespace per host, veth links created directly inside the
 namespaces (nothing ever appears in the root namespace), IPv4 and IPv6 on every link, the
 router forwarding both families.
+
+ssh kind: machines of an inventory ([testbed.hosts.<role>]) whose underlay already exists;
+vm kind: QEMU VMs booted for the run (hosts/vm.py), reached over ssh the same way.
 """
 
 import dataclasses
@@ -11,25 +14,61 @@ import subprocess
 import time
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from vpnbench.hosts.base import Host
 from vpnbench.hosts.netns import NetnsHost
+from vpnbench.hosts.ssh import SshConnection, SshHost, SshSettings, SshTarget
 from vpnbench.params import Duration
 from vpnbench.resources import RunResources, delete_netns
 from vpnbench.sysctls import apply_sysctls, restore_sysctls
+
+
+class VmSettings(BaseModel):
+    """The VMs of kind = "vm": one per role, booted from the distribution kernel."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    memory_mb: int = Field(1024, ge=256, le=65536)
+    vcpus: int = Field(1, ge=1, le=64)
+    pin: bool = False  # pin each VM's QEMU to its own core (client 0, server 1, router 2, modulo the cores)
+    accel: Literal["auto", "kvm", "tcg"] = "auto"  # auto: KVM when it starts a guest here, else TCG
+    boot_timeout: Duration = 300.0
 
 
 class TestbedSpec(BaseModel):
     __test__ = False  # not a pytest test class
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["local"] = "local"
+    kind: Literal["local", "ssh", "vm"] = "local"
     router: bool = True
     pin: Literal["auto", "on", "off"] = "auto"
     monitor_interval: Duration = 0.5
     impairment_backend: Literal["auto", "netem", "linkem"] = "auto"
     sysctls: dict[Annotated[str, StringConstraints(pattern=r"^net\.[a-z0-9_.]+$")], str | int] = {}
+    ssh: SshSettings = SshSettings()
+    hosts: dict[Literal["client", "server", "router"], SshTarget] = {}
+    vm: VmSettings = VmSettings()
+
+    @model_validator(mode="after")
+    def _inventory_matches_kind(self):
+        if self.kind != "ssh":
+            if self.hosts:
+                raise ValueError(f"hosts: only for kind = 'ssh' (here kind = {self.kind!r})")
+            return self
+        roles = ("client", "server") + (("router",) if self.router else ())
+        for role in roles:
+            if role not in self.hosts:
+                raise ValueError(f"hosts.{role}: required for kind = 'ssh'; give host, iface and ipv4")
+            if role != "router" and not self.hosts[role].ipv4:
+                raise ValueError(f"hosts.{role}.ipv4: required (the underlay address of the {role})")
+        if "router" in self.hosts and not self.router:
+            raise ValueError("hosts.router: given, but router = false")
+        if self.router and not self.hosts["router"].iface_server:
+            raise ValueError("hosts.router.iface_server: required (the router's server-facing interface)")
+        if self.impairment_backend == "linkem":
+            raise ValueError("impairment_backend: 'linkem' runs on kind = 'local' only; allowed here: auto, netem")
+        return self
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,10 +188,13 @@ class Testbed:
         if self.bump_point() is None:
             self.wait_ready()  # with a bump, the caller starts the emulator first
 
+    def families(self) -> tuple[str, ...]:
+        return ("ipv4", "ipv6")
+
     def wait_ready(self, timeout: float = 10.0) -> None:
         """The underlay is ready when the client reaches the server over both families
         (with a bump, only once its emulator forwards)."""
-        for family in ("ipv4", "ipv6"):
+        for family in self.families():
             target = self.underlay_addr("server", family)
             deadline = time.monotonic() + timeout
             while not self.client.run(["ping", "-n", "-c", "1", "-W", "0.2", target], check=False).ok:
@@ -204,3 +246,123 @@ def _ip(*args: str) -> None:
     proc = subprocess.run(["ip", *args], capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"ip {' '.join(args)}: {proc.stderr.strip()}")
+
+
+class RemoteKernelProbe:
+    """What the kernels of a remote testbed can do: tried on client and server, each in a
+    throwaway network namespace (unshare -n), so nothing is left on the machines."""
+
+    XFRM_PROBE = ("xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x100 mode tunnel "
+                  "aead rfc4106(gcm(aes)) 0x" + "00" * 20 + " 128\n")  # a dummy key in a dummy namespace
+
+    def __init__(self, hosts: list[Host]):
+        self.hosts = hosts
+        self._cache: dict[str, bool] = {}
+
+    def _all(self, key: str, argv: list[str], batch: str | None = None) -> bool:
+        if key not in self._cache:
+            self._cache[key] = all(h.run(argv, timeout=30, check=False, input=batch).ok for h in self.hosts)
+        return self._cache[key]
+
+    def has_link_type(self, kind: str) -> bool:
+        batch = (f"link add probe1 type veth\nlink add probe0 link probe1 type {kind}\n" if kind == "macsec"
+                 else f"link add probe0 type {kind}\n")
+        return self._all(f"link {kind}", ["unshare", "-n", "ip", "-batch", "-"], batch)
+
+    def has_qdisc(self, kind: str) -> bool:
+        return self._all(f"qdisc {kind}", ["unshare", "-n", "tc", "qdisc", "add", "dev", "lo", "root", kind])
+
+    def has_esp(self) -> bool:
+        return self._all("esp", ["unshare", "-n", "ip", "-batch", "-"], self.XFRM_PROBE)
+
+
+class SshTestbed(Testbed):
+    """Machines reached over ssh. Their underlay exists already (kind = "ssh": the inventory
+    names the interfaces and addresses), or the VM testbed built it before connecting."""
+
+    def __init__(self, spec: TestbedSpec, resources: RunResources, targets: dict[str, SshTarget] | None = None,
+                 settings: SshSettings | None = None, prefix: list[str] = ()):
+        self.spec = spec
+        self.resources = resources
+        self.targets = targets or dict(spec.hosts)
+        self.settings = settings or spec.ssh
+        self.prefix = list(prefix)  # how to reach the hosts' control addresses (vm: the run's namespace)
+        self.links = self._links()
+        self.cpus = {role: t.cpus for role, t in self.targets.items() if t.cpus is not None}
+        self.pin_note = ("pinned: " + ", ".join(f"{r} on CPU {','.join(map(str, c))}" for r, c in self.cpus.items())
+                         if self.cpus else "not pinned (no cpus in the inventory)")
+        self.hosts = {role: self._host(role, target) for role, target in self.targets.items()}
+        self.sysctls: dict[str, dict] = {}
+        self._sysctl_previous: dict[tuple[str, str], str] = {}
+        self.probe = RemoteKernelProbe([self.client, self.server])
+
+    def _host(self, role: str, target: SshTarget) -> SshHost:
+        control = self.resources.path(f"ssh-{role}.sock")
+        return SshHost(role, SshConnection(target, self.settings, control, self.prefix), self.resources.dir, target.cpus)
+
+    def _links(self) -> list[Link]:
+        t = self.targets
+        if "router" in t:
+            return [Link("router", t["router"].iface, "client", t["client"].iface, "", ""),
+                    Link("router", t["router"].iface_server, "server", t["server"].iface, "", "")]
+        return [Link("client", t["client"].iface, "server", t["server"].iface, "", "")]
+
+    def underlay_addr(self, role: str, family: str) -> str:
+        target = self.targets[role]
+        address = target.ipv4 if family == "ipv4" else target.ipv6
+        if not address:
+            raise KeyError(f"{role} has no {family} underlay address")
+        return address
+
+    def families(self) -> tuple[str, ...]:
+        return tuple(f for f in ("ipv4", "ipv6") if all(getattr(self.targets[r], f) for r in ("client", "server")))
+
+    def underlay_map(self) -> dict[str, dict[str, str]]:
+        return {role: {f: self.underlay_addr(role, f) for f in self.families()} for role in ("client", "server")}
+
+    def connect(self) -> None:
+        """Open the ssh connections (the VM testbed boots its VMs first)."""
+        for host in self.hosts.values():
+            host.connect()
+
+    def check_tools(self) -> None:
+        """Fail before the first cell when a host lacks what every run needs."""
+        capture_host, _ = self.capture_point()
+        for role, host in self.hosts.items():
+            needed = ["ip", "ping", "sysctl", "unshare"] + (["taskset"] if host.cpus is not None else [])
+            needed += ["tcpdump"] if host is capture_host else []
+            for command in needed:
+                if not host.has_command(command):
+                    raise RuntimeError(f"{role} ({self.targets[role].host}): {command} not found")
+
+    def up(self) -> None:
+        self.check_tools()
+        self._apply_sysctls()
+        self.wait_ready()
+
+    def _apply_sysctls(self) -> None:
+        for key, raw in self.spec.sysctls.items():
+            value = " ".join(str(raw).split())
+            for role, host in self.hosts.items():
+                previous = host.run(["sysctl", "-n", key], check=False)
+                if not previous.ok:
+                    raise RuntimeError(f"sysctl {key}: no such setting on {role}")
+                self._sysctl_previous.setdefault((role, key), " ".join(previous.stdout.split()))
+                host.run(["sysctl", "-qw", f"{key}={value}"])
+            self.sysctls[key] = {"value": value, "scope": "hosts"}
+
+    def down(self) -> None:
+        for (role, key), value in self._sysctl_previous.items():
+            self.hosts[role].run(["sysctl", "-qw", f"{key}={value}"], timeout=15, check=False)
+        self._sysctl_previous.clear()
+        for host in self.hosts.values():
+            host.close()
+
+
+def make_testbed(spec: TestbedSpec, resources: RunResources, bump: bool = False) -> Testbed:
+    if spec.kind == "ssh":
+        return SshTestbed(spec, resources)
+    if spec.kind == "vm":
+        from vpnbench.hosts.vm import VmTestbed  # boots QEMU: imported only when asked for
+        return VmTestbed(spec, resources)
+    return Testbed(spec, resources, bump)

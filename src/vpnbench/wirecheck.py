@@ -46,9 +46,12 @@ def check_wire(tunnel: Tunnel, client: Host, capture_host: Host, capture_iface: 
         capture.stop(1)
     if not ping.ok:
         raise TechniqueError(f"encryption proof: no reply through the tunnel ({ping.describe_failure()})")
-    data = pcap.read_bytes() if pcap.exists() else b""
+    try:
+        data = capture_host.read_file(pcap)  # the capture host may be another machine
+    except FileNotFoundError:
+        data = b""
     protocol_packets = _count(capture_host, pcap, tunnel.wire_filter) if tunnel.wire_filter else 0
-    pcap.unlink(missing_ok=True)
+    capture_host.remove_file(pcap)
     return judge(tunnel, marker in data, protocol_packets)
 
 

@@ -58,6 +58,15 @@ class Campaign:
 
 
 def load_campaign(path: str | Path) -> Campaign:
+    return campaign_from_dict(_read_toml(path))
+
+
+def load_testbed(path: str | Path) -> TestbedSpec:
+    """Only the [testbed] of a campaign file (or of a file that has nothing else)."""
+    return validate_model(TestbedSpec, _table(_read_toml(path), "testbed"), "testbed")
+
+
+def _read_toml(path: str | Path) -> dict:
     path = Path(path)
     try:
         text = path.read_text()
@@ -69,7 +78,7 @@ def load_campaign(path: str | Path) -> Campaign:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"campaign file {str(path)!r}: not valid TOML: {exc}") from None
-    return campaign_from_dict(data)
+    return data
 
 
 def campaign_from_dict(data: dict) -> Campaign:

@@ -89,6 +89,13 @@ class Host(abc.ABC):
     @abc.abstractmethod
     def write_file(self, path: Path, data: str | bytes, mode: int = 0o600) -> None: ...
 
+    def read_file(self, path: Path) -> bytes:
+        """A file's content. Default: the host shares this machine's filesystem (a namespace)."""
+        return Path(path).read_bytes()
+
+    def remove_file(self, path: Path) -> None:
+        Path(path).unlink(missing_ok=True)
+
     @abc.abstractmethod
     def pids(self) -> list[int]:
         """Every process that belongs to this host."""

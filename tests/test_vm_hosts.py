@@ -1,0 +1,163 @@
+"""kind = "vm" for real: QEMU VMs booting the distribution kernel (TCG here), reached over ssh.
+
+These boot VMs themselves, so they run on the host (marker vmtestbed; `make test-kernel`
+runs them), never inside the kernel VM. Each test boots its own testbed: 1-3 min under TCG.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import VPNBENCH, leftovers, run_cli
+
+pytestmark = [pytest.mark.netns, pytest.mark.vmtestbed]
+
+TESTBED = '[testbed]\nkind = "vm"\nrouter = {router}\n[testbed.vm]\nmemory_mb = 768\n'
+KERNEL_CAMPAIGN = """
+[campaign]
+name = "vmkernel"
+
+[[technique]]
+kind = "baseline"
+
+[[technique]]
+kind = "wireguard"
+backend = "kernel"
+
+[[impairment]]
+netem = "delay 20ms"
+
+[[measurement]]
+kind = "ping"
+count = 5
+interval = "0.2s"
+"""
+
+
+def needs_qemu():
+    from vpnbench.kernelvm import VmError, find_kernel
+    if not Path("/usr/bin/qemu-system-x86_64").exists():
+        pytest.skip("qemu-system-x86_64 not installed (scripts/install-deps.sh kernel)")
+    try:
+        find_kernel()
+    except VmError as exc:
+        pytest.skip(str(exc))
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def export(db, out):
+    assert run_cli("export", str(db), "--format", "json", "-o", str(out)).returncode == 0
+    return json.loads(out.read_text())
+
+
+def test_doctor_testbed_reports_the_kernel_data_paths_in_the_vms(tmp_path, clean_machine):
+    needs_qemu()
+    path = write(tmp_path, "tb.toml", TESTBED.format(router="false"))
+    proc = run_cli("doctor", "--testbed", str(path), "--json", timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["facts"]["accel"].startswith(("KVM", "TCG"))
+    assert set(report["hosts"]) == {"client", "server"}
+    for row in report["hosts"].values():
+        for capability in ("kernel wireguard", "kernel macsec", "netem", "esp (xfrm)", "tun"):
+            assert row[capability], (capability, row)
+        assert row["kernel"] != os.uname().release  # the distribution kernel, not this machine's
+    assert leftovers() == []
+
+
+def test_kernel_wireguard_with_delay_in_the_vm_testbed(tmp_path, clean_machine):
+    needs_qemu()
+    campaign = TESTBED.format(router="true") + KERNEL_CAMPAIGN
+    db = tmp_path / "vm.db"
+    proc = run_cli("run", str(write(tmp_path, "vm.toml", campaign)), "--db", str(db), timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cells = export(db, tmp_path / "vm.json")
+    assert len(cells) == 2  # ping only: every command in a TCG guest costs, keep it short
+    for cell in cells:
+        assert cell["status"] == "ok", cell["error"]
+        assert cell["impairment"] != "none" and cell["impairment_params"]["backend"] == "netem"
+        assert set(cell["hosts"]) == {"client", "router", "server"}
+    wg = [c for c in cells if c["technique"].startswith("wireguard")]
+    assert all(c["technique_params"]["backend"] == "kernel" and c["wire_check"] == "encrypted" for c in wg)
+    for cell in cells:
+        assert cell["metrics"]["rtt_min_ms"] >= 40.0, cell["metrics"]  # 20 ms each way
+    from vpnbench.store import Store
+    store = Store(db)
+    env = store.run_info(store.latest_run("vmkernel"))["environment"]["testbed"]
+    store.close()
+    assert env["kind"] == "vm" and env["accel"].startswith(("KVM", "TCG"))
+    assert leftovers() == []
+
+
+def _vm_pid(role_port: int) -> int | None:
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"qemu-system" in cmdline and f"hostfwd=tcp:127.0.0.1:{role_port}-".encode() in cmdline \
+                    and b"/run/vpnbench/" in cmdline:
+                return int(proc.name)
+    return None
+
+
+def _start_and_wait_for_traffic(tmp_path, name, timeout=600):
+    campaign = TESTBED.format(router="false") + """
+[[technique]]
+kind = "baseline"
+[[measurement]]
+kind = "tcp"
+duration = "8s"
+[[measurement]]
+kind = "ping"
+count = 3
+"""
+    proc = subprocess.Popen([*VPNBENCH, "run", str(write(tmp_path, f"{name}.toml", campaign)),
+                             "--db", str(tmp_path / f"{name}.db")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
+    # the first cell is in flight once the run has an iperf3 log of the server
+    while not list(Path("/run/vpnbench").glob("*/server-iperf3*.log")):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    time.sleep(2)
+    return proc
+
+
+def test_a_vm_killed_mid_cell_fails_the_cell_with_a_reason_and_the_run_ends_cleanly(tmp_path, clean_machine):
+    needs_qemu()
+    proc = _start_and_wait_for_traffic(tmp_path, "kill")
+    os.kill(_vm_pid(2202), signal.SIGKILL)  # the server VM
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, out + err
+    cells = export(tmp_path / "kill.db", tmp_path / "kill.json")
+    failed = [c for c in cells if c["status"] == "failed"]
+    assert failed and all(c["error"] for c in failed), cells
+    assert leftovers() == []
+
+
+def test_kill9_then_cleanup_removes_vms_namespace_and_keys(tmp_path, clean_machine):
+    needs_qemu()
+    proc = _start_and_wait_for_traffic(tmp_path, "k9")
+    run_dirs = list(Path("/run/vpnbench").iterdir())
+    assert any((d / "vm" / "id_ed25519").exists() for d in run_dirs)
+    proc.kill()
+    proc.wait()
+    assert leftovers() != []  # the namespace and the run directory with the keys are still there
+    cleanup = run_cli("cleanup", timeout=120)
+    assert cleanup.returncode == 0, cleanup.stderr
+    assert leftovers() == []
+    time.sleep(1)
+    assert _vm_pid(2201) is None and _vm_pid(2202) is None  # no VM outlives its run
