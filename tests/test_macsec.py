@@ -20,7 +20,8 @@ MEASUREMENTS = [{"kind": "tcp", "duration": "1s"}, {"kind": "ping", "count": 5, 
      "allowed values: 'static'"),
     ({"cipher": "gcm-aes-512"}, "technique[1].cipher: 'gcm-aes-512' is not allowed; allowed values: 'gcm-aes-128', "
                                 "'gcm-aes-256', 'gcm-aes-xpn-128', 'gcm-aes-xpn-256'"),
-    ({"segment": "router-server"}, "technique[1].segment: 'router-server' is not allowed; allowed values: 'auto'"),
+    ({"segment": "server-client"}, "technique[1].segment: 'server-client' is not allowed; allowed values: 'auto', "
+                                   "'client-router', 'router-server', 'client-server'"),
     ({"encrypt": "sometimes"}, "technique[1].encrypt:"),
 ])
 def test_bad_input_names_the_field_and_allowed_values(entry, expected):
@@ -92,7 +93,10 @@ def test_macsec_static_and_mka_pass_traffic_and_the_proof(tmp_path, kernel_macse
                       for keying, ciphers in (("static", ("gcm-aes-128", "gcm-aes-256")), ("mka", mka_ciphers))
                       for cipher in ciphers]
         techniques += [{"kind": "macsec", "label": "static-xpn", "cipher": "gcm-aes-xpn-256"},
-                       {"kind": "macsec", "label": "mka-integrity", "keying": "mka", "encrypt": False}]
+                       {"kind": "macsec", "label": "mka-integrity", "keying": "mka", "encrypt": False},
+                       # The server's link instead of the client's: proven by a capture on that link.
+                       {"kind": "macsec", "label": "static-rs", "segment": "router-server"},
+                       {"kind": "macsec", "label": "mka-rs", "keying": "mka", "segment": "router-server"}]
     else:
         techniques = [{"kind": "macsec", "label": "static-integrity", "encrypt": False},
                       {"kind": "macsec", "label": "mka-direct", "keying": "mka"}]
@@ -106,9 +110,12 @@ def test_macsec_static_and_mka_pass_traffic_and_the_proof(tmp_path, kernel_macse
         assert cell["status"] == "ok", (cell["technique"], cell["error"])
         integrity_only = not cell["technique_params"]["encrypt"]
         assert cell["wire_check"] == ("integrity-only" if integrity_only else "encrypted"), cell["technique"]
-        assert cell["negotiated"]["segment"] == ("client-router" if router else "client-server")
+        segment = cell["technique_params"]["segment"]
+        assert cell["negotiated"]["segment"] == (segment if segment != "auto" else
+                                                 "client-router" if router else "client-server")
         assert cell["metrics"]["setup_time_s"] > 0
         if cell["technique_params"]["keying"] == "mka":
-            assert "wpa_supplicant" in cell["hosts"]["client"]["procs_cpu_pct"]
+            near_end = "server" if segment == "router-server" else "client"
+            assert "wpa_supplicant" in cell["hosts"][near_end]["procs_cpu_pct"]
         if cell["measurement"] == "tcp":
             assert cell["metrics"]["throughput_bps"] > 1e6

@@ -276,7 +276,7 @@ class Runner:
         return {"backend": backend, "tunnel": tunnel, "setup_time_s": round(setup_time, 4), "wire_check": verdict}
 
     def _wire_check(self, tunnel, testbed: Testbed, resources: RunResources) -> dict:
-        host, iface = testbed.capture_point()
+        host, iface = testbed.capture_point(tunnel.capture_near)
         if not host.has_command("tcpdump"):
             return {"verdict": "not-checked", "detail": f"tcpdump not installed on the {host.role} (apt-get install tcpdump)"}
         verdict = check_wire(tunnel, testbed.client, host, iface, resources, tunnel.family)

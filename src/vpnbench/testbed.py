@@ -165,12 +165,12 @@ class Testbed:
                 return self.hosts[link.bump], *BUMP_IFACES
         return None
 
-    def capture_point(self) -> tuple[Host, str]:
-        """Where the underlay is watched: the router's client-facing side, else the server's link."""
-        link = self.links[0]
+    def capture_point(self, near: str = "client") -> tuple[Host, str]:
+        """Where the underlay is watched: the router's side of the link next to the client (or,
+        near = "server", next to the server); without a router, the server's end of the link."""
         if self.router is not None:
-            return self.router, link.a_iface
-        return self.server, link.b_iface
+            return self.router, (self.links[0] if near == "client" else self.links[-1]).a_iface
+        return self.server, self.links[0].b_iface
 
     def up(self) -> None:
         for host in self.hosts.values():

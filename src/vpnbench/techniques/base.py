@@ -22,6 +22,9 @@ class Tunnel:
     wire_filter: str | None  # tcpdump filter that the protected traffic matches on the underlay
     negotiated: dict = dataclasses.field(default_factory=dict)
     procs: list[Proc] = dataclasses.field(default_factory=list)
+    # Which end of the path the wire proof captures next to: a technique that protects only
+    # the router-server link (MACsec there) must be watched on that link.
+    capture_near: Literal["client", "server"] = "client"
 
     @property
     def family(self) -> str:

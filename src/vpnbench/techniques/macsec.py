@@ -1,7 +1,8 @@
 """MACsec (IEEE 802.1AE): the kernel encrypts one Ethernet link of the path.
 
 MACsec protects a link, not a path, so it sits on one L2 segment: the client's own link
-(client-router with a router in the testbed, client-server on a direct link). A MACsec
+(client-router with a router in the testbed, client-server on a direct link), or the
+server's (router-server) when the campaign says so. A MACsec
 interface is stacked on each end with a private subnet, and host routes send the traffic
 between the client's and the server's underlay addresses through it, so measurements
 target the usual addresses and every frame on that segment is 802.1AE (EtherType 0x88E5).
@@ -35,7 +36,7 @@ class MACsecParams(Params):
     cipher: Literal["gcm-aes-128", "gcm-aes-256", "gcm-aes-xpn-128", "gcm-aes-xpn-256"] = "gcm-aes-128"
     keying: Literal["static", "mka"] = "static"
     encrypt: bool = True  # false: integrity only (the payload stays readable)
-    segment: Literal["auto", "client-router", "client-server"] = "auto"  # auto: the client's own link
+    segment: Literal["auto", "client-router", "router-server", "client-server"] = "auto"  # auto: the client's link
 
     @field_validator("keying")
     @classmethod
@@ -70,7 +71,7 @@ class MACsec(Technique):
     def up(self, backend: str) -> Tunnel:
         p = self.params
         self.files = []
-        self.devices: dict[str, str] = {}
+        self.devices: dict[str, tuple] = {}  # side -> (host, MACsec interface)
         a, b = self._endpoints()
         a["name"], b["name"] = "a", "b"  # which side of LINK each end takes
         self.tunnel = Tunnel(
@@ -80,7 +81,8 @@ class MACsec(Technique):
             protection="encrypted" if p.encrypt else "integrity-only",
             wire_filter=WIRE_FILTER,
             negotiated={"cipher": p.cipher, "keying": p.keying, "encrypt": p.encrypt,
-                        "segment": f"client-{b['role']}"},
+                        "segment": f"{a['role']}-{b['role']}"},
+            capture_near="server" if a["role"] == "router" else "client",
         )
         if p.keying == "static":
             self._static(a, b)
@@ -94,14 +96,17 @@ class MACsec(Technique):
         """The two ends of the protected segment: host, lower interface, MAC address."""
         wanted = self.params.segment
         router = self.ctx.router
-        if wanted == "client-router" and router is None:
-            raise TechniqueError("segment 'client-router' needs a router: set [testbed] router = true")
+        if wanted in ("client-router", "router-server") and router is None:
+            raise TechniqueError(f"segment {wanted!r} needs a router: set [testbed] router = true")
         if wanted == "client-server" and router is not None:
             raise TechniqueError("segment 'client-server' needs a direct link: set [testbed] router = false")
-        b_role = "router" if router is not None else "server"
-        b_host = router if router is not None else self.ctx.server
-        a = {"role": "client", "host": self.ctx.client}
-        b = {"role": b_role, "host": b_host}
+        # a: the end nearer the client, b: the end nearer the server.
+        if wanted == "router-server":
+            a, b = {"role": "router", "host": router}, {"role": "server", "host": self.ctx.server}
+        elif router is not None:
+            a, b = {"role": "client", "host": self.ctx.client}, {"role": "router", "host": router}
+        else:
+            a, b = {"role": "client", "host": self.ctx.client}, {"role": "server", "host": self.ctx.server}
         a["lower"] = _route_dev(a["host"], self.ctx.underlay["server"]["ipv4"])
         b["lower"] = _route_dev(b["host"], self.ctx.underlay["client"]["ipv4"])
         for side in (a, b):
@@ -120,7 +125,7 @@ class MACsec(Technique):
             dev = self.ctx.resources.iface_name("m" + name)
             side["host"].run(["ip", "link", "add", "link", side["lower"], "name", dev, "type", "macsec",
                               "port", "1", "cipher", p.cipher, "encrypt", "on" if p.encrypt else "off"])
-            self.devices[name] = dev
+            self.devices[name] = (side["host"], dev)
             side["dev"] = dev
 
             def sa(who: str) -> str:
@@ -147,7 +152,7 @@ class MACsec(Technique):
                                       name="wpa_supplicant")
             self.tunnel.procs.append(proc)
             side["dev"] = self._wait_new_link(side, before, proc)
-            self.devices[name] = side["dev"]
+            self.devices[name] = (side["host"], side["dev"])
 
     def _wait_new_link(self, side: dict, before: set, proc) -> str:
         """wpa_supplicant names the MACsec interface itself: wait for it to appear."""
@@ -171,7 +176,7 @@ class MACsec(Technique):
         host.run(["ip", "addr", "add", f"{mine[0]}/24", "dev", dev])
         host.run(["ip", "-6", "addr", "add", f"{mine[1]}/64", "dev", dev, "nodad"])
         host.run(["ip", "link", "set", dev, "up"])
-        far = "server" if side["role"] == "client" else "client"
+        far = "server" if side["name"] == "a" else "client"  # the end of the path beyond the peer
         for family, via, prefix, flag in (("ipv4", theirs[0], 32, "-4"), ("ipv6", theirs[1], 128, "-6")):
             argv = ["ip", flag, "route", "add", f"{self.ctx.underlay[far][family]}/{prefix}", "via", via, "dev", dev]
             if side["role"] in ("client", "server"):  # the end hosts keep their underlay source address
@@ -183,9 +188,8 @@ class MACsec(Technique):
             return
         for proc in self.tunnel.procs:
             proc.stop()
-        hosts = {"a": self.ctx.client, "b": self.ctx.router or self.ctx.server}
-        for name, dev in self.devices.items():
-            hosts[name].run(["ip", "link", "del", dev], check=False)  # its addresses and routes go with it
+        for host, dev in self.devices.values():
+            host.run(["ip", "link", "del", dev], check=False)  # its addresses and routes go with it
         for path in self.files:
             wipe_file(path)
         self.tunnel = None
