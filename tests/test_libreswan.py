@@ -152,3 +152,16 @@ def test_parse_whack_status():
     assert got["child"] == {"algorithm": "AES_GCM_16_256-NONE", "protocol": "ESP", "spi-out": "ee2b7a7f",
                             "spi-in": "1fd1e2b5", "mode": "TUNNEL"}
     assert negotiated("000 no connections") == {}
+
+
+def test_ipsec_conf_asks_for_the_cipher_and_keeps_secrets_out():
+    from vpnbench.techniques.ipsec.libreswan import Conn, ipsec_conf
+    params = IpsecParams(implementation="libreswan", cipher="null-sha256", mode="transport", ipcomp=True)
+    conf = ipsec_conf(Conn("client", "server", "10.0.0.1", "10.0.1.1", None, None), params, {"lines": "  authby=secret"})
+    lines = set(conf.split())
+    assert {"esp=null-sha2_256", "ike=aes_gcm_c256-sha2_256-dh31", "type=transport", "compress=yes",
+            "authby=secret", "leftid=@client.vpnbench", "rightid=@server.vpnbench", "encapsulation=no"} <= lines
+    assert "leftsubnet" not in conf and "PSK" not in conf
+    tunnel = ipsec_conf(Conn("server", "client", "10.0.1.1", "10.0.0.1", "10.98.0.2/32", "10.98.0.1/32"),
+                        IpsecParams(implementation="libreswan"), {"lines": "  authby=secret"})
+    assert {"leftsubnet=10.98.0.2/32", "rightsubnet=10.98.0.1/32", "leftsourceip=10.98.0.2", "type=tunnel"} <= set(tunnel.split())
