@@ -31,6 +31,19 @@ implementation = "libreswan"
 backend = "kernel"
 cipher = "aes256gcm16"
 auth = "pubkey"
+[[technique]]
+kind = "ipsec"
+label = "lsw-null-transport"
+implementation = "libreswan"
+cipher = "null-sha256"
+mode = "transport"
+[[technique]]
+kind = "ipsec"
+label = "lsw-ipcomp-transport"
+implementation = "libreswan"
+cipher = "aes128-sha256"
+mode = "transport"
+ipcomp = true
 [[measurement]]
 kind = "tcp"
 duration = "1s"
@@ -55,28 +68,35 @@ def kernel_esp():
 @pytest.mark.netns
 @pytest.mark.vm
 @needs_libreswan
-def test_libreswan_psk_and_pubkey_campaign(tmp_path, kernel_esp, clean_machine):
+def test_libreswan_kernel_campaign(tmp_path, kernel_esp, clean_machine):
     (tmp_path / "c.toml").write_text(CAMPAIGN)
     result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
     assert result.returncode == 0, result.stdout + result.stderr
     run_cli("export", str(tmp_path / "c.db"), "--format", "json", "-o", str(tmp_path / "c.json"))
     cells = json.loads((tmp_path / "c.json").read_text())
-    assert len(cells) == 4
+    assert len(cells) == 8
     for cell in cells:
         assert cell["status"] == "ok", (cell["technique"], cell["error"])
         assert cell["technique_params"]["backend"] == "kernel"  # auto: Libreswan has only the kernel one
         assert cell["metrics"]["setup_time_s"] > 0
         got = cell["negotiated"]
         assert got["implementation"] == "libreswan"
-        assert got["ike"]["algorithm"].startswith("AES_GCM_16_256"), got
-        assert got["child"]["algorithm"].startswith("AES_GCM_16_256"), got
-        assert got["child"]["mode"] == "TUNNEL" and int(got["child"]["spi-in"], 16) > 0
+        assert got["ike"]["algorithm"].startswith("AES_GCM_16_256"), got  # the default ike, translated
+        assert int(got["child"]["spi-in"], 16) > 0 and int(got["child"]["spi-out"], 16) > 0
         assert "encap" not in got["child"]  # plain ESP, as asked (encapsulation=no)
-    for cell in cells:
-        if cell["measurement"] == "tcp":
-            assert cell["wire_check"] == "encrypted", cell
-            assert cell["metrics"]["throughput_bps"] > 0
-    assert {c["technique"] for c in cells} == {"lsw-psk", "lsw-pubkey"}
+    by = {c["technique"]: c for c in cells if c["measurement"] == "tcp"}
+    for label in ("lsw-psk", "lsw-pubkey"):
+        assert by[label]["negotiated"]["child"]["algorithm"].startswith("AES_GCM_16_256")
+        assert by[label]["negotiated"]["child"]["mode"] == "TUNNEL"
+        assert by[label]["wire_check"] == "encrypted", by[label]
+        assert by[label]["metrics"]["throughput_bps"] > 0
+    null = by["lsw-null-transport"]
+    assert null["negotiated"]["child"]["algorithm"] == "NULL_000-HMAC_SHA2_256_128"
+    assert null["negotiated"]["child"]["mode"] == "TRANSPORT"
+    assert null["wire_check"] == "integrity-only"  # payload visible (compression would hide it)
+    ipcomp = by["lsw-ipcomp-transport"]
+    assert ipcomp["negotiated"]["child"]["algorithm"] == "AES_CBC_128-HMAC_SHA2_256_128"
+    assert ipcomp["negotiated"]["child"].get("cpi-in") and ipcomp["wire_check"] == "encrypted"
 
 
 # Natively: validation and translation, before any host is touched.
@@ -165,3 +185,18 @@ def test_ipsec_conf_asks_for_the_cipher_and_keeps_secrets_out():
     tunnel = ipsec_conf(Conn("server", "client", "10.0.1.1", "10.0.0.1", "10.98.0.2/32", "10.98.0.1/32"),
                         IpsecParams(implementation="libreswan"), {"lines": "  authby=secret"})
     assert {"leftsubnet=10.98.0.2/32", "rightsubnet=10.98.0.1/32", "leftsourceip=10.98.0.2", "type=tunnel"} <= set(tunnel.split())
+
+
+@pytest.mark.netns
+def test_l2tp_is_refused_with_the_kernel_reason():
+    resources = RunResources()
+    try:
+        probe = LocalKernelProbe(resources)
+        kernel_l2tp = probe.accepts([["ip", "l2tp", "show", "tunnel"]])
+        for implementation in ("strongswan", "libreswan"):
+            params = IpsecParams(implementation=implementation, mode="transport", l2tp=True)
+            with pytest.raises(ValueError) as err:
+                Ipsec.resolve_backend(params, probe)
+            assert ("not supported yet" if kernel_l2tp else "not available on this kernel") in str(err.value)
+    finally:
+        resources.close()

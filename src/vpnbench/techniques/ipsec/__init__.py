@@ -224,6 +224,10 @@ def _section(name: str, values: dict) -> str:
 
 def _availability(params: IpsecParams, backend: str, probe: KernelProbe) -> tuple[bool, str]:
     """(True, "") when this machine can run params on backend, else (False, why)."""
+    if params.l2tp:
+        if not probe.accepts([["ip", "l2tp", "show", "tunnel"]]):
+            return False, "L2TP/IPsec is not available on this kernel (no L2TP: `ip l2tp` finds no l2tp netlink)"
+        return False, "l2tp is not supported yet by vpnbench (xl2tpd over transport mode is not built)"
     if params.implementation == "libreswan":
         ok, reason = _libreswan_availability(params, backend)
         if not ok:
@@ -235,8 +239,6 @@ def _availability(params: IpsecParams, backend: str, probe: KernelProbe) -> tupl
     if params.ke != "none":
         return False, (f"ke = {params.ke!r} needs strongSwan 6.0 or later (ML-KEM); "
                        "the installed strongSwan 5.9 has no post-quantum key exchange")
-    if params.l2tp:
-        return False, "l2tp is not supported yet by vpnbench"
     cipher = CIPHERS[params.cipher]
     if backend == "userspace":
         plugins = strongswan.installed_plugins()
@@ -267,8 +269,6 @@ def _libreswan_availability(params: IpsecParams, backend: str) -> tuple[bool, st
         return False, "ppk is implemented for strongSwan only (vpnbench does not configure Libreswan's PPK)"
     if params.ke != "none":
         return False, f"ke = {params.ke!r}: Libreswan 4.10 has no post-quantum (ML-KEM) key exchange"
-    if params.l2tp:
-        return False, "l2tp is not supported yet by vpnbench"
     for kind, proposal in (("ike", libreswan.ike_proposal(params.ike)), ("esp", libreswan.ESP[params.cipher])):
         refused = libreswan.refused_proposal(kind, proposal)
         if refused:
