@@ -42,6 +42,15 @@ python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 [ -f /usr/lib/ipsec/plugins/libstrongswan-kernel-libipsec.so ] || missing+=(libcharon-extra-plugins)
 [ -f /usr/lib/ipsec/plugins/libstrongswan-openssl.so ] || missing+=(libstrongswan-standard-plugins)
 [ -f /usr/lib/ipsec/plugins/libstrongswan-chapoly.so ] || missing+=(libstrongswan-extra-plugins)
+# Libreswan (kernel xfrm only): Debian's package Conflicts with strongSwan's, so it is unpacked
+# into a private prefix below; its libraries come from apt (no-ops for those present).
+LIBRESWAN=/opt/vpnbench/libreswan
+LIBRESWAN_LIBS=(libnss3-tools libnss3 libnspr4 libunbound8 libldns3 libevent-core-2.1-7 libevent-pthreads-2.1-7
+                libcurl3-nss libcap-ng0 libaudit1 libpam0g libldap-2.5-0)
+if [ ! -x "$LIBRESWAN/usr/libexec/ipsec/pluto" ] || ! command -v certutil >/dev/null 2>&1 \
+   || ldd "$LIBRESWAN/usr/libexec/ipsec/pluto" 2>/dev/null | grep -q 'not found'; then
+  missing+=("${LIBRESWAN_LIBS[@]}")
+fi
 command -v cargo >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/cargo" ] || missing+=(cargo)
 if [ "${1:-}" = kernel ]; then
   # The VM's initramfs has no libc: it needs the static busybox.
@@ -62,4 +71,17 @@ if ((${#missing[@]})); then
   apt-get update -qq
   # --no-install-recommends: wireguard-tools would otherwise pull in a kernel image.
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x "$LIBRESWAN/usr/libexec/ipsec/pluto" ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "Libreswan missing in $LIBRESWAN; run as root" >&2
+    exit 1
+  fi
+  echo "unpacking libreswan into $LIBRESWAN"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && chown _apt "$tmp" 2>/dev/null; apt-get download -qq libreswan)
+  mkdir -p "$LIBRESWAN"
+  dpkg-deb -x "$tmp"/libreswan_*.deb "$LIBRESWAN"
+  rm -rf "$tmp"
 fi

@@ -10,7 +10,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
 VPNBENCH = [sys.executable, "-m", "vpnbench"]
-DAEMONS = re.compile(r"^(wireguard-go|iperf3|tcpdump|vpnbench-linkem|charon|openvpn|wpa_supplicant)$")
+DAEMONS = re.compile(r"^(wireguard-go|iperf3|tcpdump|vpnbench-linkem|charon|pluto|openvpn|wpa_supplicant)$")
 
 
 TEST_LOCK = Path("/run/vpnbench-tests.lock")

@@ -1,9 +1,9 @@
-"""IPsec (IKEv2 + ESP) as the studies ran it: strongSwan, every cipher they compared, with the
-kernel's xfrm data path or strongSwan's userspace one (kernel-libipsec over a TUN device).
+"""IPsec (IKEv2 + ESP) as the studies ran it: strongSwan or Libreswan, every cipher they compared,
+with the kernel's xfrm data path or strongSwan's userspace one (kernel-libipsec over a TUN device).
 
 Tunnel mode puts an inner address on each host's loopback and protects traffic between
 the inner addresses of both families; transport mode protects traffic between the two
-underlay addresses of `family`. What charon actually negotiated is read back and stored.
+underlay addresses of `family`. What charon or pluto actually negotiated is read back and stored.
 """
 
 import secrets
@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 
 from vpnbench.params import Family, Params
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
-from vpnbench.techniques.ipsec import strongswan
+from vpnbench.techniques.ipsec import libreswan, strongswan
 from vpnbench.techniques.ipsec.proposals import CIPHERS, DEFAULT_IKE, PQ_KE, weak_ike_warning, xfrm_probe_commands
 
 INNER = {
@@ -43,8 +43,10 @@ class IpsecParams(Params):
     def _consistent(self):
         if self.l2tp and self.mode != "transport":
             raise ValueError("l2tp: L2TP/IPsec runs over transport mode; set mode = \"transport\"")
-        if self.implementation == "libreswan" and self.backend == "userspace":
-            raise ValueError("backend: libreswan has no userspace data path; allowed values: auto, kernel")
+        if self.implementation == "libreswan":
+            if self.backend == "userspace":
+                raise ValueError("backend: libreswan has no userspace data path; allowed values: auto, kernel")
+            libreswan.ike_proposal(self.ike)  # raises, naming the field, when Libreswan has no word for it
         warning = weak_ike_warning(self.ike)
         if warning:
             warnings.warn(warning, stacklevel=2)
@@ -54,7 +56,7 @@ class IpsecParams(Params):
 class Ipsec(Technique):
     kind = "ipsec"
     Params = IpsecParams
-    description = "IPsec: IKEv2 (strongSwan) with ESP, kernel xfrm or userspace libipsec"
+    description = "IPsec: IKEv2 (strongSwan or Libreswan) with ESP, kernel xfrm or userspace libipsec"
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
@@ -77,7 +79,7 @@ class Ipsec(Technique):
 
     def up(self, backend: str) -> Tunnel:
         p = self.params
-        self.charons: dict[str, strongswan.Charon] = {}
+        self.daemons: dict[str, strongswan.Charon | libreswan.Pluto] = {}
         self.inner_added: list[tuple[str, str]] = []
         cipher = CIPHERS[p.cipher]
         if p.mode == "tunnel":
@@ -92,31 +94,74 @@ class Ipsec(Technique):
             # ESP, or ESP in UDP on 4500 (always so on the userspace path)
             wire_filter="udp port 4500" if backend == "userspace" else "esp or udp port 4500",
         )
-        auth = self._credentials()
-        ppk_secret = secrets.token_hex(32) if p.ppk else None
-        for role in ("server", "client"):
-            charon = strongswan.Charon(self._host(role), self.ctx.resources.path(f"swan-{role}"))
-            self.charons[role] = charon
-            if p.mode == "tunnel":
+        if p.mode == "tunnel":
+            for role in ("server", "client"):
                 self._add_inner(role)
-            self.tunnel.procs.append(charon.start(backend))
-            charon.load(strongswan.swanctl_conf(self._side(role), p, backend, auth[role], ppk_secret),
-                        auth[role]["files"])
-        self.charons["client"].initiate()
-        self.tunnel.negotiated = {"implementation": "strongswan", "asked": p.non_default_settings(),
-                                  **strongswan.negotiated(self.charons["client"].list_sas())}
+        if p.implementation == "libreswan":
+            got = self._up_libreswan()
+        else:
+            got = self._up_strongswan(backend)
+        self.tunnel.negotiated = {"implementation": p.implementation, "asked": p.non_default_settings(), **got}
         warning = weak_ike_warning(p.ike)
         if warning:
             self.tunnel.negotiated["warnings"] = [warning]
         return self.tunnel
+
+    def _up_strongswan(self, backend: str) -> dict:
+        p = self.params
+        auth = self._credentials()
+        ppk_secret = secrets.token_hex(32) if p.ppk else None
+        for role in ("server", "client"):
+            charon = strongswan.Charon(self._host(role), self.ctx.resources.path(f"swan-{role}"))
+            self.daemons[role] = charon
+            self.tunnel.procs.append(charon.start(backend))
+            charon.load(strongswan.swanctl_conf(self._side(role), p, backend, auth[role], ppk_secret),
+                        auth[role]["files"])
+        self.daemons["client"].initiate()
+        return strongswan.negotiated(self.daemons["client"].list_sas())
+
+    def _up_libreswan(self) -> dict:
+        """pluto on both hosts (fresh NSS databases; a fresh PSK or RSA key pair per host),
+        the connection added on both, initiated by the client."""
+        p = self.params
+        for role in ("server", "client"):
+            self.daemons[role] = libreswan.Pluto(self._host(role), self.ctx.resources.path(f"lswan-{role}"))
+            self.daemons[role].prepare()
+        if p.auth == "psk":
+            psk = secrets.token_hex(32)
+            auth = {role: {"lines": "  authby=secret", "secrets": f'@client.vpnbench @server.vpnbench : PSK "{psk}"\n'}
+                    for role in ("server", "client")}
+        else:
+            public = {role: self.daemons[role].generate_key() for role in ("server", "client")}
+            auth = {role: {"lines": f"  authby=rsasig\n  leftrsasigkey={public[role]}\n  rightrsasigkey={public[peer]}",
+                           "secrets": ""}
+                    for role, peer in (("client", "server"), ("server", "client"))}
+        for role in ("server", "client"):
+            pluto = self.daemons[role]
+            self.tunnel.procs.append(pluto.start(auth[role]["secrets"]))
+            pluto.add(libreswan.ipsec_conf(self._conn(role), p, auth[role]))
+        self.daemons["client"].initiate()
+        return libreswan.negotiated(self.daemons["client"].status())
 
     def _host(self, role: str):
         return self.ctx.client if role == "client" else self.ctx.server
 
     def _inner_families(self) -> tuple[str, ...]:
         """Tunnel mode carries both inner families, except with IPComp: the kernel refuses an
-        IPComp SA whose inner family differs from the outer one (connect: File exists)."""
-        return (self.params.family,) if self.params.ipcomp else ("ipv4", "ipv6")
+        IPComp SA whose inner family differs from the outer one (connect: File exists); and
+        with Libreswan, whose IKEv2 connection has one subnet per side."""
+        one = self.params.ipcomp or self.params.implementation == "libreswan"
+        return (self.params.family,) if one else ("ipv4", "ipv6")
+
+    def _conn(self, role: str) -> libreswan.Conn:
+        peer = "server" if role == "client" else "client"
+        family = self.params.family
+        subnets = {r: None for r in (role, peer)}
+        if self.params.mode == "tunnel":
+            prefix = {"ipv4": "32", "ipv6": "128"}[family]
+            subnets = {r: f"{INNER[r][family]}/{prefix}" for r in (role, peer)}
+        return libreswan.Conn(role, peer, self.ctx.underlay[role][family], self.ctx.underlay[peer][family],
+                              subnets[role], subnets[peer])
 
     def _side(self, role: str) -> strongswan.Side:
         peer = "server" if role == "client" else "client"
@@ -131,7 +176,8 @@ class Ipsec(Technique):
                                local_ts, remote_ts)
 
     def _add_inner(self, role: str) -> None:
-        """The inner addresses live on loopback; charon routes the peer's via the SA (table 220)."""
+        """The inner addresses live on loopback; charon routes the peer's via the SA (table 220),
+        pluto's _updown through the underlay's next hop with the inner source."""
         host = self._host(role)
         for family in self._inner_families():
             prefix = "32" if family == "ipv4" else "128"
@@ -158,11 +204,11 @@ class Ipsec(Technique):
     def down(self) -> None:
         if self.tunnel is None:
             return
-        for role, charon in getattr(self, "charons", {}).items():
-            charon.stop()
+        for daemon in getattr(self, "daemons", {}).values():
+            daemon.stop()
         for role, address in self.inner_added:
             self._host(role).run(["ip", "addr", "del", address, "dev", "lo"], check=False)
-        if self.tunnel.backend == "kernel":  # a charon killed hard leaves its SAs and policies behind
+        if self.tunnel.backend == "kernel":  # a daemon killed hard leaves its SAs and policies behind
             for role in ("client", "server"):
                 self._host(role).run(["ip", "xfrm", "state", "flush"], check=False)
                 self._host(role).run(["ip", "xfrm", "policy", "flush"], check=False)
@@ -178,16 +224,21 @@ def _section(name: str, values: dict) -> str:
 
 def _availability(params: IpsecParams, backend: str, probe: KernelProbe) -> tuple[bool, str]:
     """(True, "") when this machine can run params on backend, else (False, why)."""
+    if params.l2tp:
+        if not probe.accepts([["ip", "l2tp", "show", "tunnel"]]):
+            return False, "L2TP/IPsec is not available on this kernel (no L2TP: `ip l2tp` finds no l2tp netlink)"
+        return False, "l2tp is not supported yet by vpnbench (xl2tpd over transport mode is not built)"
     if params.implementation == "libreswan":
-        return False, "libreswan is not supported yet by vpnbench"
+        ok, reason = _libreswan_availability(params, backend)
+        if not ok:
+            return ok, reason
+        return _kernel_availability(params, probe)
     missing = strongswan.missing_software()
     if missing:
         return False, missing
     if params.ke != "none":
         return False, (f"ke = {params.ke!r} needs strongSwan 6.0 or later (ML-KEM); "
                        "the installed strongSwan 5.9 has no post-quantum key exchange")
-    if params.l2tp:
-        return False, "l2tp is not supported yet by vpnbench"
     cipher = CIPHERS[params.cipher]
     if backend == "userspace":
         plugins = strongswan.installed_plugins()
@@ -204,6 +255,29 @@ def _availability(params: IpsecParams, backend: str, probe: KernelProbe) -> tupl
             if not needed & plugins:
                 return False, f"cipher {cipher.name}: none of the strongSwan plugins {sorted(needed)} is installed"
         return True, ""
+    return _kernel_availability(params, probe)
+
+
+def _libreswan_availability(params: IpsecParams, backend: str) -> tuple[bool, str]:
+    """What Libreswan itself can do, before the kernel is asked."""
+    if backend == "userspace":
+        return False, "libreswan has no userspace data path (kernel xfrm only)"
+    missing = libreswan.missing_software()
+    if missing:
+        return False, missing
+    if params.ppk:
+        return False, "ppk is implemented for strongSwan only (vpnbench does not configure Libreswan's PPK)"
+    if params.ke != "none":
+        return False, f"ke = {params.ke!r}: Libreswan 4.10 has no post-quantum (ML-KEM) key exchange"
+    for kind, proposal in (("ike", libreswan.ike_proposal(params.ike)), ("esp", libreswan.ESP[params.cipher])):
+        refused = libreswan.refused_proposal(kind, proposal)
+        if refused:
+            return False, f"Libreswan 4.10 refuses {kind}={proposal}: {refused}"
+    return True, ""
+
+
+def _kernel_availability(params: IpsecParams, probe: KernelProbe) -> tuple[bool, str]:
+    cipher = CIPHERS[params.cipher]
     if not probe.accepts(xfrm_probe_commands(CIPHERS["aes128gcm16"], "tunnel", False)):
         return False, "the kernel has no ESP (xfrm) data path"
     if not probe.accepts(xfrm_probe_commands(cipher, params.mode, params.ipcomp)):
@@ -221,10 +295,18 @@ def capabilities(probe: KernelProbe) -> list[dict]:
             rows.append({"backend": backend, "cipher": name, "available": ok, "reason": reason})
     extras = {"transport mode": IpsecParams(mode="transport"), "ipcomp": IpsecParams(ipcomp=True),
               "ppk (RFC 8784)": IpsecParams(ppk=True), "ke = mlkem768": IpsecParams(ke="mlkem768"),
-              "l2tp": IpsecParams(mode="transport", l2tp=True),
-              "libreswan": IpsecParams(implementation="libreswan")}
+              "l2tp": IpsecParams(mode="transport", l2tp=True)}
     for feature, params in extras.items():
         for backend in ("kernel", "userspace"):
             ok, reason = _availability(params, backend, probe)
             rows.append({"backend": backend, "feature": feature, "available": ok, "reason": reason})
+    # Libreswan: kernel data path only, per cipher (its own parser and the kernel's xfrm both asked)
+    for name in CIPHERS:
+        ok, reason = _availability(IpsecParams(implementation="libreswan", cipher=name), "kernel", probe)
+        rows.append({"backend": "libreswan kernel", "cipher": name, "available": ok, "reason": reason})
+    for feature, params in {"transport mode": {"mode": "transport"}, "ipcomp": {"ipcomp": True}}.items():
+        ok, reason = _availability(IpsecParams(implementation="libreswan", **params), "kernel", probe)
+        rows.append({"backend": "libreswan kernel", "feature": feature, "available": ok, "reason": reason})
+    rows.append({"backend": "libreswan userspace", "feature": "all", "available": False,
+                 "reason": _libreswan_availability(IpsecParams(implementation="libreswan"), "userspace")[1]})
     return rows

@@ -9,11 +9,11 @@ charon runs in a private mount namespace where the host's private directory is b
 import dataclasses
 import re
 import subprocess
-import time
 from pathlib import Path
 
 from vpnbench.hosts.base import Host, Proc
 from vpnbench.resources import wipe_tree
+from vpnbench.techniques.ipsec.daemon import spawn_private, tail, wait_until
 
 CHARON = "/usr/lib/ipsec/charon"
 PLUGIN_DIR = Path("/usr/lib/ipsec/plugins")
@@ -129,15 +129,9 @@ class Charon:
     def start(self, backend: str) -> Proc:
         self.host.run(["mkdir", "-p", "-m", "700", str(self.dir)])
         self.host.write_file(self.dir / "strongswan.conf", strongswan_conf(backend), 0o600)
-        # $1 is bound over /run in a mount namespace of charon's own; exec keeps the pid charon's.
-        self.proc = self.host.spawn(
-            ["unshare", "--mount", "--propagation", "private", "sh", "-c", 'mount --bind "$1" /run && exec "$2"',
-             "sh", str(self.dir), CHARON], name=f"charon-{self.host.role}", env={"STRONGSWAN_CONF": "/run/strongswan.conf"})
-        deadline = time.monotonic() + 10
-        while self.swanctl("--stats", check=False).returncode != 0:
-            if not self.proc.alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"charon did not start: {_tail(self.proc.output())}")
-            time.sleep(0.05)
+        self.proc = spawn_private(self.host, self.dir, [CHARON], name=f"charon-{self.host.role}",
+                                  env={"STRONGSWAN_CONF": "/run/strongswan.conf"})
+        wait_until(lambda: self.swanctl("--stats", check=False).ok, self.proc, "charon", 10)
         return self.proc
 
     def swanctl(self, *args: str, check: bool = True, timeout: float = 30.0):
@@ -145,8 +139,8 @@ class Charon:
         result = self.host.run(["env", f"SWANCTL_DIR={self.dir / 'swanctl'}", "swanctl", *args, "--uri", self.uri],
                                check=False, timeout=timeout)
         if check and not result.ok:
-            raise RuntimeError(f"swanctl {args[0]}: {_tail(result.stdout + result.stderr)}"
-                               f"{'; charon: ' + _tail(self.proc.output()) if self.proc else ''}")
+            raise RuntimeError(f"swanctl {args[0]}: {tail(result.stdout + result.stderr)}"
+                               f"{'; charon: ' + tail(self.proc.output()) if self.proc else ''}")
         return result
 
     def load(self, config: str, files: dict[str, str]) -> None:
@@ -168,10 +162,6 @@ class Charon:
         if self.proc is not None:
             self.proc.stop(5)
         wipe_tree(self.dir)
-
-
-def _tail(text: str, lines: int = 5) -> str:
-    return " | ".join(text.strip().splitlines()[-lines:]) or "no output"
 
 
 TOKEN = re.compile(r"([^\s{}=\[\]]+)=\[([^\]]*)\]"    # key=[a b]
