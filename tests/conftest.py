@@ -27,7 +27,8 @@ def pytest_collection_modifyitems(config, items):
             if "netns" in item.keywords:
                 item.add_marker(skip)
         return
-    if not any(mark in item.keywords for item in items for mark in ("netns", "vm", "exclusive")):
+    if not any(mark in item.keywords for item in items for mark in ("netns", "vm", "exclusive")) \
+            and not any("clean_machine" in getattr(item, "fixturenames", ()) for item in items):
         return
     config._vpnbench_lock = TEST_LOCK.open("a")
     try:
