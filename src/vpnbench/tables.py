@@ -38,6 +38,11 @@ def mean_sd(values: list[float], scale: float) -> str:
     return format_mean_sd(statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else None)
 
 
+def bringup_times(cells: list[dict]) -> list[float]:
+    """Set-up time of each bring-up: every cell one bring-up served carries its time, so count it once."""
+    return list(dict.fromkeys(c["metrics"]["setup_time_s"] for c in cells if "setup_time_s" in c["metrics"]))
+
+
 def technique_table(cells: list[dict]) -> Table:
     """One row per technique: the data path that ran, the wire proof, how long bring-up took."""
     table = Table(title="techniques", title_justify="left")
@@ -45,8 +50,7 @@ def technique_table(cells: list[dict]) -> Table:
         table.add_column(title, justify="right" if title in ("setup s", "cells ok/n") else "left")
     for technique in dict.fromkeys(c["technique"] for c in cells):
         rows = [c for c in cells if c["technique"] == technique]
-        # Every cell served by one bring-up carries its setup time: count each bring-up once.
-        setups = list(dict.fromkeys(c["metrics"]["setup_time_s"] for c in rows if "setup_time_s" in c["metrics"]))
+        setups = bringup_times(rows)
         ok = sum(1 for c in rows if c["status"] == "ok")
         table.add_row(technique, str(rows[0]["technique_params"].get("backend") or "–"), rows[0]["wire_check"],
                       mean_sd(setups, 1), f"{ok}/{len(rows)}")

@@ -13,7 +13,7 @@ from vpnbench.analysis import metric_frame, summarize
 from vpnbench.errors import UserError
 from vpnbench.report.figures import figures_for
 from vpnbench.store import Store
-from vpnbench.tables import COLUMNS, digits_for, format_mean_sd, mean_sd
+from vpnbench.tables import COLUMNS, bringup_times, digits_for, format_mean_sd, mean_sd
 
 HOST_METRICS = [("client_cpu_pct", "client CPU %", 1.0), ("server_cpu_pct", "server CPU %", 1.0)]
 
@@ -58,14 +58,12 @@ def _technique_rows(cells: list[dict]) -> list[dict]:
     rows = []
     for technique in dict.fromkeys(c["technique"] for c in cells):
         mine = [c for c in cells if c["technique"] == technique]
-        # Every cell a bring-up served carries its set-up time: count each bring-up once.
-        setups = list(dict.fromkeys(c["metrics"]["setup_time_s"] for c in mine if "setup_time_s" in c["metrics"]))
         params = {k: v for k, v in mine[0]["technique_params"].items() if k not in ("kind", "backend")}
         rows.append({"technique": technique, "kind": mine[0]["technique_params"].get("kind", ""),
                      "params": ", ".join(f"{k}={v}" for k, v in params.items()),
                      "backend": mine[0]["technique_params"].get("backend") or "–",
                      "wire_check": mine[0]["wire_check"], "negotiated": json.dumps(mine[0]["negotiated"]),
-                     "setup": mean_sd(setups, 1), "ok": sum(c["status"] == "ok" for c in mine),
+                     "setup": mean_sd(bringup_times(mine), 1), "ok": sum(c["status"] == "ok" for c in mine),
                      "n": len(mine)})
     return rows
 
