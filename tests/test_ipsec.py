@@ -7,6 +7,7 @@ import stat
 import pytest
 
 from conftest import leftovers, run_cli
+from ipsec_helpers import assert_refused_before_run
 from vpnbench.campaign.spec import campaign_from_dict
 from vpnbench.errors import UserError
 from vpnbench.measure.base import MeasureContext, PortAllocator
@@ -14,7 +15,7 @@ from vpnbench.measure.ping import Ping, PingParams
 from vpnbench.measure.tcp import Tcp, TcpParams
 from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources
-from vpnbench.runner import resolve_backends, wait_reachable
+from vpnbench.runner import wait_reachable
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.ipsec import Ipsec, IpsecParams
 from vpnbench.techniques.ipsec.proposals import CIPHERS
@@ -192,13 +193,7 @@ def test_bad_parameters_are_refused(technique, message):
     ({"ke": "mlkem768"}, "needs strongSwan 6.0 or later"),
 ])
 def test_impossible_combinations_fail_before_the_run(technique, message):
-    campaign = validate(**technique)
-    resources = RunResources()
-    try:
-        with pytest.raises(UserError, match=f"technique\\[1\\].backend: .*{message}"):
-            resolve_backends(campaign, LocalKernelProbe(resources))
-    finally:
-        resources.close()
+    assert_refused_before_run(validate(**technique), message)
 
 
 @pytest.mark.netns

@@ -1,14 +1,10 @@
 """IPsec on the kernel's xfrm data path: transport mode, IPComp, null integrity-only, both
 underlay families. Runs where the kernel has ESP: in the kernel VM (make test-kernel)."""
 
-import json
-
 import pytest
 
-from conftest import run_cli
-from vpnbench.probe import LocalKernelProbe
-from vpnbench.resources import RunResources
-from vpnbench.techniques.ipsec import Ipsec
+from conftest import run_campaign
+from ipsec_helpers import skip_without_kernel_esp
 from vpnbench.techniques.ipsec.strongswan import missing_software
 
 pytestmark = [pytest.mark.netns, pytest.mark.vm]
@@ -58,21 +54,11 @@ family = "ipv6"
 def kernel_esp():
     if missing_software():
         pytest.skip(missing_software())
-    resources = RunResources()
-    try:
-        status = Ipsec.backends(LocalKernelProbe(resources))[0]
-        if not status.available:
-            pytest.skip(f"kernel IPsec runs in the kernel VM (make test-kernel): {status.reason}")
-    finally:
-        resources.close()
+    skip_without_kernel_esp("kernel IPsec")
 
 
 def test_kernel_ipsec_campaign(tmp_path, kernel_esp, clean_machine):
-    (tmp_path / "c.toml").write_text(CAMPAIGN)
-    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
-    assert result.returncode == 0, result.stdout + result.stderr
-    run_cli("export", str(tmp_path / "c.db"), "--format", "json", "-o", str(tmp_path / "c.json"))
-    cells = json.loads((tmp_path / "c.json").read_text())
+    _, cells = run_campaign(tmp_path, CAMPAIGN)
     assert len(cells) == 8
     for cell in cells:
         assert cell["status"] == "ok", (cell["technique"], cell["error"])

@@ -1,16 +1,14 @@
 """IPsec with Libreswan (pluto per host, kernel xfrm): PSK and raw RSA keys over IPv4 in the
 kernel VM (make test-kernel); validation, proposal translation and doctor rows natively."""
 
-import json
-
 import pytest
 
-from conftest import run_cli
+from conftest import run_campaign
+from ipsec_helpers import assert_refused_before_run, skip_without_kernel_esp
 from vpnbench.campaign.spec import campaign_from_dict
 from vpnbench.errors import UserError
 from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources
-from vpnbench.runner import resolve_backends
 from vpnbench.techniques.ipsec import Ipsec, IpsecParams, capabilities
 from vpnbench.techniques.ipsec.libreswan import ike_proposal, missing_software, negotiated
 
@@ -56,24 +54,14 @@ interval = "0.05s"
 
 @pytest.fixture(scope="module")
 def kernel_esp():
-    resources = RunResources()
-    try:
-        status = Ipsec.backends(LocalKernelProbe(resources))[0]
-        if not status.available:
-            pytest.skip(f"Libreswan runs on kernel xfrm, in the kernel VM (make test-kernel): {status.reason}")
-    finally:
-        resources.close()
+    skip_without_kernel_esp("Libreswan (kernel xfrm only)")
 
 
 @pytest.mark.netns
 @pytest.mark.vm
 @needs_libreswan
 def test_libreswan_kernel_campaign(tmp_path, kernel_esp, clean_machine):
-    (tmp_path / "c.toml").write_text(CAMPAIGN)
-    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
-    assert result.returncode == 0, result.stdout + result.stderr
-    run_cli("export", str(tmp_path / "c.db"), "--format", "json", "-o", str(tmp_path / "c.json"))
-    cells = json.loads((tmp_path / "c.json").read_text())
+    _, cells = run_campaign(tmp_path, CAMPAIGN)
     assert len(cells) == 8
     for cell in cells:
         assert cell["status"] == "ok", (cell["technique"], cell["error"])
@@ -132,13 +120,7 @@ def test_ike_proposal_in_libreswan_syntax():
     ({"ppk": True}, "ppk is implemented for strongSwan only"),
 ])
 def test_impossible_libreswan_combinations_fail_before_the_run(technique, message):
-    campaign = validate(**technique)
-    resources = RunResources()
-    try:
-        with pytest.raises(UserError, match=f"technique\\[1\\].backend: .*{message}"):
-            resolve_backends(campaign, LocalKernelProbe(resources))
-    finally:
-        resources.close()
+    assert_refused_before_run(validate(**technique), message)
 
 
 @pytest.mark.netns

@@ -1,0 +1,30 @@
+"""What the strongSwan and Libreswan tests share: the refusal before a run, and the check
+that this kernel has the ESP data path (else the test belongs in the kernel VM)."""
+
+import pytest
+
+from vpnbench.errors import UserError
+from vpnbench.probe import LocalKernelProbe
+from vpnbench.resources import RunResources
+from vpnbench.runner import resolve_backends
+from vpnbench.techniques.ipsec import Ipsec
+
+
+def assert_refused_before_run(campaign, message: str) -> None:
+    """Backend resolution (done before any host is touched) refuses the technique with message."""
+    resources = RunResources()
+    try:
+        with pytest.raises(UserError, match=f"technique\\[1\\].backend: .*{message}"):
+            resolve_backends(campaign, LocalKernelProbe(resources))
+    finally:
+        resources.close()
+
+
+def skip_without_kernel_esp(what: str) -> None:
+    resources = RunResources()
+    try:
+        status = Ipsec.backends(LocalKernelProbe(resources))[0]
+        if not status.available:
+            pytest.skip(f"{what} runs in the kernel VM (make test-kernel): {status.reason}")
+    finally:
+        resources.close()
