@@ -27,8 +27,17 @@ from vpnbench.params import Duration
 # Host names, aliases and users go to ssh as argv elements; a leading '-' would be an option.
 NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.:%\[\]-]*$"
 PID_TAG = "vpnbench-pid "
-# Sent to the remote shell: prints the pid, then becomes the command (so kill reaches it).
-LAUNCHER = ["sh", "-c", f'echo "{PID_TAG}$$" >&2; exec "$@"', "vpnbench"]
+# Sent to the remote shell: writes its pid to a pid file (named in the run record before the
+# spawn, so a kill -9 of vpnbench at any moment still leaves cleanup a way to the process),
+# prints it, then becomes the command (so kill reaches it).
+# The pid file's path also goes into the process's environment: cleanup kills a pid only when
+# that process still carries it, never an unrelated process that reused the number.
+LAUNCHER = ["sh", "-c", f'echo "$$" > "$1" && echo "{PID_TAG}$$" >&2 && export VPNBENCH_PIDFILE="$1" '
+            '&& shift && exec "$@"', "vpnbench"]
+KILL_PIDFILES = ('for f; do p=$(cat -- "$f" 2>/dev/null) || continue; '
+                 'tr "\\0" "\\n" < "/proc/$p/environ" 2>/dev/null | grep -qxF "VPNBENCH_PIDFILE=$f" '
+                 '&& kill -9 "$p" && echo "$p"; done; exit 0')
+
 
 
 class SshSettings(BaseModel):
@@ -138,7 +147,6 @@ class SshProc(LocalProc):
             first = self.log_path.read_text(errors="replace").split("\n", 1)[0] if self.log_path.exists() else ""
             if first.startswith(PID_TAG) and first[len(PID_TAG):].strip().isdigit():
                 self.pid = int(first[len(PID_TAG):])
-                self.host.record(pid=self.pid)
             elif not self.alive() or time.monotonic() > deadline:
                 return None
             else:
@@ -178,7 +186,7 @@ class SshHost(Host):
         self._failure: tuple[float, str] | None = None  # (when, why) of the last failed connect
         self.spawned: list[SshProc] = []
         self._record_path = workdir / f"remote-{role}.json"
-        self._record = {"ssh": connection.argv(), "pids": [], "files": []}
+        self._record = {"ssh": connection.argv(), "pidfiles": [], "files": []}
 
     # -- connection ------------------------------------------------------------------------
     def connect(self) -> None:
@@ -186,10 +194,10 @@ class SshHost(Host):
         self._save_record()
         self.run(["mkdir", "-p", "-m", "0700", "--", str(self.workdir)])
 
-    def record(self, pid: int | None = None, file: str | None = None) -> None:
+    def record(self, file: str | None = None, pidfile: str | None = None) -> None:
         """Remember what to remove from this host should the run be killed."""
-        if pid:
-            self._record["pids"].append(pid)
+        if pidfile:
+            self._record["pidfiles"].append(pidfile)
         if file and file not in self._record["files"]:
             self._record["files"].append(file)
         self._save_record()
@@ -205,14 +213,14 @@ class SshHost(Host):
         self.conn.close()
         self._record_path.unlink(missing_ok=True)
 
-    def _command(self, argv: list[str], env: dict[str, str] | None = None, launcher: bool = False) -> str:
+    def _command(self, argv: list[str], env: dict[str, str] | None = None, pidfile: Path | None = None) -> str:
         words = list(argv)
         if self.cpus is not None:
             words = ["taskset", "-c", ",".join(map(str, self.cpus))] + words
         if env:
             words = ["env", *(f"{k}={v}" for k, v in env.items())] + words
-        if launcher:
-            words = LAUNCHER + words
+        if pidfile:
+            words = LAUNCHER + [str(pidfile)] + words
         return shlex.join(words)
 
     def _ensure_connected(self) -> None:
@@ -259,8 +267,10 @@ class SshHost(Host):
         self._ensure_connected()
         self._spawned += 1
         log_path = self.workdir / f"{self.role}-{name}-{self._spawned}.log"
+        pidfile = self.workdir / f"{self.role}-{name}-{self._spawned}.pid"
+        self.record(pidfile=str(pidfile), file=str(pidfile))
         pipe = subprocess.PIPE if interactive else None
-        full = self.conn.argv(*([] if interactive else ["-n"])) + [self._command(argv, env, launcher=True)]
+        full = self.conn.argv(*([] if interactive else ["-n"])) + [self._command(argv, env, pidfile)]
         with open(log_path, "wb") as log:
             log_path.chmod(0o600)
             popen = subprocess.Popen(full, stdout=pipe or log, stderr=log, stdin=pipe or subprocess.DEVNULL,
@@ -300,10 +310,11 @@ class SshHost(Host):
 def remove_remote(run, record: dict, workdir: Path) -> list[str]:
     """Kill the recorded processes and wipe the recorded files on one host (run: its run())."""
     removed = []
-    pids = [str(pid) for pid in record.get("pids", [])]
-    if pids:
-        run(["kill", "-9", *pids], timeout=15, check=False)
-        removed += [f"remote process {pid}" for pid in pids]
+    pidfiles = record.get("pidfiles", [])
+    if pidfiles:  # the pid files are named before each spawn: even a process started a moment before a kill -9
+        killed = run(["sh", "-c", KILL_PIDFILES, "kill", *pidfiles], timeout=15, check=False)
+        out = killed.stdout.decode(errors="replace") if isinstance(killed.stdout, bytes) else killed.stdout
+        removed += [f"remote process {pid}" for pid in out.split()]
     files = record.get("files", [])
     if files:
         # shred -u overwrites then unlinks: key material must not linger on the remote disk

@@ -1,0 +1,43 @@
+"""After a kill -9, cleanup finds remote processes through the pid files the launcher writes.
+Run here against this machine (the remote commands are plain argv, so a local runner stands in
+for ssh): a process started by the launcher is killed; an unrelated process that happens to
+have the number in a stale pid file is not."""
+
+import subprocess
+import time
+
+from vpnbench.hosts.ssh import LAUNCHER, remove_remote
+
+
+def local_run(argv, timeout=30, check=False):
+    return subprocess.run(argv, capture_output=True, timeout=timeout)
+
+
+def wait_for(path, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while not (path.exists() and path.read_text().strip()):
+        assert time.monotonic() < deadline, f"{path} was never written"
+        time.sleep(0.02)
+
+
+def test_cleanup_kills_a_launched_process_but_never_a_reused_pid(tmp_path):
+    ours_file, stale_file = tmp_path / "ours.pid", tmp_path / "stale.pid"
+    ours = subprocess.Popen([*LAUNCHER, str(ours_file), "sleep", "60"], stderr=subprocess.DEVNULL)
+    other = subprocess.Popen(["sleep", "60"])  # not ours: plays a process that reused a recorded pid
+    try:
+        wait_for(ours_file)
+        assert int(ours_file.read_text()) == ours.pid  # the launcher execs: the pid is the command's
+        stale_file.write_text(f"{other.pid}\n")
+        record = {"pidfiles": [str(ours_file), str(stale_file), str(tmp_path / "never-written.pid")],
+                  "files": [str(ours_file), str(stale_file)]}
+        removed = remove_remote(local_run, record, tmp_path)
+        assert ours.wait(5) == -9
+        assert other.poll() is None, "cleanup killed a process the run never started"
+        assert removed.count(f"remote process {ours.pid}") == 1
+        assert not any(str(other.pid) in line for line in removed)
+        assert not ours_file.exists() and not stale_file.exists()
+    finally:
+        for proc in (ours, other):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
