@@ -22,6 +22,8 @@ declare -A need=(
   [wpa_supplicant]=wpasupplicant
   [ssh]=openssh-client
   [sshd]=openssh-server
+  [xl2tpd]=xl2tpd
+  [pppd]=ppp
 )
 if [ "${1:-}" = kernel ]; then
   need+=([qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio)
@@ -71,6 +73,11 @@ if ((${#missing[@]})); then
   apt-get update -qq
   # --no-install-recommends: wireguard-tools would otherwise pull in a kernel image.
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # vpnbench runs its own xl2tpd per host (L2TP/IPsec); the system service the package may
+  # have started would hold UDP 1701 on a real lab machine.
+  if [[ " ${missing[*]} " == *" xl2tpd "* ]] && [ -d /run/systemd/system ]; then
+    systemctl disable --now xl2tpd >/dev/null 2>&1 || true
+  fi
 fi
 
 if [ ! -x "$LIBRESWAN/usr/libexec/ipsec/pluto" ]; then

@@ -11,7 +11,16 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
 VPNBENCH = [sys.executable, "-m", "vpnbench"]
-DAEMONS = re.compile(r"^(wireguard-go|iperf3|tcpdump|vpnbench-linkem|charon|pluto|openvpn|wpa_supplicant)$")
+# The short traffic most technique tests measure through a tunnel: 1 s of TCP, 5 pings.
+TCP_AND_PING = """[[measurement]]
+kind = "tcp"
+duration = "1s"
+[[measurement]]
+kind = "ping"
+count = 5
+interval = "0.05s"
+"""
+DAEMONS = re.compile(r"^(wireguard-go|iperf3|tcpdump|vpnbench-linkem|charon|pluto|xl2tpd|pppd|openvpn|wpa_supplicant)$")
 
 
 TEST_LOCK = Path("/run/vpnbench-tests.lock")

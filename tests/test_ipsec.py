@@ -6,7 +6,7 @@ import stat
 
 import pytest
 
-from conftest import leftovers, run_cli
+from conftest import TCP_AND_PING, leftovers, run_cli
 from ipsec_helpers import assert_refused_before_run
 from vpnbench.campaign.spec import campaign_from_dict
 from vpnbench.errors import UserError
@@ -139,14 +139,7 @@ name = "ipsec"
 kind = "ipsec"
 cipher = "aes128-sha256"
 ike = "aes128-sha256-prfsha256-modp1024"
-[[measurement]]
-kind = "tcp"
-duration = "1s"
-[[measurement]]
-kind = "ping"
-count = 5
-interval = "0.05s"
-""")
+""" + TCP_AND_PING)
     result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "modp1024" in result.stderr and "weak" in result.stderr

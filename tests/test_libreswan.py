@@ -3,7 +3,7 @@ kernel VM (make test-kernel); validation, proposal translation and doctor rows n
 
 import pytest
 
-from conftest import run_campaign
+from conftest import TCP_AND_PING, run_campaign
 from ipsec_helpers import assert_refused_before_run, skip_without_kernel_esp
 from vpnbench.campaign.spec import campaign_from_dict
 from vpnbench.errors import UserError
@@ -42,14 +42,7 @@ implementation = "libreswan"
 cipher = "aes128-sha256"
 mode = "transport"
 ipcomp = true
-[[measurement]]
-kind = "tcp"
-duration = "1s"
-[[measurement]]
-kind = "ping"
-count = 5
-interval = "0.05s"
-"""
+""" + TCP_AND_PING
 
 
 @pytest.fixture(scope="module")
@@ -167,18 +160,3 @@ def test_ipsec_conf_asks_for_the_cipher_and_keeps_secrets_out():
     tunnel = ipsec_conf(Conn("server", "client", "10.0.1.1", "10.0.0.1", "10.98.0.2/32", "10.98.0.1/32"),
                         IpsecParams(implementation="libreswan"), {"lines": "  authby=secret"})
     assert {"leftsubnet=10.98.0.2/32", "rightsubnet=10.98.0.1/32", "leftsourceip=10.98.0.2", "type=tunnel"} <= set(tunnel.split())
-
-
-@pytest.mark.netns
-def test_l2tp_is_refused_with_the_kernel_reason():
-    resources = RunResources()
-    try:
-        probe = LocalKernelProbe(resources)
-        kernel_l2tp = probe.accepts([["ip", "l2tp", "show", "tunnel"]])
-        for implementation in ("strongswan", "libreswan"):
-            params = IpsecParams(implementation=implementation, mode="transport", l2tp=True)
-            with pytest.raises(ValueError) as err:
-                Ipsec.resolve_backend(params, probe)
-            assert ("not supported yet" if kernel_l2tp else "not available on this kernel") in str(err.value)
-    finally:
-        resources.close()

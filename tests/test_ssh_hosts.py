@@ -158,8 +158,17 @@ def test_sshd_killed_mid_run_fails_cells_with_a_reason_and_ends_cleanly(tmp_path
             os.kill(pid, signal.SIGKILL)
 
 
+def lab_sysctl(lab, role: str, key: str) -> str:
+    out = subprocess.run(["ip", "netns", "exec", lab.ns[role], "sysctl", "-n", key], capture_output=True, text=True)
+    return " ".join(out.stdout.split())
+
+
 def test_kill9_mid_run_then_cleanup_reconnects_and_removes_remote_leftovers(tmp_path, lab):
-    campaign = lab.testbed_toml() + CELLS.replace('duration = "1s"', 'duration = "5s"')
+    # a setting the run changes on every host: cleanup must put the host's own value back
+    before = lab_sysctl(lab, "server", "net.ipv4.tcp_rmem")
+    changed = "4096 65536 " + str(int(before.split()[2]) + 4096)
+    testbed = lab.testbed_toml().replace("[testbed.ssh]", f"sysctls = {{ \"net.ipv4.tcp_rmem\" = \"{changed}\" }}\n[testbed.ssh]")
+    campaign = testbed + CELLS.replace('duration = "1s"', 'duration = "5s"')
     proc = subprocess.Popen([*lab.exec_argv(), *VPNBENCH, "run", str(write(tmp_path, "x.toml", campaign)),
                              "--db", str(tmp_path / "x.db")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
@@ -170,9 +179,11 @@ def test_kill9_mid_run_then_cleanup_reconnects_and_removes_remote_leftovers(tmp_
     proc.wait(10)
     time.sleep(0.5)
     assert any(lab.comm(p) == "iperf3" for p in lab.pids("server"))  # left running on the host
+    assert lab_sysctl(lab, "server", "net.ipv4.tcp_rmem") == changed
     cleanup = in_lab(lab, "cleanup", timeout=120)
     assert cleanup.returncode == 0, cleanup.stderr
-    assert "remote process" in cleanup.stdout
+    assert "remote process" in cleanup.stdout and "remote sysctl net.ipv4.tcp_rmem" in cleanup.stdout
+    assert all(lab_sysctl(lab, role, "net.ipv4.tcp_rmem") == before for role in ("client", "router", "server"))
     assert lab.strays() == []
     assert leftovers() == []
 

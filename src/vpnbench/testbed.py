@@ -10,6 +10,7 @@ vm kind: QEMU VMs booted for the run (hosts/vm.py), reached over ssh the same wa
 
 import dataclasses
 import os
+import shlex
 import subprocess
 import time
 from typing import Annotated, Literal
@@ -275,6 +276,12 @@ class RemoteKernelProbe:
     def has_esp(self) -> bool:
         return self._all("esp", ["unshare", "-n", "ip", "-batch", "-"], self.XFRM_PROBE)
 
+    def accepts(self, commands: list[list[str]]) -> bool:
+        """Do all these commands (vpnbench's own probes, never config values) succeed in a
+        throwaway namespace on every host?"""
+        script = " && ".join(shlex.join(argv) for argv in commands)
+        return self._all(f"accepts {script}", ["unshare", "-n", "sh", "-c", script])
+
 
 class SshTestbed(Testbed):
     """Machines reached over ssh. Their underlay exists already (kind = "ssh": the inventory
@@ -293,7 +300,6 @@ class SshTestbed(Testbed):
                          if self.cpus else "not pinned (no cpus in the inventory)")
         self.hosts = {role: self._host(role, target) for role, target in self.targets.items()}
         self.sysctls: dict[str, dict] = {}
-        self._sysctl_previous: dict[tuple[str, str], str] = {}
         self.probe = RemoteKernelProbe([self.client, self.server])
 
     def _host(self, role: str, target: SshTarget) -> SshHost:
@@ -343,18 +349,11 @@ class SshTestbed(Testbed):
     def _apply_sysctls(self) -> None:
         for key, raw in self.spec.sysctls.items():
             value = " ".join(str(raw).split())
-            for role, host in self.hosts.items():
-                previous = host.run(["sysctl", "-n", key], check=False)
-                if not previous.ok:
-                    raise RuntimeError(f"sysctl {key}: no such setting on {role}")
-                self._sysctl_previous.setdefault((role, key), " ".join(previous.stdout.split()))
-                host.run(["sysctl", "-qw", f"{key}={value}"])
+            for host in self.hosts.values():
+                host.set_sysctl(key, value)  # the host records the old value: close (or cleanup) restores it
             self.sysctls[key] = {"value": value, "scope": "hosts"}
 
     def down(self) -> None:
-        for (role, key), value in self._sysctl_previous.items():
-            self.hosts[role].run(["sysctl", "-qw", f"{key}={value}"], timeout=15, check=False)
-        self._sysctl_previous.clear()
         for host in self.hosts.values():
             host.close()
 

@@ -186,7 +186,7 @@ class SshHost(Host):
         self._failure: tuple[float, str] | None = None  # (when, why) of the last failed connect
         self.spawned: list[SshProc] = []
         self._record_path = workdir / f"remote-{role}.json"
-        self._record = {"ssh": connection.argv(), "pidfiles": [], "files": []}
+        self._record = {"ssh": connection.argv(), "pidfiles": [], "files": [], "sysctls": {}}
 
     # -- connection ------------------------------------------------------------------------
     def connect(self) -> None:
@@ -201,6 +201,15 @@ class SshHost(Host):
         if file and file not in self._record["files"]:
             self._record["files"].append(file)
         self._save_record()
+
+    def set_sysctl(self, key: str, value: str) -> None:
+        """Change a machine-wide setting; its first previous value is recorded before the change."""
+        previous = self.run(["sysctl", "-n", key], check=False)
+        if not previous.ok:
+            raise RuntimeError(f"sysctl {key}: no such setting on {self.role}")
+        self._record["sysctls"].setdefault(key, " ".join(previous.stdout.split()))
+        self._save_record()
+        self.run(["sysctl", "-qw", f"{key}={value}"])
 
     def _save_record(self) -> None:
         self._record_path.write_text(json.dumps(self._record))
@@ -321,6 +330,9 @@ def remove_remote(run, record: dict, workdir: Path) -> list[str]:
         run(["shred", "-u", "-z", "--", *files], timeout=30, check=False)
         run(["rm", "-f", "--", *files], timeout=15, check=False)
         removed += [f"remote file {f}" for f in files]
+    for key, value in record.get("sysctls", {}).items():
+        if run(["sysctl", "-qw", f"{key}={value}"], timeout=15, check=False).returncode == 0:
+            removed.append(f"remote sysctl {key}={value}")
     run(["rmdir", "--", str(workdir)], timeout=15, check=False)  # only if empty: never another run's
     return removed
 

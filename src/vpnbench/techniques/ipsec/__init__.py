@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 
 from vpnbench.params import Family, Params
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
-from vpnbench.techniques.ipsec import libreswan, strongswan
+from vpnbench.techniques.ipsec import l2tp, libreswan, strongswan
 from vpnbench.techniques.ipsec.proposals import CIPHERS, DEFAULT_IKE, PQ_KE, weak_ike_warning, xfrm_probe_commands
 
 INNER = {
@@ -43,6 +43,8 @@ class IpsecParams(Params):
     def _consistent(self):
         if self.l2tp and self.mode != "transport":
             raise ValueError("l2tp: L2TP/IPsec runs over transport mode; set mode = \"transport\"")
+        if self.l2tp and self.family != "ipv4":
+            raise ValueError("l2tp: xl2tpd runs over an IPv4 underlay only; set family = \"ipv4\"")
         if self.implementation == "libreswan":
             if self.backend == "userspace":
                 raise ValueError("backend: libreswan has no userspace data path; allowed values: auto, kernel")
@@ -79,10 +81,12 @@ class Ipsec(Technique):
 
     def up(self, backend: str) -> Tunnel:
         p = self.params
-        self.daemons: dict[str, strongswan.Charon | libreswan.Pluto] = {}
+        self.daemons: dict[str, strongswan.Charon | libreswan.Pluto | l2tp.Xl2tpd] = {}
         self.inner_added: list[tuple[str, str]] = []
         cipher = CIPHERS[p.cipher]
-        if p.mode == "tunnel":
+        if p.l2tp:  # traffic goes over the PPP link that L2TP carries
+            server_addrs, client_addrs = {"ipv4": l2tp.INNER["server"]}, {"ipv4": l2tp.INNER["client"]}
+        elif p.mode == "tunnel":
             server_addrs = {f: INNER["server"][f] for f in self._inner_families()}
             client_addrs = {f: INNER["client"][f] for f in self._inner_families()}
         else:
@@ -101,6 +105,8 @@ class Ipsec(Technique):
             got = self._up_libreswan()
         else:
             got = self._up_strongswan(backend)
+        if p.l2tp:
+            got["l2tp"] = self._up_l2tp()
         self.tunnel.negotiated = {"implementation": p.implementation, "asked": p.non_default_settings(), **got}
         warning = weak_ike_warning(p.ike)
         if warning:
@@ -143,6 +149,20 @@ class Ipsec(Technique):
         self.daemons["client"].initiate()
         return libreswan.negotiated(self.daemons["client"].status())
 
+    def _up_l2tp(self) -> dict:
+        """xl2tpd over the established transport SA: the LNS, then the LAC that dials it."""
+        password = secrets.token_hex(16)
+        for role in ("server", "client"):
+            daemon = l2tp.Xl2tpd(self._host(role), self.ctx.resources.path(f"l2tp-{role}"))
+            self.daemons[f"l2tp-{role}"] = daemon
+            config = l2tp.lns_conf() if role == "server" else l2tp.lac_conf(self.ctx.underlay["server"]["ipv4"])
+            self.tunnel.procs.append(daemon.start(config, password))
+            if role == "server":
+                daemon.wait_for_listening()
+        self.daemons["l2tp-client"].wait_for_link(l2tp.INNER["client"])
+        return {"port": l2tp.PORT, "ppp_mtu": l2tp.MTU, "ppp_auth": "MS-CHAPv2",
+                "client": l2tp.INNER["client"], "server": l2tp.INNER["server"]}
+
     def _host(self, role: str):
         return self.ctx.client if role == "client" else self.ctx.server
 
@@ -161,7 +181,7 @@ class Ipsec(Technique):
             prefix = {"ipv4": "32", "ipv6": "128"}[family]
             subnets = {r: f"{INNER[r][family]}/{prefix}" for r in (role, peer)}
         return libreswan.Conn(role, peer, self.ctx.underlay[role][family], self.ctx.underlay[peer][family],
-                              subnets[role], subnets[peer])
+                              subnets[role], subnets[peer], l2tp.PORT if self.params.l2tp else None)
 
     def _side(self, role: str) -> strongswan.Side:
         peer = "server" if role == "client" else "client"
@@ -170,8 +190,8 @@ class Ipsec(Technique):
             prefix = {"ipv4": "32", "ipv6": "128"}
             local_ts = ",".join(f"{INNER[role][f]}/{prefix[f]}" for f in self._inner_families())
             remote_ts = ",".join(f"{INNER[peer][f]}/{prefix[f]}" for f in self._inner_families())
-        else:
-            local_ts = remote_ts = "dynamic"
+        else:  # the two underlay addresses; with L2TP only its UDP port, as L2TP/IPsec does
+            local_ts = remote_ts = f"dynamic[udp/{l2tp.PORT}]" if self.params.l2tp else "dynamic"
         return strongswan.Side(role, peer, self.ctx.underlay[role][family], self.ctx.underlay[peer][family],
                                local_ts, remote_ts)
 
@@ -204,7 +224,7 @@ class Ipsec(Technique):
     def down(self) -> None:
         if self.tunnel is None:
             return
-        for daemon in getattr(self, "daemons", {}).values():
+        for daemon in reversed(list(getattr(self, "daemons", {}).values())):  # L2TP before its SA
             daemon.stop()
         for role, address in self.inner_added:
             self._host(role).run(["ip", "addr", "del", address, "dev", "lo"], check=False)
@@ -225,9 +245,11 @@ def _section(name: str, values: dict) -> str:
 def _availability(params: IpsecParams, backend: str, probe: KernelProbe) -> tuple[bool, str]:
     """(True, "") when this machine can run params on backend, else (False, why)."""
     if params.l2tp:
-        if not probe.accepts([["ip", "l2tp", "show", "tunnel"]]):
-            return False, "L2TP/IPsec is not available on this kernel (no L2TP: `ip l2tp` finds no l2tp netlink)"
-        return False, "l2tp is not supported yet by vpnbench (xl2tpd over transport mode is not built)"
+        missing = l2tp.missing_software()
+        if missing:
+            return False, f"L2TP/IPsec: {missing}"
+        if not probe.accepts(l2tp.PROBE):
+            return False, "L2TP/IPsec is not available on this kernel (no PPP: /dev/ppp, ppp_generic)"
     if params.implementation == "libreswan":
         ok, reason = _libreswan_availability(params, backend)
         if not ok:

@@ -8,18 +8,23 @@ from typing import Callable
 
 from vpnbench.hosts.base import Host, Proc
 
-# $1 is bound over /run; $2, when set, is overlaid (read-only) on /usr/libexec; exec keeps the
-# daemon's pid the one we signal.
-PRIVATE_MOUNTS = ('mount --bind "$1" /run'
-                  ' && { [ -z "$2" ] || mount -t overlay vpnbench -o lowerdir=/usr/libexec:"$2" /usr/libexec; }'
-                  ' && shift 2 && exec "$@"')
+# $1 is bound over /run; $2, when set, is overlaid (read-only) on /usr/libexec; before that,
+# the pairs (source, target) up to "--" are bound (first: a source may live under /run);
+# exec keeps the daemon's pid the one we signal.
+PRIVATE_MOUNTS = ('run=$1 libexec=$2 && shift 2'
+                  ' && while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 1; shift 2; done && shift'
+                  ' && mount --bind "$run" /run'
+                  ' && { [ -z "$libexec" ] || mount -t overlay vpnbench -o lowerdir=/usr/libexec:"$libexec" /usr/libexec; }'
+                  ' && exec "$@"')
 
 
 def spawn_private(host: Host, directory: Path, argv: list[str], name: str, env: dict[str, str] | None = None,
-                  overlay_libexec: Path | None = None) -> Proc:
-    """Start argv on host with `directory` as its /run (and overlay_libexec merged into /usr/libexec)."""
+                  overlay_libexec: Path | None = None, binds: dict[str, Path] | None = None) -> Proc:
+    """Start argv on host with `directory` as its /run (and overlay_libexec merged into /usr/libexec,
+    and each binds source directory over its target path)."""
+    pairs = [word for target, source in (binds or {}).items() for word in (str(source), target)]
     return host.spawn(["unshare", "--mount", "--propagation", "private", "sh", "-c", PRIVATE_MOUNTS,
-                       "sh", str(directory), str(overlay_libexec or ""), *argv], name=name, env=env)
+                       "sh", str(directory), str(overlay_libexec or ""), *pairs, "--", *argv], name=name, env=env)
 
 
 def wait_until(ready: Callable[[], bool], proc: Proc, what: str, timeout: float) -> None:

@@ -88,6 +88,7 @@ class Conn:
     remote_addr: str
     local_subnet: str | None  # tunnel mode: the inner addresses; None in transport mode
     remote_subnet: str | None
+    udp_port: int | None = None  # protect only this UDP port (L2TP/IPsec: 1701)
 
 
 def ipsec_conf(conn: Conn, params, auth: dict[str, str]) -> str:
@@ -97,6 +98,8 @@ def ipsec_conf(conn: Conn, params, auth: dict[str, str]) -> str:
         # leftsourceip: _updown routes the peer's inner address with this source
         tunnel = (f"  leftsubnet={conn.local_subnet}\n  rightsubnet={conn.remote_subnet}\n"
                   f"  leftsourceip={conn.local_subnet.split('/')[0]}\n")
+    if conn.udp_port:
+        tunnel += f"  leftprotoport=17/{conn.udp_port}\n  rightprotoport=17/{conn.udp_port}\n"
     # leftupdown: the default, `ipsec _updown`, would find strongSwan's ipsec on PATH
     return f"""conn vpb
   ikev2=yes

@@ -131,7 +131,7 @@ class Charon:
         self.host.write_file(self.dir / "strongswan.conf", strongswan_conf(backend), 0o600)
         self.proc = spawn_private(self.host, self.dir, [CHARON], name=f"charon-{self.host.role}",
                                   env={"STRONGSWAN_CONF": "/run/strongswan.conf"})
-        wait_until(lambda: self.swanctl("--stats", check=False).ok, self.proc, "charon", 10)
+        wait_until(lambda: self.swanctl("--stats", check=False).ok, self.proc, "charon", 20)
         return self.proc
 
     def swanctl(self, *args: str, check: bool = True, timeout: float = 30.0):
