@@ -215,6 +215,11 @@ def test_parse_swanctl_raw():
     assert got["ike"]["encr-keysize"] == "256" and got["ike"]["initiator-spi"] == "7207"
     assert got["child"]["local-ts"] == ["10.98.0.1/32", "fd98::1/128"] and got["child"]["spi-out"] == "6a22a0b0"
     assert negotiated(parse_vici_raw("list-sas reply {}")) == {}
+    # selectors with a protocol and port (L2TP/IPsec) carry brackets inside the list
+    ports = parse_vici_raw("list-sa event {vpb {child-sas {l2tp {local-ts=[10.0.0.1/32[udp/l2f] "
+                           "fd00::1/128[udp/1701]] mode=TRANSPORT}}}}")
+    child = ports["list-sa event"][0]["vpb"]["child-sas"]["l2tp"]
+    assert child == {"local-ts": ["10.0.0.1/32[udp/l2f]", "fd00::1/128[udp/1701]"], "mode": "TRANSPORT"}
 
 
 def test_doctor_groups_ipsec_capabilities_by_reason():

@@ -1,4 +1,4 @@
-"""IPsec on the kernel's xfrm data path: transport mode, IPComp, null integrity-only, both
+"""IPsec on the kernel's xfrm data path: transport mode, IPComp, null integrity-only (with IPComp), both
 underlay families. Runs where the kernel has ESP: in the kernel VM (make test-kernel)."""
 
 import pytest
@@ -28,9 +28,11 @@ family = "ipv6"
 auth = "pubkey"
 [[technique]]
 kind = "ipsec"
-label = "null-sha256"
+label = "null-sha256-ipcomp"
 backend = "kernel"
 cipher = "null-sha256"
+ipcomp = true
+family = "ipv6"
 [[technique]]
 kind = "ipsec"
 label = "ipcomp-v6"
@@ -73,6 +75,8 @@ def test_kernel_ipsec_campaign(tmp_path, kernel_esp, clean_machine):
     assert transport["child"]["mode"] == "TRANSPORT" and transport["child"]["encr-alg"] == "CHACHA20_POLY1305"
     assert transport["ike"]["local-host"].startswith("fd00:")
     assert by["chacha-transport-v6"]["wire_check"] == "encrypted"
-    assert by["null-sha256"]["wire_check"] == "integrity-only"
+    # compression must not pass for encryption: the proof's pings stay under the IPComp threshold
+    assert by["null-sha256-ipcomp"]["wire_check"] == "integrity-only"
+    assert by["null-sha256-ipcomp"]["negotiated"]["child"].get("cpi-in")
     assert by["ipcomp-v6"]["wire_check"] == "encrypted"
     assert by["ipcomp-v6"]["negotiated"]["child"].get("cpi-in")  # IPComp was negotiated

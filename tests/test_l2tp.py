@@ -97,3 +97,4 @@ def test_l2tp_ipsec_campaign(tmp_path, clean_machine):
     assert "[udp/1701]" in selectors or "[udp/l2f]" in selectors, selectors
     for cell in by.values():
         assert cell["metrics"]["throughput_bps"] > 1e6
+    print({name: (cell["metrics"]["setup_time_s"], cell["metrics"]["throughput_bps"]) for name, cell in by.items()})

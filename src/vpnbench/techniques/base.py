@@ -25,6 +25,7 @@ class Tunnel:
     # Which end of the path the wire proof captures next to: a technique that protects only
     # the router-server link (MACsec there) must be watched on that link.
     capture_near: Literal["client", "server"] = "client"
+    compresses: bool = False  # IPComp: the wire proof must send packets too small to be compressed
 
     @property
     def family(self) -> str:

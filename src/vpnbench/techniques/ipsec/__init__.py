@@ -97,6 +97,7 @@ class Ipsec(Technique):
             protection="encrypted" if cipher.encrypts else "integrity-only",
             # ESP, or ESP in UDP on 4500 (always so on the userspace path)
             wire_filter="udp port 4500" if backend == "userspace" else "esp or udp port 4500",
+            compresses=p.ipcomp,
         )
         if p.mode == "tunnel":
             for role in ("server", "client"):

@@ -164,7 +164,7 @@ class Charon:
         wipe_tree(self.dir)
 
 
-TOKEN = re.compile(r"([^\s{}=\[\]]+)=\[([^\]]*)\]"    # key=[a b]
+TOKEN = re.compile(r"([^\s{}=\[\]]+)=\[((?:[^\[\]]|\[[^\]]*\])*)\]"  # key=[a b], items may hold [udp/1701]
                    r"|([^\s{}=\[\]]+)=([^\s{}\[\]]*)"  # key=value
                    r"|([^{}=\[\]]+?)\s*\{"               # name {   (message names have spaces)
                    r"|(\})")
