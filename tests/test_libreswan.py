@@ -19,9 +19,10 @@ CAMPAIGN = """
 name = "libreswan"
 [[technique]]
 kind = "ipsec"
-label = "lsw-psk"
+label = "lsw-psk-ppk"
 implementation = "libreswan"
 cipher = "aes256gcm16"
+ppk = true
 [[technique]]
 kind = "ipsec"
 label = "lsw-pubkey"
@@ -66,11 +67,13 @@ def test_libreswan_kernel_campaign(tmp_path, kernel_esp, clean_machine):
         assert int(got["child"]["spi-in"], 16) > 0 and int(got["child"]["spi-out"], 16) > 0
         assert "encap" not in got["child"]  # plain ESP, as asked (encapsulation=no)
     by = {c["technique"]: c for c in cells if c["measurement"] == "tcp"}
-    for label in ("lsw-psk", "lsw-pubkey"):
+    for label in ("lsw-psk-ppk", "lsw-pubkey"):
         assert by[label]["negotiated"]["child"]["algorithm"].startswith("AES_GCM_16_256")
         assert by[label]["negotiated"]["child"]["mode"] == "TUNNEL"
         assert by[label]["wire_check"] == "encrypted", by[label]
         assert by[label]["metrics"]["throughput_bps"] > 0
+    assert by["lsw-psk-ppk"]["negotiated"]["ike"]["ppk"] == "yes"  # ppk=insist: up only with the PPK
+    assert "ppk" not in by["lsw-pubkey"]["negotiated"]["ike"]
     null = by["lsw-null-transport"]
     assert null["negotiated"]["child"]["algorithm"] == "NULL_000-HMAC_SHA2_256_128"
     assert null["negotiated"]["child"]["mode"] == "TRANSPORT"
@@ -110,7 +113,6 @@ def test_ike_proposal_in_libreswan_syntax():
 @pytest.mark.parametrize("technique, message", [
     ({"ike": "aes128-sha256-modp1024"}, "Libreswan 4.10 refuses ike=aes128-sha2_256-modp1024: IKE DH algorithm 'modp1024' is not supported"),
     ({"ke": "mlkem768"}, "Libreswan 4.10 has no post-quantum"),
-    ({"ppk": True}, "ppk is implemented for strongSwan only"),
 ])
 def test_impossible_libreswan_combinations_fail_before_the_run(technique, message):
     assert_refused_before_run(validate(**technique), message)
@@ -147,6 +149,8 @@ def test_parse_whack_status():
     assert got["child"] == {"algorithm": "AES_GCM_16_256-NONE", "protocol": "ESP", "spi-out": "ee2b7a7f",
                             "spi-in": "1fd1e2b5", "mode": "TUNNEL"}
     assert negotiated("000 no connections") == {}
+    with_ppk = status + '000 "vpb":   policy: IKEv2+PSK+ENCRYPT+TUNNEL+PFS+PPK_ALLOW+PPK_INSIST+ESN_NO;\n'
+    assert negotiated(with_ppk)["ike"]["ppk"] == "yes"
 
 
 def test_ipsec_conf_asks_for_the_cipher_and_keeps_secrets_out():

@@ -309,7 +309,8 @@ class SshHost(Host):
         self.run(["rm", "-f", "--", str(path)], check=False)
 
     def pids(self) -> list[int]:
-        return [proc.pid for proc in self.spawned if proc.pid and proc.alive()]
+        # remote_pid(0): a pid that was slow to arrive at spawn (a loaded host) is picked up now
+        return [proc.pid for proc in self.spawned if proc.alive() and proc.remote_pid(0)]
 
     def has_command(self, name: str) -> bool:
         return self.run(["sh", "-c", 'PATH="$PATH:/usr/sbin:/sbin" command -v "$1"', "has", name],

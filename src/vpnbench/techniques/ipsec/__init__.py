@@ -143,6 +143,10 @@ class Ipsec(Technique):
             auth = {role: {"lines": f"  authby=rsasig\n  leftrsasigkey={public[role]}\n  rightrsasigkey={public[peer]}",
                            "secrets": ""}
                     for role, peer in (("client", "server"), ("server", "client"))}
+        if p.ppk:  # a fresh post-quantum preshared key; ppk=insist: no IKE SA without it
+            ppk = f'@client.vpnbench @server.vpnbench : PPKS "ppk@vpnbench" "{secrets.token_hex(32)}"\n'
+            for role in auth:
+                auth[role]["secrets"] += ppk
         for role in ("server", "client"):
             pluto = self.daemons[role]
             self.tunnel.procs.append(pluto.start(auth[role]["secrets"]))
@@ -288,8 +292,6 @@ def _libreswan_availability(params: IpsecParams, backend: str) -> tuple[bool, st
     missing = libreswan.missing_software()
     if missing:
         return False, missing
-    if params.ppk:
-        return False, "ppk is implemented for strongSwan only (vpnbench does not configure Libreswan's PPK)"
     if params.ke != "none":
         return False, f"ke = {params.ke!r}: Libreswan 4.10 has no post-quantum (ML-KEM) key exchange"
     for kind, proposal in (("ike", libreswan.ike_proposal(params.ike)), ("esp", libreswan.ESP[params.cipher])):
@@ -327,7 +329,8 @@ def capabilities(probe: KernelProbe) -> list[dict]:
     for name in CIPHERS:
         ok, reason = _availability(IpsecParams(implementation="libreswan", cipher=name), "kernel", probe)
         rows.append({"backend": "libreswan kernel", "cipher": name, "available": ok, "reason": reason})
-    for feature, params in {"transport mode": {"mode": "transport"}, "ipcomp": {"ipcomp": True}}.items():
+    for feature, params in {"transport mode": {"mode": "transport"}, "ipcomp": {"ipcomp": True},
+                            "ppk (RFC 8784)": {"ppk": True}, "l2tp": {"mode": "transport", "l2tp": True}}.items():
         ok, reason = _availability(IpsecParams(implementation="libreswan", **params), "kernel", probe)
         rows.append({"backend": "libreswan kernel", "feature": feature, "available": ok, "reason": reason})
     rows.append({"backend": "libreswan userspace", "feature": "all", "available": False,

@@ -112,6 +112,7 @@ def ipsec_conf(conn: Conn, params, auth: dict[str, str]) -> str:
   ike={ike_proposal(params.ike)}
   esp={ESP[params.cipher]}
   compress={'yes' if params.ipcomp else 'no'}
+  ppk={'insist' if params.ppk else 'no'}
   encapsulation=no
   leftupdown=/usr/libexec/ipsec/_updown
   rekey=no
@@ -205,6 +206,9 @@ def negotiated(status: str) -> dict:
     if ike_state:
         found["ike"]["state"] = "ESTABLISHED"
         found["ike"]["version"] = "2"
+        # with ppk=insist an IKE SA exists only if the PPK went into its keys (as charon's ppk=yes)
+        if re.search(r'"vpb":\s+policy: [^\n]*PPK_INSIST', status):
+            found["ike"]["ppk"] = "yes"
     sa_line = re.search(r'#\d+: "vpb"[^\n]*? (?:esp|espinudp)\.[0-9a-f]+@[^\n]*', status)
     if sa_line:
         line = sa_line[0]
