@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import VPNBENCH, leftovers, run_cli
+from conftest import TCP_AND_PING, VPNBENCH, leftovers, run_cli
 from sshlab import SshLab
 
 pytestmark = pytest.mark.netns
@@ -100,6 +100,21 @@ def test_smoke_campaign_on_ssh_hosts_has_the_local_shape(tmp_path, lab):
     assert store.run_info(store.latest_run("smoke"))["environment"]["testbed"]["kind"] == "ssh"
     store.close()
     print(f"ssh smoke run: {ssh_seconds:.1f} s")
+
+
+def test_ipsec_on_ssh_hosts_resolves_its_backend_on_the_hosts_and_proves_encryption(tmp_path, lab):
+    """The backend is chosen from what the remote kernels accept (their throwaway namespaces);
+    charon runs on each host in its own mount namespace, over ssh."""
+    campaign = lab.testbed_toml() + TCP_AND_PING.join(["[[technique]]\nkind = \"ipsec\"\n", ""])
+    proc = in_lab(lab, "run", str(write(tmp_path, "ipsec.toml", campaign)), "--db", str(tmp_path / "i.db"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cells = export(tmp_path / "i.db", tmp_path / "i.json")
+    assert len(cells) == 2
+    for cell in cells:
+        assert cell["status"] == "ok", cell["error"]
+        assert cell["wire_check"] == "encrypted"
+        assert cell["negotiated"]["child"]["protocol"] == "ESP"
+    assert leftovers() == []
 
 
 def test_doctor_testbed_prints_a_host_by_capability_table(tmp_path, lab):

@@ -110,7 +110,8 @@ def diagnose_testbed(spec) -> dict:
         report["facts"] = getattr(testbed, "facts", {})
         for role, host in testbed.hosts.items():
             probe = RemoteKernelProbe([host])
-            row = {f"tool {tool}": host.has_command(tool) for tool in TESTBED_TOOLS}
+            missing = host.missing_commands(list(TESTBED_TOOLS))
+            row = {f"tool {tool}": tool not in missing for tool in TESTBED_TOOLS}
             row.update({
                 "kernel wireguard": probe.has_link_type("wireguard"),
                 "kernel macsec": probe.has_link_type("macsec"),

@@ -337,9 +337,9 @@ class SshTestbed(Testbed):
         for role, host in self.hosts.items():
             needed = ["ip", "ping", "sysctl", "unshare"] + (["taskset"] if host.cpus is not None else [])
             needed += ["tcpdump"] if host is capture_host else []
-            for command in needed:
-                if not host.has_command(command):
-                    raise RuntimeError(f"{role} ({self.targets[role].host}): {command} not found")
+            missing = host.missing_commands(needed)
+            if missing:
+                raise RuntimeError(f"{role} ({self.targets[role].host}): {', '.join(missing)} not found")
 
     def up(self) -> None:
         self.check_tools()

@@ -103,11 +103,15 @@ class Host(abc.ABC):
     @abc.abstractmethod
     def has_command(self, name: str) -> bool: ...
 
+    def missing_commands(self, names: list[str]) -> list[str]:
+        """Those of names this host lacks (a remote host answers all in one round trip)."""
+        return [name for name in names if not self.has_command(name)]
+
     def require(self, *commands: str) -> None:
         """Raise with the package to install when a command is missing on this host."""
-        for command in commands:
-            if not self.has_command(command):
-                raise FileNotFoundError(missing_tool_reason(command))
+        missing = self.missing_commands(list(commands))
+        if missing:
+            raise FileNotFoundError(missing_tool_reason(missing[0]))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.role}>"

@@ -313,8 +313,14 @@ class SshHost(Host):
         return [proc.pid for proc in self.spawned if proc.alive() and proc.remote_pid(0)]
 
     def has_command(self, name: str) -> bool:
-        return self.run(["sh", "-c", 'PATH="$PATH:/usr/sbin:/sbin" command -v "$1"', "has", name],
-                        timeout=15, check=False).ok
+        return not self.missing_commands([name])
+
+    def missing_commands(self, names: list[str]) -> list[str]:
+        script = 'PATH="$PATH:/usr/sbin:/sbin"; for c; do command -v "$c" >/dev/null || echo "$c"; done'
+        result = self.run(["sh", "-c", script, "has", *names], timeout=15, check=False)
+        if not result.ok:  # no answer is not an answer: every command counts as missing
+            return list(names)
+        return result.stdout.split()
 
 
 def remove_remote(run, record: dict, workdir: Path) -> list[str]:
