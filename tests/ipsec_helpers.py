@@ -12,19 +12,12 @@ from vpnbench.techniques.ipsec import Ipsec
 
 def assert_refused_before_run(campaign, message: str) -> None:
     """Backend resolution (done before any host is touched) refuses the technique with message."""
-    resources = RunResources()
-    try:
-        with pytest.raises(UserError, match=f"technique\\[1\\].backend: .*{message}"):
-            resolve_backends(campaign, LocalKernelProbe(resources))
-    finally:
-        resources.close()
+    with RunResources() as resources, pytest.raises(UserError, match=f"technique\\[1\\].backend: .*{message}"):
+        resolve_backends(campaign, LocalKernelProbe(resources))
 
 
 def skip_without_kernel_esp(what: str) -> None:
-    resources = RunResources()
-    try:
+    with RunResources() as resources:
         status = Ipsec.backends(LocalKernelProbe(resources))[0]
-        if not status.available:
-            pytest.skip(f"{what} runs in the kernel VM (make test-kernel): {status.reason}")
-    finally:
-        resources.close()
+    if not status.available:
+        pytest.skip(f"{what} runs in the kernel VM (make test-kernel): {status.reason}")

@@ -25,11 +25,8 @@ def wireguard_backend_auto_picks() -> str:
     from vpnbench.probe import LocalKernelProbe
     from vpnbench.resources import RunResources
 
-    resources = RunResources()
-    try:
+    with RunResources() as resources:
         return "kernel" if LocalKernelProbe(resources).has_link_type("wireguard") else "userspace"
-    finally:
-        resources.close()
 
 
 @pytest.mark.netns

@@ -36,11 +36,8 @@ interval = "0.01s"
 
 
 def kernel_has_netem() -> bool:
-    resources = RunResources()
-    try:
+    with RunResources() as resources:
         return has_qdisc(resources, "netem")
-    finally:
-        resources.close()
 
 
 @pytest.mark.netns

@@ -191,16 +191,13 @@ def test_impossible_combinations_fail_before_the_run(technique, message):
 
 @pytest.mark.netns
 def test_kernel_backend_refused_without_kernel_esp():
-    resources = RunResources()
-    try:
+    with RunResources() as resources:
         probe = LocalKernelProbe(resources)
         if probe.accepts([["ip", "xfrm", "state", "list"]]) and Ipsec.backends(probe)[0].available:
             pytest.skip("this kernel has ESP; the refusal path cannot be shown here")
         with pytest.raises(ValueError, match="no ESP"):
             Ipsec.resolve_backend(IpsecParams(backend="kernel"), probe)
         assert Ipsec.resolve_backend(IpsecParams(), probe) == "userspace"  # auto falls back
-    finally:
-        resources.close()
 
 
 def test_parse_swanctl_raw():

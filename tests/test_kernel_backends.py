@@ -41,12 +41,9 @@ interval = "0.05s"
 
 @pytest.fixture(scope="module")
 def kernel_wireguard():
-    resources = RunResources()
-    try:
+    with RunResources() as resources:
         if not LocalKernelProbe(resources).has_link_type("wireguard"):
             pytest.skip("this kernel lacks WireGuard: kernel WireGuard runs in the kernel VM (make test-kernel)")
-    finally:
-        resources.close()
 
 
 def test_kernel_wireguard_with_and_without_delay(tmp_path, kernel_wireguard, clean_machine):

@@ -32,11 +32,8 @@ l2tp = true
 
 
 def kernel_has_ppp() -> bool:
-    resources = RunResources()
-    try:
+    with RunResources() as resources:
         return LocalKernelProbe(resources).accepts(l2tp.PROBE)
-    finally:
-        resources.close()
 
 
 def test_l2tp_needs_transport_mode_and_ipv4():
@@ -65,14 +62,11 @@ def test_ppp_options_authenticate_the_user_on_the_server_only():
 def test_l2tp_without_ppp_is_refused_with_the_kernel_reason():
     if kernel_has_ppp():
         pytest.skip("this kernel has PPP: L2TP/IPsec runs here (see the campaign test)")
-    resources = RunResources()
-    try:
+    with RunResources() as resources:
         for implementation in ("strongswan", "libreswan"):
             params = IpsecParams(implementation=implementation, mode="transport", l2tp=True)
             with pytest.raises(ValueError, match="L2TP/IPsec is not available on this kernel \\(no PPP"):
                 Ipsec.resolve_backend(params, LocalKernelProbe(resources))
-    finally:
-        resources.close()
 
 
 @pytest.mark.netns

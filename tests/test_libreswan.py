@@ -121,13 +121,10 @@ def test_impossible_libreswan_combinations_fail_before_the_run(technique, messag
 @pytest.mark.netns
 @needs_libreswan
 def test_doctor_rows_for_libreswan():
-    resources = RunResources()
-    try:
+    with RunResources() as resources:
         probe = LocalKernelProbe(resources)
         rows = [row for row in capabilities(probe) if row["backend"].startswith("libreswan")]
         kernel_esp = Ipsec.backends(probe)[0].available
-    finally:
-        resources.close()
     userspace = [row for row in rows if row["backend"] == "libreswan userspace"]
     assert userspace == [{"backend": "libreswan userspace", "feature": "all", "available": False,
                           "reason": "libreswan has no userspace data path (kernel xfrm only)"}]

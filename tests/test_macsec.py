@@ -52,15 +52,12 @@ def test_mka_with_gcm_aes_256_needs_a_newer_wpa_supplicant():
 
 @pytest.mark.netns
 def test_refused_where_the_kernel_lacks_macsec():
-    resources = RunResources()
-    try:
+    with RunResources() as resources:
         probe = LocalKernelProbe(resources)
         if probe.has_link_type("macsec"):
             pytest.skip("this kernel has MACsec; the refusal path cannot be shown here")
         with pytest.raises(ValueError, match="kernel lacks MACsec"):
             MACsec.resolve_backend(MACsecParams(), probe)
-    finally:
-        resources.close()
 
 
 def _campaign(router: bool, techniques: list[dict]) -> str:
@@ -74,12 +71,9 @@ def _campaign(router: bool, techniques: list[dict]) -> str:
 
 @pytest.fixture
 def kernel_macsec():
-    resources = RunResources()
-    try:
+    with RunResources() as resources:
         if not LocalKernelProbe(resources).has_link_type("macsec"):
             pytest.skip("this kernel lacks MACsec: MACsec runs in the kernel VM (make test-kernel)")
-    finally:
-        resources.close()
 
 
 @pytest.mark.netns

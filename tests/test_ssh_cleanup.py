@@ -10,7 +10,7 @@ from vpnbench.hosts.ssh import LAUNCHER, remove_remote
 
 
 def local_run(argv, timeout=30, check=False):
-    return subprocess.run(argv, capture_output=True, timeout=timeout)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
 
 
 def wait_for(path, timeout=5.0):

@@ -105,7 +105,7 @@ def test_smoke_campaign_on_ssh_hosts_has_the_local_shape(tmp_path, lab):
 def test_ipsec_on_ssh_hosts_resolves_its_backend_on_the_hosts_and_proves_encryption(tmp_path, lab):
     """The backend is chosen from what the remote kernels accept (their throwaway namespaces);
     charon runs on each host in its own mount namespace, over ssh."""
-    campaign = lab.testbed_toml() + TCP_AND_PING.join(["[[technique]]\nkind = \"ipsec\"\n", ""])
+    campaign = lab.testbed_toml() + "[[technique]]\nkind = \"ipsec\"\n" + TCP_AND_PING
     proc = in_lab(lab, "run", str(write(tmp_path, "ipsec.toml", campaign)), "--db", str(tmp_path / "i.db"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     cells = export(tmp_path / "i.db", tmp_path / "i.json")

@@ -52,6 +52,12 @@ class RunResources:
     def close(self) -> list[str]:
         return remove_run(self.run_id)
 
+    def __enter__(self) -> "RunResources":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
 
 def owner_alive(run_dir: Path) -> bool:
     try:

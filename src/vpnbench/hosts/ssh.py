@@ -329,8 +329,7 @@ def remove_remote(run, record: dict, workdir: Path) -> list[str]:
     pidfiles = record.get("pidfiles", [])
     if pidfiles:  # the pid files are named before each spawn: even a process started a moment before a kill -9
         killed = run(["sh", "-c", KILL_PIDFILES, "kill", *pidfiles], timeout=15, check=False)
-        out = killed.stdout.decode(errors="replace") if isinstance(killed.stdout, bytes) else killed.stdout
-        removed += [f"remote process {pid}" for pid in out.split()]
+        removed += [f"remote process {pid}" for pid in killed.stdout.split()]
     files = record.get("files", [])
     if files:
         # shred -u overwrites then unlinks: key material must not linger on the remote disk
@@ -358,8 +357,8 @@ def cleanup_remote_records(run_dir: Path) -> list[str]:
             subprocess.run([*ssh[:-2], "-O", "exit", "--", ssh[-1]], capture_output=True, timeout=10)
 
         def run(argv, timeout=30, check=False):
-            return subprocess.run([*ssh, shlex.join(argv)], capture_output=True, timeout=timeout,
-                                  stdin=subprocess.DEVNULL)
+            return subprocess.run([*ssh, shlex.join(argv)], capture_output=True, text=True, errors="replace",
+                                  timeout=timeout, stdin=subprocess.DEVNULL)
         try:
             removed += remove_remote(run, record, run_dir)
         except (OSError, subprocess.TimeoutExpired):

@@ -10,12 +10,11 @@ system's (whose `auth` default, ip-up scripts and secrets must play no part), an
 one machine share no file. L2TP runs over the IPv4 underlay only (xl2tpd has no IPv6).
 """
 
-import time
 from pathlib import Path
 
 from vpnbench.hosts.base import Host, Proc
 from vpnbench.resources import wipe_tree
-from vpnbench.techniques.ipsec.daemon import spawn_private, tail
+from vpnbench.techniques.ipsec.daemon import spawn_private, tail, wait_until
 
 PORT = 1701
 INNER = {"client": "10.97.0.1", "server": "10.97.0.2"}  # the PPP link's addresses
@@ -99,23 +98,21 @@ class Xl2tpd:
             name=f"xl2tpd-{self.host.role}", binds={"/etc/ppp": ppp})
         return self.proc
 
-    def wait_for_listening(self, timeout: float = 10.0) -> None:
+    def wait_for_listening(self) -> None:
         """Until xl2tpd has its UDP socket: a LAC that dials earlier waits out L2TP's retransmit
         back-off, which would count in the set-up time."""
-        deadline = time.monotonic() + timeout
-        while f":{PORT} " not in self.host.run(["ss", "-Hunl", "sport", "=", f":{PORT}"], check=False).stdout:
-            if not self.proc.alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"xl2tpd is not listening on UDP {PORT}: {tail(self.proc.output())}")
-            time.sleep(0.05)
+        def listening() -> bool:
+            return f":{PORT} " in self.host.run(["ss", "-Hunl", "sport", "=", f":{PORT}"], check=False).stdout
+        wait_until(listening, self.proc, f"xl2tpd (UDP {PORT})", 10)
 
-    def wait_for_link(self, local: str, timeout: float = 20.0) -> None:
+    def wait_for_link(self, local: str) -> None:
         """Until this host has a PPP interface with its inner address (IPCP done)."""
-        deadline = time.monotonic() + timeout
-        while local not in self.host.run(["ip", "-4", "-o", "addr", "show", "type", "ppp"], check=False).stdout:
-            if not self.proc.alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"L2TP/PPP link did not come up within {timeout:g} s: xl2tpd: "
-                                   f"{tail(self.proc.output())}; pppd: {tail(self.ppp_log())}")
-            time.sleep(0.1)
+        def has_address() -> bool:
+            return local in self.host.run(["ip", "-4", "-o", "addr", "show", "type", "ppp"], check=False).stdout
+        try:
+            wait_until(has_address, self.proc, "L2TP/PPP link (xl2tpd)", 20)
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc}; pppd: {tail(self.ppp_log())}") from None
 
     def ppp_log(self) -> str:
         try:
