@@ -24,6 +24,7 @@ declare -A need=(
   [sshd]=openssh-server
   [xl2tpd]=xl2tpd
   [pppd]=ppp
+  [nft]=nftables  # tests only: drops one chosen packet to show iperf3's lost-handshake retry
 )
 if [ "${1:-}" = kernel ]; then
   need+=([qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio)

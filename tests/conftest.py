@@ -107,10 +107,10 @@ def run_cli(*args: str, timeout: float = 300, **kwargs) -> subprocess.CompletedP
     return subprocess.run([*VPNBENCH, *args], capture_output=True, text=True, timeout=timeout, **kwargs)
 
 
-def run_campaign(tmp_path, text: str) -> tuple[subprocess.CompletedProcess, list[dict]]:
+def run_campaign(tmp_path, text: str, *flags: str) -> tuple[subprocess.CompletedProcess, list[dict]]:
     """Run text as a campaign through the CLI, assert it succeeded, return the run and its exported cells."""
     (tmp_path / "c.toml").write_text(text)
-    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
+    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"), *flags)
     assert result.returncode == 0, result.stdout + result.stderr
     run_cli("export", str(tmp_path / "c.db"), "--format", "json", "-o", str(tmp_path / "c.json"))
     return result, json.loads((tmp_path / "c.json").read_text())

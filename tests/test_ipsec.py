@@ -87,8 +87,7 @@ class TestUserspace:
             assert (child["mode"], child["protocol"], child["encap"]) == ("TUNNEL", "ESP", "yes")
             assert child["encr-alg"] == encr and child.get("encr-keysize") == keysize and child.get("integ-alg") == integ
             assert len(child["spi-in"]) == 8 and child["spi-in"] != child["spi-out"]
-            host, iface = testbed.capture_point()
-            verdict = check_wire(tunnel, testbed.client, host, iface, ctx.resources)
+            verdict = check_wire(tunnel, testbed.client, testbed.capture_points(), ctx.resources)
             if CIPHERS[cipher].encrypts:
                 assert verdict.verdict == "encrypted" and verdict.protocol_packets > 0
             else:
@@ -109,8 +108,7 @@ class TestUserspace:
             assert len(keys) == 2 and all(stat.S_IMODE(k.stat().st_mode) == 0o600 for k in keys)
             ike = tunnel.negotiated["ike"]
             assert ike["local-host"].startswith("fd00:") and ike["ppk"] == "yes"
-            host, iface = testbed.capture_point()
-            assert check_wire(tunnel, testbed.client, host, iface, ctx.resources, "ipv6").verdict == "encrypted"
+            assert check_wire(tunnel, testbed.client, testbed.capture_points(), ctx.resources, "ipv6").verdict == "encrypted"
             ping, tcp = measure(bed, tunnel, "ipv6")
             assert ping["loss_pct"] == 0 and tcp["throughput_bps"] > 1e6
         finally:

@@ -80,3 +80,40 @@ def test_kernel_ipsec_campaign(tmp_path, kernel_esp, clean_machine):
     assert by["null-sha256-ipcomp"]["negotiated"]["child"].get("cpi-in")
     assert by["ipcomp-v6"]["wire_check"] == "encrypted"
     assert by["ipcomp-v6"]["negotiated"]["child"].get("cpi-in")  # IPComp was negotiated
+
+
+DIRECT_LINK = """
+[campaign]
+name = "kernel-ipsec-direct"
+[testbed]
+router = false
+[[technique]]
+kind = "baseline"
+[[technique]]
+kind = "ipsec"
+label = "gcm-tunnel"
+cipher = "aes256gcm16"
+[[technique]]
+kind = "ipsec"
+label = "null-transport"
+cipher = "null-sha256"
+mode = "transport"
+[[measurement]]
+kind = "ping"
+count = 5
+interval = "0.05s"
+"""
+
+
+def test_proof_on_a_direct_link_watches_what_each_end_sends(tmp_path, kernel_esp, clean_machine):
+    """Without a router the proof captures on the hosts themselves. The kernel re-injects a
+    tunnel-mode packet it decrypted on the interface the ESP packet arrived on, so a capture of
+    everything there would see the marker in clear (S2's two laptops failed their proof so)."""
+    _, cells = run_campaign(tmp_path, DIRECT_LINK)
+    by = {c["technique"]: c for c in cells}
+    assert {t: c["status"] for t, c in by.items()} == {"baseline": "ok", "gcm-tunnel": "ok", "null-transport": "ok"}
+    assert by["gcm-tunnel"]["technique_params"]["backend"] == "kernel"
+    assert by["gcm-tunnel"]["wire_check"] == "encrypted"
+    # and the out-only captures still see a marker that does cross in clear
+    assert by["baseline"]["wire_check"] == "cleartext"
+    assert by["null-transport"]["wire_check"] == "integrity-only"

@@ -5,7 +5,8 @@ import re
 import pytest
 
 from conftest import DATA
-from vpnbench.measure.iperf import interval_rate, parse_iperf_json
+from vpnbench.hosts.base import CommandResult
+from vpnbench.measure.iperf import interval_rate, parse_iperf_json, udp_handshake_lost
 from vpnbench.measure.ping import parse_ping, percentile
 from vpnbench.measure.tcp import tcp_metrics
 from vpnbench.measure.udp import udp_metrics
@@ -73,6 +74,20 @@ def test_unparseable_output_raises_value_error(text, message):
 def test_iperf_error_field_is_reported():
     with pytest.raises(ValueError, match="Connection refused"):
         parse_iperf_json(load("iperf3_3.12_refused.json"))
+
+
+def test_a_udp_stream_that_never_opened_is_told_apart():
+    killed = CommandResult(["iperf3"], -9, "", "timed out after 22 s")
+    # captured in the kernel VM: S1 network 2 (80 ms, 1 % loss); the server's reply was lost
+    lost = load("iperf3_3.12_server_udp_handshake_lost.json")
+    assert udp_handshake_lost(killed, lost)
+    assert not udp_handshake_lost(CommandResult(["iperf3"], 0, load("iperf3_3.12_udp_50M.json"), ""), lost)
+    refused = CommandResult(["iperf3"], 1, load("iperf3_3.12_refused.json"), "")
+    assert not udp_handshake_lost(refused, lost)  # the client said why: no hang, no retry
+    ok = load("iperf3_3.12_server_udp_ok.json")
+    assert not udp_handshake_lost(killed, ok)  # data arrived: some other failure, not retried
+    assert not udp_handshake_lost(killed, "iperf3: error - unable to start listener")
+    assert not udp_handshake_lost(killed, "")
 
 
 def test_ping_summary_and_percentiles():

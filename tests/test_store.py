@@ -54,3 +54,16 @@ def test_export_json_and_csv(tmp_path):
 
 def test_flatten_nested():
     assert flatten({"a": {"b": 1, "c": [1, 2]}, "d": None}) == {"a.b": 1, "a.c": "[1, 2]", "d": None}
+
+
+def test_a_file_that_is_no_database_is_one_clear_error_and_stays_as_it_was(tmp_path):
+    from conftest import run_cli
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a database\n" * 100)
+    result = run_cli("export", str(notes), "--format", "json", "-o", str(tmp_path / "x.json"))
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"vpnbench: error: {str(notes)!r}: not usable as an SQLite results file: "
+                                     "file is not a database")
+    assert notes.read_text() == "not a database\n" * 100
+    assert not (tmp_path / "x.json").exists()

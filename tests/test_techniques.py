@@ -41,8 +41,7 @@ def test_wireguard_userspace_carries_traffic_encrypted(bed, params):
         keys = [p for p in ctx.resources.dir.iterdir() if p.name.startswith("wg")]
         assert len(keys) == (3 if params.psk else 2)
         assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in keys)
-        host, iface = testbed.capture_point()
-        verdict = check_wire(tunnel, testbed.client, host, iface, ctx.resources)
+        verdict = check_wire(tunnel, testbed.client, testbed.capture_points(), ctx.resources)
         assert verdict.verdict == "encrypted" and not verdict.marker_seen and verdict.protocol_packets > 0
         assert tcp_through(testbed, tunnel, "ipv6") > 1e6  # inner IPv6 works too
         assert technique.failure() is None
@@ -66,8 +65,7 @@ def test_fresh_keys_every_bring_up(bed):
 def test_baseline_is_the_negative_control(bed):
     testbed, ctx = bed
     tunnel = Baseline(BaselineParams(), ctx).up("kernel")
-    host, iface = testbed.capture_point()
-    verdict = check_wire(tunnel, testbed.client, host, iface, ctx.resources)
+    verdict = check_wire(tunnel, testbed.client, testbed.capture_points(), ctx.resources)
     assert verdict.verdict == "cleartext" and verdict.marker_seen
 
 

@@ -25,6 +25,9 @@ def test_direct_link_without_router(clean_machine):
         assert bed.router is None
         out = bed.client.run(["ping", "-n", "-c", "1", "-W", "1", bed.underlay_addr("server", "ipv4")]).stdout
         assert "ttl=64" in out
+        # no third box: each end is watched for what it sends (its incoming side shows what it decrypted)
+        assert [(p.host.role, p.iface, p.direction) for p in bed.capture_points()] == [
+            ("client", bed.links[0].a_iface, "out"), ("server", bed.links[0].b_iface, "out")]
     finally:
         bed.down()
         resources.close()

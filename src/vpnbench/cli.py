@@ -10,7 +10,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from vpnbench.campaign import Campaign, campaign_from_dict, load_campaign
+from vpnbench.campaign import REHEARSAL_SECONDS, Campaign, campaign_from_dict, load_campaign, rehearsal
 from vpnbench.errors import UserError
 
 # Tables are wide; a pipe or CI log should not wrap them into unreadable columns.
@@ -42,6 +42,10 @@ def build_parser() -> Parser:
     run.add_argument("--repetitions", type=int, help="repetitions of every cell")
     run.add_argument("--name", help="campaign name")
     run.add_argument("--report", metavar="FILE.html", help="also write the HTML report of the run")
+    run.add_argument("--rehearse", action="store_true",
+                     help="a few minutes' try of the whole campaign: every technique, every measurement once "
+                          f"for {REHEARSAL_SECONDS:g} s, each impairment entry at both ends of its sweep; "
+                          "stored as NAME-rehearsal")
 
     demo = sub.add_parser("demo", help="run the demo campaign on a local namespace testbed")
     demo.add_argument("--db", default="vpnbench-demo.db", help="SQLite results file (default: vpnbench-demo.db)")
@@ -260,6 +264,8 @@ def dispatch(args) -> int:
         campaign = load_campaign_or_preset(args.campaign) if args.campaign else campaign_from_flags(args)
         if args.campaign and (args.technique or args.measure or args.repetitions or args.name):
             raise UserError("run: give either a campaign file or --technique/--measure flags, not both")
+        if args.rehearse:
+            campaign = rehearsal(campaign)
         report = check_report_path(args.report)
         require_root("run")
         return cmd_run(campaign, check_db_path(args.db), args.resume, report)

@@ -96,6 +96,7 @@ TESTBED_TOOLS = ("ip", "tc", "ping", "iperf3", "tcpdump", "wg", "wireguard-go", 
 
 def diagnose_testbed(spec) -> dict:
     """Connect to (or boot) the testbed, ask each host, tear it down. host -> capability -> bool."""
+    from vpnbench.techniques.ipsec import kernel_has_esp
     from vpnbench.testbed import RemoteKernelProbe, make_testbed
 
     resources = RunResources()
@@ -116,7 +117,7 @@ def diagnose_testbed(spec) -> dict:
                 "kernel wireguard": probe.has_link_type("wireguard"),
                 "kernel macsec": probe.has_link_type("macsec"),
                 "netem": probe.has_qdisc("netem"),
-                "esp (xfrm)": probe.has_esp(),
+                "esp (xfrm)": kernel_has_esp(probe),
                 "tun": host.run(["test", "-c", "/dev/net/tun"], check=False).ok,
             })
             report["hosts"][role] = {"kernel": host.run(["uname", "-r"], check=False).stdout.strip(), **row}

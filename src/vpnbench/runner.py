@@ -276,10 +276,12 @@ class Runner:
         return {"backend": backend, "tunnel": tunnel, "setup_time_s": round(setup_time, 4), "wire_check": verdict}
 
     def _wire_check(self, tunnel, testbed: Testbed, resources: RunResources) -> dict:
-        host, iface = testbed.capture_point(tunnel.capture_near)
-        if not host.has_command("tcpdump"):
-            return {"verdict": "not-checked", "detail": f"tcpdump not installed on the {host.role} (apt-get install tcpdump)"}
-        verdict = check_wire(tunnel, testbed.client, host, iface, resources, tunnel.family)
+        points = testbed.capture_points(tunnel.capture_near)
+        for point in points:
+            if not point.host.has_command("tcpdump"):
+                return {"verdict": "not-checked",
+                        "detail": f"tcpdump not installed on the {point.host.role} (apt-get install tcpdump)"}
+        verdict = check_wire(tunnel, testbed.client, points, resources, tunnel.family)
         return dataclasses.asdict(verdict)
 
     def _impairment_params(self, cell: Cell) -> dict:

@@ -10,6 +10,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+from vpnbench.errors import UserError
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY,
@@ -66,9 +68,14 @@ class Store:
         self.path = Path(path)
         self.db = sqlite3.connect(self.path, timeout=10)
         self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.executescript(SCHEMA)
-        self.db.commit()
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.executescript(SCHEMA)
+            self.db.commit()
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            # e.g. not a database, or a 9p/network filesystem without the shared memory WAL needs
+            raise UserError(f"{str(self.path)!r}: not usable as an SQLite results file: {exc}") from None
 
     def close(self) -> None:
         self.db.close()

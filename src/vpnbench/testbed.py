@@ -73,6 +73,18 @@ class TestbedSpec(BaseModel):
 
 
 @dataclasses.dataclass(frozen=True)
+class CapturePoint:
+    """An interface where the encryption proof watches the underlay."""
+
+    host: Host
+    iface: str
+    direction: Literal["in", "out"] | None = None  # tcpdump -Q; None: both
+
+    def tcpdump_args(self) -> list[str]:
+        return ["-i", self.iface] + (["-Q", self.direction] if self.direction else [])
+
+
+@dataclasses.dataclass(frozen=True)
 class Link:
     """One underlay link: the two ends (host role, interface) and their addresses."""
 
@@ -166,12 +178,16 @@ class Testbed:
                 return self.hosts[link.bump], *BUMP_IFACES
         return None
 
-    def capture_point(self, near: str = "client") -> tuple[Host, str]:
+    def capture_points(self, near: str = "client") -> list["CapturePoint"]:
         """Where the underlay is watched: the router's side of the link next to the client (or,
-        near = "server", next to the server); without a router, the server's end of the link."""
+        near = "server", next to the server), both directions. Without a router, each end of the
+        link for what it sends only: a host's own interface also shows what its kernel decrypted
+        (xfrm tunnel mode re-injects the inner packet on the interface the ESP packet came in on),
+        so its incoming side would show a marker the wire never carried in clear."""
         if self.router is not None:
-            return self.router, (self.links[0] if near == "client" else self.links[-1]).a_iface
-        return self.server, self.links[0].b_iface
+            return [CapturePoint(self.router, (self.links[0] if near == "client" else self.links[-1]).a_iface)]
+        link = self.links[0]
+        return [CapturePoint(self.client, link.a_iface, "out"), CapturePoint(self.server, link.b_iface, "out")]
 
     def up(self) -> None:
         for host in self.hosts.values():
@@ -253,9 +269,6 @@ class RemoteKernelProbe:
     """What the kernels of a remote testbed can do: tried on client and server, each in a
     throwaway network namespace (unshare -n), so nothing is left on the machines."""
 
-    XFRM_PROBE = ("xfrm state add src 192.0.2.1 dst 192.0.2.2 proto esp spi 0x100 mode tunnel "
-                  "aead rfc4106(gcm(aes)) 0x" + "00" * 20 + " 128\n")  # a dummy key in a dummy namespace
-
     def __init__(self, hosts: list[Host]):
         self.hosts = hosts
         self._cache: dict[str, bool] = {}
@@ -272,9 +285,6 @@ class RemoteKernelProbe:
 
     def has_qdisc(self, kind: str) -> bool:
         return self._all(f"qdisc {kind}", ["unshare", "-n", "tc", "qdisc", "add", "dev", "lo", "root", kind])
-
-    def has_esp(self) -> bool:
-        return self._all("esp", ["unshare", "-n", "ip", "-batch", "-"], self.XFRM_PROBE)
 
     def accepts(self, commands: list[list[str]]) -> bool:
         """Do all these commands (vpnbench's own probes, never config values) succeed in a
@@ -333,10 +343,10 @@ class SshTestbed(Testbed):
 
     def check_tools(self) -> None:
         """Fail before the first cell when a host lacks what every run needs."""
-        capture_host, _ = self.capture_point()
+        capture_hosts = [point.host for point in self.capture_points()]
         for role, host in self.hosts.items():
             needed = ["ip", "ping", "sysctl", "unshare"] + (["taskset"] if host.cpus is not None else [])
-            needed += ["tcpdump"] if host is capture_host else []
+            needed += ["tcpdump"] if host in capture_hosts else []
             missing = host.missing_commands(needed)
             if missing:
                 raise RuntimeError(f"{role} ({self.targets[role].host}): {', '.join(missing)} not found")

@@ -19,6 +19,7 @@ from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host
 from vpnbench.resources import RunResources
 from vpnbench.techniques.base import Tunnel
+from vpnbench.testbed import CapturePoint
 
 MARKER_PINGS = 5
 PING_SIZE = 200
@@ -35,33 +36,49 @@ class WireVerdict:
     detail: str
 
 
-def check_wire(tunnel: Tunnel, client: Host, capture_host: Host, capture_iface: str,
-               resources: RunResources, family: str = "ipv4") -> WireVerdict:
+def check_wire(tunnel: Tunnel, client: Host, points: list[CapturePoint], resources: RunResources,
+               family: str = "ipv4") -> WireVerdict:
+    """Send the marker pings while every capture point records; judge from all captures."""
     marker = secrets.token_bytes(16)
-    pcap = resources.path(f"wirecheck-{secrets.token_hex(4)}.pcap")
-    # -Z root: Debian's tcpdump otherwise drops to its own user and cannot write in the 0700 run
-    # dir. --immediate-mode: without it packets wait in the ring up to a second and are lost on stop.
-    capture = capture_host.spawn(["tcpdump", "-Z", "root", "--immediate-mode", "-i", capture_iface, "-n", "-U",
-                                  "-s", "0", "-w", str(pcap)], name="tcpdump")
+    captures = []
     try:
-        _wait_capturing(capture)
+        for point in points:
+            pcap = resources.path(f"wirecheck-{secrets.token_hex(4)}.pcap")
+            # -Z root: Debian's tcpdump otherwise drops to its own user and cannot write in the 0700 run
+            # dir. --immediate-mode: without it packets wait in the ring up to a second and are lost on stop.
+            proc = point.host.spawn(["tcpdump", "-Z", "root", "--immediate-mode", *point.tcpdump_args(), "-n", "-U",
+                                     "-s", "0", "-w", str(pcap)], name="tcpdump")
+            captures.append((point, pcap, proc))
+            _wait_capturing(proc)
         size = PING_SIZE_UNCOMPRESSED if tunnel.compresses else PING_SIZE
         ping = client.run(["ping", "-n", "-c", str(MARKER_PINGS), "-i", "0.05", "-s", str(size), "-W", "2",
                            "-p", marker.hex(), tunnel.server_addrs[family]], timeout=15, check=False)
-        time.sleep(0.2)  # let the last replies reach the capture point
+        time.sleep(0.2)  # let the last replies reach the capture points
     finally:
-        capture.interrupt()
-        capture.wait(3)
-        capture.stop(1)
+        for _, _, proc in captures:
+            proc.interrupt()
+        for _, _, proc in captures:
+            proc.wait(3)
+            proc.stop(1)
+    marker_seen, protocol_packets = False, 0
+    for point, pcap, _ in captures:
+        seen, packets = _read_capture(point.host, pcap, marker, tunnel.wire_filter)
+        marker_seen, protocol_packets = marker_seen or seen, protocol_packets + packets
     if not ping.ok:
         raise TechniqueError(f"encryption proof: no reply through the tunnel ({ping.describe_failure()})")
+    return judge(tunnel, marker_seen, protocol_packets)
+
+
+def _read_capture(host: Host, pcap, marker: bytes, wire_filter: str | None) -> tuple[bool, int]:
+    """Was the marker in this capture, and how many packets matched the technique's filter?
+    The capture file is removed either way."""
     try:
-        data = capture_host.read_file(pcap)  # the capture host may be another machine
+        data = host.read_file(pcap)  # the capture host may be another machine
     except FileNotFoundError:
         data = b""
-    protocol_packets = _count(capture_host, pcap, tunnel.wire_filter) if tunnel.wire_filter else 0
-    capture_host.remove_file(pcap)
-    return judge(tunnel, marker in data, protocol_packets)
+    packets = _count(host, pcap, wire_filter) if wire_filter else 0
+    host.remove_file(pcap)
+    return marker in data, packets
 
 
 def judge(tunnel: Tunnel, marker_seen: bool, protocol_packets: int) -> WireVerdict:

@@ -1,4 +1,4 @@
 from vpnbench.campaign.plan import Cell, TechniqueBlock, expand
-from vpnbench.campaign.spec import Campaign, campaign_from_dict, load_campaign
+from vpnbench.campaign.spec import REHEARSAL_SECONDS, Campaign, campaign_from_dict, load_campaign, rehearsal
 
-__all__ = ["Campaign", "Cell", "TechniqueBlock", "campaign_from_dict", "expand", "load_campaign"]
+__all__ = ["REHEARSAL_SECONDS", "Campaign", "Cell", "TechniqueBlock", "campaign_from_dict", "expand", "load_campaign", "rehearsal"]

@@ -96,10 +96,15 @@ def campaign_from_dict(data: dict) -> Campaign:
 
 
 def _impairments(data: dict, testbed: TestbedSpec) -> list[Impairment]:
+    return [impairment for entry in _impairment_entries(data, testbed) for impairment in entry]
+
+
+def _impairment_entries(data: dict, testbed: TestbedSpec) -> list[list[Impairment]]:
+    """Each [[impairment]] entry expanded (several impairments when it sweeps), validated."""
     entries = data.get("impairment", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise UserError("impairment: must be an array of tables ([[impairment]])")
-    result: list[Impairment] = []
+    result: list[list[Impairment]] = []
     backends: dict[str, int] = {}
     for number, entry in enumerate(entries, start=1):
         where = f"impairment[{number}]"
@@ -113,13 +118,48 @@ def _impairments(data: dict, testbed: TestbedSpec) -> list[Impairment]:
             raise UserError(f"{where}.placement: 'router' needs [testbed] router = true; allowed here: auto, endpoints")
         if params.backend != "auto":
             backends.setdefault(params.backend, number)
-        result += expanded
+        result.append(expanded)
     if len(backends) > 1:
         (first, a), (second, b) = list(backends.items())[:2]
         raise UserError(f"impairment[{b}].backend: {second!r} differs from {first!r} of impairment[{a}]; "
                         "one impairment backend per campaign")
-    _require_unique([i.label for i in result], "impairment")
+    _require_unique([i.label for entry in result for i in entry], "impairment")
     return result
+
+
+REHEARSAL_SECONDS = 2.0
+REHEARSAL_PINGS = 10
+
+
+def rehearsal(campaign: Campaign) -> Campaign:
+    """The campaign cut down to minutes, to try on new hardware before a run of hours.
+
+    Every technique is brought up and proven, every measurement runs once with short traffic,
+    and every [[impairment]] entry is applied at the two ends of its sweep: whatever a full run
+    would trip over (a missing cipher, a daemon that will not start, an impairment the backend
+    refuses) shows up in the rehearsal too. It is stored under its own campaign name, so it never
+    mixes with (or resumes into) the real results.
+    """
+    info = campaign.info.model_copy(update={"name": f"{campaign.name}-rehearsal", "repetitions": 1})
+    impairments = [NO_IMPAIRMENT]
+    if campaign.impaired:
+        entries = _impairment_entries(campaign.source, campaign.testbed)
+        impairments = [point for entry in entries for point in (entry[0], entry[-1])[:len(entry)]]
+    measurements = [_short(m) for m in campaign.measurements]
+    return dataclasses.replace(campaign, info=info, measurements=measurements, impairments=impairments)
+
+
+def _short(measurement: Params) -> Params:
+    fields = type(measurement).model_fields
+    update: dict = {}
+    if "duration" in fields:
+        update["duration"] = min(measurement.duration, REHEARSAL_SECONDS)
+    if "omit" in fields:
+        update["omit"] = None
+    if "count" in fields:
+        update["count"] = min(measurement.count, REHEARSAL_PINGS)
+        update["interval"] = min(measurement.interval, 0.2)
+    return measurement.model_copy(update=update)
 
 
 def technique_label(params: Params) -> str:

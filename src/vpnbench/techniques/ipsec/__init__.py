@@ -301,9 +301,14 @@ def _libreswan_availability(params: IpsecParams, backend: str) -> tuple[bool, st
     return True, ""
 
 
+def kernel_has_esp(probe: KernelProbe) -> bool:
+    """Does the kernel have an ESP (xfrm) data path at all? (AES-GCM in tunnel mode, the commonest.)"""
+    return probe.accepts(xfrm_probe_commands(CIPHERS["aes128gcm16"], "tunnel", False))
+
+
 def _kernel_availability(params: IpsecParams, probe: KernelProbe) -> tuple[bool, str]:
     cipher = CIPHERS[params.cipher]
-    if not probe.accepts(xfrm_probe_commands(CIPHERS["aes128gcm16"], "tunnel", False)):
+    if not kernel_has_esp(probe):
         return False, "the kernel has no ESP (xfrm) data path"
     if not probe.accepts(xfrm_probe_commands(cipher, params.mode, params.ipcomp)):
         return False, (f"the kernel's xfrm refuses cipher {cipher.name}"
