@@ -30,6 +30,7 @@ CBC = ("AES-256-CBC", "AES-128-CBC")
 STATIC_WARNING = ("static-key mode is deprecated in OpenVPN 2.6 and removed in 2.7: no forward secrecy, "
                   "one key for the whole run (kept for S1's comparison)")
 READY = "Initialization Sequence Completed"
+NODELAY_SET = "Socket flags: TCP_NODELAY=1 succeeded"
 START_TIMEOUT = 20.0
 
 
@@ -51,6 +52,9 @@ class OpenVPNParams(Params):
     mssfix: int | None = Field(None, ge=0, le=65535)
     replay_window: int | None = Field(None, ge=0, le=65535)  # S1: a wider window survives jitter
     tun_mtu: int | None = Field(None, ge=576, le=65535)
+    # Nagle off on the TCP transport (--socket-flags TCP_NODELAY). OpenVPN 2.7.6 and later always
+    # do this; 2.6 (Debian 12) and the studies' versions do not, which costs latency.
+    tcp_nodelay: bool = False
 
     # Field validators run in declaration order, so the fields they look at are already in info.data.
     @field_validator("cipher")
@@ -76,6 +80,13 @@ class OpenVPNParams(Params):
     def _udp_only(cls, value, info: ValidationInfo):
         if value is not None and info.data.get("transport") != "udp":
             raise ValueError("works only with transport = 'udp'")
+        return value
+
+    @field_validator("tcp_nodelay")
+    @classmethod
+    def _tcp_only(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and info.data.get("transport") != "tcp":
+            raise ValueError("works only with transport = 'tcp'")
         return value
 
 
@@ -153,6 +164,8 @@ class OpenVPN(Technique):
                 args += ["--" + name.replace("_", "-"), str(value)]
         if p.replay_window is not None:
             args += ["--replay-window", str(p.replay_window)]
+        if p.tcp_nodelay:
+            args += ["--socket-flags", "TCP_NODELAY"]
         # A dead peer is noticed within seconds, so the runner's health check sees it.
         args += ["--ping", "2", "--ping-exit", "30"]
         return args
@@ -198,6 +211,8 @@ class OpenVPN(Technique):
                 raise TechniqueError(f"openvpn did not connect within {START_TIMEOUT:g} s: {_tail(logs[1])}")
             time.sleep(0.05)
         self.tunnel.negotiated.update(parse_negotiated(logs[1]))
+        if self.params.transport == "tcp":  # as each daemon's log confirms it (or not)
+            self.tunnel.negotiated["tcp_nodelay"] = all(NODELAY_SET in log for log in logs)
         cipher = self.tunnel.negotiated.get("cipher")
         if cipher is not None and cipher.upper() != self.params.cipher:
             raise TechniqueError(f"openvpn negotiated {cipher}, not the asked {self.params.cipher}")
