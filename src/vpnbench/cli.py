@@ -5,6 +5,7 @@ import json
 import os
 import sys
 import tomllib
+import warnings
 from importlib import resources as package_files
 from pathlib import Path
 
@@ -286,7 +287,13 @@ def dispatch(args) -> int:
     raise AssertionError(args.command)
 
 
+def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning about the user's settings is one line, not a trace into the library that raised it."""
+    print(f"vpnbench: warning: {message}", file=sys.stderr if file is None else file)
+
+
 def main(argv: list[str] | None = None) -> int:
+    warnings.showwarning = show_warning
     try:
         args = build_parser().parse_args(argv)
         return dispatch(args)
