@@ -178,7 +178,7 @@ class Testbed:
                 return self.hosts[link.bump], *BUMP_IFACES
         return None
 
-    def capture_points(self, near: str = "client") -> list["CapturePoint"]:
+    def capture_points(self, near: str = "client") -> list[CapturePoint]:
         """Where the underlay is watched: the router's side of the link next to the client (or,
         near = "server", next to the server), both directions. Without a router, each end of the
         link for what it sends only: a host's own interface also shows what its kernel decrypted

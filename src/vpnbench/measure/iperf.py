@@ -17,8 +17,8 @@ from vpnbench.measure.base import MeasureContext
 _NAN = re.compile(r"(?<![\w\"])-?(nan|inf)(?![\w\"])", re.IGNORECASE)
 
 
-def parse_iperf_json(text: str) -> dict:
-    """The first JSON document in text, with nan/inf read as null."""
+def first_json_object(text: str) -> dict:
+    """The first JSON document in iperf3's output (text may surround it), nan/inf read as null."""
     start = text.find("{")
     if start < 0:
         raise ValueError("no JSON object in iperf3 output")
@@ -26,6 +26,12 @@ def parse_iperf_json(text: str) -> dict:
     doc, _ = json.JSONDecoder().raw_decode(cleaned)
     if not isinstance(doc, dict):
         raise ValueError("iperf3 output is not a JSON object")
+    return doc
+
+
+def parse_iperf_json(text: str) -> dict:
+    """The client's result document: the first JSON object, which must hold no error and an end."""
+    doc = first_json_object(text)
     if doc.get("error"):
         raise ValueError(f"iperf3: {doc['error']}")
     if "end" not in doc:
@@ -85,15 +91,11 @@ def udp_handshake_lost(client: CommandResult, server_output: str) -> bool:
     (so it printed no JSON at all) while the server receives no data. True for exactly that."""
     if client.ok or "{" in client.stdout:
         return False
-    start = server_output.find("{")
-    if start < 0:
-        return False
     try:
-        doc, _ = json.JSONDecoder().raw_decode(_NAN.sub("null", server_output[start:]))
+        server = first_json_object(server_output)
     except ValueError:
         return False
-    intervals = doc.get("intervals") or [] if isinstance(doc, dict) else None
-    return intervals is not None and all((i.get("sum") or {}).get("bytes", 0) == 0 for i in intervals)
+    return all((i.get("sum") or {}).get("bytes", 0) == 0 for i in server.get("intervals") or [])
 
 
 def _wait_listening(ctx: MeasureContext, server, port: int, timeout: float = 5.0) -> None:
