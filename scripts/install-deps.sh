@@ -25,6 +25,7 @@ declare -A need=(
   [xl2tpd]=xl2tpd
   [pppd]=ppp
   [nft]=nftables  # tests only: drops one chosen packet to show iperf3's lost-handshake retry
+  [ethtool]=ethtool  # host facts: NIC offloads (GSO/GRO/TSO) recorded with every run
 )
 if [ "${1:-}" = kernel ]; then
   need+=([qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio)

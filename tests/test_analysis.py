@@ -5,19 +5,23 @@ import math
 import pytest
 
 from vpnbench.analysis import metric_frame, summarize, t95
+from vpnbench.records import Bringup, Cell, Run
 from vpnbench.report import render
 from vpnbench.report.figures import sweep_axis
+
+BRINGUP = Bringup("r1", "wg", "wireguard", "userspace", "t0", setup_time_s=0.2, wire_check={"verdict": "encrypted"},
+                  id=1)
 
 
 def cell(technique, value, repetition=1, status="ok", impairment="none", delay_us=0.0, label="tcp"):
     spec = {"delay_us": delay_us, "loss_pct": 0.0}
-    return {"technique": technique, "impairment": impairment, "measurement": "tcp", "measurement_label": label,
-            "repetition": repetition, "status": status, "error": None if status == "ok" else "iperf3 refused",
-            "metrics": {"throughput_bps": value, "setup_time_s": 0.2, "note": "text is not a metric"},
-            "hosts": {"client": {"cpu_pct": 10.0 * repetition, "cpu_per_core_pct": [10.0 * repetition], "cores": [0]},
-                      "server": {"cpu_pct": 5.0}},
-            "technique_params": {"kind": technique, "backend": "userspace"}, "wire_check": "encrypted",
-            "negotiated": {}, "impairment_params": {"egress_spec": spec, "ingress_spec": spec}}
+    return Cell("r1", "c", f"{technique}|{impairment}|{label}|{repetition}", technique,
+                {"kind": technique, "backend": "userspace"}, impairment, {"egress_spec": spec, "ingress_spec": spec},
+                "tcp", label, {"kind": "tcp"}, repetition, "t0", status=status,
+                error=None if status == "ok" else "iperf3 refused",
+                metrics={"throughput_bps": value, "note": "text is not a metric"},
+                hosts={"client": {"cpu_pct": 10.0 * repetition, "cpu_per_core_pct": [10.0 * repetition], "cores": [0]},
+                       "server": {"cpu_pct": 5.0}}, bringup_id=1, bringup=BRINGUP)
 
 
 def test_t95_is_students_t_then_normal():
@@ -35,6 +39,7 @@ def test_summary_mean_sd_ci_and_failed_cells_left_out():
     assert row["ci95"] == pytest.approx(4.303 * 1e9 / math.sqrt(3))
     assert summary.loc["client_cpu_pct"]["mean"] == pytest.approx(20.0)
     assert "note" not in summary.index  # only numbers are metrics
+    assert summary.loc["setup_time_s"]["mean"] == pytest.approx(0.2)  # the bring-up's, as the export has it
 
 
 def test_one_repetition_has_no_interval():
@@ -47,15 +52,14 @@ def test_sweep_axis_found_only_when_one_field_varies():
     title, values = sweep_axis(swept)
     assert title == "delay (ms)" and values == {"delay 0ms": 0.0, "delay 10ms": 10.0, "delay 20ms": 20.0}
     mixed = swept + [cell("wg", 1e9, impairment="lossy")]
-    mixed[-1]["impairment_params"]["egress_spec"] = {"delay_us": 0.0, "loss_pct": 1.0}
+    mixed[-1].impairment_params["egress_spec"] = {"delay_us": 0.0, "loss_pct": 1.0}
     assert sweep_axis(mixed) is None  # two fields vary: drawn as categories
 
 
 def test_render_escapes_and_lists_failures():
     cells = [cell("wg <b>", 1e9), cell("wg <b>", 2e9, 2, status="failed")]
-    info = {"run_id": "abc", "campaign": "c", "started_at": "t0", "finished_at": "t1", "status": "finished",
-            "spec": {"campaign": {}}, "environment": {"kernel": "6.1"}}
-    html = render(info, cells)
+    run = Run("abc", "c", {"campaign": {}}, {"kernel": "6.1"}, "t0", "t1", "finished")
+    html = render(run, cells)
     assert "wg &lt;b&gt;" in html and "wg <b>" not in html
     assert "1 of 2 cells ok" in html and "iperf3 refused" in html
     assert html.count("<svg") >= 2

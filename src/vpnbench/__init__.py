@@ -1,3 +1,13 @@
-"""vpnbench: benchmark network encryption techniques side by side."""
+"""vpnbench: benchmark network encryption techniques side by side.
 
-__version__ = "0.1.0"
+`vpnbench.load(DB)` returns a results file as pandas DataFrames (see vpnbench.dataset).
+"""
+
+__version__ = "0.2.0"
+
+
+def load(path, run_id=None):
+    """A results file as DataFrames: runs, cells, metrics (tidy), bringups, series, trials, events, hosts."""
+    from vpnbench.dataset import load as load_results  # noqa: PLC0415 - pandas only when asked for
+
+    return load_results(path, run_id)

@@ -10,6 +10,8 @@ import math
 
 import pandas as pd
 
+from vpnbench.records import Cell
+
 GROUP = ["measurement_label", "technique", "impairment", "metric"]
 # Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom; beyond 30 the
 # normal quantile is within 2 % of them.
@@ -24,22 +26,27 @@ def t95(degrees_of_freedom: int) -> float:
     return T95[degrees_of_freedom - 1] if degrees_of_freedom <= len(T95) else 1.960
 
 
-def metric_frame(cells: list[dict]) -> pd.DataFrame:
+# Host facts of the monitor's summary that become metrics `<host>_<name>` (the CPU a host
+# spent, and the steal time that says whether that number can be trusted).
+HOST_METRICS = ("cpu_pct", "cpu_steal_pct")
+COLUMNS = ["measurement_label", "measurement", "technique", "impairment", "repetition", "metric", "value"]
+
+
+def metric_rows(cell: Cell) -> list[dict]:
+    """A cell's numbers in tidy form: its exported metrics, then each host's CPU and steal time."""
+    base = {"cell_id": cell.id, "run_id": cell.run_id, "technique": cell.technique, "impairment": cell.impairment,
+            "measurement": cell.measurement, "measurement_label": cell.measurement_label,
+            "repetition": cell.repetition, "status": cell.status}
+    values = {name: value for name, value in cell.export()["metrics"].items() if _is_number(value)}
+    for host, facts in cell.hosts.items():
+        values.update({f"{host}_{name}": facts[name] for name in HOST_METRICS if _is_number(facts.get(name))})
+    return [{**base, "metric": name, "value": float(value)} for name, value in values.items()]
+
+
+def metric_frame(cells: list[Cell]) -> pd.DataFrame:
     """One row per successful cell and numeric metric (host CPU shares become metrics too)."""
-    rows = []
-    for cell in cells:
-        if cell["status"] != "ok":
-            continue
-        values = {name: value for name, value in cell["metrics"].items() if _is_number(value)}
-        for host, facts in cell["hosts"].items():
-            if _is_number(facts.get("cpu_pct")):
-                values[f"{host}_cpu_pct"] = facts["cpu_pct"]
-        for metric, value in values.items():
-            rows.append({"measurement_label": cell["measurement_label"], "measurement": cell["measurement"],
-                         "technique": cell["technique"], "impairment": cell["impairment"],
-                         "repetition": cell["repetition"], "metric": metric, "value": float(value)})
-    return pd.DataFrame(rows, columns=["measurement_label", "measurement", "technique", "impairment",
-                                       "repetition", "metric", "value"])
+    rows = [row for cell in cells if cell.ok for row in metric_rows(cell)]
+    return pd.DataFrame(rows, columns=COLUMNS) if rows else pd.DataFrame(columns=COLUMNS)
 
 
 def summarize(frame: pd.DataFrame) -> pd.DataFrame:

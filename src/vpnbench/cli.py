@@ -43,6 +43,9 @@ def build_parser() -> Parser:
     run.add_argument("--repetitions", type=int, help="repetitions of every cell")
     run.add_argument("--name", help="campaign name")
     run.add_argument("--report", metavar="FILE.html", help="also write the HTML report of the run")
+    run.add_argument("--skip-unavailable", action="store_true",
+                     help="run the techniques this machine can run and record the others as unavailable "
+                          "(the default for presets)")
     run.add_argument("--rehearse", action="store_true",
                      help="a few minutes' try of the whole campaign: every technique, every measurement once "
                           f"for {REHEARSAL_SECONDS:g} s, each impairment entry at both ends of its sweep; "
@@ -62,7 +65,7 @@ def build_parser() -> Parser:
 
     export = sub.add_parser("export", help="export a results database as JSON or CSV")
     export.add_argument("db", help="SQLite results file")
-    export.add_argument("--format", choices=("json", "csv"), required=True)
+    export.add_argument("--format", choices=("json", "csv", "parquet"), required=True)
     export.add_argument("-o", "--output", required=True, help="output file")
 
     sub.add_parser("cleanup", help="remove what killed runs left behind (namespaces, daemons, key files)")
@@ -103,12 +106,23 @@ def preset_files() -> dict[str, object]:
             if entry.name.endswith(".toml")}
 
 
+def is_preset(name: str) -> bool:
+    return not Path(name).exists() and name in preset_files()
+
+
 def load_campaign_or_preset(name: str) -> Campaign:
     """A path when such a file exists, else a preset name, else the missing-file error."""
-    presets = preset_files()
-    if not Path(name).exists() and name in presets:
-        return campaign_from_dict(tomllib.loads(presets[name].read_text()))
+    if is_preset(name):
+        return campaign_from_dict(tomllib.loads(preset_files()[name].read_text()))
     return load_campaign(name)
+
+
+def ask_user(question: str) -> bool:
+    """A yes/no question on an interactive terminal; never asked in a pipe or CI."""
+    if not sys.stdin.isatty():
+        return False
+    err_console.print(f"{question} [y/N] ", end="")
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
 def cmd_presets() -> int:
@@ -140,20 +154,23 @@ def cmd_report(db: str, output: str, run_id: str | None) -> int:
     return 0
 
 
-def cmd_run(campaign: Campaign, db_path: Path, resume: bool, report: Path | None = None) -> int:
+def cmd_run(campaign: Campaign, db_path: Path, resume: bool, report: Path | None = None,
+            skip_unavailable: bool = False) -> int:
     from vpnbench.runner import Runner
     from vpnbench.store import Store
     from vpnbench.tables import summary_tables
 
     store = Store(db_path)
     try:
-        outcome = Runner(campaign, store, resume=resume, console=err_console).run()
+        outcome = Runner(campaign, store, resume=resume, console=err_console, skip_unavailable=skip_unavailable,
+                         ask=ask_user).run()
         for table in summary_tables(store.cells(outcome.run_id)):
             console.print(table)
     finally:
         store.close()
-    console.print(f"{outcome.ok} ok, {outcome.failed} failed, {outcome.skipped} skipped (already done) — "
-                  f"results in {db_path} (run {outcome.run_id})")
+    unavailable = f", {outcome.unavailable} unavailable here" if outcome.unavailable else ""
+    console.print(f"{outcome.ok} ok, {outcome.failed} failed, {outcome.skipped} skipped (already done){unavailable}"
+                  f" — results in {db_path} (run {outcome.run_id})")
     if report is not None:
         from vpnbench.report import write_report
 
@@ -229,7 +246,7 @@ def cmd_doctor_testbed(path: str, as_json: bool) -> int:
 
 
 def cmd_export(db: str, fmt: str, output: str) -> int:
-    from vpnbench.export import export_csv, export_json
+    from vpnbench.export import export_csv, export_json, export_parquet
     from vpnbench.store import Store
 
     if not Path(db).is_file():
@@ -239,7 +256,7 @@ def cmd_export(db: str, fmt: str, output: str) -> int:
         raise UserError(f"-o: directory {str(out.parent)!r} does not exist")
     store = Store(db)
     try:
-        count = (export_json if fmt == "json" else export_csv)(store, out)
+        count = {"json": export_json, "csv": export_csv, "parquet": export_parquet}[fmt](store, out)
     finally:
         store.close()
     console.print(f"wrote {count} cells to {out}")
@@ -269,7 +286,8 @@ def dispatch(args) -> int:
             campaign = rehearsal(campaign)
         report = check_report_path(args.report)
         require_root("run")
-        return cmd_run(campaign, check_db_path(args.db), args.resume, report)
+        skip = args.skip_unavailable or bool(args.campaign and is_preset(args.campaign))
+        return cmd_run(campaign, check_db_path(args.db), args.resume, report, skip)
     if args.command == "demo":
         campaign = load_campaign_or_preset("demo")
         report = check_report_path(args.report)

@@ -1,4 +1,4 @@
-"""Exporting cell records as JSON (the contract other tools read) or flat CSV."""
+"""Exporting cell records as JSON (the contract other tools read), flat CSV, or Parquet."""
 
 import csv
 import json
@@ -6,13 +6,10 @@ from pathlib import Path
 
 from vpnbench.store import Store
 
-RECORD_FIELDS = ("run_id", "campaign", "technique", "technique_params", "impairment", "impairment_params",
-                 "measurement", "measurement_label", "measurement_params", "repetition", "status", "error",
-                 "metrics", "hosts", "wire_check", "negotiated", "started_at", "finished_at")
-
 
 def records(store: Store) -> list[dict]:
-    return [{field: cell[field] for field in RECORD_FIELDS} for cell in store.cells()]
+    """Every cell as its export record (records.Cell.export: the fields ARCHITECTURE.md lists)."""
+    return [cell.export() for cell in store.cells()]
 
 
 def export_json(store: Store, out: Path) -> int:
@@ -46,3 +43,25 @@ def export_csv(store: Store, out: Path) -> int:
         writer.writeheader()
         writer.writerows(rows)
     return len(rows)
+
+
+def export_parquet(store: Store, out: Path) -> int:
+    """The tidy metrics (one row per cell and metric) to out; every other non-empty table of
+    vpnbench.load beside it as <stem>.<table>.parquet (series, bringups, trials, ...)."""
+    from vpnbench.dataset import load  # noqa: PLC0415 - pandas/pyarrow only when asked for
+
+    results = load(store.path)
+    for name, frame in results.frames().items():
+        target = out if name == "metrics" else out.with_name(f"{out.stem}.{name}.parquet")
+        if name == "metrics" or not frame.empty:
+            _json_columns_as_text(frame).to_parquet(target, index=False)
+    return len(results.cells)
+
+
+def _json_columns_as_text(frame):
+    """Parquet wants one type per column: nested dicts and lists are written as JSON text."""
+    frame = frame.copy()
+    for column in frame.columns:
+        if frame[column].map(lambda v: isinstance(v, (dict, list))).any():
+            frame[column] = frame[column].map(lambda v: json.dumps(v) if isinstance(v, (dict, list)) else v)
+    return frame

@@ -12,10 +12,14 @@ import os
 import statistics
 import threading
 import time
+from collections.abc import Callable
 
 import psutil
 
 from vpnbench.hosts.base import Host
+from vpnbench.records import SeriesPoint
+
+Sink = Callable[[list[SeriesPoint]], None]
 
 
 @dataclasses.dataclass
@@ -42,9 +46,12 @@ def _share(deltas, cores, field) -> float:
 
 
 class Monitor:
-    """Samples every host at a fixed interval in a background thread."""
+    """Samples every host at a fixed interval in a background thread. Each sample goes to
+    the sink as series points as it is taken (the store writes them while the cell runs);
+    the monitor itself keeps only running totals, so a 20-hour soak costs no memory."""
 
-    def __init__(self, hosts: dict[str, Host], interval: float):
+    def __init__(self, hosts: dict[str, Host], interval: float, sink: Sink | None = None):
+        self.sink = sink
         ncores = psutil.cpu_count() or 1
         self.interval = interval
         # Hosts on other machines (ssh, vm) are sampled there, by reading their /proc over ssh.
@@ -54,12 +61,14 @@ class Monitor:
                     getattr(host, "netns_inode", lambda: None)())
             for role, host in hosts.items() if not getattr(host, "remote", False)
         ]
-        self.samples: list[dict] = []
+        self.sample_counts: dict[str, int] = collections.Counter()
+        self.mem_max: dict[str, float] = {}
         self._procs: dict[int, psutil.Process] = {}
         self._seen: dict[int, str | None] = {}  # pid -> role (None: not a watched namespace)
         self._proc_cpu: dict[int, float] = {}
         self._proc_total: dict[str, dict[str, float]] = {w.role: {} for w in self.watched}
-        self._rss: dict[str, list[float]] = {w.role: [] for w in self.watched}
+        self._rss: dict[str, float] = {}  # role -> RSS of its processes at the last sample
+        self._rss_max: dict[str, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="vpnbench-monitor", daemon=True)
 
@@ -112,19 +121,33 @@ class Monitor:
         self._last_cores = cores
         owners = self._scan_processes()
         proc_now = self._sample_processes(owners, elapsed)
-        for watch in self.remote:
-            sample = watch.sample(now)
-            if sample:
-                self.samples.append(sample)
+        samples = [sample for sample in (watch.sample(now) for watch in self.remote) if sample]
         mem = psutil.virtual_memory()
         for w in self.watched:
-            self.samples.append({
-                "t": round(now, 3), "host": w.role,
+            samples.append({
+                "t": round(now, 3), "host": w.role, "cores": w.cores,
                 "cpu_pct": statistics.fmean(_busy(deltas[c]) for c in w.cores),
                 "cpu_per_core_pct": [round(_busy(deltas[c]), 2) for c in w.cores],
+                "cpu_steal_pct": _share(deltas, w.cores, "steal"),
+                "cpu_softirq_pct": _share(deltas, w.cores, "softirq"),
+                "cpu_system_pct": _share(deltas, w.cores, "system"),
                 "procs_cpu_pct": proc_now.get(w.role, {}),
+                "proc_rss_bytes": self._rss.get(w.role),
                 "mem_used_bytes": mem.total - mem.available,
             })
+        self._keep(samples)
+
+    def _keep(self, samples: list[dict]) -> None:
+        """Count each host's samples, track its peak memory, hand the values to the sink."""
+        points = []
+        for sample in samples:
+            role = sample["host"]
+            self.sample_counts[role] += 1
+            if sample.get("mem_used_bytes") is not None:
+                self.mem_max[role] = max(self.mem_max.get(role, 0), sample["mem_used_bytes"])
+            points += sample_points(sample)
+        if self.sink is not None and points:
+            self.sink(points)
 
     def _sample_processes(self, owners: dict[int, str], elapsed: float) -> dict[str, dict[str, float]]:
         """CPU of each watched process since the previous sample, summed by host and name."""
@@ -147,8 +170,9 @@ class Monitor:
             per_name[name] = round(per_name.get(name, 0.0) + 100.0 * used / elapsed, 2)
             totals = self._proc_total[role]
             totals[name] = totals.get(name, 0.0) + used
+        self._rss = rss
         for role, value in rss.items():
-            self._rss[role].append(value)
+            self._rss_max[role] = max(self._rss_max.get(role, 0.0), value)
         return result
 
     def summary(self) -> dict[str, dict]:
@@ -158,7 +182,6 @@ class Monitor:
         temp = _temperature()
         out = {}
         for w in self.watched:
-            mine = [s for s in self.samples if s["host"] == w.role]
             procs = {name: round(100.0 * secs / window, 2) for name, secs in self._proc_total[w.role].items()}
             out[w.role] = {
                 "cpu_pct": round(statistics.fmean(_busy(deltas[c]) for c in w.cores), 2),
@@ -168,16 +191,17 @@ class Monitor:
                 "cpu_user_pct": round(_share(deltas, w.cores, "user"), 2),
                 "cpu_system_pct": round(_share(deltas, w.cores, "system"), 2),
                 "cpu_softirq_pct": round(_share(deltas, w.cores, "softirq"), 2),
+                "cpu_steal_pct": round(_share(deltas, w.cores, "steal"), 2),
                 "proc_cpu_pct": round(sum(procs.values()), 2),
                 "procs_cpu_pct": procs,
-                "mem_used_bytes": max((s["mem_used_bytes"] for s in mine), default=None),
-                "proc_rss_bytes": max(self._rss[w.role], default=0.0),
+                "mem_used_bytes": self.mem_max.get(w.role),
+                "proc_rss_bytes": self._rss_max.get(w.role, 0.0),
                 "temperature_c": temp,
                 "freq_mhz": _mean([freq[c] for c in w.cores if c < len(freq)]) if freq else None,
-                "samples": len(mine),
+                "samples": self.sample_counts[w.role],
             }
         for watch in self.remote:
-            out[watch.host.role] = watch.summary(self.samples)
+            out[watch.host.role] = watch.summary(self.sample_counts[watch.host.role])
         return out
 
 
@@ -193,7 +217,7 @@ class RemoteWatch:
         self.first = self.last = None
         self.proc_cpu: dict[int, tuple[str, float]] = {}  # pid -> (name, cpu seconds at the last sample)
         self.proc_total: dict[str, float] = {}
-        self.mem: list[int] = []
+        self.mem_max: int | None = None
         self.t0 = self.t_last = 0.0
 
     def _read(self):
@@ -224,18 +248,21 @@ class RemoteWatch:
             procs[name] = round(procs.get(name, 0.0) + 100.0 * used / elapsed, 2)
             self.proc_total[name] = self.proc_total.get(name, 0.0) + used
         if current[1]:
-            self.mem.append(current[1])
+            self.mem_max = max(self.mem_max or 0, current[1])
         cores = self._cores(deltas)
-        return {"t": round(now, 3), "host": self.host.role,
+        return {"t": round(now, 3), "host": self.host.role, "cores": cores,
                 "cpu_pct": statistics.fmean(_busy(deltas[c]) for c in cores) if cores else 0.0,
                 "cpu_per_core_pct": [round(_busy(deltas[c]), 2) for c in cores],
+                "cpu_steal_pct": _share(deltas, cores, "steal") if cores else None,
+                "cpu_softirq_pct": _share(deltas, cores, "softirq") if cores else None,
+                "cpu_system_pct": _share(deltas, cores, "system") if cores else None,
                 "procs_cpu_pct": procs, "mem_used_bytes": current[1]}
 
     def _cores(self, deltas) -> list[int]:
         cores = self.host.cpus if self.host.cpus is not None else range(len(deltas))
         return [c for c in cores if c < len(deltas)]
 
-    def summary(self, samples: list[dict]) -> dict:
+    def summary(self, sample_count: int) -> dict:
         window = max(self.t_last - self.t0, 1e-9)
         deltas = _core_deltas(self.first[0], self.last[0]) if self.first and self.first[0] else []
         cores = self._cores(deltas)
@@ -248,10 +275,11 @@ class RemoteWatch:
             "cpu_user_pct": round(_share(deltas, cores, "user"), 2) if cores else None,
             "cpu_system_pct": round(_share(deltas, cores, "system"), 2) if cores else None,
             "cpu_softirq_pct": round(_share(deltas, cores, "softirq"), 2) if cores else None,
+            "cpu_steal_pct": round(_share(deltas, cores, "steal"), 2) if cores else None,
             "proc_cpu_pct": round(sum(procs.values()), 2), "procs_cpu_pct": procs,
-            "mem_used_bytes": max(self.mem, default=None), "proc_rss_bytes": None,
+            "mem_used_bytes": self.mem_max, "proc_rss_bytes": None,
             "temperature_c": None, "freq_mhz": None,
-            "samples": sum(1 for s in samples if s["host"] == self.host.role),
+            "samples": sample_count,
         }
 
 
@@ -274,6 +302,24 @@ def parse_proc(text: str) -> tuple[list, int | None, dict[int, tuple[str, float]
             procs[int(head.split(" ", 1)[0])] = (head.split("(", 1)[1], (int(fields[11]) + int(fields[12])) / CLOCK_TICKS)
     used = meminfo["MemTotal"] - meminfo["MemAvailable"] if len(meminfo) == 2 else None
     return cores, used, procs
+
+
+# Per-sample values that become series of the same name (the rest are lists and maps, below).
+SCALAR_SERIES = ("cpu_pct", "cpu_steal_pct", "cpu_softirq_pct", "cpu_system_pct", "mem_used_bytes", "proc_rss_bytes")
+
+
+def sample_points(sample: dict) -> list[SeriesPoint]:
+    """One monitor sample as series points: the scalars by name, each core as cpu_core<N>_pct
+    (N the real core number), each process as proc_cpu_pct:<name>."""
+    t, host = sample["t"], sample["host"]
+    points = [SeriesPoint(name, t, float(sample[name]), host) for name in SCALAR_SERIES
+              if sample.get(name) is not None]
+    per_core = sample.get("cpu_per_core_pct") or []
+    cores = sample.get("cores") or range(len(per_core))
+    points += [SeriesPoint(f"cpu_core{core}_pct", t, float(busy), host) for core, busy in zip(cores, per_core)]
+    points += [SeriesPoint(f"proc_cpu_pct:{name}", t, float(pct), host)
+               for name, pct in (sample.get("procs_cpu_pct") or {}).items()]
+    return points
 
 
 def _mean(values):

@@ -18,16 +18,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from vpnbench import __version__
 from vpnbench.campaign import Campaign, Cell, TechniqueBlock, expand
-from vpnbench.errors import MeasurementError, TechniqueError, UserError
-from vpnbench.hosts.base import CommandFailed
+from vpnbench.errors import MeasurementError, TestbedError, UserError, VpnbenchError
 from vpnbench.impair.backends import ImpairmentBackend, LinkemBackend, NetemBackend, linkem_binary
 from vpnbench.impair.model import Impairment
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.measure.base import MeasureContext, PortAllocator
+from vpnbench.hostfacts import collect_host_facts
 from vpnbench.monitor import Monitor
 from vpnbench.probe import LocalKernelProbe, has_qdisc
 from vpnbench.resources import RunResources
-from vpnbench.store import Store, now_iso
+from vpnbench.records import Bringup, Event, Run, now_iso
+from vpnbench.records import Cell as CellRecord
+from vpnbench.store import SeriesWriter, Store
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.techniques.base import Technique, TechniqueContext
 from vpnbench.testbed import Testbed, make_testbed
@@ -40,19 +42,13 @@ class Interrupted(BaseException):
     """Ctrl-C or SIGTERM. A BaseException, so that no cell's error handling swallows it."""
 
 
-class TestbedError(UserError):
-    """The testbed or the impairment backend could not be set up: the run stops, cleanly."""
-
-    __test__ = False
-    exit_code = 1
-
-
 @dataclasses.dataclass
 class RunOutcome:
     run_id: str
     ok: int = 0
     failed: int = 0
-    skipped: int = 0
+    skipped: int = 0  # already done (--resume)
+    unavailable: int = 0  # cells of techniques this machine cannot run (--skip-unavailable)
     interrupted: bool = False
 
 
@@ -79,15 +75,42 @@ def resolve_impairment_backend(campaign: Campaign, resources: RunResources, prob
     return "linkem"
 
 
-def resolve_backends(campaign: Campaign, probe) -> list[str]:
-    """The backend each technique will use; a combination this machine cannot run is a UserError."""
-    backends = []
+@dataclasses.dataclass(frozen=True)
+class Unavailable:
+    """A technique this machine cannot run, and why."""
+
+    where: str  # technique[N].backend
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+
+VM_HINT = "the kernel backends run in QEMU VMs with [testbed] kind = \"vm\""
+
+
+def resolve_backends(campaign: Campaign, probe) -> list[str | Unavailable]:
+    """The backend each technique will use, or why it has none here."""
+    backends: list[str | Unavailable] = []
     for number, params in enumerate(campaign.techniques, start=1):
         try:
             backends.append(TECHNIQUES[params.kind].resolve_backend(params, probe))
         except ValueError as exc:
-            raise UserError(f"technique[{number}].backend: {exc}") from None
+            backends.append(Unavailable(f"technique[{number}].backend", str(exc)))
     return backends
+
+
+def check_available(backends: list[str | Unavailable], skip_unavailable: bool, ask=None) -> None:
+    """A technique that cannot run here stops the run before anything is touched, unless the
+    user said to run the rest (--skip-unavailable, presets) or answers yes when asked."""
+    missing = [b for b in backends if isinstance(b, Unavailable)]
+    if not missing or skip_unavailable:
+        return
+    question = (f"{len(missing)} of {len(backends)} techniques cannot run here ({missing[0]}); "
+                f"run the other {len(backends) - len(missing)}?")
+    if ask is not None and len(missing) < len(backends) and ask(question):
+        return
+    raise UserError(f"{missing[0]}; run the others with --skip-unavailable, or {VM_HINT}")
 
 
 @contextmanager
@@ -104,8 +127,11 @@ def stop_signals_raise():
 
 
 class Runner:
-    def __init__(self, campaign: Campaign, store: Store, resume: bool = False, console: Console | None = None):
+    def __init__(self, campaign: Campaign, store: Store, resume: bool = False, console: Console | None = None,
+                 skip_unavailable: bool = False, ask=None):
         self.campaign = campaign
+        self.skip_unavailable = skip_unavailable
+        self.ask = ask  # asks the user a yes/no question (an interactive terminal), or None
         self.store = store
         self.resume = resume
         self.console = console or Console(stderr=True)
@@ -131,7 +157,8 @@ class Runner:
         if run_id is None:
             run_id = resources.run_id
         if run_id == resources.run_id:
-            self.store.start_run(run_id, self.campaign.name, self.campaign.source, self._environment(testbed))
+            self.store.start_run(Run(run_id, self.campaign.name, self.campaign.source, self._environment(testbed, backends),
+                                     now_iso()))
         outcome = RunOutcome(run_id)
         blocks = expand(self.campaign)
         todo = sum(1 for block in blocks for cell in block.cells if cell.key not in done)
@@ -146,7 +173,9 @@ class Runner:
             with self._progress(todo) as progress:
                 for block, backend in zip(blocks, backends):
                     cells = [c for c in block.cells if c.key not in done]
-                    if cells:
+                    if cells and isinstance(backend, Unavailable):
+                        self._record_unavailable(block, backend, cells, run_id, outcome, progress)
+                    elif cells:
                         self._run_block(block, backend, cells, testbed, resources, probe, run_id, outcome, progress)
             status = "finished"
         except Interrupted as exc:
@@ -165,6 +194,7 @@ class Runner:
         if spec.kind == "local":
             probe = LocalKernelProbe(resources)
             backends = resolve_backends(self.campaign, probe)
+            check_available(backends, self.skip_unavailable, self.ask)
             impair_backend = resolve_impairment_backend(self.campaign, resources)
             return Testbed(spec, resources, bump=impair_backend == "linkem"), probe, backends, impair_backend
         testbed = make_testbed(spec, resources)
@@ -172,8 +202,12 @@ class Runner:
             self.console.print(f"connecting to the {spec.kind} testbed: {', '.join(testbed.hosts)}")
             testbed.connect()
             backends = resolve_backends(self.campaign, testbed.probe)
+            check_available(backends, self.skip_unavailable, self.ask)
             return testbed, testbed.probe, backends, resolve_impairment_backend(self.campaign, resources, testbed.probe)
-        except (RuntimeError, CommandFailed, OSError, TimeoutError) as exc:
+        except UserError:
+            testbed.down()
+            raise
+        except (VpnbenchError, OSError, TimeoutError) as exc:
             testbed.down()
             raise TestbedError(f"testbed: {exc}") from None
         except BaseException:
@@ -188,7 +222,11 @@ class Runner:
                 self.impairer = make_impairer(impair_backend, testbed)
                 self.impairer.start()
                 testbed.wait_ready()
-        except (RuntimeError, CommandFailed, OSError, TimeoutError, EOFError) as exc:
+            for role, host in testbed.hosts.items():
+                self.store.save_host_facts(collect_host_facts(run_id, role, host))
+        except TestbedError:
+            raise
+        except (VpnbenchError, OSError, TimeoutError, EOFError) as exc:
             raise TestbedError(f"testbed: {exc}") from None
 
     def _tear_down(self, testbed: Testbed) -> None:
@@ -196,7 +234,7 @@ class Runner:
         if self.impairer is not None:
             try:
                 self.impairer.stop()
-            except (RuntimeError, CommandFailed, OSError, TimeoutError, EOFError) as exc:
+            except (VpnbenchError, OSError, TimeoutError, EOFError) as exc:
                 self.console.print(f"[yellow]impairment backend did not stop cleanly: {escape(str(exc))}[/]")
         testbed.down()
 
@@ -208,8 +246,8 @@ class Runner:
             progress.task = progress.add_task("cells", total=total)
             yield progress
 
-    def _environment(self, testbed: Testbed) -> dict:
-        environment = {"vpnbench": __version__, "kernel": platform.release(), "machine": platform.machine(),
+    def _environment(self, testbed: Testbed, backends: list) -> dict:
+        environment = {"backends": {block.label: str(b) for block, b in zip(expand(self.campaign), backends)},"vpnbench": __version__, "kernel": platform.release(), "machine": platform.machine(),
                        "hostname": platform.node(), "pinning": testbed.pin_note, "cpu_count": os.cpu_count(),
                        "testbed": {"kind": self.campaign.testbed.kind, **getattr(testbed, "facts", {})}}
         accel = os.environ.get("VPNBENCH_VM_ACCEL")  # set inside vpnbench's kernel VM
@@ -218,33 +256,55 @@ class Runner:
                                                                    else ")")
         return environment
 
+    def _record_unavailable(self, block: TechniqueBlock, why: Unavailable, cells: list[Cell], run_id: str,
+                            outcome: RunOutcome, progress) -> None:
+        """Every cell of a technique this machine cannot run, stored as skipped with the reason."""
+        bringup = Bringup(run_id, block.label, block.params.kind, "none", now_iso(),
+                          backend_asked=block.params.settings().get("backend", "auto"),
+                          error=f"unavailable here: {why.reason}", ended_at=now_iso())
+        self.store.save_bringup(bringup)
+        for cell in cells:
+            record = self._new_record(cell, block.params, bringup, run_id)
+            record.status, record.error, record.finished_at = "skipped", bringup.error, now_iso()
+            self.store.save_cell(record)
+            progress.advance(progress.task)
+        outcome.unavailable += len(cells)
+        self.console.print(f"  [yellow]skipped[/] {escape(block.label)}: {len(cells)} cells, "
+                           f"{escape(bringup.error)} ({VM_HINT})")
+
     def _run_block(self, block: TechniqueBlock, backend: str, cells: list[Cell], testbed: Testbed,
                    resources: RunResources, probe, run_id: str, outcome: RunOutcome, progress) -> None:
         ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), resources, probe,
                                testbed.router)
         technique = TECHNIQUES[block.params.kind](block.params, ctx)
-        bringup: dict | None = None
+        bringup: Bringup | None = None
         try:
             for cell in cells:
                 progress.update(progress.task, description=escape(f"{cell.technique} · {cell.measurement} #{cell.repetition}"))
-                started = now_iso()
                 if bringup is None or technique.failure():
+                    if bringup is not None:
+                        self._end_bringup(bringup, restart_reason=technique.failure())
                     technique.down()
-                    self._impair(None)  # bring-up time and the wire proof are taken unimpaired
-                    bringup = self._bring_up(technique, backend, testbed, resources)
-                    if "tunnel" in bringup and bringup["tunnel"].negotiated.get("warning"):
-                        self.console.print(f"[yellow]{escape(cell.technique)}: "
-                                           f"{escape(bringup['tunnel'].negotiated['warning'])}[/]")
-                impairment_error = self._impair(cell.impairment)
-                record, raw, samples = self._run_cell(cell, technique, bringup, testbed, impairment_error)
-                record.update(run_id=run_id, campaign=self.campaign.name, started_at=started, finished_at=now_iso())
-                self.store.save_cell(record, raw, samples)
+                    self._impair(None, run_id)  # bring-up time and the wire proof are taken unimpaired
+                    bringup = self._bring_up(technique, block, backend, testbed, resources, run_id)
+                impairment_error = self._impair(cell.impairment, run_id, bringup.id)
+                record = self._run_cell(cell, technique, bringup, testbed, impairment_error, run_id)
                 self._report(record, outcome, progress)
         finally:
             technique.down()
-            self._impair(None)
+            if bringup is not None:
+                self._end_bringup(bringup)
+            self._impair(None, run_id)
 
-    def _impair(self, impairment: Impairment | None) -> str | None:
+    def _end_bringup(self, bringup: Bringup, restart_reason: str | None = None) -> None:
+        if bringup.ended_at is None:
+            bringup.ended_at = now_iso()
+            self.store.save_bringup(bringup)
+        if restart_reason and bringup.ok:
+            self.store.add_event(Event(bringup.run_id, "daemon-restart", now_iso(), {"reason": restart_reason},
+                                       bringup_id=bringup.id))
+
+    def _impair(self, impairment: Impairment | None, run_id: str, bringup_id: int | None = None) -> str | None:
         """Change the impairment in place; returns why it could not be applied, if so."""
         if self.impairer is None or impairment == self.current_impairment:
             return None
@@ -253,27 +313,54 @@ class Runner:
                 self.impairer.clear()
             else:
                 self.impairer.apply(impairment)
-        except (RuntimeError, OSError, TimeoutError, EOFError, CommandFailed) as exc:
+        except (VpnbenchError, OSError, TimeoutError, EOFError) as exc:
             self.current_impairment = None
             return f"impairment {impairment.label if impairment else 'none'} could not be applied: {exc}"
         self.current_impairment = impairment
+        self.store.add_event(Event(run_id, "impairment", now_iso(),
+                                   {"impairment": impairment.label if impairment else "none"}, bringup_id=bringup_id))
         return None
 
-    def _bring_up(self, technique: Technique, backend: str, testbed: Testbed, resources: RunResources) -> dict:
-        """Bring the technique up, time it to the first packet through, prove what is on the wire."""
+    def _bring_up(self, technique: Technique, block: TechniqueBlock, backend: str, testbed: Testbed,
+                  resources: RunResources, run_id: str) -> Bringup:
+        """Bring the technique up, time it to the first packet through, prove what is on the wire.
+        A failure keeps what a person would look at: both ends' state and the technique's own."""
+        bringup = Bringup(run_id, block.label, block.params.kind, backend, now_iso(),
+                          backend_asked=block.params.settings().get("backend", "auto"))
         started = time.monotonic()
         try:
             tunnel = technique.up(backend)
-            wait_reachable(testbed.client, tunnel.server_addrs[tunnel.family], SETUP_TIMEOUT)
-            setup_time = time.monotonic() - started
-            verdict = self._wire_check(tunnel, testbed, resources)
-        except (TechniqueError, RuntimeError, OSError) as exc:
-            technique.down()
-            return {"backend": backend, "error": f"bring-up failed: {exc}"}
+            wait_reachable(testbed.client, tunnel.server_addrs[tunnel.family], self._setup_deadline(testbed))
+            bringup.setup_time_s = round(time.monotonic() - started, 4)
+            bringup.tunnel = tunnel
+            bringup.negotiated = tunnel.negotiated
+            bringup.wire_check = self._wire_check(tunnel, testbed, resources)
         except Exception as exc:  # noqa: BLE001 - a daemon's odd failure must not end the campaign
+            reason = str(exc) if isinstance(exc, (VpnbenchError, OSError)) else f"{type(exc).__name__}: {exc}"
+            bringup.error = f"bring-up failed: {reason}"
+            bringup.evidence = self._evidence(technique, testbed)
             technique.down()
-            return {"backend": backend, "error": f"bring-up failed: {type(exc).__name__}: {exc}"}
-        return {"backend": backend, "tunnel": tunnel, "setup_time_s": round(setup_time, 4), "wire_check": verdict}
+            bringup.ended_at = now_iso()
+        self.store.save_bringup(bringup)
+        if bringup.negotiated.get("warning"):
+            self.console.print(f"[yellow]{escape(block.label)}: {escape(bringup.negotiated['warning'])}[/]")
+        return bringup
+
+    def _setup_deadline(self, testbed: Testbed) -> float:
+        """The campaign's set-up timeout, or the default scaled to the testbed (an emulated CPU is slower)."""
+        asked = self.campaign.testbed.setup_timeout
+        return asked if asked is not None else SETUP_TIMEOUT * testbed.setup_timeout_scale
+
+    @staticmethod
+    def _evidence(technique: Technique, testbed: Testbed) -> dict[str, str]:
+        """The technique's and the testbed's state dumps; gathering them must never fail the run."""
+        evidence: dict[str, str] = {}
+        for source in (technique.evidence, testbed.evidence):
+            try:
+                evidence.update(source())
+            except Exception as exc:  # noqa: BLE001 - evidence is best-effort by nature
+                evidence[f"{source.__qualname__} failed"] = f"{type(exc).__name__}: {exc}"
+        return evidence
 
     def _wire_check(self, tunnel, testbed: Testbed, resources: RunResources) -> dict:
         points = testbed.capture_points(tunnel.capture_near)
@@ -293,74 +380,70 @@ class Runner:
             params.update(backend=None, placement=None)
         return params
 
-    def _run_cell(self, cell: Cell, technique: Technique, bringup: dict, testbed: Testbed,
-                  impairment_error: str | None):
+    def _new_record(self, cell: Cell, params, bringup: Bringup, run_id: str) -> CellRecord:
+        return CellRecord(
+            run_id=run_id, campaign=self.campaign.name, cell_key=cell.key, technique=cell.technique,
+            technique_params={**params.settings(), "backend": bringup.backend,
+                              "backend_asked": bringup.backend_asked},
+            impairment=cell.impairment.label, impairment_params=self._impairment_params(cell),
+            measurement=cell.measurement_params.kind, measurement_label=cell.measurement,
+            measurement_params=cell.measurement_params.settings(), repetition=cell.repetition,
+            started_at=now_iso(), bringup_id=bringup.id, bringup=bringup)
+
+    def _run_cell(self, cell: Cell, technique: Technique, bringup: Bringup, testbed: Testbed,
+                  impairment_error: str | None, run_id: str) -> CellRecord:
+        record = self._new_record(cell, technique.params, bringup, run_id)
+        if not bringup.ok or impairment_error:
+            record.status, record.error, record.finished_at = "failed", bringup.error or impairment_error, now_iso()
+            self.store.save_cell(record)
+            return record
+        self.store.start_cell(record)
         measurement = MEASUREMENTS[cell.measurement_params.kind](cell.measurement_params)
-        tunnel = bringup.get("tunnel")
-        record = {
-            "cell_key": cell.key, "technique": cell.technique,
-            "technique_params": {**technique.params.settings(), "backend": bringup["backend"]},
-            "impairment": cell.impairment.label, "impairment_params": self._impairment_params(cell),
-            "measurement": cell.measurement_params.kind, "measurement_label": cell.measurement,
-            "measurement_params": cell.measurement_params.settings(), "repetition": cell.repetition,
-            "status": "failed", "error": None, "metrics": {}, "hosts": {},
-            "wire_check": bringup.get("wire_check", {}).get("verdict", "not-checked"),
-            "negotiated": tunnel.negotiated if tunnel else {},
-        }
-        if "error" in bringup or impairment_error:
-            record["error"] = bringup.get("error") or impairment_error
-            return record, {}, []
+        writer = SeriesWriter(self.store, record.id)
         raw: dict[str, str] = {}
+        result = None
         stats_before = self.impairer.stats() if self.impairer else {}
-        samples: list[dict] = []
-        monitor = Monitor(testbed.hosts, self.campaign.testbed.monitor_interval)
+        monitor = Monitor(testbed.hosts, self.campaign.testbed.monitor_interval, sink=writer.add)
         try:
-            for tool in measurement.tools:
-                testbed.client.require(tool)
+            testbed.client.require(*measurement.tools)
+            testbed.server.require(*measurement.server_tools)
             monitor.start()
             try:
-                result = measurement.run(MeasureContext(testbed.client, testbed.server, tunnel, self.ports))
+                result = measurement.run(MeasureContext(testbed.client, testbed.server, bringup.tunnel, self.ports))
             finally:
-                record["hosts"] = monitor.stop()
-                samples = monitor.samples
-            record["metrics"] = {**result.metrics, "setup_time_s": bringup["setup_time_s"]}
-            record["status"] = "ok"
-            raw = result.raw
+                record.hosts = monitor.stop()
+            record.metrics, record.status, raw = result.metrics, "ok", result.raw
+            writer.add(result.series_points())
             if stats_before:
                 raw["impairment_stats"] = json.dumps({"before": stats_before, "after": self.impairer.stats()})
         except MeasurementError as exc:
-            raw = exc.raw
-            record["metrics"] = {**exc.metrics, "setup_time_s": bringup["setup_time_s"]}
+            raw, record.metrics = exc.raw, exc.metrics
             died = technique.failure()
-            record["error"] = f"{exc}; {died}" if died else str(exc)
-        except FileNotFoundError as exc:
-            record["error"] = str(exc)
+            record.error = f"{exc}; {died}" if died else str(exc)
+        except (FileNotFoundError, VpnbenchError) as exc:
+            record.error = str(exc)
         except Exception as exc:  # noqa: BLE001 - a bug in one cell must not end the campaign
-            record["error"] = f"internal error: {type(exc).__name__}: {exc}"
-        return record, raw, samples
+            record.error = f"internal error: {type(exc).__name__}: {exc}"
+        finally:
+            writer.close()
+        record.finished_at = now_iso()
+        self.store.finish_cell(record, raw, result.trials if result else [])
+        for t, kind, detail in (result.events if result else []):
+            self.store.add_event(Event(run_id, kind, now_iso(), detail, cell_id=record.id, bringup_id=bringup.id, t=t))
+        return record
 
-    def _report(self, record: dict, outcome: RunOutcome, progress) -> None:
+    def _report(self, record: CellRecord, outcome: RunOutcome, progress) -> None:
         progress.advance(progress.task)
-        where = " · ".join(part for part in (record["technique"], record["impairment"] if record["impairment"] != "none"
-                                             else "", record["measurement_label"]) if part)
-        where = escape(f"{where} #{record['repetition']}")
-        if record["status"] == "ok":
+        where = " · ".join(part for part in (record.technique, record.impairment if record.impairment != "none"
+                                             else "", record.measurement_label) if part)
+        where = escape(f"{where} #{record.repetition}")
+        if record.ok:
             outcome.ok += 1
-            self.console.print(f"  [green]ok[/]     {where}  {_headline(record['metrics'])}")
+            headline = MEASUREMENTS[record.measurement].headline_text(record.metrics)
+            self.console.print(f"  [green]ok[/]     {where}  {escape(headline)}")
         else:
             outcome.failed += 1
-            self.console.print(f"  [red]failed[/] {where}  " + escape(record["error"] or ""))
-
-
-def _headline(metrics: dict) -> str:
-    if "throughput_bps" in metrics:
-        text = f"{metrics['throughput_bps'] / 1e6:.1f} Mbit/s"
-        if "loss_pct" in metrics:
-            text += f", loss {metrics['loss_pct']:.2f} %"
-        return text
-    if "rtt_avg_ms" in metrics:
-        return f"rtt {metrics['rtt_avg_ms']:.3f} ms"
-    return ""
+            self.console.print(f"  [red]failed[/] {where}  " + escape(record.error or ""))
 
 
 def make_impairer(backend: str, testbed: Testbed) -> ImpairmentBackend:

@@ -10,6 +10,7 @@ when the run ends — or by `vpnbench cleanup` after a kill -9.
 import json
 import subprocess
 from pathlib import Path
+from vpnbench.errors import HostError
 
 RESTORE_FILE = "sysctl-restore.json"
 
@@ -37,12 +38,12 @@ def apply_sysctls(settings: dict[str, str], netns_names: list[str], run_dir: Pat
             continue
         previous = _read(key)
         if previous is None:
-            raise RuntimeError(f"sysctl {key}: no such setting on this kernel")
+            raise HostError(f"sysctl {key}: no such setting on this kernel")
         saved = json.loads(restore_path.read_text()) if restore_path.exists() else {}
         saved.setdefault(key, previous)  # first value seen is the one to restore
         restore_path.write_text(json.dumps(saved))
         if not _write(key, value):
-            raise RuntimeError(f"sysctl {key}={value}: refused by the kernel")
+            raise HostError(f"sysctl {key}={value}: refused by the kernel")
         applied[key] = {"value": value, "scope": "machine", "previous": previous}
     return applied
 

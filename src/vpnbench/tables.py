@@ -5,14 +5,9 @@ import statistics
 
 from rich.table import Table
 
-# Which metrics a table shows per measurement kind: (metric, column title, scale).
-COLUMNS = {
-    "tcp": [("throughput_bps", "Mbit/s", 1e-6), ("retransmits", "retrans", 1)],
-    "udp": [("throughput_bps", "recv Mbit/s", 1e-6), ("sender_throughput_bps", "sent Mbit/s", 1e-6),
-            ("loss_pct", "loss %", 1), ("jitter_ms", "jitter ms", 1)],
-    "ping": [("rtt_avg_ms", "avg ms", 1), ("rtt_p50_ms", "p50 ms", 1), ("rtt_p99_ms", "p99 ms", 1),
-             ("rtt_mdev_ms", "mdev ms", 1), ("loss_pct", "loss %", 1)],
-}
+from vpnbench.measure import MEASUREMENTS
+from vpnbench.records import Bringup, Cell
+
 HOST_COLUMNS = [("client", "client CPU%"), ("server", "server CPU%")]
 
 
@@ -38,47 +33,55 @@ def mean_sd(values: list[float], scale: float) -> str:
     return format_mean_sd(statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else None)
 
 
-def bringup_times(cells: list[dict]) -> list[float]:
-    """Set-up time of each bring-up: every cell one bring-up served carries its time, so count it once."""
-    return list(dict.fromkeys(c["metrics"]["setup_time_s"] for c in cells if "setup_time_s" in c["metrics"]))
+def bringups_of(cells: list[Cell]) -> list[Bringup]:
+    """The distinct bring-ups that served these cells, in order."""
+    return list({cell.bringup.id: cell.bringup for cell in cells if cell.bringup is not None}.values())
 
 
-def technique_table(cells: list[dict]) -> Table:
+def bringup_times(cells: list[Cell]) -> list[float]:
+    """Set-up time of each bring-up that served these cells (each bring-up counted once)."""
+    return [b.setup_time_s for b in bringups_of(cells) if b.setup_time_s is not None]
+
+
+def technique_table(cells: list[Cell]) -> Table:
     """One row per technique: the data path that ran, the wire proof, how long bring-up took."""
     table = Table(title="techniques", title_justify="left")
     for title in ("technique", "backend", "wire check", "setup s", "cells ok/n"):
         table.add_column(title, justify="right" if title in ("setup s", "cells ok/n") else "left")
-    for technique in dict.fromkeys(c["technique"] for c in cells):
-        rows = [c for c in cells if c["technique"] == technique]
-        setups = bringup_times(rows)
-        ok = sum(1 for c in rows if c["status"] == "ok")
-        table.add_row(technique, str(rows[0]["technique_params"].get("backend") or "–"), rows[0]["wire_check"],
-                      mean_sd(setups, 1), f"{ok}/{len(rows)}")
+    for technique in dict.fromkeys(c.technique for c in cells):
+        rows = [c for c in cells if c.technique == technique]
+        ok = sum(1 for c in rows if c.ok)
+        bringups = bringups_of(rows)
+        backend = bringups[-1].backend if bringups else rows[0].technique_params.get("backend")
+        if bringups and all(b.backend == "none" for b in bringups):
+            backend = "unavailable"
+        table.add_row(technique, str(backend or "–"), rows[0].wire_check, mean_sd(bringup_times(rows), 1),
+                      f"{ok}/{len(rows)}")
     return table
 
 
-def summary_tables(cells: list[dict]) -> list[Table]:
+def summary_tables(cells: list[Cell]) -> list[Table]:
     tables = [technique_table(cells)] if cells else []
-    for label in dict.fromkeys(c["measurement_label"] for c in cells):
-        mine = [c for c in cells if c["measurement_label"] == label]
-        kind = mine[0]["measurement"]
-        columns = COLUMNS.get(kind, [])
-        impaired = len({c["impairment"] for c in mine}) > 1 or mine[0]["impairment"] != "none"
+    for label in dict.fromkeys(c.measurement_label for c in cells):
+        mine = [c for c in cells if c.measurement_label == label]
+        columns = MEASUREMENTS[mine[0].measurement].columns
+        impaired = len({c.impairment for c in mine}) > 1 or mine[0].impairment != "none"
         table = Table(title=label, title_justify="left")
         table.add_column("technique", no_wrap=True)
         if impaired:
             table.add_column("impairment")
         table.add_column("ok/n", justify="right")
-        for _, title, _ in columns:
-            table.add_column(title, justify="right")
+        for column in columns:
+            table.add_column(column.title, justify="right")
         for _, title in HOST_COLUMNS:
             table.add_column(title, justify="right")
-        for technique, impairment in dict.fromkeys((c["technique"], c["impairment"]) for c in mine):
-            rows = [c for c in mine if c["technique"] == technique and c["impairment"] == impairment]
-            ok = [c for c in rows if c["status"] == "ok"]
+        for technique, impairment in dict.fromkeys((c.technique, c.impairment) for c in mine):
+            rows = [c for c in mine if c.technique == technique and c.impairment == impairment]
+            ok = [c for c in rows if c.ok]
             cells_out = [technique] + ([impairment] if impaired else []) + [f"{len(ok)}/{len(rows)}"]
-            cells_out += [mean_sd([c["metrics"][m] for c in ok if m in c["metrics"]], scale) for m, _, scale in columns]
-            cells_out += [mean_sd([c["hosts"][h]["cpu_pct"] for c in ok if h in c["hosts"]], 1) for h, _ in HOST_COLUMNS]
+            cells_out += [mean_sd([c.metrics[col.metric] for c in ok if col.metric in c.metrics], col.scale)
+                          for col in columns]
+            cells_out += [mean_sd([c.hosts[h]["cpu_pct"] for c in ok if h in c.hosts], 1) for h, _ in HOST_COLUMNS]
             table.add_row(*cells_out)
         tables.append(table)
     return tables

@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from vpnbench.errors import HostError, TestbedError
 from vpnbench.hosts.base import Host
 from vpnbench.hosts.netns import NetnsHost
 from vpnbench.hosts.ssh import SshConnection, SshHost, SshSettings, SshTarget
@@ -45,6 +46,7 @@ class TestbedSpec(BaseModel):
     router: bool = True
     pin: Literal["auto", "on", "off"] = "auto"
     monitor_interval: Duration = 0.5
+    setup_timeout: Duration | None = None  # a bring-up's deadline to the first packet through; default 15 s, scaled on slow testbeds
     impairment_backend: Literal["auto", "netem", "linkem"] = "auto"
     sysctls: dict[Annotated[str, StringConstraints(pattern=r"^net\.[a-z0-9_.]+$")], str | int] = {}
     ssh: SshSettings = SshSettings()
@@ -146,6 +148,13 @@ class Testbed:
         self._created: list[str] = []
         self.sysctls: dict[str, dict] = {}
 
+    # How much longer than natively a bring-up may take here (an emulated CPU is slower).
+    setup_timeout_scale: float = 1.0
+
+    def evidence(self) -> dict[str, str]:
+        """Both ends' network state, for a bring-up that failed. Best-effort: never raises."""
+        return {}
+
     @property
     def client(self) -> Host:
         return self.hosts["client"]
@@ -216,7 +225,7 @@ class Testbed:
             deadline = time.monotonic() + timeout
             while not self.client.run(["ping", "-n", "-c", "1", "-W", "0.2", target], check=False).ok:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"testbed: client cannot reach server at {target}")
+                    raise TestbedError(f"testbed: client cannot reach server at {target}")
 
     def _build_link(self, link: Link) -> None:
         a_ns, b_ns = self.hosts[link.a].netns, self.hosts[link.b].netns
@@ -262,7 +271,7 @@ def _sysctl(netns: str, *settings: str) -> None:
 def _ip(*args: str) -> None:
     proc = subprocess.run(["ip", *args], capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"ip {' '.join(args)}: {proc.stderr.strip()}")
+        raise HostError(f"ip {' '.join(args)}: {proc.stderr.strip()}")
 
 
 class RemoteKernelProbe:
@@ -349,7 +358,7 @@ class SshTestbed(Testbed):
             needed += ["tcpdump"] if host in capture_hosts else []
             missing = host.missing_commands(needed)
             if missing:
-                raise RuntimeError(f"{role} ({self.targets[role].host}): {', '.join(missing)} not found")
+                raise TestbedError(f"{role} ({self.targets[role].host}): {', '.join(missing)} not found")
 
     def up(self) -> None:
         self.check_tools()

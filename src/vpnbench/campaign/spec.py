@@ -145,21 +145,9 @@ def rehearsal(campaign: Campaign) -> Campaign:
     if campaign.impaired:
         entries = _impairment_entries(campaign.source, campaign.testbed)
         impairments = [point for entry in entries for point in (entry[0], entry[-1])[:len(entry)]]
-    measurements = [_short(m) for m in campaign.measurements]
+    measurements = [MEASUREMENTS[m.kind].rehearsed(m, REHEARSAL_SECONDS, REHEARSAL_PINGS)
+                    for m in campaign.measurements]
     return dataclasses.replace(campaign, info=info, measurements=measurements, impairments=impairments)
-
-
-def _short(measurement: Params) -> Params:
-    fields = type(measurement).model_fields
-    update: dict = {}
-    if "duration" in fields:
-        update["duration"] = min(measurement.duration, REHEARSAL_SECONDS)
-    if "omit" in fields:
-        update["omit"] = None
-    if "count" in fields:
-        update["count"] = min(measurement.count, REHEARSAL_PINGS)
-        update["interval"] = min(measurement.interval, 0.2)
-    return measurement.model_copy(update=update)
 
 
 def technique_label(params: Params) -> str:

@@ -9,6 +9,7 @@ import dataclasses
 import subprocess
 from pathlib import Path
 
+from vpnbench.errors import HostError
 from vpnbench.tools import missing_tool_reason
 
 
@@ -29,7 +30,9 @@ class CommandResult:
         return f"{self.argv[0]} exited with {self.returncode}: {tail}"
 
 
-class CommandFailed(Exception):
+class CommandFailed(HostError):
+    """A command exited non-zero (with check=True); carries the result, stderr included."""
+
     def __init__(self, result: CommandResult):
         super().__init__(result.describe_failure())
         self.result = result

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vpnbench.errors import HostError
 from vpnbench.hosts.base import CommandFailed, CommandResult, Host
 from vpnbench.hosts.netns import LocalProc
 from vpnbench.kernelvm import _die_with_parent
@@ -206,7 +207,7 @@ class SshHost(Host):
         """Change a machine-wide setting; its first previous value is recorded before the change."""
         previous = self.run(["sysctl", "-n", key], check=False)
         if not previous.ok:
-            raise RuntimeError(f"sysctl {key}: no such setting on {self.role}")
+            raise HostError(f"sysctl {key}: no such setting on {self.role}")
         self._record["sysctls"].setdefault(key, " ".join(previous.stdout.split()))
         self._save_record()
         self.run(["sysctl", "-qw", f"{key}={value}"])

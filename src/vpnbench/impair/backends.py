@@ -11,6 +11,7 @@ import re
 import shutil
 from pathlib import Path
 
+from vpnbench.errors import ImpairmentError
 from vpnbench.impair.model import Impairment
 from vpnbench.impair.spec import NetemSpec
 from vpnbench.testbed import Testbed
@@ -156,7 +157,7 @@ class LinkemBackend(ImpairmentBackend):
     def __init__(self, testbed: Testbed, binary: str):
         bump = testbed.bump_point()
         if bump is None:
-            raise RuntimeError("linkem needs a testbed built with a bump")
+            raise ImpairmentError("linkem needs a testbed built with a bump")
         self.host, self.a, self.b = bump
         self.binary = binary
         self.proc = None
@@ -165,7 +166,7 @@ class LinkemBackend(ImpairmentBackend):
         self.proc = self.host.spawn([self.binary, "--a", self.a, "--b", self.b], name="linkem", interactive=True)
         line = self.proc.read_line(10)
         if line.strip() != "ready":
-            raise RuntimeError(f"linkem did not start: {line} {self.proc.output().strip()[-300:]}")
+            raise ImpairmentError(f"linkem did not start: {line} {self.proc.output().strip()[-300:]}")
 
     def placement_of(self, impairment: Impairment) -> str:
         return "link"  # the bump sits on the link next to the server, whatever was asked
@@ -173,7 +174,7 @@ class LinkemBackend(ImpairmentBackend):
     def _set(self, direction: str, spec: NetemSpec) -> None:
         reply = self.proc.request(f"set {direction} {spec}".rstrip())
         if reply != "ok":
-            raise RuntimeError(f"linkem refused '{spec}': {reply}")
+            raise ImpairmentError(f"linkem refused '{spec}': {reply}")
 
     def apply(self, impairment: Impairment) -> None:
         self._set("a2b", impairment.egress)  # a faces the client: a2b is client -> server

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 from vpnbench.hosts.base import Host
 from vpnbench.params import Params
+from vpnbench.records import SeriesPoint, Trial
 from vpnbench.techniques.base import Tunnel
 
 
@@ -25,6 +26,33 @@ class MeasureContext:
 class MeasureResult:
     metrics: dict[str, float]
     raw: dict[str, str]
+    series: dict[str, list[tuple[float, float]]] = dataclasses.field(default_factory=dict)  # name -> [(t seconds from start, value)]
+    trials: list[Trial] = dataclasses.field(default_factory=list)  # a search's or sweep's every step
+    events: list[tuple[float, str, dict]] = dataclasses.field(default_factory=list)  # (t, kind, detail)
+
+    def series_points(self) -> list[SeriesPoint]:
+        return [SeriesPoint(name, t, float(value)) for name, values in self.series.items() for t, value in values]
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    """A column of the terminal table and the report for one measurement kind."""
+
+    metric: str
+    title: str
+    scale: float = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Headline:
+    """What a measurement kind is judged by: the metrics drawn side by side, the axis, whether a
+    sweep of it is drawn on a log axis (when a baseline dwarfs the tunnels)."""
+
+    metrics: tuple[str, ...]
+    axis: str
+    scale: float = 1.0
+    log: bool = False
+    names: tuple[str, ...] = ()  # legend names of metrics, when there are several
 
 
 class PortAllocator:
@@ -38,9 +66,17 @@ class PortAllocator:
 
 
 class Measurement(abc.ABC):
+    """A measurement kind declares, beside how it runs, what it shows: its table columns,
+    headline and figures, how a rehearsal shortens it, and the tools it needs on each end.
+    A new kind is one module plus one registry line; tables, report and rehearsal read these."""
+
     kind: ClassVar[str]
     Params: ClassVar[type[Params]]
-    tools: ClassVar[tuple[str, ...]]
+    tools: ClassVar[tuple[str, ...]] = ()  # commands the client needs
+    server_tools: ClassVar[tuple[str, ...]] = ()  # commands the server needs
+    columns: ClassVar[tuple[Column, ...]] = ()
+    headline: ClassVar[Headline | None] = None
+    cpu_figures: ClassVar[bool] = False  # per-core and user/system/softirq figures (throughput kinds)
 
     def __init__(self, params: Params):
         self.params = params
@@ -52,6 +88,30 @@ class Measurement(abc.ABC):
     @abc.abstractmethod
     def expected_seconds(self) -> float:
         """How long one run takes, for the ETA and the harness-overhead benchmark."""
+
+    @classmethod
+    def rehearsed(cls, params: Params, seconds: float, pings: int) -> Params:
+        """These params cut down for a rehearsal: durations to `seconds` without warm-up, counts to
+        `pings` at most 0.2 s apart. A kind with other long parts overrides this."""
+        fields = type(params).model_fields
+        update: dict = {}
+        if "duration" in fields:
+            update["duration"] = min(params.duration, seconds)
+        if "omit" in fields:
+            update["omit"] = None
+        if "count" in fields:
+            update["count"] = min(params.count, pings)
+            update["interval"] = min(params.interval, 0.2)
+        return params.model_copy(update=update)
+
+    @classmethod
+    def headline_text(cls, metrics: dict) -> str:
+        """One line for the terminal as a cell finishes: its first columns."""
+        parts = []
+        for column in cls.columns[:2]:
+            if column.metric in metrics:
+                parts.append(f"{column.title} {metrics[column.metric] * column.scale:.4g}")
+        return ", ".join(parts)
 
     def label(self) -> str:
         return self.params.label or self.default_label()

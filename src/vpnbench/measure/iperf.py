@@ -119,3 +119,27 @@ def interval_rate(doc: dict) -> float | None:
     if not kept or seconds <= 0:
         return None
     return sum(s.get("bytes") or 0 for s in kept) * 8 / seconds
+
+
+def interval_series(doc: dict) -> list[tuple[float, float]]:
+    """(end of interval in seconds, bits/s) of every interval in an iperf3 JSON document, warm-up
+    (omitted) intervals included: a series shows what happened, the summary what counts."""
+    points = []
+    for interval in doc.get("intervals") or []:
+        summed = interval.get("sum") or {}
+        if summed.get("end") is not None and summed.get("bits_per_second") is not None:
+            points.append((float(summed["end"]), float(summed["bits_per_second"])))
+    return points
+
+
+def throughput_series(client_doc: dict, raw: dict[str, str], reverse: bool) -> dict[str, list[tuple[float, float]]]:
+    """Per-interval throughput as the sender and as the receiver saw it. The client's document
+    holds the client's intervals; the server's (its own -J output) the server's. The receiver
+    is the server unless the test ran in reverse."""
+    try:
+        server_doc = first_json_object(raw.get("iperf3_server", ""))
+    except ValueError:
+        server_doc = {}
+    sender, receiver = (server_doc, client_doc) if reverse else (client_doc, server_doc)
+    series = {"sender_throughput_bps": interval_series(sender), "throughput_bps": interval_series(receiver)}
+    return {name: points for name, points in series.items() if points}

@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import Field
 
 from vpnbench.errors import MeasurementError
-from vpnbench.measure.base import MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.params import Duration, Family, Params
 
 _REPLY = re.compile(r"icmp_seq=(\d+).*?time=([\d.]+) ms")
@@ -28,6 +28,13 @@ class Ping(Measurement):
     kind = "ping"
     Params = PingParams
     tools = ("ping",)
+    columns = (Column("rtt_avg_ms", "avg ms"), Column("rtt_p50_ms", "p50 ms"), Column("rtt_p99_ms", "p99 ms"),
+               Column("rtt_mdev_ms", "mdev ms"), Column("loss_pct", "loss %"))
+    headline = Headline(("rtt_avg_ms",), "RTT avg (ms)")
+
+    @classmethod
+    def headline_text(cls, metrics: dict) -> str:
+        return f"rtt {metrics['rtt_avg_ms']:.3f} ms" if "rtt_avg_ms" in metrics else ""
 
     def expected_seconds(self) -> float:
         return self.params.count * self.params.interval
@@ -43,7 +50,7 @@ class Ping(Measurement):
             raise MeasurementError(f"could not read ping output ({result.describe_failure()})", raw)
         if metrics["received"] == 0:
             raise MeasurementError("no ping replies (100% loss)", raw, metrics)
-        return MeasureResult(metrics, raw)
+        return MeasureResult(metrics, raw, series={"rtt_ms": rtt_series(result.stdout, p.interval)})
 
     def default_label(self) -> str:
         label = "ping" if self.params.size == 56 else f"ping_{self.params.size}"
@@ -63,6 +70,11 @@ def percentile(sorted_values: list[float], q: float) -> float:
 def rtts(text: str) -> list[float]:
     """Per-packet RTTs in order of arrival (duplicates included)."""
     return [float(rtt) for _, rtt in _REPLY.findall(text)]
+
+
+def rtt_series(text: str, interval: float) -> list[tuple[float, float]]:
+    """(send time, RTT) of every reply, the send time taken from its sequence number."""
+    return [((int(seq) - 1) * interval, float(rtt)) for seq, rtt in _REPLY.findall(text)]
 
 
 def parse_ping(text: str) -> dict[str, float] | None:

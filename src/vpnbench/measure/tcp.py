@@ -5,8 +5,8 @@ from typing import Literal
 from pydantic import Field
 
 from vpnbench.errors import MeasurementError
-from vpnbench.measure.base import MeasureContext, Measurement, MeasureResult
-from vpnbench.measure.iperf import interval_rate, run_iperf
+from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.iperf import interval_rate, run_iperf, throughput_series
 from vpnbench.params import Duration, Family, Params, Size
 
 
@@ -23,7 +23,15 @@ class TcpParams(Params):
 class Tcp(Measurement):
     kind = "tcp"
     Params = TcpParams
-    tools = ("iperf3", "ss")
+    tools = ("iperf3",)
+    server_tools = ("iperf3", "ss")
+    columns = (Column("throughput_bps", "Mbit/s", 1e-6), Column("retransmits", "retrans"))
+    headline = Headline(("throughput_bps",), "throughput (Mbit/s)", 1e-6, log=True)
+    cpu_figures = True
+
+    @classmethod
+    def headline_text(cls, metrics: dict) -> str:
+        return f"{metrics['throughput_bps'] / 1e6:.1f} Mbit/s"
 
     def expected_seconds(self) -> float:
         return self.params.duration + (self.params.omit or 0)
@@ -42,7 +50,7 @@ class Tcp(Measurement):
             metrics = tcp_metrics(doc, p.duration)
         except (KeyError, TypeError) as exc:
             raise MeasurementError(f"unexpected iperf3 TCP JSON: missing {exc}", raw) from None
-        return MeasureResult(metrics, raw)
+        return MeasureResult(metrics, raw, series=throughput_series(doc, raw, p.reverse))
 
     def default_label(self) -> str:
         parts = ["tcp"]

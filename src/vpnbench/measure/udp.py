@@ -5,8 +5,8 @@ from typing import Literal
 from pydantic import Field
 
 from vpnbench.errors import MeasurementError
-from vpnbench.measure.base import MeasureContext, Measurement, MeasureResult
-from vpnbench.measure.iperf import run_iperf
+from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.iperf import run_iperf, throughput_series
 from vpnbench.params import Duration, Family, Params, Rate
 from vpnbench.units import format_rate
 
@@ -23,7 +23,17 @@ class UdpParams(Params):
 class Udp(Measurement):
     kind = "udp"
     Params = UdpParams
-    tools = ("iperf3", "ss")
+    tools = ("iperf3",)
+    server_tools = ("iperf3", "ss")
+    columns = (Column("throughput_bps", "recv Mbit/s", 1e-6), Column("sender_throughput_bps", "sent Mbit/s", 1e-6),
+               Column("loss_pct", "loss %"), Column("jitter_ms", "jitter ms"))
+    headline = Headline(("sender_throughput_bps", "throughput_bps"), "sent vs received (Mbit/s)", 1e-6, log=True,
+                        names=("sent", "received"))
+    cpu_figures = True
+
+    @classmethod
+    def headline_text(cls, metrics: dict) -> str:
+        return f"{metrics['throughput_bps'] / 1e6:.1f} Mbit/s, loss {metrics.get('loss_pct', float('nan')):.2f} %"
 
     def expected_seconds(self) -> float:
         return self.params.duration
@@ -38,7 +48,7 @@ class Udp(Measurement):
             metrics = udp_metrics(doc)
         except (KeyError, TypeError) as exc:
             raise MeasurementError(f"unexpected iperf3 UDP JSON: missing {exc}", raw) from None
-        return MeasureResult(metrics, raw)
+        return MeasureResult(metrics, raw, series=throughput_series(doc, raw, p.reverse))
 
     def default_label(self) -> str:
         label = f"udp_{format_rate(self.params.rate)}_{self.params.length}"

@@ -10,31 +10,34 @@ matplotlib.use("Agg")  # no display: figures are rendered to SVG text
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from vpnbench.measure import MEASUREMENTS  # noqa: E402
+from vpnbench.measure.base import Headline  # noqa: E402
+
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False,
                      "axes.spines.right": False, "figure.dpi": 96})
 
-# What each measurement kind is judged by: (metrics drawn side by side, axis title, scale, log axis on sweeps).
-HEADLINES = {
-    "tcp": (("throughput_bps",), "throughput (Mbit/s)", 1e-6, True),
-    "udp": (("sender_throughput_bps", "throughput_bps"), "sent vs received (Mbit/s)", 1e-6, True),
-    "ping": (("rtt_avg_ms",), "RTT avg (ms)", 1.0, False),
-}
 # How a swept impairment field is drawn on the x axis: (field, axis title, scale).
 SWEEP_AXES = {"delay_us": ("delay (ms)", 1e-3), "jitter_us": ("jitter (ms)", 1e-3), "loss_pct": ("loss (%)", 1),
               "duplicate_pct": ("duplication (%)", 1), "reorder_pct": ("reordering (%)", 1),
               "corrupt_pct": ("corruption (%)", 1), "rate_bps": ("rate (Mbit/s)", 1e-6)}
-METRIC_NAMES = {"sender_throughput_bps": "sent", "throughput_bps": "received"}
 
 
-def headline(kind: str, metrics: set[str]) -> tuple[tuple[str, ...], str, float, bool] | None:
-    if kind in HEADLINES:
-        return HEADLINES[kind]
-    for metric in sorted(metrics):  # a kind without a preset: its first rate or time metric
+def headline(kind: str, metrics: set[str]) -> Headline | None:
+    """What the kind declares it is judged by; for a kind that declares nothing, its first
+    rate or time metric."""
+    declared = MEASUREMENTS[kind].headline if kind in MEASUREMENTS else None
+    if declared:
+        return declared
+    for metric in sorted(metrics):
         if metric.endswith("_bps"):
-            return (metric,), metric.removesuffix("_bps") + " (Mbit/s)", 1e-6, True
+            return Headline((metric,), metric.removesuffix("_bps") + " (Mbit/s)", 1e-6, True)
         if metric.endswith("_ms"):
-            return (metric,), metric.removesuffix("_ms") + " (ms)", 1.0, False
+            return Headline((metric,), metric.removesuffix("_ms") + " (ms)", 1.0, False)
     return None
+
+
+def metric_name(pick: Headline, metric: str) -> str:
+    return dict(zip(pick.metrics, pick.names)).get(metric, metric)
 
 
 def sweep_axis(cells: list[dict]) -> tuple[str, dict[str, float]] | None:
@@ -42,8 +45,8 @@ def sweep_axis(cells: list[dict]) -> tuple[str, dict[str, float]] | None:
     and the value per impairment label; otherwise None (drawn as categories)."""
     specs = {}
     for cell in cells:
-        params = cell["impairment_params"]
-        specs[cell["impairment"]] = {f"{direction}.{field}": value
+        params = cell.impairment_params
+        specs[cell.impairment] = {f"{direction}.{field}": value
                                      for direction in ("egress_spec", "ingress_spec")
                                      for field, value in (params.get(direction) or {}).items()}
     if len(specs) < 3:
@@ -73,7 +76,8 @@ def to_svg(fig) -> str:
     return text[text.index("<svg"):]  # drop the XML prolog: the SVG is inlined in HTML
 
 
-def technique_bars(summary: pd.DataFrame, metrics: tuple[str, ...], ylabel: str, scale: float, title: str) -> str:
+def technique_bars(summary: pd.DataFrame, metrics: tuple[str, ...], ylabel: str, scale: float, title: str,
+                   names: dict[str, str] | None = None) -> str:
     """Grouped bars: one group per technique, one bar per metric, error bars = sd."""
     techniques = list(dict.fromkeys(summary["technique"]))
     fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(techniques) + 1.5), 3.0))
@@ -82,7 +86,7 @@ def technique_bars(summary: pd.DataFrame, metrics: tuple[str, ...], ylabel: str,
         rows = summary[summary["metric"] == metric].set_index("technique").reindex(techniques)
         positions = [t + (i - (len(metrics) - 1) / 2) * width for t in range(len(techniques))]
         ax.bar(positions, rows["mean"] * scale, width, yerr=(rows["sd"].fillna(0) * scale), capsize=3,
-               label=METRIC_NAMES.get(metric, metric) if len(metrics) > 1 else None)
+               label=(names or {}).get(metric, metric) if len(metrics) > 1 else None)
     ax.set_xticks(range(len(techniques)), techniques, rotation=20 if len(techniques) > 4 else 0, ha="right"
                   if len(techniques) > 4 else "center")
     ax.set_ylabel(ylabel)
@@ -119,10 +123,10 @@ def host_facts(cells: list[dict]) -> dict[tuple[str, str], list[dict]]:
     """(technique, host) -> the monitor's summary of that host in every successful cell."""
     data: dict[tuple[str, str], list[dict]] = {}
     for cell in cells:
-        if cell["status"] == "ok":
+        if cell.ok:
             for host in ("client", "server"):
-                if cell["hosts"].get(host):
-                    data.setdefault((cell["technique"], host), []).append(cell["hosts"][host])
+                if cell.hosts.get(host):
+                    data.setdefault((cell.technique, host), []).append(cell.hosts[host])
     return data
 
 
@@ -181,15 +185,15 @@ def figures_for(label: str, kind: str, summary: pd.DataFrame, cells: list[dict])
     figures = []
     swept = len(set(mine["impairment"])) > 1
     if pick:
-        metrics, ylabel, scale, log = pick
         if swept:
             axis = sweep_axis(cells)
-            for metric in metrics:
-                figures.append((f"{label}: {METRIC_NAMES.get(metric, metric)} by impairment",
-                                sweep_lines(mine, metric, ylabel, scale, log, label, axis)))
+            for metric in pick.metrics:
+                figures.append((f"{label}: {metric_name(pick, metric)} by impairment",
+                                sweep_lines(mine, metric, pick.axis, pick.scale, pick.log, label, axis)))
         else:
-            figures.append((f"{label}: {ylabel} per technique (mean, error bars ± sd)",
-                            technique_bars(mine, metrics, ylabel, scale, label)))
+            figures.append((f"{label}: {pick.axis} per technique (mean, error bars ± sd)",
+                            technique_bars(mine, pick.metrics, pick.axis, pick.scale, label,
+                                           dict(zip(pick.metrics, pick.names)))))
     if not swept:
         hosts = tuple(m for m in ("client_cpu_pct", "server_cpu_pct") if m in set(mine["metric"]))
         if hosts:
@@ -197,7 +201,7 @@ def figures_for(label: str, kind: str, summary: pd.DataFrame, cells: list[dict])
                             technique_bars(mine.replace({"metric": {"client_cpu_pct": "client", "server_cpu_pct": "server"}}),
                                            tuple(h.removesuffix("_cpu_pct") for h in hosts), "CPU (%)", 1.0,
                                            f"{label}: CPU")))
-        if kind in ("tcp", "udp"):
+        if kind in MEASUREMENTS and MEASUREMENTS[kind].cpu_figures:
             for figure, caption in ((cpu_per_core(cells, f"{label}: CPU per core"),
                                      "busy share of each core the host owns, per technique"),
                                     (cpu_kinds(cells, f"{label}: user, system and softirq time"),

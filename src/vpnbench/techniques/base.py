@@ -103,6 +103,11 @@ class Technique(abc.ABC):
     def down(self) -> None:
         """Stop daemons, remove interfaces, wipe key files. Safe to call twice."""
 
+    def evidence(self) -> dict[str, str]:
+        """The technique's own state, for a bring-up that failed (e.g. `wg show` of both ends):
+        what a person would look at. Best-effort: never raises."""
+        return {}
+
     def failure(self) -> str | None:
         """None while healthy; otherwise why the technique stopped working (e.g. a daemon died)."""
         if self.tunnel is None:

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from vpnbench.errors import TechniqueError
 from vpnbench.params import Family, Params
 from vpnbench.resources import wipe_file
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
@@ -107,7 +108,7 @@ class WireGuard(Technique):
         deadline = time.monotonic() + 5
         while host.run(["wg", "show", iface], check=False).returncode != 0:
             if not proc.alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"wireguard-go did not start: {proc.output().strip()[-300:]}")
+                raise TechniqueError(f"wireguard-go did not start: {proc.output().strip()[-300:]}")
             time.sleep(0.05)
 
     def down(self) -> None:

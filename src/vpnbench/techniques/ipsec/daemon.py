@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
 
 # $1 is bound over /run; $2, when set, is overlaid (read-only) on /usr/libexec; before that,
@@ -32,7 +33,7 @@ def wait_until(ready: Callable[[], bool], proc: Proc, what: str, timeout: float)
     deadline = time.monotonic() + timeout
     while not ready():
         if not proc.alive() or time.monotonic() > deadline:
-            raise RuntimeError(f"{what} did not start: {tail(proc.output())}")
+            raise TechniqueError(f"{what} did not start: {tail(proc.output())}")
         time.sleep(0.05)
 
 

@@ -12,6 +12,7 @@ one machine share no file. L2TP runs over the IPv4 underlay only (xl2tpd has no 
 
 from pathlib import Path
 
+from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
 from vpnbench.resources import wipe_tree
 from vpnbench.techniques.ipsec.daemon import spawn_private, tail, wait_until
@@ -111,8 +112,8 @@ class Xl2tpd:
             return local in self.host.run(["ip", "-4", "-o", "addr", "show", "type", "ppp"], check=False).stdout
         try:
             wait_until(has_address, self.proc, "L2TP/PPP link (xl2tpd)", 20)
-        except RuntimeError as exc:
-            raise RuntimeError(f"{exc}; pppd: {tail(self.ppp_log())}") from None
+        except TechniqueError as exc:
+            raise TechniqueError(f"{exc}; pppd: {tail(self.ppp_log())}") from None
 
     def ppp_log(self) -> str:
         try:

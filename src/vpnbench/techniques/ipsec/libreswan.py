@@ -14,6 +14,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
 from vpnbench.resources import wipe_tree
 from vpnbench.techniques.ipsec.daemon import spawn_private, tail, wait_until
@@ -146,7 +147,7 @@ class Pluto:
         out += self.host.run([str(LIBEXEC / "showhostkey"), "--list", "--nssdir", str(self.dir / "nss")]).stdout
         ckaid = re.search(r"ckaid:? ([0-9a-f]{40})", out, re.I)
         if not ckaid:
-            raise RuntimeError(f"rsasigkey made no key: {tail(out)}")
+            raise TechniqueError(f"rsasigkey made no key: {tail(out)}")
         shown = self.host.run([str(LIBEXEC / "showhostkey"), "--left", "--ckaid", ckaid[1],
                                "--nssdir", str(self.dir / "nss")]).stdout
         return re.search(r"leftrsasigkey=(\S+)", shown)[1]
@@ -165,7 +166,7 @@ class Pluto:
     def whack(self, *args: str, check: bool = True, timeout: float = 30.0):
         result = self.host.run([str(LIBEXEC / "whack"), "--ctlsocket", self.ctl, *args], check=False, timeout=timeout)
         if check and not result.ok:
-            raise RuntimeError(f"whack {args[0]}: {tail(result.stdout + result.stderr)}"
+            raise TechniqueError(f"whack {args[0]}: {tail(result.stdout + result.stderr)}"
                                f"{'; pluto: ' + tail(self.proc.output()) if self.proc else ''}")
         return result
 
@@ -176,14 +177,14 @@ class Pluto:
         result = self.host.run([str(LIBEXEC / "addconn"), "--config", str(path), "--ctlsocket", self.ctl, "vpb"],
                                check=False)
         if not result.ok:
-            raise RuntimeError(f"addconn: {tail(result.stdout + result.stderr)}; pluto: {tail(self.proc.output())}")
+            raise TechniqueError(f"addconn: {tail(result.stdout + result.stderr)}; pluto: {tail(self.proc.output())}")
         self.whack("--listen")  # `ipsec auto --ready`: listen on the addresses present now
 
     def initiate(self) -> None:
         """`ipsec auto --up`: whack waits for the IKE and Child SA (or their failure)."""
         out = self.whack("--name", "vpb", "--initiate", timeout=40).stdout
         if "established Child SA" not in out and "IPsec SA established" not in out:
-            raise RuntimeError(f"libreswan: no Child SA: {tail(out)}; pluto: {tail(self.proc.output())}")
+            raise TechniqueError(f"libreswan: no Child SA: {tail(out)}; pluto: {tail(self.proc.output())}")
 
     def status(self) -> str:
         return self.whack("--status").stdout + self.whack("--trafficstatus").stdout

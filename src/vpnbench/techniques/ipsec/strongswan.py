@@ -11,6 +11,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
 from vpnbench.resources import wipe_tree
 from vpnbench.techniques.ipsec.daemon import spawn_private, tail, wait_until
@@ -139,7 +140,7 @@ class Charon:
         result = self.host.run(["env", f"SWANCTL_DIR={self.dir / 'swanctl'}", "swanctl", *args, "--uri", self.uri],
                                check=False, timeout=timeout)
         if check and not result.ok:
-            raise RuntimeError(f"swanctl {args[0]}: {tail(result.stdout + result.stderr)}"
+            raise TechniqueError(f"swanctl {args[0]}: {tail(result.stdout + result.stderr)}"
                                f"{'; charon: ' + tail(self.proc.output()) if self.proc else ''}")
         return result
 
