@@ -250,3 +250,9 @@ duration = "3s"
     assert second["status"] == "ok" and second["metrics"]["throughput_bps"] > 1e6
     assert brought_back, out
     assert second["metrics"]["setup_time_s"] > 0
+    import vpnbench
+
+    results = vpnbench.load(tmp_path / "d.db")  # two bring-ups, the restart between them an event
+    assert len(results.bringups) == 2 and first["bringup_id"] != second["bringup_id"]
+    restarts = results.events.query("kind == 'daemon-restart'")
+    assert len(restarts) == 1 and "wireguard-go exited" in restarts.iloc[0]["detail"]["reason"]

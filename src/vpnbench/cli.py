@@ -160,12 +160,19 @@ def cmd_run(campaign: Campaign, db_path: Path, resume: bool, report: Path | None
     from vpnbench.store import Store
     from vpnbench.tables import summary_tables
 
+    created = not db_path.exists()
     store = Store(db_path)
     try:
         outcome = Runner(campaign, store, resume=resume, console=err_console, skip_unavailable=skip_unavailable,
                          ask=ask_user).run()
         for table in summary_tables(store.cells(outcome.run_id)):
             console.print(table)
+    except UserError:
+        if created and store.latest_run() is None:  # refused before anything ran: leave no empty file
+            store.close()
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{db_path}{suffix}").unlink(missing_ok=True)
+        raise
     finally:
         store.close()
     unavailable = f", {outcome.unavailable} unavailable here" if outcome.unavailable else ""
@@ -195,9 +202,13 @@ def cmd_doctor(as_json: bool) -> int:
         tools.add_row(tool["name"], "yes" if tool["available"] else "[red]no[/]",
                       tool["package"] if tool["available"] else tool["install"])
     console.print(tools)
-    techniques = Table("technique", "backend", "available", "why not", title="techniques", title_justify="left")
+    techniques = Table("technique", "backend", "needs", "available", "why not", title="techniques",
+                       title_justify="left")
     for row in report["techniques"]:
-        techniques.add_row(row["technique"], row["backend"], "yes" if row["available"] else "[red]no[/]", row["reason"])
+        techniques.add_row(row["technique"], row["backend"], row["needs"], "yes" if row["available"] else "[red]no[/]",
+                           row["reason"])
+    if not all(row["available"] for row in report["techniques"]):
+        console.print("Kernel backends this machine lacks run in QEMU VMs: [testbed] kind = \"vm\" (see README).")
     console.print(techniques)
     ipsec = Table("ipsec backend", "ciphers / features", "available", "why not", title="ipsec", title_justify="left")
     for row in ipsec_rows(report["ipsec"]):

@@ -3,13 +3,14 @@
 import os
 import platform
 
+from vpnbench.errors import VpnbenchError
 from vpnbench.impair.backends import linkem_binary
 from vpnbench.probe import LocalKernelProbe, has_qdisc
 from vpnbench.resources import RunResources
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.techniques.ipsec import capabilities as ipsec_capabilities
 from vpnbench.testbed import plan_pinning
-from vpnbench.tools import PACKAGES, missing_tool_reason, which
+from vpnbench.tools import known_packages, missing_tool_reason, which
 
 
 class NoProbe:
@@ -32,7 +33,7 @@ def diagnose() -> dict:
         "tools": [
             {"name": tool, "available": which(tool) is not None, "path": which(tool), "package": package,
              "install": None if which(tool) else missing_tool_reason(tool)}
-            for tool, package in PACKAGES.items()
+            for tool, package in known_packages().items()
         ],
     }
     resources = RunResources() if root else None
@@ -42,6 +43,7 @@ def diagnose() -> dict:
         report["impairments"] = _impairment_backends(report["kernel_features"].get("netem") if root else None)
         report["techniques"] = [
             {"technique": kind, "backend": status.name, "available": status.available,
+             "needs": cls.kernel_features.get(status.name, ""),
              "reason": status.reason if root or status.available else "run as root to probe"}
             for kind, cls in TECHNIQUES.items()
             for status in cls.backends(probe)
@@ -91,7 +93,8 @@ def ipsec_rows(rows: list[dict]) -> list[tuple[str, str, str, str]]:
 
 
 # `vpnbench doctor --testbed FILE`: the same questions, asked of every host of an ssh or vm testbed.
-TESTBED_TOOLS = ("ip", "tc", "ping", "iperf3", "tcpdump", "wg", "wireguard-go", "taskset", "sysctl", "unshare")
+def testbed_tools() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(["sysctl", "unshare", *known_packages()]))
 
 
 def diagnose_testbed(spec) -> dict:
@@ -105,14 +108,15 @@ def diagnose_testbed(spec) -> dict:
     try:
         try:
             testbed.connect()
-        except (OSError, RuntimeError, TimeoutError) as exc:
+        except (OSError, VpnbenchError, TimeoutError) as exc:
             report["error"] = str(exc)
             return report
         report["facts"] = getattr(testbed, "facts", {})
         for role, host in testbed.hosts.items():
             probe = RemoteKernelProbe([host])
-            missing = host.missing_commands(list(TESTBED_TOOLS))
-            row = {f"tool {tool}": tool not in missing for tool in TESTBED_TOOLS}
+            tools = testbed_tools()
+            missing = host.missing_commands(list(tools))
+            row = {f"tool {tool}": tool not in missing for tool in tools}
             row.update({
                 "kernel wireguard": probe.has_link_type("wireguard"),
                 "kernel macsec": probe.has_link_type("macsec"),

@@ -86,7 +86,7 @@ class Unavailable:
         return f"{self.where}: {self.reason}"
 
 
-VM_HINT = "the kernel backends run in QEMU VMs with [testbed] kind = \"vm\""
+VM_HINT = "use [testbed] kind = \"vm\" (QEMU VMs with a full distribution kernel) for the kernel backends"
 
 
 def resolve_backends(campaign: Campaign, probe) -> list[str | Unavailable]:
@@ -334,6 +334,7 @@ class Runner:
             bringup.setup_time_s = round(time.monotonic() - started, 4)
             bringup.tunnel = tunnel
             bringup.negotiated = tunnel.negotiated
+            bringup.facts = tunnel_facts(testbed.client, tunnel.server_addrs[tunnel.family])
             bringup.wire_check = self._wire_check(tunnel, testbed, resources)
         except Exception as exc:  # noqa: BLE001 - a daemon's odd failure must not end the campaign
             reason = str(exc) if isinstance(exc, (VpnbenchError, OSError)) else f"{type(exc).__name__}: {exc}"
@@ -450,6 +451,17 @@ def make_impairer(backend: str, testbed: Testbed) -> ImpairmentBackend:
     if backend == "linkem":
         return LinkemBackend(testbed, linkem_binary())
     return NetemBackend(testbed)
+
+
+def tunnel_facts(client, address: str) -> dict:
+    """The interface the client reaches the tunnel's far end through, and its MTU: the MTU a
+    technique leaves for traffic, whatever the technique (a tunnel device or the underlay)."""
+    route = client.run(["ip", "-o", "route", "get", address], timeout=5, check=False).stdout.split()
+    if "dev" not in route:
+        return {}
+    device = route[route.index("dev") + 1]
+    mtu = client.run(["cat", f"/sys/class/net/{device}/mtu"], timeout=5, check=False).stdout.strip()
+    return {"interface": device, "interface_mtu": int(mtu) if mtu.isdigit() else None}
 
 
 def wait_reachable(client, address: str, timeout: float) -> None:

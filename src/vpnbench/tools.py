@@ -1,22 +1,31 @@
-"""External programs vpnbench drives, and the Debian package that provides each."""
+"""External programs vpnbench drives, and the Debian package that provides each.
+
+The testbed's own tools are listed here; every technique and measurement declares its own
+(`packages` on its class), and `known_packages` joins them, so a new kind needs no edit here.
+"""
 
 import shutil
 
-PACKAGES = {
+TESTBED_PACKAGES = {
     "ip": "iproute2",
     "ss": "iproute2",
     "tc": "iproute2",
-    "iperf3": "iperf3",
     "ping": "iputils-ping",
     "tcpdump": "tcpdump",
-    "wg": "wireguard-tools",
-    "wireguard-go": "wireguard-go",
     "taskset": "util-linux",
-    "swanctl": "strongswan-swanctl",
-    "openssl": "openssl",
-    "openvpn": "openvpn",
-    "wpa_supplicant": "wpasupplicant",
+    "ethtool": "ethtool",
 }
+
+
+def known_packages() -> dict[str, str]:
+    """command -> package, for the testbed, every technique and every measurement."""
+    from vpnbench.measure import MEASUREMENTS  # noqa: PLC0415 - the registries import hosts, which import this
+    from vpnbench.techniques import TECHNIQUES  # noqa: PLC0415
+
+    packages = dict(TESTBED_PACKAGES)
+    for kind in [*TECHNIQUES.values(), *MEASUREMENTS.values()]:
+        packages.update(kind.packages)
+    return packages
 
 
 def which(command: str) -> str | None:
@@ -24,5 +33,5 @@ def which(command: str) -> str | None:
 
 
 def missing_tool_reason(command: str) -> str:
-    package = PACKAGES.get(command, command)
+    package = known_packages().get(command, command)
     return f"{command} not found; install the Debian package '{package}' (apt-get install {package})"

@@ -74,6 +74,7 @@ class Measurement(abc.ABC):
     Params: ClassVar[type[Params]]
     tools: ClassVar[tuple[str, ...]] = ()  # commands the client needs
     server_tools: ClassVar[tuple[str, ...]] = ()  # commands the server needs
+    packages: ClassVar[dict[str, str]] = {}  # command -> Debian package, for install hints
     columns: ClassVar[tuple[Column, ...]] = ()
     headline: ClassVar[Headline | None] = None
     cpu_figures: ClassVar[bool] = False  # per-core and user/system/softirq figures (throughput kinds)

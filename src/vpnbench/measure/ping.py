@@ -28,6 +28,7 @@ class Ping(Measurement):
     kind = "ping"
     Params = PingParams
     tools = ("ping",)
+    packages = {"ping": "iputils-ping"}
     columns = (Column("rtt_avg_ms", "avg ms"), Column("rtt_p50_ms", "p50 ms"), Column("rtt_p99_ms", "p99 ms"),
                Column("rtt_mdev_ms", "mdev ms"), Column("loss_pct", "loss %"))
     headline = Headline(("rtt_avg_ms",), "RTT avg (ms)")

@@ -24,6 +24,7 @@ class Tcp(Measurement):
     kind = "tcp"
     Params = TcpParams
     tools = ("iperf3",)
+    packages = {"iperf3": "iperf3"}
     server_tools = ("iperf3", "ss")
     columns = (Column("throughput_bps", "Mbit/s", 1e-6), Column("retransmits", "retrans"))
     headline = Headline(("throughput_bps",), "throughput (Mbit/s)", 1e-6, log=True)

@@ -24,6 +24,7 @@ class Udp(Measurement):
     kind = "udp"
     Params = UdpParams
     tools = ("iperf3",)
+    packages = {"iperf3": "iperf3"}
     server_tools = ("iperf3", "ss")
     columns = (Column("throughput_bps", "recv Mbit/s", 1e-6), Column("sender_throughput_bps", "sent Mbit/s", 1e-6),
                Column("loss_pct", "loss %"), Column("jitter_ms", "jitter ms"))

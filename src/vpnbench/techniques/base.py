@@ -65,9 +65,15 @@ class KernelProbe(abc.ABC):
 
 
 class Technique(abc.ABC):
+    """A technique declares, beside how it comes up, what it needs: the commands (and the
+    Debian package of each) on both hosts, and the kernel features each backend relies on.
+    doctor, the testbed's tool check and the install hints read these."""
+
     kind: ClassVar[str]
     Params: ClassVar[type[Params]]
     description: ClassVar[str]
+    packages: ClassVar[dict[str, str]] = {}  # command -> Debian package, needed on client and server
+    kernel_features: ClassVar[dict[str, str]] = {}  # backend -> the kernel feature it needs
 
     def __init__(self, params: Params, ctx: TechniqueContext):
         self.params = params

@@ -49,6 +49,8 @@ class MACsecParams(Params):
 
 class MACsec(Technique):
     kind = "macsec"
+    packages = {"wpa_supplicant": "wpasupplicant"}
+    kernel_features = {"kernel": "macsec link type (CONFIG_MACSEC)"}
     Params = MACsecParams
     description = "MACsec 802.1AE on one Ethernet link (static SAKs or MKA)"
 

@@ -92,6 +92,8 @@ class OpenVPNParams(Params):
 
 class OpenVPN(Technique):
     kind = "openvpn"
+    packages = {"openvpn": "openvpn", "openssl": "openssl"}
+    kernel_features = {"userspace": "TUN (/dev/net/tun)", "dco": "ovpn-dco link type"}
     Params = OpenVPNParams
     description = "OpenVPN 2.6 (TLS or static key, UDP or TCP)"
 

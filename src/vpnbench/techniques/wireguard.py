@@ -34,6 +34,8 @@ class WireGuardParams(Params):
 
 class WireGuard(Technique):
     kind = "wireguard"
+    packages = {"wg": "wireguard-tools", "wireguard-go": "wireguard-go"}
+    kernel_features = {"kernel": "wireguard link type (CONFIG_WIREGUARD)", "userspace": "TUN (/dev/net/tun)"}
     Params = WireGuardParams
     description = "WireGuard (ChaCha20-Poly1305, Curve25519)"
 

@@ -57,6 +57,9 @@ class IpsecParams(Params):
 
 class Ipsec(Technique):
     kind = "ipsec"
+    packages = {"swanctl": "strongswan-swanctl", "xl2tpd": "xl2tpd", "pppd": "ppp"}
+    kernel_features = {"kernel": "xfrm with ESP (CONFIG_INET_ESP, CONFIG_XFRM_USER)",
+                       "userspace": "TUN (/dev/net/tun), strongSwan's kernel-libipsec plugin"}
     Params = IpsecParams
     description = "IPsec: IKEv2 (strongSwan or Libreswan) with ESP, kernel xfrm or userspace libipsec"
 
