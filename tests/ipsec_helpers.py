@@ -6,14 +6,14 @@ import pytest
 from vpnbench.errors import UserError
 from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources
-from vpnbench.runner import resolve_backends
+from vpnbench.runner import check_available, resolve_backends
 from vpnbench.techniques.ipsec import Ipsec
 
 
 def assert_refused_before_run(campaign, message: str) -> None:
     """Backend resolution (done before any host is touched) refuses the technique with message."""
     with RunResources() as resources, pytest.raises(UserError, match=f"technique\\[1\\].backend: .*{message}"):
-        resolve_backends(campaign, LocalKernelProbe(resources))
+        check_available(resolve_backends(campaign, LocalKernelProbe(resources)), skip_unavailable=False)
 
 
 def skip_without_kernel_esp(what: str) -> None:

@@ -54,7 +54,7 @@ def test_smoke_campaign_end_to_end(tmp_path, clean_machine):
     assert by[("wireguard", "tcp")]["wire_check"] == "encrypted"
     backend = wireguard_backend_auto_picks()
     assert by[("wireguard", "tcp")]["technique_params"] == {
-        "kind": "wireguard", "backend": backend, "psk": False, "family": "ipv4", "port": 51820, "mtu": 1420}
+        "kind": "wireguard", "backend": backend, "backend_asked": "auto", "psk": False, "family": "ipv4", "port": 51820, "mtu": 1420}
     assert by[("baseline", "tcp")]["technique_params"]["backend"] == "kernel"
     # Plausible numbers: encryption in userspace costs throughput and latency.
     assert by[("wireguard", "tcp")]["metrics"]["throughput_bps"] < by[("baseline", "tcp")]["metrics"]["throughput_bps"]
@@ -187,7 +187,7 @@ def test_sysctls_are_applied_recorded_and_restored_even_after_kill9(tmp_path, cl
     assert global_rmem_max() == before
     from vpnbench.store import Store
     store = Store(tmp_path / "s.db")
-    applied = store.run_info(store.latest_run("smoke"))["environment"]["sysctls"]
+    applied = store.run(store.latest_run("smoke")).environment["sysctls"]
     assert applied["net.core.rmem_max"] == {"value": str(tuned), "scope": "machine", "previous": str(before)}
     assert applied["net.ipv4.tcp_rmem"]["scope"] == "namespaces"
 

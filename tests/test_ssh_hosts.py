@@ -97,7 +97,7 @@ def test_smoke_campaign_on_ssh_hosts_has_the_local_shape(tmp_path, lab):
     assert "iperf3" in json.dumps(wg_tcp["hosts"]["server"]["procs_cpu_pct"])  # remote process CPU
     from vpnbench.store import Store
     store = Store(tmp_path / "ssh.db")
-    assert store.run_info(store.latest_run("smoke"))["environment"]["testbed"]["kind"] == "ssh"
+    assert store.run(store.latest_run("smoke")).environment["testbed"]["kind"] == "ssh"
     store.close()
     print(f"ssh smoke run: {ssh_seconds:.1f} s")
 

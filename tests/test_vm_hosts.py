@@ -93,7 +93,7 @@ def test_kernel_wireguard_with_delay_in_the_vm_testbed(tmp_path, clean_machine):
         assert cell["metrics"]["rtt_min_ms"] >= 40.0, cell["metrics"]  # 20 ms each way
     from vpnbench.store import Store
     store = Store(db)
-    env = store.run_info(store.latest_run("vmkernel"))["environment"]["testbed"]
+    env = store.run(store.latest_run("vmkernel")).environment["testbed"]
     store.close()
     assert env["kind"] == "vm" and env["accel"].startswith(("KVM", "TCG"))
     assert leftovers() == []

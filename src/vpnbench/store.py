@@ -10,6 +10,7 @@ place when opened, a newer one is refused with one clear line.
 """
 
 import array
+import zlib
 import json
 import sqlite3
 import threading
@@ -36,7 +37,7 @@ TABLES = {
 }
 FOREIGN_KEYS = {"run_id": "runs(run_id)", "bringup_id": "bringups(id)", "cell_id": "cells(id)"}
 # Tables that are not one record per row: raw tool output, and series stored in chunks
-# (t as float32 offsets from t0, values as float32: 8 bytes a point, see bench/store.py).
+# (t as float32 offsets from t0, values as float32, each deflated: see bench/store.py).
 EXTRA_SCHEMA = """
 CREATE TABLE IF NOT EXISTS raw_outputs (
     cell_id INTEGER NOT NULL REFERENCES cells(id),
@@ -296,15 +297,21 @@ def encode_chunks(cell_id: int, points: list[SeriesPoint]) -> list[tuple]:
     rows = []
     for (host, name), mine in chunks.items():
         t0 = mine[0].t
-        rows.append((cell_id, host, name, t0, len(mine), array.array("f", [p.t - t0 for p in mine]).tobytes(),
-                     array.array("f", [p.value for p in mine]).tobytes()))
+        rows.append((cell_id, host, name, t0, len(mine), _pack([p.t - t0 for p in mine]),
+                     _pack([p.value for p in mine])))
     return rows
+
+
+def _pack(values: list[float]) -> bytes:
+    """float32s, deflated: sample times are evenly spaced and many series (memory, steal) barely
+    change, so a 20-hour soak fits the size target (bench/store.py)."""
+    return zlib.compress(array.array("f", values).tobytes(), 1)
 
 
 def decode_chunk(host: str, name: str, t0: float, t_blob: bytes, v_blob: bytes) -> list[SeriesPoint]:
     times, values = array.array("f"), array.array("f")
-    times.frombytes(t_blob)
-    values.frombytes(v_blob)
+    times.frombytes(zlib.decompress(t_blob))
+    values.frombytes(zlib.decompress(v_blob))
     return [SeriesPoint(name, round(t0 + dt, 4), value, host) for dt, value in zip(times, values)]
 
 
