@@ -155,6 +155,12 @@ def test_fewer_than_two_repetitions_never_give_a_p_value():
     assert result.verdict == "not enough repetitions" and result.p_value is None and result.n_a == 1
 
 
+def test_mann_whitney_direction_follows_the_ranks_not_a_mean_an_outlier_dragged():
+    result = compare([100, 101, 102, 99, 100, 103, -1000], [50, 51, 49, 50, 52, 50, 48], "a", "b")
+    assert result.test == "mann_whitney_u" and result.p_value < 0.05
+    assert result.verdict == "a higher" and result.effect_size == pytest.approx(35 / 49)  # mean of a is -56
+
+
 def test_an_outlier_switches_to_mann_whitney_with_cliffs_delta():
     stalled = [940, 941, 939, 942, 120]  # one run stalled
     result = compare(stalled, [500, 505, 498, 502, 501], "baseline", "ipsec")
@@ -191,6 +197,8 @@ def test_compare_all_verdict_reads_the_adjusted_p():
     assert set(result["verdict"]) == {"not distinguishable"}
     alone = compare_all(data, [("a", "baseline")])
     assert list(alone["verdict"]) == ["a higher"]
+    one_family = compare_all(pd.concat([data, data.assign(impairment="delay 10ms")]), [("a", "baseline")], family=())
+    assert list(one_family["p_adjusted"]) == pytest.approx([2 * alone["p_value"][0]] * 2)
 
 
 def test_standard_pairs_are_each_against_baseline_then_ranking_neighbours():
@@ -327,10 +335,20 @@ def test_a_tunnel_at_the_baselines_ceiling_trips_and_a_slower_one_does_not():
 
 
 def test_flat_throughput_trips_on_near_zero_variance():
-    flat = [udp("wg", 400e6, v, r) for r, v in enumerate((399.9e6, 400.0e6, 400.1e6), 1)]
+    flat = [tcp("wg", v, r) for r, v in enumerate((499.9e6, 500.0e6, 500.1e6), 1)]
     warnings = ceilings(flat)
-    assert [w.code for w in warnings] == ["flat_throughput"] and "offered 400 Mbit/s" in warnings[0].message
-    assert ceilings([udp("wg", 400e6, v, r) for r, v in enumerate((190e6, 200e6, 180e6), 1)]) == []
+    assert [w.code for w in warnings] == ["flat_throughput"] and "500 Mbit/s" in warnings[0].message
+    assert ceilings([tcp("wg", v, r) for r, v in enumerate((490e6, 500e6, 510e6), 1)]) == []
+
+
+def test_groups_at_a_udp_offered_rate_get_one_warning_per_measurement():
+    cells = [udp(t, 400e6, v, r, kind="baseline" if t == "baseline" else None)
+             for t in ("baseline", "wg", "ipsec") for r, v in enumerate((399.9e6, 400.0e6, 400.1e6), 1)]
+    cells += [udp("openvpn", 400e6, v, r) for r, v in enumerate((120e6, 125e6, 130e6), 1)]
+    warnings = ceilings(cells)
+    assert [w.code for w in warnings] == ["offered_rate_reached"] and len(warnings[0].concerns) == 9
+    assert "baseline, wg, ipsec delivered the offered 400 Mbit/s" in warnings[0].message
+    assert ceilings(cells[9:]) == []  # openvpn alone fell short of it
 
 
 def test_a_busy_core_names_host_and_core_number():
@@ -341,6 +359,13 @@ def test_a_busy_core_names_host_and_core_number():
     assert "server core 3" in warnings[0].message and "1 of 2" in warnings[0].message
     calm = {"server": {"cpu_per_core_pct": [40.0, 80.0], "cores": [2, 3], "cpu_softirq_pct": 10.0}}
     assert busy_cores([tcp("wg", 5e8, 1, hosts=calm)]) == []
+
+
+def test_unpinned_hosts_report_a_busy_core_once_as_the_machines():
+    shared = {"cpu_per_core_pct": [99.0, 20.0], "cores": [0, 1], "cpu_pinned": False, "cpu_softirq_pct": 5.0}
+    warnings = busy_cores([tcp("wg", 5e8, 1, hosts={"client": shared, "server": shared})])
+    assert len(warnings) == 1 and "machine" in warnings[0].message and "core 0" in warnings[0].message
+    assert len(warnings[0].concerns) == 1
 
 
 def test_softirq_worth_a_whole_core_trips():
@@ -376,10 +401,14 @@ def impaired(spec: dict, backend="netem", throughput=5e9):
 def test_queue_below_bdp_with_netems_default_limit():
     """5 Gbit/s × 40 ms = 16667 packets of 1500 B; netem's 1000 hold 0.3 Gbit/s worth."""
     warnings = queue_below_bdp([impaired({"delay_us": 40000.0, "limit": None})])
-    assert [w.code for w in warnings] == ["queue_below_bdp"] * 2  # egress and ingress
+    assert [w.code for w in warnings] == ["queue_below_bdp"]  # one for both directions
     assert warnings[0].concerns == (Ref(impairment="delay 40ms"),)
     assert "default queue limit of 1000" in warnings[0].message and "16667" in warnings[0].message
-    assert "300 Mbit/s" in warnings[0].message
+    assert "5 Gbit/s × 40 ms" in warnings[0].message and "both directions" in warnings[0].message
+    one_way = cell(impairment="egress delay 40ms / ingress none", metrics={"throughput_bps": 5e9},
+                   impairment_params={"backend": "netem", "egress_spec": {"delay_us": 40000.0}, "ingress_spec": {}})
+    warnings = queue_below_bdp([one_way])
+    assert len(warnings) == 1 and ", egress:" in warnings[0].message
 
 
 def test_queue_above_bdp_or_sized_by_linkem_or_no_delay_is_silent():

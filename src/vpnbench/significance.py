@@ -71,8 +71,8 @@ def compare(a_values: Sequence[float], b_values: Sequence[float], a: str = "A", 
         effect, effect_name = cliffs_delta(da, db), "cliffs_delta"
     if test == "mann_whitney_u" and min_mwu_p(len(da), len(db)) >= ALPHA:
         why += f"; with {len(da)} and {len(db)} values its p cannot go below {min_mwu_p(len(da), len(db)):.2f}"
-    return Comparison(test, p_value, effect, effect_name, len(da), len(db),
-                      verdict(p_value, np.mean(da) - np.mean(db), a, b), why)
+    # The direction is the effect's sign: for Mann-Whitney the ranks', which an outlier cannot flip.
+    return Comparison(test, p_value, effect, effect_name, len(da), len(db), verdict(p_value, effect, a, b), why)
 
 
 def min_mwu_p(n_a: int, n_b: int) -> float:
@@ -80,10 +80,11 @@ def min_mwu_p(n_a: int, n_b: int) -> float:
     return min(1.0, 2 / math.comb(n_a + n_b, n_a))
 
 
-def verdict(p_value: float, a_minus_b: float, a: str = "A", b: str = "B") -> str:
-    if p_value >= ALPHA or a_minus_b == 0:
+def verdict(p_value: float, direction: float, a: str = "A", b: str = "B") -> str:
+    """"<A> higher" / "<B> higher" by the sign of `direction` when p < ALPHA, else "not distinguishable"."""
+    if p_value >= ALPHA or direction == 0:
         return "not distinguishable"
-    return f"{a} higher" if a_minus_b > 0 else f"{b} higher"
+    return f"{a} higher" if direction > 0 else f"{b} higher"
 
 
 def _welch_p(a: list[float], b: list[float]) -> float:
@@ -152,13 +153,10 @@ def compare_all(frame: pd.DataFrame, pairs: Sequence[tuple[str, str]] | None = N
     for _, index in out.groupby(by, sort=False).groups.items():
         raw = [None if pd.isna(p) else float(p) for p in out.loc[index, "p_value"]]
         out.loc[index, "p_adjusted"] = pd.Series(holm(raw), index=index, dtype=object)
-    out["verdict"] = [row.verdict if row.p_adjusted is None or pd.isna(row.p_adjusted)
-                      else verdict(row.p_adjusted, _direction(row), row.a, row.b) for row in out.itertuples()]
+    # The adjusted p is never below the raw one: a family can only take a "higher" verdict away.
+    out["verdict"] = [row.verdict if row.p_adjusted is None or pd.isna(row.p_adjusted) or row.p_adjusted < ALPHA
+                      else "not distinguishable" for row in out.itertuples()]
     return out
-
-
-def _direction(row) -> float:
-    return {f"{row.a} higher": 1.0, f"{row.b} higher": -1.0}.get(row.verdict, np.sign(row.effect_size or 0))
 
 
 def _values(group: pd.DataFrame, technique: str) -> list[float]:
