@@ -31,8 +31,9 @@ class Ref:
 
 @dataclasses.dataclass(frozen=True)
 class MethodologyWarning:
-    code: str  # sender_receiver_gap, same_ceiling_as_baseline, flat_throughput, core_saturated,
-    # softirq_bound, backend_substituted, one_direction, queue_below_bdp
+    # sender_receiver_gap, same_ceiling_as_baseline, flat_throughput, offered_rate_reached,
+    # core_saturated, softirq_bound, backend_substituted, one_direction, queue_below_bdp
+    code: str
     concerns: tuple[Ref, ...]
     message: str  # one sentence
 
@@ -98,28 +99,54 @@ def ceilings(cells: list[dict], match: float = CEILING_MATCH, flat_cv: float = F
     """Throughput that a limit outside the technique may have set: a tunnel within `match` of
     the baseline under the same impairment and measurement (encryption costs something; equal
     figures suggest both hit the same ceiling), or repetitions that vary less than `flat_cv`
-    (a shaper or the generator's own rate gives that; a real data path wobbles). Silent where
-    the impairment sets a rate: that ceiling is the one asked for."""
+    (a shaper or the generator's own rate gives that; a real data path wobbles). Groups that
+    delivered a UDP measurement's offered rate get one warning per measurement instead: they
+    show the technique keeps up at that rate, not what it can carry. Silent where the
+    impairment sets a rate: that ceiling is the one asked for."""
     groups = {key: group for key, group in _groups(cells).items()
               if not _rate_limited(group[0]) and _throughputs(group)}
-    baselines = {(key[1], key[2]): _throughputs(group) for key, group in groups.items()
-                 if (group[0].get("technique_params") or {}).get("kind") == "baseline"}
-    out = []
+    offered = {key: group for key, group in groups.items() if _at_offered_rate(group, match)}
+    baselines = {(key[1], key[2]): _throughputs(group) for key, group in groups.items() if _is_baseline(group)}
+    out = _offered_rate_reached(offered)
     for key, group in groups.items():
+        if key in offered:
+            continue
         values, base = _throughputs(group), baselines.get((key[1], key[2]))
-        offered = (group[0].get("measurement_params") or {}).get("rate")
-        cause = (f"the generator's offered {rate_text(offered)}" if isinstance(offered, (int, float)) and offered
-                 else "a rate limit or the traffic generator")
-        is_base = (group[0].get("technique_params") or {}).get("kind") == "baseline"
-        if base and not is_base and abs(statistics.fmean(values) / statistics.fmean(base) - 1) <= match:
+        mean = statistics.fmean(values)
+        if base and not _is_baseline(group) and abs(mean / statistics.fmean(base) - 1) <= match:
             out.append(MethodologyWarning("same_ceiling_as_baseline", _refs(group), (
-                f"{_where(key)} reaches {rate_text(statistics.fmean(values))}, within {match:.0%} of the baseline's "
-                f"{rate_text(statistics.fmean(base))}: {cause} may be what is measured, not the tunnel.")))
-        if len(values) >= 3 and statistics.stdev(values) < flat_cv * abs(statistics.fmean(values)):
+                f"{_where(key)} reaches {rate_text(mean)}, within {match:.0%} of the baseline's "
+                f"{rate_text(statistics.fmean(base))}: a rate limit or the traffic generator may be what is "
+                "measured, not the tunnel.")))
+        if len(values) >= 3 and statistics.stdev(values) < flat_cv * abs(mean):
             out.append(MethodologyWarning("flat_throughput", _refs(group), (
                 f"{_where(key)} varies less than {flat_cv:.1%} over {len(values)} repetitions at "
-                f"{rate_text(statistics.fmean(values))}: {cause} may be what is measured.")))
+                f"{rate_text(mean)}: a rate limit or the traffic generator may be what is measured.")))
     return out
+
+
+def _offered_rate_reached(offered: dict[tuple[str, str, str], list[dict]]) -> list[MethodologyWarning]:
+    by_label: dict[str, list[tuple[str, str, str]]] = {}
+    for key in offered:
+        by_label.setdefault(key[2], []).append(key)
+    out = []
+    for label, keys in by_label.items():
+        rate = offered[keys[0]][0]["measurement_params"]["rate"]
+        techniques = ", ".join(dict.fromkeys(key[0] for key in keys))
+        out.append(MethodologyWarning("offered_rate_reached", tuple(r for k in keys for r in _refs(offered[k])), (
+            f"{label}: {techniques} delivered the offered {rate_text(rate)}; this shows they keep up at that "
+            "rate, not what they can carry.")))
+    return out
+
+
+def _at_offered_rate(group: list[dict], match: float) -> bool:
+    rate = (group[0].get("measurement_params") or {}).get("rate")
+    ok = isinstance(rate, (int, float)) and rate > 0
+    return ok and abs(statistics.fmean(_throughputs(group)) / rate - 1) <= match
+
+
+def _is_baseline(group: list[dict]) -> bool:
+    return (group[0].get("technique_params") or {}).get("kind") == "baseline"
 
 
 def _throughputs(group: list[dict]) -> list[float]:
@@ -134,19 +161,23 @@ def _rate_limited(cell: dict) -> bool:
 def busy_cores(cells: list[dict], busy: float = BUSY_CORE_PCT) -> list[MethodologyWarning]:
     """A core at or above `busy` % on either host, or softirq work amounting to that much of one
     core (cpu_softirq_pct is a share of all the host's cores, so × their number gives cores'
-    worth; a flow's packets are handled on one core): the CPU may set the figure."""
+    worth; a flow's packets are handled on one core): the CPU may set the figure. Hosts whose
+    cores are not pinned (cpu_pinned false, the netns default) all watch the same cores, so
+    their findings are told once, as the machine's."""
     out = []
     for key, group in _groups(cells).items():
-        hits: dict[tuple[str, str], list[dict]] = {}
+        hits: dict[tuple[str, str], dict[int, dict]] = {}
         for cell in group:
             for host, facts in (cell.get("hosts") or {}).items():
+                where = host if facts.get("cpu_pinned", True) else "machine"
                 for what in _saturation(facts, busy):
-                    hits.setdefault((host, what), []).append(cell)
-        for (host, what), hit in hits.items():
+                    hits.setdefault((where, what), {})[id(cell)] = cell
+        for (where, what), hit in hits.items():
             code = "softirq_bound" if what == "softirq" else "core_saturated"
             detail = ("softirq work filled a core" if what == "softirq" else f"core {what} was at least {busy:g} % busy")
-            out.append(MethodologyWarning(code, _refs(hit), (
-                f"{_where(key)}: on the {host} {detail} in {len(hit)} of {len(group)} repetitions; "
+            place = "machine (its hosts share the cores)" if where == "machine" else where
+            out.append(MethodologyWarning(code, _refs(hit.values()), (
+                f"{_where(key)}: on the {place} {detail} in {len(hit)} of {len(group)} repetitions; "
                 "the CPU, not the network, may set the figure.")))
     return out
 
@@ -197,11 +228,11 @@ def one_direction(cells: list[dict]) -> list[MethodologyWarning]:
 
 def queue_below_bdp(cells: list[dict], packet_bytes: int = PACKET_BYTES) -> list[MethodologyWarning]:
     """An impairment whose queue limit (netem's default 1000 packets unless given) holds fewer
-    packets than the path's bandwidth × (delay + jitter) in that direction: TCP is then capped
-    by drops at the queue, not by the delay (measured here: limit 1000 held one stream through
-    delay 40ms to 0.50-0.64 Gbit/s, against 4.7-5.0 Gbit/s with limit 100000). The bandwidth is
-    the impairment's rate where set, else the highest throughput measured in these cells.
-    linkem sizes its own queue when a rate is set without a limit, so that case is silent."""
+    packets than the path's bandwidth × (delay + jitter) in that direction: the queue drops what
+    is in flight and TCP stays far below the path's rate (measured here: limit 1000 held one
+    stream through delay 40ms to 0.50-0.64 Gbit/s, against 4.7-5.0 Gbit/s with limit 100000).
+    The bandwidth is the impairment's rate where set, else the highest throughput measured in
+    these cells. linkem sizes its own queue when a rate is set without a limit: silent then."""
     capacity = max((v for c in cells if (v := _metric(c, "throughput_bps")) is not None), default=0.0)
     out, seen = [], set()
     for cell in cells:
@@ -209,12 +240,15 @@ def queue_below_bdp(cells: list[dict], packet_bytes: int = PACKET_BYTES) -> list
         if cell["impairment"] in seen or not params:
             continue
         seen.add(cell["impairment"])
-        for side in ("egress_spec", "ingress_spec"):
+        sides = ("egress_spec", "ingress_spec")
+        if params.get("egress_spec") == params.get("ingress_spec"):
+            sides = ("egress_spec",)  # one finding for both directions
+        for side in sides:
             finding = _queue_finding(params, side, capacity, packet_bytes)
             if finding:
+                way = "both directions" if len(sides) == 1 else side.removesuffix("_spec")
                 out.append(MethodologyWarning("queue_below_bdp", (Ref(impairment=cell["impairment"]),),
-                                              f"impairment {cell['impairment']!r}, {side.removesuffix('_spec')}: "
-                                              + finding))
+                                              f"impairment {cell['impairment']!r}, {way}: {finding}"))
     return out
 
 
@@ -231,6 +265,6 @@ def _queue_finding(params: dict, side: str, capacity: float, packet_bytes: int) 
     if bandwidth <= 0 or limit >= needed:
         return None
     given = "netem's default" if spec.get("limit") is None else "the"
-    return (f"{given} queue limit of {limit} packets is below the {needed} packets of "
-            f"{rate_text(bandwidth)} × {hold_s * 1e3:g} ms, so the queue, not the delay, caps throughput "
-            f"near {rate_text(limit * packet_bytes * 8 / hold_s)}; set limit to at least {needed}.")
+    return (f"{given} queue limit of {limit} packets is below the {needed} packets of {packet_bytes} B in "
+            f"flight at {rate_text(bandwidth)} × {hold_s * 1e3:g} ms, so the queue, not the delay, limits "
+            f"throughput; set limit to at least {needed}.")
