@@ -14,7 +14,7 @@ from vpnbench.methodology import (
     Ref, backend_substituted, busy_cores, ceilings, methodology_warnings, one_direction, queue_below_bdp,
     sender_receiver_gap)
 from vpnbench.quality import (
-    CellKey, converged, monitor_frame, next_round, outlier_indices, qualities, quality, values_by_cell)
+    CellKey, converged, judged, monitor_frame, next_round, outlier_indices, qualities, quality, values_by_cell)
 from vpnbench.significance import compare, compare_all, holm, min_mwu_p, standard_pairs
 from vpnbench.stats import (
     bootstrap_ratio, cpu_seconds_per_gib, efficiency_frame, fieller_ratio, headline_kind, ratio_interval,
@@ -98,9 +98,12 @@ def test_relative_ratios_for_the_export_field():
     data = frame({("tcp", "baseline", "none", "throughput_bps"): [1e9, 1e9],
                   ("tcp", "wireguard", "none", "throughput_bps"): [5e8, 7e8],
                   ("tcp", "baseline", "none", "retransmits"): [0, 0],
-                  ("tcp", "wireguard", "none", "retransmits"): [3, 5]})
+                  ("tcp", "wireguard", "none", "retransmits"): [3, 5],
+                  ("tcp", "baseline", "none", "server_samples"): [20, 20],
+                  ("tcp", "wireguard", "none", "server_samples"): [10, 10]})
     ratios = relative_ratios(data, "baseline")
-    assert ratios[("wireguard", "none", "tcp")] == {"throughput_bps": pytest.approx(0.6)}  # 0 baseline: left out
+    # retransmits: a 0 baseline, left out; server_samples: bookkeeping, not a result
+    assert ratios[("wireguard", "none", "tcp")] == {"throughput_bps": pytest.approx(0.6)}
     assert ratios[("baseline", "none", "tcp")] == {"throughput_bps": 1.0}
 
 
@@ -241,6 +244,16 @@ def test_quality_noisy_for_spread_and_for_a_material_outlier():
     assert tiny.outliers == {"throughput_bps": (5,)} and tiny.verdict == "ok"  # 0.5 % off: listed, harmless
 
 
+def test_spread_statistics_and_small_cpu_wobbles_do_not_make_a_group_noisy():
+    assert judged("throughput_bps") and judged("rtt_avg_ms") and judged("server_cpu_pct")
+    assert not any(map(judged, ("jitter_ms", "rtt_mdev_ms", "rtt_max_ms", "rtt_p99_ms", "sender_throughput_bps",
+                                "retransmits")))
+    ping = quality(group({"rtt_avg_ms": [0.78, 0.80, 0.77], "rtt_max_ms": [3.1, 1.2, 0.9],
+                          "jitter_ms": [0.01, 0.05, 0.02], "client_cpu_pct": [0.7, 2.1, 0.9]}))
+    assert ping.verdict == "ok" and ping.cv["client_cpu_pct"] > 0.5
+    assert quality(group({"client_cpu_pct": [20.0, 40.0, 30.0]})).verdict == "noisy"
+
+
 def test_quality_untrusted_for_steal_and_for_too_few_samples():
     stolen = quality(group({"throughput_bps": [940e6, 941e6], "client_steal_pct": [12.0, 14.0]}))
     assert stolen.verdict == "untrusted" and stolen.steal_pct == {"client": 13.0} and "steal" in stolen.reasons[0]
@@ -349,6 +362,8 @@ def test_groups_at_a_udp_offered_rate_get_one_warning_per_measurement():
     assert [w.code for w in warnings] == ["offered_rate_reached"] and len(warnings[0].concerns) == 9
     assert "baseline, wg, ipsec delivered the offered 400 Mbit/s" in warnings[0].message
     assert ceilings(cells[9:]) == []  # openvpn alone fell short of it
+    alone = ceilings([udp("wg", 400e6, v, r) for r, v in enumerate((399.9e6, 400.0e6, 400.1e6), 1)])
+    assert "wg delivered the offered 400 Mbit/s; this shows it keeps up" in alone[0].message
 
 
 def test_a_busy_core_names_host_and_core_number():
@@ -366,6 +381,10 @@ def test_unpinned_hosts_report_a_busy_core_once_as_the_machines():
     warnings = busy_cores([tcp("wg", 5e8, 1, hosts={"client": shared, "server": shared})])
     assert len(warnings) == 1 and "machine" in warnings[0].message and "core 0" in warnings[0].message
     assert len(warnings[0].concerns) == 1
+    server = {"cpu_per_core_pct": [99.0], "cores": [1], "cpu_pinned": True, "cpu_softirq_pct": 3.0}
+    router = {"cpu_per_core_pct": [20.0, 99.0], "cores": [0, 1], "cpu_pinned": False, "cpu_softirq_pct": 3.0}
+    warnings = busy_cores([tcp("wg", 5e8, 1, hosts={"server": server, "router": router})])
+    assert [w.message.split(":")[1].split(" was")[0] for w in warnings] == [" on the server core 1"]  # not twice
 
 
 def test_softirq_worth_a_whole_core_trips():
@@ -403,8 +422,9 @@ def test_queue_below_bdp_with_netems_default_limit():
     warnings = queue_below_bdp([impaired({"delay_us": 40000.0, "limit": None})])
     assert [w.code for w in warnings] == ["queue_below_bdp"]  # one for both directions
     assert warnings[0].concerns == (Ref(impairment="delay 40ms"),)
-    assert "default queue limit of 1000" in warnings[0].message and "16667" in warnings[0].message
+    assert "netem's default queue limit of 1000" in warnings[0].message and "16667" in warnings[0].message
     assert "5 Gbit/s × 40 ms" in warnings[0].message and "both directions" in warnings[0].message
+    assert "about 300 Mbit/s with 1500 B packets" in warnings[0].message
     one_way = cell(impairment="egress delay 40ms / ingress none", metrics={"throughput_bps": 5e9},
                    impairment_params={"backend": "netem", "egress_spec": {"delay_us": 40000.0}, "ingress_spec": {}})
     warnings = queue_below_bdp([one_way])

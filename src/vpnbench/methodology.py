@@ -132,10 +132,11 @@ def _offered_rate_reached(offered: dict[tuple[str, str, str], list[dict]]) -> li
     out = []
     for label, keys in by_label.items():
         rate = offered[keys[0]][0]["measurement_params"]["rate"]
-        techniques = ", ".join(dict.fromkeys(key[0] for key in keys))
+        techniques = list(dict.fromkeys(key[0] for key in keys))
+        they = "they keep" if len(techniques) > 1 else "it keeps"
         out.append(MethodologyWarning("offered_rate_reached", tuple(r for k in keys for r in _refs(offered[k])), (
-            f"{label}: {techniques} delivered the offered {rate_text(rate)}; this shows they keep up at that "
-            "rate, not what they can carry.")))
+            f"{label}: {', '.join(techniques)} delivered the offered {rate_text(rate)}; this shows {they} up at "
+            "that rate, not what it can carry.")))
     return out
 
 
@@ -168,10 +169,15 @@ def busy_cores(cells: list[dict], busy: float = BUSY_CORE_PCT) -> list[Methodolo
     for key, group in _groups(cells).items():
         hits: dict[tuple[str, str], dict[int, dict]] = {}
         for cell in group:
-            for host, facts in (cell.get("hosts") or {}).items():
-                where = host if facts.get("cpu_pinned", True) else "machine"
+            hosts = cell.get("hosts") or {}
+            # A core a pinned host owns is told by that host, not again as the machine's.
+            owned = {str(core) for facts in hosts.values() if facts.get("cpu_pinned", True)
+                     for core in facts.get("cores") or []}
+            for host, facts in hosts.items():
+                pinned = facts.get("cpu_pinned", True)
                 for what in _saturation(facts, busy):
-                    hits.setdefault((where, what), {})[id(cell)] = cell
+                    if pinned or what == "softirq" or what not in owned:
+                        hits.setdefault((host if pinned else "machine", what), {})[id(cell)] = cell
         for (where, what), hit in hits.items():
             code = "softirq_bound" if what == "softirq" else "core_saturated"
             detail = ("softirq work filled a core" if what == "softirq" else f"core {what} was at least {busy:g} % busy")
@@ -229,8 +235,9 @@ def one_direction(cells: list[dict]) -> list[MethodologyWarning]:
 def queue_below_bdp(cells: list[dict], packet_bytes: int = PACKET_BYTES) -> list[MethodologyWarning]:
     """An impairment whose queue limit (netem's default 1000 packets unless given) holds fewer
     packets than the path's bandwidth × (delay + jitter) in that direction: the queue drops what
-    is in flight and TCP stays far below the path's rate (measured here: limit 1000 held one
-    stream through delay 40ms to 0.50-0.64 Gbit/s, against 4.7-5.0 Gbit/s with limit 100000).
+    is in flight and TCP stays far below the path's rate (measured here: netem's limit 1000 held
+    one stream through delay 40ms to 0.50-0.64 Gbit/s, against 4.7-5.0 Gbit/s with limit 100000;
+    linkem's 1000 held delay 20ms to 589 Mbit/s against the 600 that 1000 × 1500 B per 20 ms allows).
     The bandwidth is the impairment's rate where set, else the highest throughput measured in
     these cells. linkem sizes its own queue when a rate is set without a limit: silent then."""
     capacity = max((v for c in cells if (v := _metric(c, "throughput_bps")) is not None), default=0.0)
@@ -264,7 +271,9 @@ def _queue_finding(params: dict, side: str, capacity: float, packet_bytes: int) 
     needed = math.ceil(bandwidth * hold_s / 8 / packet_bytes)
     if bandwidth <= 0 or limit >= needed:
         return None
-    given = "netem's default" if spec.get("limit") is None else "the"
+    given = f"{backend if backend == 'linkem' else 'netem'}'s default" if spec.get("limit") is None else "the"
+    cap = limit * packet_bytes * 8 / hold_s
     return (f"{given} queue limit of {limit} packets is below the {needed} packets of {packet_bytes} B in "
             f"flight at {rate_text(bandwidth)} × {hold_s * 1e3:g} ms, so the queue, not the delay, limits "
-            f"throughput; set limit to at least {needed}.")
+            f"throughput (to about {rate_text(cap)} with {packet_bytes} B packets, more where GSO packs "
+            f"several in one); set limit to at least {needed}.")

@@ -131,7 +131,7 @@ def relative_cost(frame: pd.DataFrame, baseline: str) -> pd.DataFrame:
     that has a baseline group in the same measurement and impairment (absent otherwise).
     `headline` says which of ratio / difference reads naturally for the metric."""
     rows = []
-    for key, group in frame.groupby(COST_KEYS, sort=False):
+    for key, group in _results(frame).groupby(COST_KEYS, sort=False):
         base = group.loc[group["technique"] == baseline, "value"].to_numpy()
         if len(base) == 0:
             continue
@@ -154,7 +154,8 @@ def relative_ratios(frame: pd.DataFrame, baseline: str) -> dict[tuple[str, str, 
     """{(technique, impairment, measurement_label): {metric: mean / baseline mean}} for the export's
     `relative` field; the baseline's own groups map to 1.0. A metric whose baseline mean is 0 or
     missing is left out (JSON has no NaN)."""
-    means = frame.groupby(["technique", "impairment", "measurement_label", "metric"], sort=False)["value"].mean()
+    means = _results(frame).groupby(["technique", "impairment", "measurement_label", "metric"],
+                                    sort=False)["value"].mean()
     out: dict[tuple[str, str, str], dict[str, float]] = {}
     for (technique, impairment, label, metric), mean in means.items():
         base = means.get((baseline, impairment, label, metric))
@@ -208,6 +209,11 @@ def efficiency_frame(cells: list[dict]) -> pd.DataFrame:
             for cell in cells for host, value in cpu_seconds_per_gib(cell).items()]
     return pd.DataFrame(rows, columns=["measurement_label", "measurement", "technique", "impairment",
                                        "repetition", "metric", "value"])
+
+
+def _results(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame without the monitor's bookkeeping rows (`<host>_samples`): a count of samples is no result."""
+    return frame[~frame["metric"].str.endswith("_samples")]
 
 
 def finite_values(values) -> list[float]:
