@@ -1,8 +1,8 @@
-"""What a technique costs against the baseline, and whether a difference is real.
+"""What a technique costs against the baseline: ratio and difference with intervals, efficiency.
 
 Pure functions over the long frame of `analysis.metric_frame` (columns measurement_label,
 measurement, technique, impairment, repetition, metric, value) and, for the efficiency
-metric, over export-shaped cell dicts. No I/O.
+metric, over export-shaped cell dicts. No I/O. Whether a difference is real: significance.py.
 
 - `relative_cost`: per (measurement_label, impairment, metric) and technique, the ratio of
   means to the baseline (Fieller's 95 % interval; a seeded bootstrap where Fieller's is
