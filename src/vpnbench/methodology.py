@@ -1,0 +1,279 @@
+"""Warnings about how a study was measured, from its export-shaped cell records.
+
+Each check reads the cells (keys as `vpnbench export --format json` writes them) and says,
+in one sentence per finding, where the numbers may describe something other than the
+technique: the generator, a rate limit, a saturated core, a backend that was not the one
+asked, one direction only, or a queue too short for the path. Pure: no I/O.
+"""
+
+import dataclasses
+import math
+import statistics
+from collections.abc import Iterable
+
+SENDER_RECEIVER_GAP = 0.05  # share of the sender's rate
+CEILING_MATCH = 0.03  # a tunnel within 3 % of the baseline's throughput
+FLAT_CV = 0.005  # throughput varying less than 0.5 % across repetitions
+BUSY_CORE_PCT = 95.0
+NETEM_DEFAULT_LIMIT = 1000  # packets
+PACKET_BYTES = 1500  # one MTU-sized packet per queue slot
+
+
+@dataclasses.dataclass(frozen=True)
+class Ref:
+    """Which cells a warning concerns; None fields mean "all" (an impairment's warning names only it)."""
+
+    technique: str | None = None
+    impairment: str | None = None
+    measurement_label: str | None = None
+    repetition: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class MethodologyWarning:
+    # sender_receiver_gap, same_ceiling_as_baseline, flat_throughput, offered_rate_reached,
+    # core_saturated, softirq_bound, backend_substituted, one_direction, queue_below_bdp
+    code: str
+    concerns: tuple[Ref, ...]
+    message: str  # one sentence
+
+
+def methodology_warnings(cells: list[dict]) -> list[MethodologyWarning]:
+    """Every check over the cells, in a fixed order; failed and skipped cells are not read."""
+    ok = [cell for cell in cells if cell.get("status") == "ok"]
+    return [*sender_receiver_gap(ok), *ceilings(ok), *busy_cores(ok), *backend_substituted(ok),
+            *one_direction(ok), *queue_below_bdp(ok)]
+
+
+def _groups(cells: Iterable[dict]) -> dict[tuple[str, str, str], list[dict]]:
+    out: dict[tuple[str, str, str], list[dict]] = {}
+    for cell in cells:
+        out.setdefault((cell["technique"], cell["impairment"], cell["measurement_label"]), []).append(cell)
+    return out
+
+
+def _refs(cells: Iterable[dict]) -> tuple[Ref, ...]:
+    return tuple(Ref(c["technique"], c["impairment"], c["measurement_label"], c.get("repetition")) for c in cells)
+
+
+def _metric(cell: dict, name: str) -> float | None:
+    value = (cell.get("metrics") or {}).get(name)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else None
+
+
+def _where(key: tuple[str, str, str]) -> str:
+    technique, impairment, label = key
+    return f"{label} over {technique} ({impairment})"
+
+
+def rate_text(bps: float) -> str:
+    for unit, scale in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if abs(bps) >= scale:
+            return f"{bps / scale:.3g} {unit}"
+    return f"{bps:.3g} bit/s"
+
+
+def sender_receiver_gap(cells: list[dict], limit: float = SENDER_RECEIVER_GAP) -> list[MethodologyWarning]:
+    """Cells whose sender pushed more than `limit` above what the receiver got: the figure shown
+    is the receiver's (throughput_bps), and the gap is data lost or still in flight at the end."""
+    out = []
+    for key, group in _groups(cells).items():
+        gapped = [c for c in group if _gap(c) is not None and _gap(c) > limit]
+        if gapped:
+            sent = statistics.fmean(_metric(c, "sender_throughput_bps") for c in gapped)
+            got = statistics.fmean(_metric(c, "throughput_bps") for c in gapped)
+            out.append(MethodologyWarning("sender_receiver_gap", _refs(gapped), (
+                f"{_where(key)}: the sender sent {rate_text(sent)} but the receiver got {rate_text(got)} "
+                f"({1 - got / sent:.0%} less) in {len(gapped)} of {len(group)} repetitions; the receiver's "
+                "figure is the one reported.")))
+    return out
+
+
+def _gap(cell: dict) -> float | None:
+    sent, got = _metric(cell, "sender_throughput_bps"), _metric(cell, "throughput_bps")
+    return None if not sent or got is None else (sent - got) / sent
+
+
+def ceilings(cells: list[dict], match: float = CEILING_MATCH, flat_cv: float = FLAT_CV) -> list[MethodologyWarning]:
+    """Throughput that a limit outside the technique may have set: a tunnel within `match` of
+    the baseline under the same impairment and measurement (encryption costs something; equal
+    figures suggest both hit the same ceiling), or repetitions that vary less than `flat_cv`
+    (a shaper or the generator's own rate gives that; a real data path wobbles). Groups that
+    delivered a UDP measurement's offered rate get one warning per measurement instead: they
+    show the technique keeps up at that rate, not what it can carry. Silent where the
+    impairment sets a rate: that ceiling is the one asked for."""
+    groups = {key: group for key, group in _groups(cells).items()
+              if not _rate_limited(group[0]) and _throughputs(group)}
+    offered = {key: group for key, group in groups.items() if _at_offered_rate(group, match)}
+    baselines = {(key[1], key[2]): _throughputs(group) for key, group in groups.items() if _is_baseline(group)}
+    out = _offered_rate_reached(offered)
+    for key, group in groups.items():
+        if key in offered:
+            continue
+        values, base = _throughputs(group), baselines.get((key[1], key[2]))
+        mean = statistics.fmean(values)
+        if base and not _is_baseline(group) and abs(mean / statistics.fmean(base) - 1) <= match:
+            out.append(MethodologyWarning("same_ceiling_as_baseline", _refs(group), (
+                f"{_where(key)} reaches {rate_text(mean)}, within {match:.0%} of the baseline's "
+                f"{rate_text(statistics.fmean(base))}: a rate limit or the traffic generator may be what is "
+                "measured, not the tunnel.")))
+        if len(values) >= 3 and statistics.stdev(values) < flat_cv * abs(mean):
+            out.append(MethodologyWarning("flat_throughput", _refs(group), (
+                f"{_where(key)} varies less than {flat_cv:.1%} over {len(values)} repetitions at "
+                f"{rate_text(mean)}: a rate limit or the traffic generator may be what is measured.")))
+    return out
+
+
+def _offered_rate_reached(offered: dict[tuple[str, str, str], list[dict]]) -> list[MethodologyWarning]:
+    by_label: dict[str, list[tuple[str, str, str]]] = {}
+    for key in offered:
+        by_label.setdefault(key[2], []).append(key)
+    out = []
+    for label, keys in by_label.items():
+        rate = offered[keys[0]][0]["measurement_params"]["rate"]
+        techniques = list(dict.fromkeys(key[0] for key in keys))
+        they = "they keep" if len(techniques) > 1 else "it keeps"
+        out.append(MethodologyWarning("offered_rate_reached", tuple(r for k in keys for r in _refs(offered[k])), (
+            f"{label}: {', '.join(techniques)} delivered the offered {rate_text(rate)}; this shows {they} up at "
+            "that rate, not what it can carry.")))
+    return out
+
+
+def _at_offered_rate(group: list[dict], match: float) -> bool:
+    rate = (group[0].get("measurement_params") or {}).get("rate")
+    ok = isinstance(rate, (int, float)) and rate > 0
+    return ok and abs(statistics.fmean(_throughputs(group)) / rate - 1) <= match
+
+
+def _is_baseline(group: list[dict]) -> bool:
+    return (group[0].get("technique_params") or {}).get("kind") == "baseline"
+
+
+def _throughputs(group: list[dict]) -> list[float]:
+    return [v for v in (_metric(c, "throughput_bps") for c in group) if v is not None]
+
+
+def _rate_limited(cell: dict) -> bool:
+    params = cell.get("impairment_params") or {}
+    return any((params.get(side) or {}).get("rate_bps") for side in ("egress_spec", "ingress_spec"))
+
+
+def busy_cores(cells: list[dict], busy: float = BUSY_CORE_PCT) -> list[MethodologyWarning]:
+    """A core at or above `busy` % on either host, or softirq work amounting to that much of one
+    core (cpu_softirq_pct is a share of all the host's cores, so × their number gives cores'
+    worth; a flow's packets are handled on one core): the CPU may set the figure. Hosts whose
+    cores are not pinned (cpu_pinned false, the netns default) all watch the same cores, so
+    their findings are told once, as the machine's."""
+    out = []
+    for key, group in _groups(cells).items():
+        hits: dict[tuple[str, str], dict[int, dict]] = {}
+        for cell in group:
+            hosts = cell.get("hosts") or {}
+            # A core a pinned host owns is told by that host, not again as the machine's.
+            owned = {str(core) for facts in hosts.values() if facts.get("cpu_pinned", True)
+                     for core in facts.get("cores") or []}
+            for host, facts in hosts.items():
+                pinned = facts.get("cpu_pinned", True)
+                for what in _saturation(facts, busy):
+                    if pinned or what == "softirq" or what not in owned:
+                        hits.setdefault((host if pinned else "machine", what), {})[id(cell)] = cell
+        for (where, what), hit in hits.items():
+            code = "softirq_bound" if what == "softirq" else "core_saturated"
+            detail = ("softirq work filled a core" if what == "softirq" else f"core {what} was at least {busy:g} % busy")
+            place = "machine (its hosts share the cores)" if where == "machine" else where
+            out.append(MethodologyWarning(code, _refs(hit.values()), (
+                f"{_where(key)}: on the {place} {detail} in {len(hit)} of {len(group)} repetitions; "
+                "the CPU, not the network, may set the figure.")))
+    return out
+
+
+def _saturation(facts: dict, busy: float) -> list[str]:
+    per_core = facts.get("cpu_per_core_pct") or []
+    cores = facts.get("cores") or list(range(len(per_core)))
+    found = [str(core) for core, pct in zip(cores, per_core) if isinstance(pct, (int, float)) and pct >= busy]
+    softirq = facts.get("cpu_softirq_pct")
+    if isinstance(softirq, (int, float)) and cores and softirq * len(cores) >= busy:
+        found.append("softirq")
+    return found
+
+
+def backend_substituted(cells: list[dict]) -> list[MethodologyWarning]:
+    """The backend that ran (technique_params.backend) is not the one asked (backend_asked,
+    where recorded and not "auto")."""
+    out = []
+    for key, group in _groups(cells).items():
+        params = group[0].get("technique_params") or {}
+        asked, ran = params.get("backend_asked"), params.get("backend")
+        if asked and asked != "auto" and ran and ran != asked:
+            out.append(MethodologyWarning("backend_substituted", (Ref(technique=key[0]),), (
+                f"{key[0]} ran on the {ran} backend, not the {asked} one asked for: its figures describe {ran}.")))
+    return list({w.concerns: w for w in out}.values())
+
+
+def one_direction(cells: list[dict]) -> list[MethodologyWarning]:
+    """A measurement kind with a `reverse` parameter measured in one direction only: the
+    receiver's side is often the busier one (S1), so one direction can hide the bottleneck."""
+    directions: dict[str, set[bool]] = {}
+    for cell in cells:
+        params = cell.get("measurement_params") or {}
+        if "reverse" in params:
+            directions.setdefault(cell["measurement"], set()).add(bool(params["reverse"]))
+    out = []
+    for kind, seen in directions.items():
+        if len(seen) == 1:
+            way = "server to client" if True in seen else "client to server"
+            missing = "false" if True in seen else "true"
+            concerns = tuple(sorted({Ref(measurement_label=c["measurement_label"]) for c in cells
+                                     if c["measurement"] == kind}, key=lambda r: r.measurement_label))
+            out.append(MethodologyWarning("one_direction", concerns, (
+                f"{kind} was measured from {way} only; add a {kind} measurement with reverse = {missing} "
+                "to see the other side's bottleneck.")))
+    return out
+
+
+def queue_below_bdp(cells: list[dict], packet_bytes: int = PACKET_BYTES) -> list[MethodologyWarning]:
+    """An impairment whose queue limit (netem's default 1000 packets unless given) holds fewer
+    packets than the path's bandwidth × (delay + jitter) in that direction: the queue drops what
+    is in flight and TCP stays far below the path's rate (measured here: netem's limit 1000 held
+    one stream through delay 40ms to 0.50-0.64 Gbit/s, against 4.7-5.0 Gbit/s with limit 100000;
+    linkem's 1000 held delay 20ms to 589 Mbit/s against the 600 that 1000 × 1500 B per 20 ms allows).
+    The bandwidth is the impairment's rate where set, else the highest throughput measured in
+    these cells. linkem sizes its own queue when a rate is set without a limit: silent then."""
+    capacity = max((v for c in cells if (v := _metric(c, "throughput_bps")) is not None), default=0.0)
+    out, seen = [], set()
+    for cell in cells:
+        params = cell.get("impairment_params") or {}
+        if cell["impairment"] in seen or not params:
+            continue
+        seen.add(cell["impairment"])
+        sides = ("egress_spec", "ingress_spec")
+        if params.get("egress_spec") == params.get("ingress_spec"):
+            sides = ("egress_spec",)  # one finding for both directions
+        for side in sides:
+            finding = _queue_finding(params, side, capacity, packet_bytes)
+            if finding:
+                way = "both directions" if len(sides) == 1 else side.removesuffix("_spec")
+                out.append(MethodologyWarning("queue_below_bdp", (Ref(impairment=cell["impairment"]),),
+                                              f"impairment {cell['impairment']!r}, {way}: {finding}"))
+    return out
+
+
+def _queue_finding(params: dict, side: str, capacity: float, packet_bytes: int) -> str | None:
+    spec = params.get(side) or {}
+    hold_s = ((spec.get("delay_us") or 0) + (spec.get("jitter_us") or 0)) / 1e6
+    rate = spec.get("rate_bps") or 0
+    backend = params.get("backend_used") or params.get("backend")
+    if hold_s <= 0 or (rate and spec.get("limit") is None and backend == "linkem"):
+        return None
+    bandwidth = min(rate, capacity) if rate and capacity else rate or capacity
+    limit = spec.get("limit") or NETEM_DEFAULT_LIMIT
+    needed = math.ceil(bandwidth * hold_s / 8 / packet_bytes)
+    if bandwidth <= 0 or limit >= needed:
+        return None
+    given = f"{backend if backend == 'linkem' else 'netem'}'s default" if spec.get("limit") is None else "the"
+    cap = limit * packet_bytes * 8 / hold_s
+    return (f"{given} queue limit of {limit} packets is below the {needed} packets of {packet_bytes} B in "
+            f"flight at {rate_text(bandwidth)} × {hold_s * 1e3:g} ms, so the queue, not the delay, limits "
+            f"throughput (to about {rate_text(cap)} with {packet_bytes} B packets, more where GSO packs "
+            f"several in one); set limit to at least {needed}.")

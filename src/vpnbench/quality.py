@@ -1,0 +1,245 @@
+"""Can a group's numbers be trusted, and does a cell need more repetitions?
+
+Pure functions over groups of `analysis.metric_frame`'s long frame (one measurement_label ×
+technique × impairment, all metrics):
+
+- `quality`: coefficient of variation, outliers beyond 3 scaled MADs (which repetitions),
+  CPU steal above a threshold, too few monitor samples to trust a CPU figure → a verdict
+  ok / noisy / untrusted with the reasons.
+- `converged` / `next_round`: the stop rule for adaptive repetitions, and the next cells to
+  repeat, interleaved across techniques.
+"""
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from vpnbench.analysis import t95
+from vpnbench.errors import UserError
+
+MAD_SCALE = 1.4826  # MAD × this estimates the sd of a normal sample
+MEANAD_SCALE = 1.2533  # mean absolute deviation × this, when the MAD is 0 (Iglewicz & Hoaglin)
+OUTLIER_LIMIT = 3.0  # scaled MADs from the median
+CV_NOISY = 0.10
+MATERIAL_SHARE = 0.10  # an outlier counts when this far from the median, as a share of it
+STEAL_LIMIT_PCT = 5.0
+MIN_SAMPLES = 3
+# Measured quantities whose spread says something about the run. Event counts (retransmits,
+# lost packets, loss %) are not among them: 0, 3, 0 retransmits has a CV of 1.7 and is fine.
+NOISE_SUFFIXES = ("_bps", "_pps", "_ms", "_cpu_pct", "_s", "_per_gib", "mos")
+# Nor are statistics of a spread or a tail (jitter, mdev, max, p95/p99: a 2 s ping's max is
+# one packet), nor the sender's rate, which the generator sets. On a real run (baseline and
+# WireGuard, 3 × 2 s) these raised 25 of the 40 flags while the figures shown were steady.
+SPREAD_WORDS = ("jitter", "mdev", "_max_", "_p9", "sender_")
+CPU_SD_FLOOR = 2.0  # percentage points: a 1 % CPU share that wobbles by 1 point is not noise worth telling
+
+
+def outlier_indices(values: Sequence[float], limit: float = OUTLIER_LIMIT) -> list[int]:
+    """Positions of values more than `limit` scaled MADs from the median (n >= 3).
+
+    The MAD, unlike the sd, is not dragged by the outlier it should expose. When more than
+    half the values are equal the MAD is 0; the scaled mean absolute deviation stands in,
+    so that 10, 10, 10, 1000 still flags 1000."""
+    data = np.asarray(values, dtype=float)
+    if len(data) < 3:
+        return []
+    median = np.median(data)
+    deviation = np.abs(data - median)
+    scale = MAD_SCALE * np.median(deviation) or MEANAD_SCALE * np.mean(deviation)
+    if scale == 0:
+        return []
+    return [int(i) for i in np.flatnonzero(deviation / scale > limit)]
+
+
+def coefficient_of_variation(values: Sequence[float]) -> float:
+    """sd / |mean| (NaN below 2 values or for a zero mean)."""
+    data = np.asarray(values, dtype=float)
+    if len(data) < 2 or np.mean(data) == 0:
+        return math.nan
+    return float(np.std(data, ddof=1) / abs(np.mean(data)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Quality:
+    """How far one group's numbers can be trusted."""
+
+    verdict: str  # "ok", "noisy" (spread or outliers), "untrusted" (steal, or a CPU figure without basis)
+    reasons: tuple[str, ...]  # one sentence each
+    cv: dict[str, float]  # metric -> coefficient of variation
+    outliers: dict[str, tuple[int, ...]]  # metric -> repetitions beyond 3 scaled MADs (noisy only when material)
+    insufficient: tuple[str, ...]  # metrics to show as "insufficient basis", never as a number
+    steal_pct: dict[str, float]  # host -> mean CPU steal
+
+
+def quality(group: pd.DataFrame, cv_limit: float = CV_NOISY, steal_limit: float = STEAL_LIMIT_PCT,
+            material: float = MATERIAL_SHARE) -> Quality:
+    """The verdict for one measurement_label × technique × impairment group of the long frame.
+    `<host>_samples` and `<host>_steal_pct` rows (see `monitor_frame`) feed the CPU checks;
+    where they are absent (older results) those checks are silent."""
+    cv, outliers, reasons = {}, {}, []
+    for metric, rows in group.groupby("metric", sort=False):
+        if not judged(metric):
+            continue
+        cv[metric] = coefficient_of_variation(rows["value"])
+        floor = CPU_SD_FLOOR if metric.endswith("_cpu_pct") else 0.0
+        if cv[metric] > cv_limit and rows["value"].std() > floor:
+            reasons.append(f"{metric} varies by {cv[metric]:.0%} of its mean (limit {cv_limit:.0%})")
+        flagged = outlier_indices(rows["value"])
+        if flagged:
+            outliers[metric] = tuple(int(rows["repetition"].iloc[i]) for i in flagged)
+        serious = [int(rows["repetition"].iloc[i]) for i in flagged
+                   if _material(rows["value"], i, material, floor)]
+        if serious:
+            reasons.append(f"{metric}: repetition {', '.join(map(str, serious))} lies beyond "
+                           f"{OUTLIER_LIMIT:g} scaled MADs of the median and {material:.0%} away from it")
+    noisy = bool(reasons)
+    steal = _host_means(group, "_steal_pct")
+    reasons += [f"{host} lost {pct:.1f} % of its CPU time to steal (limit {steal_limit:g} %): "
+                "another guest ran on its cores" for host, pct in steal.items() if pct > steal_limit]
+    insufficient = _insufficient(group)
+    reasons += [f"{metric} rests on fewer than {MIN_SAMPLES} monitor samples: insufficient basis"
+                for metric in insufficient]
+    untrusted = any(pct > steal_limit for pct in steal.values()) or bool(insufficient)
+    verdict = "untrusted" if untrusted else "noisy" if noisy else "ok"
+    return Quality(verdict, tuple(reasons), cv, outliers, insufficient, steal)
+
+
+def qualities(frame: pd.DataFrame, **limits) -> dict[tuple[str, str, str], Quality]:
+    """{(measurement_label, technique, impairment): Quality} for every group of the long frame."""
+    keys = ["measurement_label", "technique", "impairment"]
+    return {key: quality(group, **limits) for key, group in frame.groupby(keys, sort=False)}
+
+
+def judged(metric: str) -> bool:
+    """Whether a metric's spread counts towards the verdict (see NOISE_SUFFIXES, SPREAD_WORDS)."""
+    return metric.endswith(NOISE_SUFFIXES) and not any(word in metric for word in SPREAD_WORDS)
+
+
+def _material(values: pd.Series, index: int, share: float, floor: float = 0.0) -> bool:
+    """An outlier that matters: more than `share` of the median (and `floor`) away from it. Three
+    scaled MADs alone flag about a quarter of clean normal samples of 5-50 values (the MAD of a
+    few values runs low); with 3 % spread, also asking 10 % of the median flags 0.5-2 % (simulated)."""
+    median = float(values.median())
+    return abs(float(values.iloc[index]) - median) > max(share * abs(median), floor)
+
+
+def _host_means(group: pd.DataFrame, suffix: str) -> dict[str, float]:
+    rows = group[group["metric"].str.endswith(suffix)]
+    return {metric.removesuffix(suffix): float(v) for metric, v in rows.groupby("metric")["value"].mean().items()}
+
+
+def _insufficient(group: pd.DataFrame) -> tuple[str, ...]:
+    """The CPU metrics of every host that had fewer than MIN_SAMPLES samples in any repetition."""
+    rows = group[group["metric"].str.endswith("_samples")]
+    short = {m.removesuffix("_samples") for m, v in rows.groupby("metric")["value"].min().items() if v < MIN_SAMPLES}
+    metrics = dict.fromkeys(group["metric"])
+    return tuple(m for m in metrics if any(m.startswith(f"{host}_cpu") for host in short))
+
+
+def monitor_frame(cells: list[dict]) -> pd.DataFrame:
+    """`<host>_samples` and `<host>_steal_pct` rows in metric_frame's long shape, from the
+    hosts' monitor facts of successful cells, to concatenate with it for `quality`."""
+    rows = []
+    for cell in cells:
+        if cell.get("status") != "ok":
+            continue
+        for host, facts in (cell.get("hosts") or {}).items():
+            for key in ("samples", "steal_pct"):
+                value = facts.get(key)
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+                    rows.append({"measurement_label": cell["measurement_label"], "measurement": cell["measurement"],
+                                 "technique": cell["technique"], "impairment": cell["impairment"],
+                                 "repetition": cell["repetition"], "metric": f"{host}_{key}",
+                                 "value": float(value)})
+    return pd.DataFrame(rows, columns=["measurement_label", "measurement", "technique", "impairment",
+                                       "repetition", "metric", "value"])
+
+
+# --- adaptive repetitions ------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """Whether a cell has been repeated enough."""
+
+    done: bool
+    reason: str  # "fewer than min_n", "converged", "max_n reached", "interval too wide"
+    rel_halfwidth: float  # the 95 % half-width / |mean| (NaN below 2 values)
+    n: int
+
+
+def converged(values: Sequence[float], target_rel_halfwidth: float = 0.05, min_n: int = 3,
+              max_n: int = 10) -> Decision:
+    """The stop rule, checked after every repetition of a cell:
+
+    1. fewer than min_n values: go on (an interval from 2 values is too wide to judge by);
+    2. Student's t 95 % half-width (analysis.t95, as the report draws it) / |mean| at or below
+       the target: stop, converged;
+    3. max_n values: stop, whatever the width (the budget; the report shows the wide interval);
+    4. otherwise go on.
+    A zero mean has a relative half-width of 0 when the values are all equal, else infinity."""
+    _check_rule(target_rel_halfwidth, min_n, max_n)
+    data = np.asarray([v for v in values if math.isfinite(v)], dtype=float)
+    n = len(data)
+    width = _rel_halfwidth(data)
+    if n < min_n:
+        return Decision(False, "fewer than min_n", width, n)
+    if width <= target_rel_halfwidth:
+        return Decision(True, "converged", width, n)
+    if n >= max_n:
+        return Decision(True, "max_n reached", width, n)
+    return Decision(False, "interval too wide", width, n)
+
+
+def _rel_halfwidth(data: np.ndarray) -> float:
+    if len(data) < 2:
+        return math.nan
+    half = t95(len(data) - 1) * float(np.std(data, ddof=1)) / math.sqrt(len(data))
+    mean = abs(float(np.mean(data)))
+    if mean == 0:
+        return 0.0 if half == 0 else math.inf
+    return half / mean
+
+
+def _check_rule(target: float, min_n: int, max_n: int) -> None:
+    if not target > 0:
+        raise UserError(f"target_rel_halfwidth: must be above 0, got {target!r}")
+    if min_n < 2:
+        raise UserError(f"min_n: must be at least 2 (an interval needs 2 values), got {min_n!r}")
+    if max_n < min_n:
+        raise UserError(f"max_n: must be at least min_n ({min_n}), got {max_n!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class CellKey:
+    """A cell of the study matrix, without its repetition."""
+
+    technique: str
+    impairment: str
+    measurement_label: str
+
+
+def next_round(values: Mapping[CellKey, Sequence[float]], target_rel_halfwidth: float = 0.05, min_n: int = 3,
+               max_n: int = 10) -> list[CellKey]:
+    """The cells that need another repetition, one each, in round-robin order across techniques:
+    the first pending cell of every technique, then the second of every technique, and so on,
+    techniques and cells in the order `values` lists them. A burst of machine noise then lands on
+    several techniques instead of on all repetitions of one."""
+    pending: dict[str, list[CellKey]] = {}
+    for key, cell_values in values.items():
+        if not converged(cell_values, target_rel_halfwidth, min_n, max_n).done:
+            pending.setdefault(key.technique, []).append(key)
+    longest = max((len(keys) for keys in pending.values()), default=0)
+    return [keys[i] for i in range(longest) for keys in pending.values() if i < len(keys)]
+
+
+def values_by_cell(frame: pd.DataFrame, metric_of: Mapping[str, str]) -> dict[CellKey, list[float]]:
+    """{CellKey: values of its deciding metric, by repetition} from the long frame; metric_of maps a
+    measurement_label to the metric that decides (its headline, e.g. throughput_bps, rtt_avg_ms)."""
+    out: dict[CellKey, list[float]] = {}
+    for row in frame.sort_values("repetition", kind="stable").itertuples():
+        if metric_of.get(row.measurement_label) == row.metric:
+            out.setdefault(CellKey(row.technique, row.impairment, row.measurement_label), []).append(row.value)
+    return out

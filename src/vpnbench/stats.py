@@ -1,0 +1,229 @@
+"""What a technique costs against the baseline: ratio and difference with intervals, efficiency.
+
+Pure functions over the long frame of `analysis.metric_frame` (columns measurement_label,
+measurement, technique, impairment, repetition, metric, value) and, for the efficiency
+metric, over export-shaped cell dicts. No I/O. Whether a difference is real: significance.py.
+
+- `relative_cost`: per (measurement_label, impairment, metric) and technique, the ratio of
+  means to the baseline (Fieller's 95 % interval; a seeded bootstrap where Fieller's is
+  unbounded) and the difference of means (Welch's 95 % interval).
+- `efficiency_frame`: CPU-seconds per GiB moved, per host.
+"""
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+CONFIDENCE = 0.95
+BOOTSTRAP_RESAMPLES = 4000
+BOOTSTRAP_SEED = 20260
+COST_KEYS = ["measurement_label", "impairment", "metric"]
+# Metrics whose natural reading is "+ so much" rather than "× so much": latencies, shares
+# of a CPU or of packets, seconds. Everything else (rates, counts of bytes) reads as a ratio.
+DIFFERENCE_SUFFIXES = ("_ms", "_s", "_pct", "_per_gib")
+
+
+def headline_kind(metric: str) -> str:
+    """'difference' for latency / CPU-share / time metrics (+ms, +points), else 'ratio' (throughput ×)."""
+    return "difference" if metric.endswith(DIFFERENCE_SUFFIXES) else "ratio"
+
+
+def _t_quantile(df: float) -> float:
+    """Two-sided 95 % Student's t quantile for (possibly fractional) degrees of freedom; equals
+    analysis.t95 to the table's three decimals for 1..30 df."""
+    return float(sps.t.ppf(0.5 + CONFIDENCE / 2, df)) if df > 0 and math.isfinite(df) else math.nan
+
+
+@dataclasses.dataclass(frozen=True)
+class Moments:
+    """n, mean and the variance of the mean (s²/n) of one sample."""
+
+    n: int
+    mean: float
+    var_mean: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> "Moments":
+        data = finite_values(values)
+        n = len(data)
+        mean = float(np.mean(data)) if n else math.nan
+        var = float(np.var(data, ddof=1)) if n > 1 else math.nan
+        return cls(n, mean, var / n if n > 1 else math.nan)
+
+
+def welch_difference(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
+    """mean(a) − mean(b) and its Welch 95 % interval (Welch–Satterthwaite df); NaN bounds below 2 per side."""
+    ma, mb = Moments.of(a), Moments.of(b)
+    diff = ma.mean - mb.mean
+    if ma.n < 2 or mb.n < 2:
+        return diff, math.nan, math.nan
+    se2 = ma.var_mean + mb.var_mean
+    if se2 == 0:  # both samples constant: the difference is exact
+        return diff, diff, diff
+    df = se2 ** 2 / (ma.var_mean ** 2 / (ma.n - 1) + mb.var_mean ** 2 / (mb.n - 1))
+    half = _t_quantile(df) * math.sqrt(se2)
+    return diff, diff - half, diff + half
+
+
+def fieller_ratio(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float] | None:
+    """mean(a) / mean(b) with Fieller's 95 % interval for independent samples of unequal
+    variance (df by Satterthwaite at the estimated ratio, as Tamhane & Logan 2004).
+    None when the interval is unbounded: mean(b) is not clearly away from zero
+    (g = t²·var(mean b)/mean(b)² ≥ 1), or a side has fewer than 2 values."""
+    ma, mb = Moments.of(a), Moments.of(b)
+    if ma.n < 2 or mb.n < 2 or mb.mean == 0:
+        return None
+    ratio = ma.mean / mb.mean
+    va, vb = ma.var_mean, mb.var_mean
+    denom_df = va ** 2 / (ma.n - 1) + ratio ** 4 * vb ** 2 / (mb.n - 1)
+    if denom_df == 0:  # both constant
+        return ratio, ratio, ratio
+    t = _t_quantile((va + ratio ** 2 * vb) ** 2 / denom_df)
+    # (a − ρb)² = t²(va + ρ²vb) is a quadratic in ρ: A ρ² − 2ab ρ + C = 0.
+    quad_a = mb.mean ** 2 - t ** 2 * vb
+    if quad_a <= 0:
+        return None
+    root = math.sqrt(t ** 2 * (va * mb.mean ** 2 + vb * ma.mean ** 2 - t ** 2 * va * vb))
+    low, high = sorted(((ma.mean * mb.mean - root) / quad_a, (ma.mean * mb.mean + root) / quad_a))
+    return ratio, low, high
+
+
+def bootstrap_ratio(a: Sequence[float], b: Sequence[float], seed: int = BOOTSTRAP_SEED,
+                    resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float, float]:
+    """mean(a) / mean(b) with a seeded percentile-bootstrap 95 % interval (each side resampled
+    on its own); resamples whose baseline mean is 0 are left out."""
+    da, db = np.asarray(finite_values(a)), np.asarray(finite_values(b))
+    ratio = float(da.mean() / db.mean()) if db.mean() != 0 else math.nan
+    rng = np.random.default_rng(seed)
+    num = rng.choice(da, (resamples, len(da))).mean(axis=1)
+    den = rng.choice(db, (resamples, len(db))).mean(axis=1)
+    keep = den != 0
+    if not keep.any():
+        return ratio, math.nan, math.nan
+    tail = 100 * (1 - CONFIDENCE) / 2
+    low, high = np.percentile(num[keep] / den[keep], [tail, 100 - tail])
+    return ratio, float(low), float(high)
+
+
+def ratio_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float, str]:
+    """(ratio, low, high, method): Fieller where bounded, else the seeded bootstrap; 'none' below 2 per side."""
+    if len(finite_values(a)) < 2 or len(finite_values(b)) < 2:
+        mb = Moments.of(b).mean
+        ratio = Moments.of(a).mean / mb if mb else math.nan
+        return ratio, math.nan, math.nan, "none"
+    fieller = fieller_ratio(a, b)
+    if fieller is not None:
+        return (*fieller, "fieller")
+    return (*bootstrap_ratio(a, b), "bootstrap")
+
+
+COST_COLUMNS = [*COST_KEYS, "technique", "baseline", "n", "n_baseline", "mean", "baseline_mean", "headline",
+                "ratio", "ratio_low", "ratio_high", "ratio_method", "difference", "difference_low",
+                "difference_high"]
+
+
+def relative_cost(frame: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """One row per (measurement_label, impairment, metric) and technique other than `baseline`
+    that has a baseline group in the same measurement and impairment (absent otherwise).
+    `headline` says which of ratio / difference reads naturally for the metric."""
+    rows = []
+    for key, group in _results(frame).groupby(COST_KEYS, sort=False):
+        base = group.loc[group["technique"] == baseline, "value"].to_numpy()
+        if len(base) == 0:
+            continue
+        for technique, sub in group[group["technique"] != baseline].groupby("technique", sort=False):
+            rows.append(_cost_row(key, technique, baseline, sub["value"].to_numpy(), base))
+    return pd.DataFrame(rows, columns=COST_COLUMNS)
+
+
+def _cost_row(key: tuple, technique: str, baseline: str, values, base) -> dict:
+    ratio, r_low, r_high, method = ratio_interval(values, base)
+    diff, d_low, d_high = welch_difference(values, base)
+    return {**dict(zip(COST_KEYS, key)), "technique": technique, "baseline": baseline,
+            "n": len(values), "n_baseline": len(base), "mean": float(np.mean(values)),
+            "baseline_mean": float(np.mean(base)), "headline": headline_kind(key[2]),
+            "ratio": ratio, "ratio_low": r_low, "ratio_high": r_high, "ratio_method": method,
+            "difference": diff, "difference_low": d_low, "difference_high": d_high}
+
+
+def relative_ratios(frame: pd.DataFrame, baseline: str) -> dict[tuple[str, str, str], dict[str, float]]:
+    """{(technique, impairment, measurement_label): {metric: mean / baseline mean}} for the export's
+    `relative` field; the baseline's own groups map to 1.0. A metric whose baseline mean is 0 or
+    missing is left out (JSON has no NaN)."""
+    means = _results(frame).groupby(["technique", "impairment", "measurement_label", "metric"],
+                                    sort=False)["value"].mean()
+    out: dict[tuple[str, str, str], dict[str, float]] = {}
+    for (technique, impairment, label, metric), mean in means.items():
+        base = means.get((baseline, impairment, label, metric))
+        if base is None or base == 0 or not math.isfinite(base):
+            continue
+        out.setdefault((technique, impairment, label), {})[metric] = float(mean / base)
+    return out
+
+
+# --- efficiency -------------------------------------------------------------------------
+
+GIB = 2 ** 30
+MIN_MONITOR_SAMPLES = 3
+
+
+def cpu_seconds_per_gib(cell: dict) -> dict[str, float]:
+    """{host: CPU-seconds spent per GiB moved} for one export-shaped cell.
+
+        cpu_seconds = cpu_pct / 100 × len(cores) × duration_s
+        gib_moved   = bytes_received / 2³⁰   (else throughput_bps × duration_s / 8 / 2³⁰)
+        result      = cpu_seconds / gib_moved
+
+    cpu_pct is the busy share averaged over the host's `cores`, so × len(cores) turns it into
+    cores busy; duration_s is measurement_params.duration (the measured span, warm-up left out).
+    A host with fewer than 3 monitor samples, no cores, or a cell that moved nothing gets no
+    figure. On an unpinned netns testbed every host watches all cores, so each host's figure is
+    the whole machine's."""
+    duration = (cell.get("measurement_params") or {}).get("duration")
+    metrics = cell.get("metrics") or {}
+    if cell.get("status") != "ok" or not _positive(duration):
+        return {}
+    moved = metrics.get("bytes_received")
+    if not _positive(moved) and _positive(metrics.get("throughput_bps")):
+        moved = metrics["throughput_bps"] * duration / 8
+    if not _positive(moved):
+        return {}
+    out = {}
+    for host, facts in (cell.get("hosts") or {}).items():
+        cores, cpu = facts.get("cores") or [], facts.get("cpu_pct")
+        if not cores or not _number(cpu) or (facts.get("samples") or 0) < MIN_MONITOR_SAMPLES:
+            continue
+        out[host] = cpu / 100 * len(cores) * duration / (moved / GIB)
+    return out
+
+
+def efficiency_frame(cells: list[dict]) -> pd.DataFrame:
+    """`<host>_cpu_s_per_gib` rows in metric_frame's long shape, to concatenate with it."""
+    rows = [{"measurement_label": cell["measurement_label"], "measurement": cell["measurement"],
+             "technique": cell["technique"], "impairment": cell["impairment"], "repetition": cell["repetition"],
+             "metric": f"{host}_cpu_s_per_gib", "value": value}
+            for cell in cells for host, value in cpu_seconds_per_gib(cell).items()]
+    return pd.DataFrame(rows, columns=["measurement_label", "measurement", "technique", "impairment",
+                                       "repetition", "metric", "value"])
+
+
+def _results(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame without the monitor's bookkeeping rows (`<host>_samples`): a count of samples is no result."""
+    return frame[~frame["metric"].str.endswith("_samples")]
+
+
+def finite_values(values) -> list[float]:
+    return [float(v) for v in values if _number(v)]
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool) \
+        and math.isfinite(value)
+
+
+def _positive(value) -> bool:
+    return _number(value) and value > 0
