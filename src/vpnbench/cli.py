@@ -158,15 +158,22 @@ def cmd_run(campaign: Campaign, db_path: Path, resume: bool, report: Path | None
             skip_unavailable: bool = False) -> int:
     from vpnbench.runner import Runner
     from vpnbench.store import Store
+    from rich.markup import escape
+
     from vpnbench.tables import summary_tables
+    from vpnbench.verdicts import verdicts
 
     created = not db_path.exists()
     store = Store(db_path)
     try:
         outcome = Runner(campaign, store, resume=resume, console=err_console, skip_unavailable=skip_unavailable,
                          ask=ask_user).run()
-        for table in summary_tables(store.cells(outcome.run_id)):
+        cells = store.cells(outcome.run_id)
+        answers = verdicts(cells)
+        for table in summary_tables(cells, answers):
             console.print(table)
+        for warning in answers.warnings:
+            console.print(f"[yellow]methodology: {escape(warning.message)}[/] ({warning.code})")
     except UserError:
         if created and store.latest_run() is None:  # refused before anything ran: leave no empty file
             store.close()

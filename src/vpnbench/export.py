@@ -8,8 +8,11 @@ from vpnbench.store import Store
 
 
 def records(store: Store) -> list[dict]:
-    """Every cell as its export record (records.Cell.export: the fields ARCHITECTURE.md lists)."""
-    return [cell.export() for cell in store.cells()]
+    """Every cell as its export record (records.Cell.export: the fields ARCHITECTURE.md lists),
+    with its cost relative to its run's baseline and the methodology warnings that concern it."""
+    from vpnbench.verdicts import export_records  # noqa: PLC0415 - scipy only when exporting
+
+    return [record for run in store.runs() for record in export_records(store.cells(run.run_id))]
 
 
 def export_json(store: Store, out: Path) -> int:

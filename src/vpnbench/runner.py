@@ -6,8 +6,10 @@ SIGTERM stop the run between (or inside) cells and everything the run created is
 
 import dataclasses
 import json
+import math
 import os
 import platform
+import re
 import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +29,7 @@ from vpnbench.measure.base import MeasureContext, PortAllocator
 from vpnbench.hostfacts import collect_host_facts
 from vpnbench.monitor import Monitor
 from vpnbench.probe import LocalKernelProbe, has_qdisc
+from vpnbench.quality import Decision, converged
 from vpnbench.resources import RunResources
 from vpnbench.records import Bringup, Event, Run, now_iso
 from vpnbench.records import Cell as CellRecord
@@ -37,6 +40,8 @@ from vpnbench.testbed import Testbed, make_testbed
 from vpnbench.wirecheck import check_wire
 
 SETUP_TIMEOUT = 15.0
+# A path has settled when a ping's RTT is within this of the lowest seen (factor × lowest + slack).
+SETTLE_FACTOR, SETTLE_SLACK_MS = 1.5, 0.5
 
 
 class Interrupted(BaseException):
@@ -138,6 +143,7 @@ class Runner:
         self.console = console or Console(stderr=True)
         self.ports = PortAllocator()
         self.impairer: ImpairmentBackend | None = None
+        self._idle_rtt: dict[tuple[int, str], float] = {}  # (bring-up, impairment) -> lowest RTT seen, ms
         self.current_impairment: Impairment | None = None
 
     def run(self) -> RunOutcome:
@@ -161,7 +167,8 @@ class Runner:
             self.store.start_run(Run(run_id, self.campaign.name, self.campaign.source, self._environment(testbed, backends),
                                      now_iso()))
         outcome = RunOutcome(run_id)
-        blocks = expand(self.campaign)
+        info = self.campaign.info
+        blocks = expand(self.campaign, range(1, info.min_repetitions + 1) if info.adaptive else None)
         todo = sum(1 for block in blocks for cell in block.cells if cell.key not in done)
         outcome.skipped = sum(len(b.cells) for b in blocks) - todo
         self.console.print(f"[bold]{escape(self.campaign.name)}[/]: {todo} cells to run"
@@ -172,12 +179,16 @@ class Runner:
         try:
             self._set_up(testbed, impair_backend, run_id)
             with self._progress(todo) as progress:
-                for block, backend in zip(blocks, backends):
-                    cells = [c for c in block.cells if c.key not in done]
-                    if cells and isinstance(backend, Unavailable):
-                        self._record_unavailable(block, backend, cells, run_id, outcome, progress)
-                    elif cells:
-                        self._run_block(block, backend, cells, testbed, resources, probe, run_id, outcome, progress)
+                for round_blocks in self._rounds(run_id):
+                    for block, backend in zip(round_blocks, backends):
+                        cells = [c for c in block.cells if c.key not in done]
+                        if cells and isinstance(backend, Unavailable):
+                            self._record_unavailable(block, backend, cells, run_id, outcome, progress)
+                        elif cells:
+                            self._run_block(block, backend, cells, testbed, resources, probe, run_id, outcome,
+                                            progress)
+            if info.adaptive:
+                self._record_convergence(run_id)
             status = "finished"
         except Interrupted as exc:
             outcome.interrupted = True
@@ -187,6 +198,50 @@ class Runner:
             self._tear_down(testbed)
             self.store.finish_run(run_id, status)
         return outcome
+
+    def _rounds(self, run_id: str):
+        """The blocks to run: all at once for a fixed number of repetitions (each technique up
+        once, as the studies ran); for repetitions = "auto", one repetition per round across all
+        techniques (so a burst of machine noise lands on several techniques, not on one), the
+        first min_repetitions rounds for every cell, then only for the cells whose interval is
+        still wider than the target, until max_repetitions."""
+        info = self.campaign.info
+        if not info.adaptive:
+            yield expand(self.campaign)
+            return
+        for repetition in range(1, info.max_repetitions + 1):
+            blocks = expand(self.campaign, range(repetition, repetition + 1))
+            if repetition > info.min_repetitions:
+                pending = {key for key, decision in self._convergence(run_id).items() if not decision.done}
+                blocks = [dataclasses.replace(b, cells=[c for c in b.cells if group_of(c) in pending]) for b in blocks]
+            if not any(block.cells for block in blocks):
+                return
+            yield blocks
+
+    def _convergence(self, run_id: str) -> dict[tuple[str, str, str], Decision]:
+        """Each (technique, impairment, measurement) group's stop decision on its first column's metric."""
+        info = self.campaign.info
+        values: dict[tuple[str, str, str], list[float]] = {}
+        for cell in self.store.cells(run_id):
+            metric = deciding_metric(cell.measurement)
+            key = (cell.technique, cell.impairment, cell.measurement_label)
+            values.setdefault(key, [])
+            if cell.ok and metric in cell.metrics:
+                values[key].append(float(cell.metrics[metric]))
+        return {key: converged(v, info.ci_target, info.min_repetitions, info.max_repetitions)
+                for key, v in values.items()}
+
+    def _record_convergence(self, run_id: str) -> None:
+        """One event per group with how many repetitions it took and whether it converged."""
+        for (technique, impairment, label), decision in self._convergence(run_id).items():
+            self.store.add_event(Event(run_id, "repetitions", now_iso(), {
+                "technique": technique, "impairment": impairment, "measurement_label": label, "n": decision.n,
+                "converged": decision.reason == "converged", "reason": decision.reason,
+                "rel_halfwidth": decision.rel_halfwidth if math.isfinite(decision.rel_halfwidth) else None}))
+            if decision.reason != "converged":
+                self.console.print(f"  [yellow]not converged[/] {escape(technique)} · {escape(label)}"
+                                   f"{'' if impairment == 'none' else ' · ' + escape(impairment)}: "
+                                   f"{decision.reason} after {decision.n} repetitions")
 
     def _prepare(self, resources: RunResources):
         """The testbed, its kernel probe and the backends. A remote testbed (ssh, vm) is
@@ -291,6 +346,8 @@ class Runner:
                     self._impair(None, run_id)  # bring-up time and the wire proof are taken unimpaired
                     bringup = self._bring_up(technique, block, backend, testbed, resources, run_id)
                 impairment_error = self._impair(cell.impairment, run_id, bringup.id)
+                if bringup.ok and not impairment_error:
+                    self._settle(testbed, bringup, cell, run_id)
                 record = self._run_cell(cell, technique, bringup, testbed, impairment_error, run_id)
                 self._report(record, outcome, progress)
         finally:
@@ -298,6 +355,32 @@ class Runner:
             if bringup is not None:
                 self._end_bringup(bringup)
             self._impair(None, run_id)
+
+    def _settle(self, testbed: Testbed, bringup: Bringup, cell: Cell, run_id: str) -> None:
+        """Wait (at most settle_max) until a ping through the tunnel is back near the lowest round
+        trip seen with this bring-up and impairment, so one cell's queues and TCP state do not leak
+        into the next (seen: OpenVPN-over-TCP pings ~10 ms behind the backlog of a 1 Gbit/s UDP cell)."""
+        limit = self.campaign.info.settle_max
+        if limit <= 0:
+            return
+        address = bringup.tunnel.server_addrs[bringup.tunnel.family]
+        key = (bringup.id, cell.impairment.label)
+        started = time.monotonic()
+        while True:
+            rtt = ping_once(testbed.client, address)
+            if rtt is not None:
+                lowest = self._idle_rtt[key] = min(rtt, self._idle_rtt.get(key, rtt))
+                if rtt <= SETTLE_FACTOR * lowest + SETTLE_SLACK_MS:
+                    break
+            if time.monotonic() - started >= limit:
+                break
+            time.sleep(0.05)
+        waited = time.monotonic() - started
+        if waited >= 0.1:
+            self.store.add_event(Event(run_id, "settle", now_iso(), {
+                "before": cell.key, "waited_s": round(waited, 3), "rtt_ms": rtt, "idle_rtt_ms": self._idle_rtt.get(key),
+                "settled": rtt is not None and rtt <= SETTLE_FACTOR * self._idle_rtt[key] + SETTLE_SLACK_MS},
+                bringup_id=bringup.id))
 
     def _end_bringup(self, bringup: Bringup, restart_reason: str | None = None) -> None:
         if bringup.ended_at is None:
@@ -465,6 +548,26 @@ def tunnel_facts(client, address: str) -> dict:
     device = route[route.index("dev") + 1]
     mtu = client.run(["cat", f"/sys/class/net/{device}/mtu"], timeout=5, check=False).stdout.strip()
     return {"interface": device, "interface_mtu": int(mtu) if mtu.isdigit() else None}
+
+
+def group_of(cell: Cell) -> tuple[str, str, str]:
+    return cell.technique, cell.impairment.label, cell.measurement
+
+
+def deciding_metric(kind: str) -> str | None:
+    """The metric adaptive repetitions judge a measurement by: its first table column."""
+    columns = MEASUREMENTS[kind].columns if kind in MEASUREMENTS else ()
+    return columns[0].metric if columns else None
+
+
+_PING_TIME = re.compile(r"time=([\d.]+) ms")
+
+
+def ping_once(client, address: str) -> float | None:
+    """One ping's round trip in ms, or None when it was lost."""
+    result = client.run(["ping", "-n", "-c", "1", "-W", "1", address], timeout=5, check=False)
+    found = _PING_TIME.search(result.stdout)
+    return float(found.group(1)) if found else None
 
 
 def wait_reachable(client, address: str, timeout: float) -> None:

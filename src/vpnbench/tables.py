@@ -7,6 +7,7 @@ from rich.table import Table
 
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.records import Bringup, Cell
+from vpnbench.verdicts import Verdicts, verdicts
 
 HOST_COLUMNS = [("client", "client CPU%"), ("server", "server CPU%")]
 
@@ -60,8 +61,11 @@ def technique_table(cells: list[Cell]) -> Table:
     return table
 
 
-def summary_tables(cells: list[Cell]) -> list[Table]:
+def summary_tables(cells: list[Cell], answers: Verdicts | None = None) -> list[Table]:
+    """Per measurement: mean ± sd of its columns and the hosts' CPU, and the first column's cost
+    relative to the baseline ('0.41 ×' or '+0.62'; '*' significant, 'n.d.' not distinguishable)."""
     tables = [technique_table(cells)] if cells else []
+    answers = answers or verdicts(cells)
     for label in dict.fromkeys(c.measurement_label for c in cells):
         mine = [c for c in cells if c.measurement_label == label]
         columns = MEASUREMENTS[mine[0].measurement].columns
@@ -73,6 +77,9 @@ def summary_tables(cells: list[Cell]) -> list[Table]:
         table.add_column("ok/n", justify="right")
         for column in columns:
             table.add_column(column.title, justify="right")
+        relative = columns[0] if columns and answers.baseline else None
+        if relative:
+            table.add_column(f"{relative.title} vs {answers.baseline}", justify="right")
         for _, title in HOST_COLUMNS:
             table.add_column(title, justify="right")
         for technique, impairment in dict.fromkeys((c.technique, c.impairment) for c in mine):
@@ -81,6 +88,8 @@ def summary_tables(cells: list[Cell]) -> list[Table]:
             cells_out = [technique] + ([impairment] if impaired else []) + [f"{len(ok)}/{len(rows)}"]
             cells_out += [mean_sd([c.metrics[col.metric] for c in ok if col.metric in c.metrics], col.scale)
                           for col in columns]
+            if relative:
+                cells_out.append(answers.cost(technique, impairment, label, relative.metric))
             cells_out += [mean_sd([c.hosts[h]["cpu_pct"] for c in ok if h in c.hosts], 1) for h, _ in HOST_COLUMNS]
             table.add_row(*cells_out)
         tables.append(table)

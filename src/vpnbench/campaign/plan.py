@@ -34,8 +34,11 @@ class TechniqueBlock:
     cells: list[Cell]
 
 
-def expand(campaign: Campaign) -> list[TechniqueBlock]:
+def expand(campaign: Campaign, repetitions: range | None = None) -> list[TechniqueBlock]:
+    """Every technique's cells, for the campaign's repetitions (or those given: adaptive
+    repetitions expand one round at a time)."""
     rng = random.Random(campaign.info.seed)
+    repetitions = repetitions or range(1, campaign.info.most_repetitions + 1)
     blocks = []
     for tech in campaign.techniques:
         label = technique_label(tech)
@@ -43,7 +46,7 @@ def expand(campaign: Campaign) -> list[TechniqueBlock]:
             Cell(label, impairment, measurement_label(meas), meas, rep)
             for impairment in campaign.impairments
             for meas in campaign.measurements
-            for rep in range(1, campaign.info.repetitions + 1)
+            for rep in repetitions
         ]
         if campaign.info.order == "shuffled":
             rng.shuffle(cells)

@@ -7,20 +7,27 @@ backend or unit is one line naming the field and the allowed values.
 import dataclasses
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from vpnbench.errors import UserError
 from vpnbench.impair.model import NONE as NO_IMPAIRMENT
 from vpnbench.impair.model import Impairment, ImpairmentParams, expand_impairment
 from vpnbench.impair.spec import SpecError
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.params import Params, validate_model
+from vpnbench.params import Duration, Params, validate_model
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.testbed import TestbedSpec
 
 SECTIONS = ("campaign", "testbed", "technique", "impairment", "measurement")
+
+
+def _repetitions(value):
+    """A whole number of repetitions, or "auto" (repeat until the interval is narrow enough)."""
+    if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10_000):
+        return value
+    raise ValueError(f"{value!r} is not allowed; allowed values: a whole number from 1 to 10000, or 'auto'")
 
 
 class CampaignInfo(BaseModel):
@@ -28,7 +35,31 @@ class CampaignInfo(BaseModel):
 
     name: str = Field("campaign", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     description: str = ""
-    repetitions: int = Field(1, ge=1, le=10_000)
+    repetitions: Annotated[int | str, BeforeValidator(_repetitions)] = 1
+    # repetitions = "auto": each cell is repeated (interleaved across techniques) until the 95 %
+    # confidence interval of its first metric is within ci_target of its mean, at least
+    # min_repetitions and at most max_repetitions times.
+    min_repetitions: int = Field(3, ge=2, le=1000)
+    max_repetitions: int = Field(10, ge=2, le=10_000)
+    ci_target: float = Field(0.05, gt=0, lt=1)  # relative half-width of the 95 % CI
+    # Before each cell, wait until the tunnel's round trip is back near its idle value (bounded by
+    # settle_max), so the queues and TCP state one cell leaves do not leak into the next; 0 turns it off.
+    settle_max: Duration = Field(3.0, ge=0, le=60)
+
+    @model_validator(mode="after")
+    def _repetition_bounds(self):
+        if self.max_repetitions < self.min_repetitions:
+            raise ValueError(f"max_repetitions: {self.max_repetitions} is below min_repetitions "
+                             f"({self.min_repetitions}); allowed: at least min_repetitions")
+        return self
+
+    @property
+    def adaptive(self) -> bool:
+        return self.repetitions == "auto"
+
+    @property
+    def most_repetitions(self) -> int:
+        return self.max_repetitions if self.adaptive else self.repetitions
     order: Literal["sequential", "shuffled"] = "sequential"  # shuffled: random order within a technique
     seed: int = 0
 

@@ -1,0 +1,78 @@
+"""repetitions = "auto": a quiet cell stops at the minimum, a noisy one runs on and says so;
+and the settle step waits out a backlog a cell leaves behind."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import run_cli
+
+CAMPAIGN = """
+[campaign]
+name = "adaptive"
+repetitions = "auto"
+min_repetitions = 3
+max_repetitions = 6
+ci_target = 0.02
+[[technique]]
+kind = "baseline"
+[[measurement]]
+kind = "udp"
+rate = "20M"
+duration = "1s"
+[[measurement]]
+kind = "tcp"
+duration = "1s"
+"""
+
+# Busy for a random 50-400 ms, idle for a random 50-400 ms, on the client's core (CPU 0 when the
+# testbed pins client and server to the two halves): TCP's throughput swings with it, 20 Mbit/s
+# of UDP does not notice.
+HOG = """
+import random, time
+random.seed()
+end = time.monotonic() + 120
+while time.monotonic() < end:
+    busy_until = time.monotonic() + random.uniform(0.05, 0.4)
+    while time.monotonic() < busy_until:
+        pass
+    time.sleep(random.uniform(0.05, 0.4))
+"""
+
+
+@pytest.mark.netns
+def test_auto_repetitions_stop_early_when_quiet_and_run_on_when_noisy(tmp_path, clean_machine):
+    (tmp_path / "c.toml").write_text(CAMPAIGN)
+    hog = subprocess.Popen(["taskset", "-c", "0", sys.executable, "-c", HOG])
+    try:
+        result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
+    finally:
+        hog.kill()
+        hog.wait()
+    assert result.returncode == 0, result.stderr
+    import vpnbench
+
+    results = vpnbench.load(tmp_path / "c.db")
+    runs = results.cells.groupby("measurement_label")["repetition"].max().to_dict()
+    assert runs["udp_20M_1300"] == 3, runs  # quiet: the minimum
+    decisions = {e["detail"]["measurement_label"]: e["detail"]
+                 for e in results.events.query("kind == 'repetitions'").to_dict("records")}
+    assert decisions["udp_20M_1300"]["converged"] and decisions["udp_20M_1300"]["n"] == 3
+    assert runs["tcp"] > 3, runs  # noisy: more repetitions
+    tcp = decisions["tcp"]
+    assert tcp["n"] == runs["tcp"]
+    if not tcp["converged"]:
+        assert tcp["n"] == 6 and "not converged" in result.stderr  # said in the terminal
+    run_cli("export", str(tmp_path / "c.db"), "--format", "json", "-o", str(tmp_path / "c.json"))
+    assert len(json.loads((tmp_path / "c.json").read_text())) == 3 + runs["tcp"]
+
+
+def test_auto_repetition_bounds_are_checked_before_anything_runs(tmp_path):
+    (tmp_path / "c.toml").write_text(CAMPAIGN.replace("max_repetitions = 6", "max_repetitions = 2"))
+    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
+    assert result.returncode == 2
+    assert result.stderr.strip() == ("vpnbench: error: campaign: max_repetitions: 2 is below min_repetitions (3); "
+                                     "allowed: at least min_repetitions")
+    assert not (tmp_path / "c.db").exists()
