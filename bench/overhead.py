@@ -45,7 +45,10 @@ kind = "tcp"
 duration = "3s"
 """
 CELLS, SECONDS = 10, 3.0
-PAIRS = 9
+# The monitor's cost is about 1 %: to see it through this machine's noise (single 3 s pairs spread
+# from 0.52 to 1.82), each run is longer, the order within a pair alternates (so drift does not
+# favour one side), and the spread of the ratios is reported beside their median.
+PAIRS, MONITOR_SECONDS = 12, 8.0
 
 
 def harness_overhead(router: bool) -> tuple[float, float]:
@@ -70,23 +73,27 @@ def monitor_cost() -> dict:
         ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), resources, None)
         tunnel = Baseline(BaselineParams(), ctx).up("kernel")
         ctx = MeasureContext(testbed.client, testbed.server, tunnel, PortAllocator())
-        tcp = Tcp(TcpParams(duration=SECONDS))
+        tcp = Tcp(TcpParams(duration=MONITOR_SECONDS))
         ratios, with_mon, without = [], [], []
-        for _ in range(PAIRS):
-            plain = tcp.run(ctx).metrics["throughput_bps"]
-            monitor = Monitor(testbed.hosts, 0.1)
-            monitor.start()
-            watched = tcp.run(ctx).metrics["throughput_bps"]
-            monitor.stop()
-            without.append(plain)
-            with_mon.append(watched)
-            ratios.append(watched / plain)
+        for pair in range(PAIRS):
+            runs = {}
+            for watched in ((False, True) if pair % 2 == 0 else (True, False)):
+                monitor = Monitor(testbed.hosts, 0.1, sink=lambda points: None) if watched else None
+                if monitor:
+                    monitor.start()
+                runs[watched] = tcp.run(ctx).metrics["throughput_bps"]
+                if monitor:
+                    monitor.stop()
+            without.append(runs[False])
+            with_mon.append(runs[True])
+            ratios.append(runs[True] / runs[False])
         sampler_pct = sampler_cpu(testbed, 1.0, 10.0)
         sampler_pct_10hz = sampler_cpu(testbed, 0.1, 5.0)
     finally:
         testbed.down()
         resources.close()
-    return {"ratio": statistics.median(ratios), "ratios": ratios, "with": statistics.median(with_mon),
+    quartiles = statistics.quantiles(ratios, n=4)
+    return {"ratio": statistics.median(ratios), "ratios": ratios, "q1": quartiles[0], "q3": quartiles[2], "with": statistics.median(with_mon),
             "without": statistics.median(without), "sampler_1hz_pct": sampler_pct, "sampler_10hz_pct": sampler_pct_10hz}
 
 
@@ -114,9 +121,9 @@ by `bench/overhead.py`, all numbers from one run.
 
 | what | measured | target |
 | --- | --- | --- |
-| harness overhead, 10 cells × 3 s TCP (baseline + WireGuard), whole CLI run, client—router—server | wall {wall:.1f} s for {CELLS * SECONDS:.0f} s of traffic → **{100 * overhead:.1f} %** | ≤ 10 % |
-| the same on a direct link (no router: the proof captures on both hosts) | wall {direct_wall:.1f} s → **{100 * direct_overhead:.1f} %**; direct ÷ routed wall **{direct_wall / wall:.3f}** | ≤ 10 % |
-| TCP throughput with monitor at 10 Hz ÷ without (median of {PAIRS} alternating pairs) | {mon['with'] / 1e9:.2f} / {mon['without'] / 1e9:.2f} Gbit/s → **{mon['ratio']:.3f}** (pairs: {', '.join(f'{r:.3f}' for r in mon['ratios'])}) | ≥ 0.98 |
+| harness overhead, 10 cells × 3 s TCP (baseline + WireGuard), whole CLI run, client—router—server | wall {wall:.1f} s for {CELLS * SECONDS:.0f} s of traffic → **{100 * overhead:.1f} %** | ≤ 5 % |
+| the same on a direct link (no router: the proof captures on both hosts) | wall {direct_wall:.1f} s → **{100 * direct_overhead:.1f} %**; direct ÷ routed wall **{direct_wall / wall:.3f}** | ≤ 5 % |
+| TCP throughput with monitor at 10 Hz ÷ without (median of {PAIRS} pairs of {MONITOR_SECONDS:g} s runs, order alternating) | {mon['with'] / 1e9:.2f} / {mon['without'] / 1e9:.2f} Gbit/s → **{mon['ratio']:.3f}**, quartiles {mon['q1']:.3f}–{mon['q3']:.3f} (pairs: {', '.join(f'{r:.3f}' for r in mon['ratios'])}) | ≥ 0.99 |
 | sampler CPU at 1 Hz | **{mon['sampler_1hz_pct']:.2f} %** of one core | ≤ 1 % |
 | sampler CPU at 10 Hz (for reference) | {mon['sampler_10hz_pct']:.2f} % of one core | – |
 

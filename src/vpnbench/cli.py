@@ -1,6 +1,7 @@
 """The `vpnbench` command."""
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -166,8 +167,10 @@ def cmd_run(campaign: Campaign, db_path: Path, resume: bool, report: Path | None
     created = not db_path.exists()
     store = Store(db_path)
     try:
+        # The summary after the run needs pandas and scipy (~1 s to import): the runner imports them
+        # while it builds the testbed (which mostly waits on `ip` and daemons), not after the last cell.
         outcome = Runner(campaign, store, resume=resume, console=err_console, skip_unavailable=skip_unavailable,
-                         ask=ask_user).run()
+                         ask=ask_user, meanwhile=lambda: importlib.import_module("vpnbench.verdicts")).run()
         cells = store.cells(outcome.run_id)
         answers = verdicts(cells)
         for table in summary_tables(cells, answers):

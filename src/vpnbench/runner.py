@@ -11,6 +11,7 @@ import os
 import platform
 import re
 import signal
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -21,15 +22,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from vpnbench import __version__
 from vpnbench.campaign import Campaign, Cell, TechniqueBlock, expand
-from vpnbench.errors import MeasurementError, TestbedError, UserError, VpnbenchError
+from vpnbench.errors import MeasurementError, TechniqueError, TestbedError, UserError, VpnbenchError
 from vpnbench.impair.backends import ImpairmentBackend, LinkemBackend, NetemBackend, linkem_binary
 from vpnbench.impair.model import Impairment
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.measure.base import MeasureContext, PortAllocator
 from vpnbench.hostfacts import collect_host_facts
+from vpnbench.hosts.base import CommandFailed
 from vpnbench.monitor import Monitor
 from vpnbench.probe import LocalKernelProbe, has_qdisc
-from vpnbench.quality import Decision, converged
 from vpnbench.resources import RunResources
 from vpnbench.records import Bringup, Event, Run, now_iso
 from vpnbench.records import Cell as CellRecord
@@ -134,8 +135,11 @@ def stop_signals_raise():
 
 class Runner:
     def __init__(self, campaign: Campaign, store: Store, resume: bool = False, console: Console | None = None,
-                 skip_unavailable: bool = False, ask=None):
+                 skip_unavailable: bool = False, ask=None, meanwhile=None):
         self.campaign = campaign
+        # Work for idle moments (e.g. imports the summary needs): run in a thread while the testbed
+        # is built, finished before the first cell so it never competes with a measurement.
+        self.meanwhile = threading.Thread(target=meanwhile, daemon=True) if meanwhile else None
         self.skip_unavailable = skip_unavailable
         self.ask = ask  # asks the user a yes/no question (an interactive terminal), or None
         self.store = store
@@ -158,6 +162,8 @@ class Runner:
                 resources.close()
 
     def _run(self, resources: RunResources) -> RunOutcome:
+        if self.meanwhile is not None:
+            self.meanwhile.start()
         testbed, probe, backends, impair_backend = self._prepare(resources)
         run_id = (self.store.latest_run(self.campaign.name) if self.resume else None)
         done = self.store.done_keys(run_id) if run_id else set()
@@ -178,6 +184,8 @@ class Runner:
         status = "failed"
         try:
             self._set_up(testbed, impair_backend, run_id)
+            if self.meanwhile is not None:
+                self.meanwhile.join(timeout=30)
             with self._progress(todo) as progress:
                 for round_blocks in self._rounds(run_id):
                     for block, backend in zip(round_blocks, backends):
@@ -218,8 +226,11 @@ class Runner:
                 return
             yield blocks
 
-    def _convergence(self, run_id: str) -> dict[tuple[str, str, str], Decision]:
-        """Each (technique, impairment, measurement) group's stop decision on its first column's metric."""
+    def _convergence(self, run_id: str) -> dict:
+        """Each (technique, impairment, measurement) group's stop decision (quality.Decision) on its
+        first column's metric."""
+        from vpnbench.quality import converged  # noqa: PLC0415 - numpy/pandas only for adaptive runs
+
         info = self.campaign.info
         values: dict[tuple[str, str, str], list[float]] = {}
         for cell in self.store.cells(run_id):
@@ -426,6 +437,9 @@ class Runner:
             reason = str(exc) if isinstance(exc, (VpnbenchError, OSError)) else f"{type(exc).__name__}: {exc}"
             bringup.error = f"bring-up failed: {reason}"
             bringup.evidence = self._evidence(technique, testbed)
+            if isinstance(exc, CommandFailed):  # the whole output of the command that failed, not its last line
+                result = exc.result
+                bringup.evidence[f"failed command: {' '.join(result.argv)}"] = (result.stdout + result.stderr)[-8000:]
             technique.down()
             bringup.ended_at = now_iso()
         self.store.save_bringup(bringup)
