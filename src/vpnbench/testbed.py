@@ -156,6 +156,12 @@ class Testbed:
         return {}
 
     @property
+    def setup_timeout_scale(self) -> float:
+        """Bring-up deadlines (the runner's SETUP_TIMEOUT) are multiplied by this: 1 natively,
+        4 inside a TCG-emulated kernel VM, where every packet and daemon start is slower."""
+        return 4.0 if os.environ.get("VPNBENCH_VM_ACCEL") == "TCG" else 1.0
+
+    @property
     def client(self) -> Host:
         return self.hosts["client"]
 
