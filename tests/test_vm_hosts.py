@@ -67,6 +67,9 @@ def test_doctor_testbed_reports_the_kernel_data_paths_in_the_vms(tmp_path, clean
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(proc.stdout)
     assert report["facts"]["accel"].startswith(("KVM", "TCG"))
+    facts = report["facts"]
+    assert facts["accel_reason"], facts  # why KVM or TCG: proven by a probe boot, or asked for
+    assert facts["setup_timeout_scale"] == (1.0 if facts["accel"] == "KVM" else 4.0), facts
     assert set(report["hosts"]) == {"client", "server"}
     for row in report["hosts"].values():
         for capability in ("kernel wireguard", "kernel macsec", "netem", "esp (xfrm)", "tun"):
@@ -161,3 +164,24 @@ def test_kill9_then_cleanup_removes_vms_namespace_and_keys(tmp_path, clean_machi
     assert leftovers() == []
     time.sleep(1)
     assert _vm_pid(2201) is None and _vm_pid(2202) is None  # no VM outlives its run
+
+
+def test_kvm_asked_for_on_guests_that_never_boot_fails_at_the_watchdog_in_one_line(tmp_path, clean_machine):
+    """As on nested cloud VMs: QEMU runs with accel=kvm, the guest never leaves the firmware."""
+    from test_kernelvm import HANGING_KVM
+
+    needs_qemu()
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "qemu-system-x86_64").write_text(HANGING_KVM)
+    (bindir / "qemu-system-x86_64").chmod(0o755)
+    path = write(tmp_path, "tb.toml", TESTBED.format(router="false") + 'accel = "kvm"\n')
+    started = time.monotonic()
+    proc = run_cli("doctor", "--testbed", str(path), "--json", timeout=300,
+                   env={**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    error = json.loads(proc.stdout)["error"]
+    assert time.monotonic() - started < 30 + 60  # the KVM watchdog, not boot_timeout (300 s)
+    assert error.startswith("VM client did not boot within 30 s under KVM (the firmware ran"), error
+    assert 'accel = "tcg"' in error and "\n" not in error and "\x1b" not in error, repr(error)
+    assert leftovers() == []
