@@ -86,7 +86,7 @@ def test_a_silent_hung_guest_hits_the_time_limit(tmp_path):
     started = time.monotonic()
     with pytest.raises(VmError, match="time limit"):
         run_in_vm(["sleep", "600"], memory_mb=256, timeout=15, log=io.StringIO())
-    assert time.monotonic() - started < 30
+    assert time.monotonic() - started < 15 + 45  # the limit, plus building the initramfs on a busy host
     assert subprocess.run(["pgrep", "-f", "qemu-system-x86_64"], capture_output=True).stdout == b""
 
 
