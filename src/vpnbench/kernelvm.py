@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from vpnbench.vmaccel import QEMU, Accel, BootWatch, accel_argv, choose, clean_console, die_with_parent
+from vpnbench.vmaccel import QEMU, BootWatch, accel_argv, choose, die_with_parent
 
 INIT_MODULES = ("virtio_pci", "9pnet_virtio", "9p", "overlay")
 DECOMPRESS = {".xz": ["xz", "-dc"], ".zst": ["zstd", "-qdc"]}  # distributions that compress modules
@@ -205,18 +205,12 @@ def _stream_until(proc: subprocess.Popen, deadline: float, log, watch: BootWatch
             if not chunk:
                 proc.wait(10)
                 if not watch.booted:
-                    raise VmError(f"the VM exited ({proc.returncode}) before its kernel booted: "
-                                  f"{_last_line(clean_console(watch.text))}")
+                    raise VmError(watch.exited_message(proc.returncode))
                 return
             text = chunk.decode(errors="replace")
             watch.feed(text)
             log.write(text)
             log.flush()
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "no output"
 
 
 def main(argv: list[str] | None = None) -> int:

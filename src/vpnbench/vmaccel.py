@@ -221,6 +221,12 @@ class BootWatch:
     def expired(self) -> bool:
         return not self.booted and time.monotonic() - self.started > self.limit
 
+    def exited_message(self, returncode: int | None, console: str | None = None) -> str:
+        """QEMU ended before the guest booted (e.g. KVM refused this CPU model)."""
+        line = _last_line(clean_console(self.text if console is None else console))
+        way_out = f"; {WAY_OUT}" if self.accel.kvm else ""
+        return f"{self.what} stopped before its kernel booted under {self.accel.name} (QEMU exit {returncode}): {line}{way_out}"
+
     def message(self) -> str:
         stage = _stage(clean_console(self.text))
         if self.accel.kvm:

@@ -188,6 +188,9 @@ class VmTestbed(SshTestbed):
         while True:
             self._check_boots()
             if not self.watches[role].booted:
+                if time.monotonic() > deadline:  # boot_timeout shorter than the watchdog
+                    raise VmError(f"VM {role} did not boot within boot_timeout ({self.spec.vm.boot_timeout:g} s) "
+                                  f"under {self.accel.name}")
                 time.sleep(0.5)  # no sshd before init: an ssh attempt would only wait for its banner
                 continue
             try:
@@ -202,13 +205,15 @@ class VmTestbed(SshTestbed):
     def _check_boots(self) -> None:
         """Every VM, not just the one waited on: a dead QEMU or a guest that never booted fails now."""
         for role, watch in self.watches.items():
-            if self.qemu[role].poll() is not None:
-                raise VmError(f"VM {role} stopped while booting (QEMU exit {self.qemu[role].returncode}): "
-                              f"{self.console_tail(role, 1) or 'no console output'}")
             if not watch.booted:
                 watch.replace(self._console(role))
-                if watch.expired():
-                    raise VmError(watch.message())
+            if self.qemu[role].poll() is not None:
+                if not watch.booted:
+                    raise VmError(watch.exited_message(self.qemu[role].returncode, self._console(role)))
+                raise VmError(f"VM {role} stopped after booting (QEMU exit {self.qemu[role].returncode}): "
+                              f"{self.console_tail(role, 1) or 'no console output'}")
+            if watch.expired():
+                raise VmError(watch.message())
 
     def _console(self, role: str) -> str:
         try:
