@@ -62,7 +62,7 @@ def test_vm_dies_with_a_killed_caller():
         pytest.fail(reason)
     caller = subprocess.Popen([sys.executable, "-m", "vpnbench.kernelvm", "--memory", "256", "--", "sleep", "120"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60  # initramfs build and, uncached, a KVM probe boot first
     while not subprocess.run(["pgrep", "-P", str(caller.pid), "qemu-system"], capture_output=True).stdout:
         assert time.monotonic() < deadline, "the VM never started"
         time.sleep(0.2)
