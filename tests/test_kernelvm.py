@@ -218,10 +218,3 @@ def test_kvm_asked_for_on_a_guest_that_never_boots_fails_in_one_clear_line(tmp_p
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("vpnbench-vm: error: the VM did not boot within 30 s under KVM"), proc.stderr
     assert subprocess.run(["pgrep", "-f", "qemu-system-x86_64"], capture_output=True).stdout == b""
-
-
-def test_console_escape_codes_never_reach_a_message():
-    from vpnbench.vmaccel import clean_console
-
-    raw = "\x1bc\x1b[?7l\x1b[2J\x1b[0mSeaBIOS (version 1.16.2)\r\nBooting from ROM...\r\n\x1b[2J"
-    assert clean_console(raw) == "SeaBIOS (version 1.16.2)\nBooting from ROM...\n"
