@@ -226,6 +226,13 @@ class VmTestbed(SshTestbed):
         text = clean_console(self._console(role))
         return "\n".join(line for line in text.strip().splitlines()[-lines:] if line.strip())
 
+    def evidence(self) -> dict[str, str]:
+        """The ssh testbed's dumps plus each VM's console (kernel warnings, a guest oops)."""
+        found = super().evidence()
+        for role in self.hosts:
+            found[f"{role}: console"] = self.console_tail(role, 40)[-4096:] or "(no console output)"
+        return found
+
     # -- shutdown --------------------------------------------------------------------------
     def down(self) -> None:
         """Close the ssh side, then stop the VMs (bounded: SIGTERM, then SIGKILL) and their namespace.
