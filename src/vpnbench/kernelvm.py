@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from vpnbench.errors import TestbedError
 from vpnbench.vmaccel import QEMU, BootWatch, accel_argv, choose, die_with_parent
 
 INIT_MODULES = ("virtio_pci", "9pnet_virtio", "9p", "overlay")
@@ -66,8 +67,8 @@ sleep 30
 """
 
 
-class VmError(RuntimeError):
-    pass
+class VmError(TestbedError):
+    """The VM could not boot or run: one line (the runner stops cleanly, the CLI exits 1)."""
 
 
 _die_with_parent = die_with_parent  # the name hosts/vm.py and older callers import
