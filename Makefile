@@ -3,6 +3,8 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# The kernel VM's accelerator: auto (KVM when a probe boot proves it works here, else TCG), kvm, tcg.
+ACCEL ?= auto
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 .PHONY: all deps demo test test-host test-kernel test-unit bench clean
@@ -40,7 +42,7 @@ test-host: deps kernel-deps browser-deps
 # Tests marked `vm`, inside a QEMU VM booting the distribution kernel (netem, kernel
 # WireGuard, ...) with this machine's root filesystem read-only over 9p.
 test-kernel: deps kernel-deps
-	flock /run/vpnbench-tests.lock $(BIN)/python -m vpnbench.kernelvm --timeout 1500 -- $(BIN)/python -m pytest -q --color=no -p no:cacheprovider -m vm tests
+	flock /run/vpnbench-tests.lock $(BIN)/python -m vpnbench.kernelvm --timeout 1500 --accel $(ACCEL) -- $(BIN)/python -m pytest -q --color=no -p no:cacheprovider -m vm tests
 	$(BIN)/python -m pytest -q -m vmtestbed tests
 
 .PHONY: kernel-deps browser-deps

@@ -68,7 +68,8 @@ def test_smoke_campaign_end_to_end(tmp_path, clean_machine):
     ping = by[("wireguard", "ping")]["metrics"]
     # per-packet times and the summary line are printed with different precision
     assert 0 < ping["rtt_min_ms"] <= ping["rtt_p50_ms"] + 0.01 <= ping["rtt_p99_ms"] + 0.02 <= ping["rtt_max_ms"] + 0.03
-    assert ping["rtt_avg_ms"] > by[("baseline", "ping")]["metrics"]["rtt_avg_ms"]
+    # minima: a burst of scheduler noise in the baseline's pings could lift its mean above WireGuard's
+    assert ping["rtt_min_ms"] > by[("baseline", "ping")]["metrics"]["rtt_min_ms"]
     if backend == "userspace":  # wireguard-go's CPU shows up on both hosts, by name
         assert by[("wireguard", "tcp")]["hosts"]["client"]["procs_cpu_pct"].get("wireguard-go", 0) > 1
         assert by[("wireguard", "tcp")]["hosts"]["server"]["procs_cpu_pct"].get("wireguard-go", 0) > 1

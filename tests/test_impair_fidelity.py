@@ -24,6 +24,7 @@ from vpnbench.runner import make_impairer
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.baseline import Baseline, BaselineParams
 from vpnbench.testbed import Testbed, TestbedSpec
+from timing import P50_SLACK_MS, SLOWNESS, assert_delay_added
 
 pytestmark = pytest.mark.netns
 
@@ -70,23 +71,33 @@ def link(request):
 
 
 @pytest.fixture
-def base_rtt(link) -> float:
+def base(link) -> dict:
+    """Ping metrics of the link without impairment: the floor delays are measured from."""
     link.set()
-    return link.ping(50)[0]["rtt_p50_ms"]
+    return link.ping(50)[0]
 
 
-def test_delay_both_directions(link, base_rtt):
+def test_delay_both_directions(link, base):
     link.set("delay 10ms", "delay 10ms")
     metrics, _ = link.ping(100)
-    assert 19.0 < metrics["rtt_p50_ms"] - base_rtt < 21.5, (metrics, base_rtt)
+    assert_delay_added(metrics, base, 20)
 
 
-def test_jitter_normal(link, base_rtt):
+def robust_sd(samples: list[float]) -> float:
+    """The standard deviation a normal distribution with these quartiles has: a few samples
+    held up by the scheduler move it little (stdev squares them)."""
+    q1, _, q3 = statistics.quantiles(samples, n=4)
+    return (q3 - q1) / 1.349
+
+
+def test_jitter_normal(link, base):
     link.set("delay 20ms 5ms distribution normal")
     _, samples = link.ping(300, 0.005)
-    sd = statistics.stdev(samples)
-    assert 3.5 < sd < 6.5, sd  # the configured 5 ms, one direction
-    assert 17 < statistics.median(samples) - base_rtt < 23
+    sd = robust_sd(samples)
+    assert 3.5 < sd < 6.5 + (SLOWNESS - 1), sd  # the configured 5 ms, one direction
+    # noise only adds delay: the median cannot fall below 20 ms over the floor, less sampling error
+    added = statistics.median(samples) - base["rtt_min_ms"]
+    assert 17 < added < 20 + 3 + P50_SLACK_MS * SLOWNESS, added
 
 
 # Loss and corruption are counted with ping, which has no control connection: iperf3's
@@ -125,10 +136,10 @@ def test_duplicate(link):
     assert metrics["loss_pct"] == 0
 
 
-def test_reorder_sends_some_packets_at_once(link, base_rtt):
+def test_reorder_sends_some_packets_at_once(link, base):
     link.set("delay 10ms reorder 50%")
     _, samples = link.ping(200, 0.02)
-    immediate = sum(1 for rtt in samples if rtt < base_rtt + 5) / len(samples)
+    immediate = sum(1 for rtt in samples if rtt < base["rtt_p50_ms"] + 5) / len(samples)
     assert 0.35 < immediate < 0.65, immediate
 
 
@@ -144,11 +155,13 @@ def test_rate(link, mbit):
     bps = link.tcp()
     # Both charge every wire frame (netem once the backend limits GSO on the senders), so TCP
     # goodput tops out at 1448/1514 = 0.956 of the rate.
-    assert 0.85 * mbit * 1e6 < bps <= 1.01 * mbit * 1e6, bps
+    # The cap is the exact bound (no host can beat it); a busy host's TCP only falls short of it.
+    floor = 0.85 if SLOWNESS == 1 else 0.7
+    assert floor * mbit * 1e6 < bps <= 1.01 * mbit * 1e6, bps
     assert link.impairer.facts().get("gso_max_segs_1", True)
 
 
-def test_asymmetric_link(link, base_rtt):
+def test_asymmetric_link(link, base):
     link.set("delay 30ms", "")
     metrics, _ = link.ping(20, 0.05)
-    assert 29 < metrics["rtt_p50_ms"] - base_rtt < 32, metrics
+    assert_delay_added(metrics, base, 30)

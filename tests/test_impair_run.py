@@ -1,11 +1,11 @@
 """Impairments wired into real runs: linkem on this kernel, netem's commands checked as text."""
 
 import json
-import os
 
 import pytest
 
 from conftest import run_cli
+from timing import SLOWNESS, assert_delay_added
 from vpnbench.hosts.base import CommandResult
 from vpnbench.impair.backends import NetemBackend, linkem_binary
 from vpnbench.impair.model import ImpairmentParams, expand_impairment
@@ -58,17 +58,16 @@ def test_impairments_change_in_place_and_are_recorded(tmp_path, clean_machine, r
     for cell in cells.values():
         assert cell["impairment_params"]["backend"] == backend
     for technique in ("baseline", "wireguard"):
-        # Both directions delayed: +20 ms round trip over the same path without delay.
-        added = cells[(technique, "delay 10ms")]["metrics"]["rtt_p50_ms"] - cells[(technique, "delay 0ms")]["metrics"]["rtt_p50_ms"]
-        # A TCG guest (the kernel VM) adds scheduling noise of its own to the medians.
-        slack = 4.0 if os.environ.get("VPNBENCH_IN_VM") else 2.0
-        assert 19.0 < added < 20.0 + slack, added
-        assert cells[(technique, "lossy uplink")]["metrics"]["rtt_p50_ms"] < 10
+        # Both directions delayed: +20 ms round trip over the same path without delay (minima:
+        # a TCG guest's scheduling noise pushed the medians' difference to +28.78 ms once).
+        assert_delay_added(cells[(technique, "delay 10ms")]["metrics"], cells[(technique, "delay 0ms")]["metrics"], 20)
+        lossy = cells[(technique, "lossy uplink")]["metrics"]
+        assert lossy["rtt_min_ms"] < 10 and lossy["rtt_p50_ms"] < 10 * SLOWNESS, lossy  # loss adds no delay
         loss = cells[(technique, "lossy uplink")]["metrics"]["loss_pct"]
         assert 5 <= loss <= 36, loss  # 20 % of 100 pings (sd 4): ±3.75 sd
         assert cells[(technique, "delay 0ms")]["metrics"]["loss_pct"] == 0
         # The wire proof and set-up time were taken without impairment.
-        assert cells[(technique, "delay 10ms")]["metrics"]["setup_time_s"] < 5
+        assert cells[(technique, "delay 10ms")]["metrics"]["setup_time_s"] < 5 * SLOWNESS
     if router == "true":
         procs = cells[("baseline", "delay 10ms")]["hosts"]["router"]["procs_cpu_pct"]
         assert backend != "linkem" or "vpnbench-linkem" in procs

@@ -13,6 +13,7 @@ from vpnbench.runner import wait_reachable
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.openvpn import AEAD, CBC, OpenVPN, OpenVPNParams, parse_negotiated, static_key_file
 from vpnbench.tools import which
+from timing import SLOWNESS
 
 needs_openvpn = pytest.mark.skipif(not which("openvpn"), reason="openvpn not installed (apt-get install openvpn)")
 
@@ -119,7 +120,7 @@ def test_every_cipher_transport_mode_passes_traffic_and_the_proof(tmp_path, clea
         assert cell["wire_check"] == "encrypted", label
         assert cell["technique_params"]["backend"] == "userspace"
         assert cell["negotiated"]["cipher"] == cell["technique_params"]["cipher"], label
-        assert 0 < cell["metrics"]["setup_time_s"] < 15
+        assert 0 < cell["metrics"]["setup_time_s"] < 15 * SLOWNESS
         assert all("openvpn" in cell["hosts"][role]["procs_cpu_pct"] for role in ("client", "server"))
         if cell["technique_params"]["mode"] == "static":
             assert "deprecated" in cell["negotiated"]["warning"]
@@ -167,7 +168,9 @@ def test_tcp_nodelay_is_set_on_both_daemons_and_keeps_latency_low_after_a_flood(
     negotiated = {c["technique"]: c["negotiated"]["tcp_nodelay"] for c in cells}
     assert negotiated == {"nagle": False, "nodelay": True}
     ping = {c["technique"]: c["metrics"] for c in cells if c["measurement"] == "ping"}
-    assert ping["nodelay"]["rtt_p50_ms"] < 2, ping
+    # Nagle's hold is 10-13 ms a ping: the floor shows its absence, the median (which a busy
+    # host pushes up) only has to stay below the hold
+    assert ping["nodelay"]["rtt_min_ms"] < 2 and ping["nodelay"]["rtt_p50_ms"] < 8, ping
 
 
 def _toml(data: dict) -> str:

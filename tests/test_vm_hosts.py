@@ -67,6 +67,9 @@ def test_doctor_testbed_reports_the_kernel_data_paths_in_the_vms(tmp_path, clean
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(proc.stdout)
     assert report["facts"]["accel"].startswith(("KVM", "TCG"))
+    facts = report["facts"]
+    assert facts["accel_reason"], facts  # why KVM or TCG: proven by a probe boot, or asked for
+    assert facts["setup_timeout_scale"] == (1.0 if facts["accel"] == "KVM" else 4.0), facts
     assert set(report["hosts"]) == {"client", "server"}
     for row in report["hosts"].values():
         for capability in ("kernel wireguard", "kernel macsec", "netem", "esp (xfrm)", "tun"):
@@ -161,3 +164,89 @@ def test_kill9_then_cleanup_removes_vms_namespace_and_keys(tmp_path, clean_machi
     assert leftovers() == []
     time.sleep(1)
     assert _vm_pid(2201) is None and _vm_pid(2202) is None  # no VM outlives its run
+
+
+def test_kvm_asked_for_on_guests_that_never_boot_fails_at_the_watchdog_in_one_line(tmp_path, clean_machine):
+    """As on nested cloud VMs: QEMU runs with accel=kvm, the guest never leaves the firmware."""
+    from test_kernelvm import HANGING_KVM
+
+    needs_qemu()
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "qemu-system-x86_64").write_text(HANGING_KVM)
+    (bindir / "qemu-system-x86_64").chmod(0o755)
+    path = write(tmp_path, "tb.toml", TESTBED.format(router="false") + 'accel = "kvm"\n')
+    started = time.monotonic()
+    proc = run_cli("doctor", "--testbed", str(path), "--json", timeout=300,
+                   env={**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    error = json.loads(proc.stdout)["error"]
+    assert time.monotonic() - started < 30 + 60  # the KVM watchdog, not boot_timeout (300 s)
+    assert error.startswith("VM client did not boot within 30 s under KVM (the firmware ran"), error
+    assert 'accel = "tcg"' in error and "\n" not in error and "\x1b" not in error, repr(error)
+    assert leftovers() == []
+
+
+UDP_RECEIVER = r"""
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", 9999))
+s.settimeout(20)
+got = []
+try:
+    while True:
+        got.append(s.recv(2048).decode())
+        s.settimeout(3)
+except socket.timeout:
+    pass
+print(" ".join(got))
+"""
+# good datagrams through the stack (checksummed as the guest and its NIC do it), then the
+# same by hand with a wrong UDP checksum: a raw IPPROTO_UDP socket sends our header as is
+UDP_SENDER = r"""
+import socket, struct, sys, time
+dst = sys.argv[1]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(20):
+    s.sendto(f"good{i}".encode(), (dst, 9999)); time.sleep(0.02)
+raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_UDP)
+for i in range(20):
+    payload = f"bad{i}".encode()
+    raw.sendto(struct.pack("!HHHH", 40000, 9999, 8 + len(payload), 0x1234) + payload, (dst, 0)); time.sleep(0.02)
+"""
+
+
+def udp_csum_errors(host) -> int:
+    lines = [line.split() for line in host.run(["cat", "/proc/net/snmp"]).stdout.splitlines() if line.startswith("Udp:")]
+    return int(lines[1][lines[0].index("InCsumErrors")])
+
+
+def test_udp_checksums_hold_across_the_router_vm(tmp_path, clean_machine):
+    """The underlay between VMs is two QEMU socket netdevs and a forwarding guest. Checksum
+    offload on such a link (no virtio-net header to carry "checksum pending") delivers UDP with
+    wrong checksums, which the receiver drops silently: WireGuard then never hears a handshake.
+    Every good datagram must arrive with its checksum intact; the wrong ones are the negative
+    control (the server really checks, and counts what it drops)."""
+    from vpnbench.resources import RunResources
+    from vpnbench.testbed import TestbedSpec, VmSettings, make_testbed
+
+    needs_qemu()
+    resources = RunResources()
+    testbed = make_testbed(TestbedSpec(kind="vm", router=True, vm=VmSettings(memory_mb=768)), resources)
+    try:
+        testbed.connect()
+        testbed.up()
+        client, server = testbed.client, testbed.server
+        before = udp_csum_errors(server)
+        receiver = server.spawn(["python3", "-c", UDP_RECEIVER], name="udprecv")
+        time.sleep(2)
+        client.run(["python3", "-c", UDP_SENDER, testbed.underlay_addr("server", "ipv4")], timeout=60)
+        receiver.wait(40)
+        got = receiver.output().split()
+        errors = udp_csum_errors(server) - before
+    finally:
+        testbed.down()
+        resources.close()
+    assert sorted(got) == sorted(f"good{i}" for i in range(20)), got  # all good ones, no bad one
+    assert errors == 20, errors
+    assert leftovers() == []

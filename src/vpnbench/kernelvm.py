@@ -7,28 +7,33 @@ filesystem read-only over 9p under a tmpfs overlay (so the guest sees the same p
 virtualenv and checkout, and its writes vanish with it), runs one command as root and
 powers off. Its exit code comes back through a small writable 9p share.
 
-    python -m vpnbench.kernelvm [--memory MB] [--cpus N] [--timeout S] [--writable DIR] -- COMMAND...
+    python -m vpnbench.kernelvm [--memory MB] [--cpus N] [--timeout S] [--accel auto|kvm|tcg]
+                                [--writable DIR] -- COMMAND...
 
-KVM is used when it works for a guest, TCG otherwise (functional, not performance).
+KVM is used when a probe boot proves it runs this guest, TCG otherwise (functional, not
+performance); see vmaccel.py. A guest that does not boot fails in seconds, not at --timeout.
 """
 
 import argparse
-import ctypes
 import os
 import re
 import select
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from vpnbench.errors import TestbedError
+from vpnbench.vmaccel import QEMU, BootWatch, accel_argv, choose, die_with_parent
+
 INIT_MODULES = ("virtio_pci", "9pnet_virtio", "9p", "overlay")
 DECOMPRESS = {".xz": ["xz", "-dc"], ".zst": ["zstd", "-qdc"]}  # distributions that compress modules
+# The init's first line is vmaccel.INIT_MARKER: the proof that the kernel booted.
 INIT = r"""#!/bin/busybox sh
+echo "vpnbench-vm: init"
 /bin/busybox mkdir -p /sbin /usr/bin /usr/sbin
 /bin/busybox --install -s
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
@@ -62,13 +67,11 @@ sleep 30
 """
 
 
-class VmError(RuntimeError):
-    pass
+class VmError(TestbedError):
+    """The VM could not boot or run: one line (the runner stops cleanly, the CLI exits 1)."""
 
 
-def _die_with_parent() -> None:
-    """The VM must not outlive a killed caller (kill -9 included): PR_SET_PDEATHSIG."""
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
+_die_with_parent = die_with_parent  # the name hosts/vm.py and older callers import
 
 
 def find_kernel() -> str:
@@ -123,25 +126,8 @@ def build_initramfs(version: str, directory: Path) -> Path:
     return image
 
 
-def kvm_usable() -> bool:
-    """Does KVM start a guest here? (/dev/kvm can exist yet refuse, e.g. under nested virtualisation.)"""
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
-        return False
-    try:
-        proc = subprocess.run(["timeout", "3", "qemu-system-x86_64", "-machine", "q35,accel=kvm", "-cpu", "host",
-                               "-m", "64", "-display", "none", "-serial", "none", "-monitor", "none", "-no-reboot"],
-                              capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return proc.returncode == 124  # still running when timeout stopped it: the guest started
-
-
-def accel_argv(kvm: bool) -> list[str]:
-    return ["-machine", "q35,accel=kvm", "-cpu", "host"] if kvm else ["-machine", "q35,accel=tcg", "-cpu", "max"]
-
-
-def accel_note(kvm: bool) -> str:
-    return "KVM" if kvm else "TCG (functional, not performance)"
+def kernel_path(version: str) -> str:
+    return f"/boot/vmlinuz-{version}"
 
 
 def write_guest_script(share: Path, command: list[str], cwd: str | None = None, env: dict[str, str] | None = None,
@@ -160,8 +146,8 @@ def qemu_argv(version: str, image: Path, share: Path, memory_mb: int, cpus: int,
               writable: list[str] = ()) -> list[str]:
     """Boot the distribution kernel on the host root (9p, read-only) with share as /vmshare;
     no network unless the caller adds -netdev/-device arguments."""
-    argv = ["qemu-system-x86_64", *accel_argv(kvm), "-m", str(memory_mb), "-smp", str(cpus), "-nographic",
-            "-no-reboot", "-kernel", f"/boot/vmlinuz-{version}", "-initrd", str(image),
+    argv = [QEMU, *accel_argv(kvm), "-m", str(memory_mb), "-smp", str(cpus), "-nographic",
+            "-no-reboot", "-kernel", kernel_path(version), "-initrd", str(image),
             "-append", "console=ttyS0 quiet panic=-1 oops=panic",
             "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
             "-virtfs", f"local,path={share},mount_tag=vmshare,security_model=none,multidevs=remap",
@@ -173,27 +159,28 @@ def qemu_argv(version: str, image: Path, share: Path, memory_mb: int, cpus: int,
 
 def run_in_vm(command: list[str], memory_mb: int = 2048, cpus: int = 2, timeout: float = 1200,
               cwd: str | None = None, env: dict[str, str] | None = None, writable: list[str] = (),
-              log=sys.stdout) -> int:
+              log=sys.stdout, accel: str = "auto") -> int:
     """Boot, run command as root, power off; returns its exit code. Directories in writable
-    are shared read-write at the same path, so results written there reach the host."""
+    are shared read-write at the same path, so results written there reach the host.
+    accel: "auto" (KVM when a probe boot proves it, else TCG), "kvm" or "tcg"."""
     version = find_kernel()
-    kvm = kvm_usable()
-    log.write(f"vpnbench-vm: kernel {version}, {accel_note(kvm)}\n")
     with tempfile.TemporaryDirectory(prefix="vpnbench-vm-") as tmp:
         work = Path(tmp)
         share = work / "share"
         share.mkdir()
         image = build_initramfs(version, work)
+        chosen = choose(accel, kernel_path(version), image)
+        log.write(f"vpnbench-vm: kernel {version}, {chosen.note}: {chosen.reason}\n")
         # The guest learns how it is emulated, so results can say "TCG: functional, not performance".
-        env = {"VPNBENCH_VM_ACCEL": "KVM" if kvm else "TCG", **(env or {})}
+        env = {"VPNBENCH_VM_ACCEL": chosen.name, **(env or {})}
         exports = [os.path.abspath(d) for d in writable]
         write_guest_script(share, command, cwd, env, exports)
-        argv = qemu_argv(version, image, share, memory_mb, cpus, kvm, exports)
+        argv = qemu_argv(version, image, share, memory_mb, cpus, chosen.kvm, exports)
         deadline = time.monotonic() + timeout
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 preexec_fn=_die_with_parent)
         try:
-            _stream_until(proc, deadline, log)
+            _stream_until(proc, deadline, log, BootWatch(chosen, "the VM"))
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -204,19 +191,26 @@ def run_in_vm(command: list[str], memory_mb: int = 2048, cpus: int = 2, timeout:
         return int(rc_file.read_text().strip() or 1)
 
 
-def _stream_until(proc: subprocess.Popen, deadline: float, log) -> None:
-    """Copy the console to log until the VM exits; a silent, hung guest still hits the deadline."""
+def _stream_until(proc: subprocess.Popen, deadline: float, log, watch: BootWatch) -> None:
+    """Copy the console to log until the VM exits; a guest that does not boot fails at the
+    watchdog, a silent, hung one at the deadline."""
     fd = proc.stdout.fileno()
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
             raise VmError("VM still running at its time limit")
+        if watch.expired():
+            raise VmError(watch.message())
         if select.select([fd], [], [], min(left, 1.0))[0]:
             chunk = os.read(fd, 65536)
             if not chunk:
                 proc.wait(10)
+                if not watch.booted:
+                    raise VmError(watch.exited_message(proc.returncode))
                 return
-            log.write(chunk.decode(errors="replace"))
+            text = chunk.decode(errors="replace")
+            watch.feed(text)
+            log.write(text)
             log.flush()
 
 
@@ -225,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory", type=int, default=2048, help="guest memory in MB")
     parser.add_argument("--cpus", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=1200, help="seconds")
+    parser.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
+                        help="auto: KVM when a probe boot proves it works here, else TCG")
     parser.add_argument("--writable", action="append", default=[], metavar="DIR",
                         help="share DIR read-write at the same path (results written there stay)")
     parser.add_argument("command", nargs=argparse.REMAINDER)
@@ -237,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
             if not os.path.isdir(directory):
                 raise VmError(f"--writable: {directory!r} is not a directory")
         return run_in_vm(command, args.memory, args.cpus, args.timeout, env={"VPNBENCH_IN_VM": "1"},
-                         writable=args.writable)
+                         writable=args.writable, accel=args.accel)
     except (VmError, subprocess.CalledProcessError, OSError) as exc:
         print(f"vpnbench-vm: error: {exc}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ vm kind: QEMU VMs booted for the run (hosts/vm.py), reached over ssh the same wa
 
 import dataclasses
 import os
+import re
 import shlex
 import subprocess
 import time
@@ -17,6 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from vpnbench import evidence
 from vpnbench.errors import HostError, TestbedError
 from vpnbench.hosts.base import Host
 from vpnbench.hosts.netns import NetnsHost
@@ -148,12 +150,11 @@ class Testbed:
         self._created: list[str] = []
         self.sysctls: dict[str, dict] = {}
 
-    # How much longer than natively a bring-up may take here (an emulated CPU is slower).
-    setup_timeout_scale: float = 1.0
-
-    def evidence(self) -> dict[str, str]:
-        """Both ends' network state, for a bring-up that failed. Best-effort: never raises."""
-        return {}
+    @property
+    def setup_timeout_scale(self) -> float:
+        """How much longer than natively a bring-up may take here (the runner's SETUP_TIMEOUT is
+        multiplied by this): 1 natively, 4 inside a TCG-emulated kernel VM, whose CPU is slower."""
+        return 4.0 if os.environ.get("VPNBENCH_VM_ACCEL") == "TCG" else 1.0
 
     @property
     def client(self) -> Host:
@@ -256,11 +257,34 @@ class Testbed:
             _ip("-n", netns, "route", "add", "default", "via", link.addr("a", "ipv4"))
             _ip("-n", netns, "-6", "route", "add", "default", "via", link.addr("a", "ipv6"))
 
+    def evidence(self) -> dict[str, str]:
+        """The underlay as it was when a bring-up failed: links (with counters), addresses,
+        routes and xfrm SAs of every host, and the kernel log. Best effort, never raises."""
+        pieces = [(f"{role}: {' '.join(argv)}", lambda host=host, argv=argv: _hide_keys(evidence.command(host, argv)))
+                  for role, host in self.hosts.items() for argv in EVIDENCE_COMMANDS]
+        return evidence.gather(pieces + self._kernel_log_pieces())
+
+    def _kernel_log_pieces(self) -> list:
+        """One kernel here, shared by every namespace: its log once."""
+        host = self.client
+        return [("kernel: dmesg | tail", lambda: evidence.command(host, ["sh", "-c", DMESG_TAIL]))]
+
     def down(self) -> None:
         for netns in reversed(self._created):
             delete_netns(netns)
         self._created.clear()
         restore_sysctls(self.resources.dir)
+
+
+EVIDENCE_COMMANDS = (["ip", "-d", "link"], ["ip", "-s", "link"], ["ip", "addr"], ["ip", "route"], ["ip", "-6", "route"],
+                     ["ip", "xfrm", "state"])
+DMESG_TAIL = "dmesg 2>&1 | tail -n 40"  # fixed text, no config values in it
+_XFRM_KEY = re.compile(r"^(\s*(?:auth|auth-trunc|enc|aead|comp)\s+\S+\s+)0x[0-9a-fA-F]+", re.M)
+
+
+def _hide_keys(text: str) -> str:
+    """`ip xfrm state` prints the SAs' keys: evidence keeps the algorithms, never the keys."""
+    return _XFRM_KEY.sub(r"\1(key hidden)", text)
 
 
 def _sysctl(netns: str, *settings: str) -> None:
@@ -371,6 +395,11 @@ class SshTestbed(Testbed):
             for host in self.hosts.values():
                 host.set_sysctl(key, value)  # the host records the old value: close (or cleanup) restores it
             self.sysctls[key] = {"value": value, "scope": "hosts"}
+
+    def _kernel_log_pieces(self) -> list:
+        """A kernel per machine (or VM): each one's log."""
+        return [(f"{role}: dmesg | tail", lambda host=host: evidence.command(host, ["sh", "-c", DMESG_TAIL]))
+                for role, host in self.hosts.items()]
 
     def down(self) -> None:
         for host in self.hosts.values():

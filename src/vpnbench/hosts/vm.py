@@ -24,10 +24,11 @@ import time
 from pathlib import Path
 
 from vpnbench.hosts.ssh import SshSettings, SshTarget
-from vpnbench.kernelvm import (VmError, _die_with_parent, accel_note, build_initramfs, find_kernel, kvm_usable,
-                               qemu_argv, write_guest_script)
+from vpnbench.kernelvm import (VmError, _die_with_parent, build_initramfs, find_kernel, kernel_path, qemu_argv,
+                               write_guest_script)
 from vpnbench.resources import RunResources, delete_netns
 from vpnbench.testbed import SshTestbed, TestbedSpec, plan_links
+from vpnbench.vmaccel import Accel, BootWatch, choose, clean_console
 
 SSH_PORT = {"client": 2201, "server": 2202, "router": 2203}
 GUEST_IP = "10.0.2.15"  # user-mode networking's default guest address
@@ -42,6 +43,13 @@ PidFile none
 MaxSessions 64
 MaxStartups 64
 """
+
+
+# No checksum or segmentation offload on the underlay NICs: a socket netdev carries no
+# virtio-net header, so a packet the guest left for the "hardware" to checksum would reach the
+# peer with a wrong checksum and die there silently (UDP: WireGuard, ESP in UDP). QEMU leaves
+# these off for socket netdevs already; saying so keeps it true with any other backend.
+LINK_OFFLOADS = "csum=off,guest_csum=off,gso=off,guest_tso4=off,guest_tso6=off,host_tso4=off,host_tso6=off"
 
 
 def mac(index: int) -> str:
@@ -59,6 +67,8 @@ class VmTestbed(SshTestbed):
                                config_file="/dev/null", connect_timeout=10)
         super().__init__(spec, resources, targets, settings, prefix=["ip", "netns", "exec", self.netns])
         self.qemu: dict[str, subprocess.Popen] = {}
+        self.watches: dict[str, BootWatch] = {}
+        self.accel: Accel | None = None
         self.facts = {"vms": len(roles), "memory_mb": spec.vm.memory_mb, "vcpus": spec.vm.vcpus}
         self.pin_note = "VMs " + ("pinned: one core per VM" if spec.vm.pin else "not pinned")
 
@@ -75,16 +85,17 @@ class VmTestbed(SshTestbed):
     def connect(self) -> None:
         """Boot every VM and wait for its sshd; a VM that does not come up fails with its console."""
         spec = self.spec.vm
-        kvm = spec.accel == "kvm" or (spec.accel == "auto" and kvm_usable())
         version = find_kernel()
-        self.facts.update(accel=accel_note(kvm), kernel=version)
         self.vm_dir.mkdir(mode=0o700)
         image = build_initramfs(version, self.vm_dir)
+        self.accel = choose(spec.accel, kernel_path(version), image)
+        self.facts.update(accel=self.accel.note, accel_reason=self.accel.reason, kernel=version,
+                          setup_timeout_scale=self.setup_timeout_scale)
         self._keys()
         _run(["ip", "netns", "add", self.netns])
         _run(["ip", "-n", self.netns, "link", "set", "lo", "up"])
         for number, role in enumerate(self.hosts):
-            self._boot(role, number, version, image, kvm)
+            self._boot(role, number, version, image, self.accel.kvm)
         deadline = time.monotonic() + spec.boot_timeout
         for role, host in self.hosts.items():
             self._wait_sshd(role, host, deadline)
@@ -114,6 +125,7 @@ class VmTestbed(SshTestbed):
             cores = len(os.sched_getaffinity(0))
             argv = ["taskset", "-c", str(number % cores)] + argv
         console = open(self.vm_dir / f"console-{role}.log", "wb")
+        self.watches[role] = BootWatch(self.accel, f"VM {role}")
         self.qemu[role] = subprocess.Popen(["ip", "netns", "exec", self.netns, *argv], stdout=console,
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                            preexec_fn=_die_with_parent)
@@ -135,7 +147,7 @@ class VmTestbed(SshTestbed):
             nic_mac = mac(256 + 16 * number + (0 if side == "a" else 1))
             nics.append((name, nic_mac))
             netdevs += ["-netdev", f"socket,id={name},udp=127.0.0.1:{peer},localaddr=127.0.0.1:{mine}",
-                        "-device", f"virtio-net-pci,netdev={name},mac={nic_mac}"]
+                        "-device", f"virtio-net-pci,netdev={name},mac={nic_mac},{LINK_OFFLOADS}"]
         return nics, netdevs
 
     def _node_script(self, role: str, nics: list[tuple[str, str]]) -> str:
@@ -167,10 +179,20 @@ class VmTestbed(SshTestbed):
                   "exec /usr/sbin/sshd -D -e -f /vmshare/sshd_config"]
         return "\n".join(lines) + "\n"
 
+    @property
+    def setup_timeout_scale(self) -> float:
+        """Bring-up deadlines stretch under TCG (see Testbed.setup_timeout_scale)."""
+        return self.accel.setup_timeout_scale if self.accel else 1.0
+
     def _wait_sshd(self, role: str, host, deadline: float) -> None:
         while True:
-            if self.qemu[role].poll() is not None:
-                raise VmError(f"VM {role} stopped while booting; console:\n{self.console_tail(role)}")
+            self._check_boots()
+            if not self.watches[role].booted:
+                if time.monotonic() > deadline:  # boot_timeout shorter than the watchdog
+                    raise VmError(f"VM {role} did not boot within boot_timeout ({self.spec.vm.boot_timeout:g} s) "
+                                  f"under {self.accel.name}")
+                time.sleep(0.5)  # no sshd before init: an ssh attempt would only wait for its banner
+                continue
             try:
                 host.connect()
                 return
@@ -180,12 +202,36 @@ class VmTestbed(SshTestbed):
                                   f"({exc}); console:\n{self.console_tail(role)}") from None
                 time.sleep(1)
 
-    def console_tail(self, role: str, lines: int = 15) -> str:
+    def _check_boots(self) -> None:
+        """Every VM, not just the one waited on: a dead QEMU or a guest that never booted fails now."""
+        for role, watch in self.watches.items():
+            if not watch.booted:
+                watch.replace(self._console(role))
+            if self.qemu[role].poll() is not None:
+                if not watch.booted:
+                    raise VmError(watch.exited_message(self.qemu[role].returncode, self._console(role)))
+                raise VmError(f"VM {role} stopped after booting (QEMU exit {self.qemu[role].returncode}): "
+                              f"{self.console_tail(role, 1) or 'no console output'}")
+            if watch.expired():
+                raise VmError(watch.message())
+
+    def _console(self, role: str) -> str:
         try:
-            text = (self.vm_dir / f"console-{role}.log").read_text(errors="replace")
+            return (self.vm_dir / f"console-{role}.log").read_text(errors="replace")
         except OSError:
-            return "(no console output)"
-        return "\n".join(text.strip().splitlines()[-lines:])
+            return ""
+
+    def console_tail(self, role: str, lines: int = 15) -> str:
+        """The console's last lines as plain text (no escape codes), for error messages."""
+        text = clean_console(self._console(role))
+        return "\n".join(line for line in text.strip().splitlines()[-lines:] if line.strip())
+
+    def evidence(self) -> dict[str, str]:
+        """The ssh testbed's dumps plus each VM's console (kernel warnings, a guest oops)."""
+        found = super().evidence()
+        for role in self.hosts:
+            found[f"{role}: console"] = self.console_tail(role, 40)[-4096:] or "(no console output)"
+        return found
 
     # -- shutdown --------------------------------------------------------------------------
     def down(self) -> None:

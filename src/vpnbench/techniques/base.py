@@ -110,8 +110,9 @@ class Technique(abc.ABC):
         """Stop daemons, remove interfaces, wipe key files. Safe to call twice."""
 
     def evidence(self) -> dict[str, str]:
-        """The technique's own state, for a bring-up that failed (e.g. `wg show` of both ends):
-        what a person would look at. Best-effort: never raises."""
+        """This technique's own state on both ends, for a bring-up that failed: key ("client: wg
+        show") -> text. Call it after up() raised and before down() (which removes the state).
+        Best effort: never raises, every command short and bounded (see vpnbench.evidence)."""
         return {}
 
     def failure(self) -> str | None:

@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import ValidationInfo, field_validator
 
+from vpnbench import evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.params import Params
 from vpnbench.resources import wipe_file
@@ -75,6 +76,7 @@ class MACsec(Technique):
         self.files = []
         self.devices: dict[str, tuple] = {}  # side -> (host, MACsec interface)
         a, b = self._endpoints()
+        self.ends = (a, b)  # for evidence() when a later step fails
         a["name"], b["name"] = "a", "b"  # which side of LINK each end takes
         self.tunnel = Tunnel(
             backend=backend,
@@ -184,6 +186,16 @@ class MACsec(Technique):
             if side["role"] in ("client", "server"):  # the end hosts keep their underlay source address
                 argv += ["src", self.ctx.underlay[side["role"]][family]]
             host.run(argv)
+
+    def evidence(self) -> dict[str, str]:
+        """`ip macsec show` (key ids, never keys) on both ends and, with MKA, wpa_supplicant's log."""
+        ends = getattr(self, "ends", ())
+        pieces = [(f"{side['role']}: ip macsec show",
+                   lambda host=side["host"]: evidence.command(host, ["ip", "macsec", "show"])) for side in ends]
+        procs = self.tunnel.procs if self.tunnel else []  # wpa_supplicant's, in the order of ends (_mka)
+        pieces += [(f"{side['role']}: wpa_supplicant log", lambda proc=proc: evidence.log_tail(proc))
+                   for side, proc in zip(ends, procs)]
+        return evidence.gather(pieces)
 
     def down(self) -> None:
         if self.tunnel is None:

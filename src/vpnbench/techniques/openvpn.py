@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from vpnbench import evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.params import Family, Params, Size
 from vpnbench.resources import wipe_file
@@ -218,6 +219,15 @@ class OpenVPN(Technique):
         cipher = self.tunnel.negotiated.get("cipher")
         if cipher is not None and cipher.upper() != self.params.cipher:
             raise TechniqueError(f"openvpn negotiated {cipher}, not the asked {self.params.cipher}")
+
+    def evidence(self) -> dict[str, str]:
+        """Both daemons' log tails (started server first, see up()) and the tun device."""
+        procs = self.tunnel.procs if self.tunnel else []
+        pieces = [(f"{role}: openvpn log", lambda proc=proc: evidence.log_tail(proc))
+                  for role, proc in zip(("server", "client"), procs)]
+        pieces += [(f"{role}: ip addr (openvpn tun)", lambda role=role: evidence.command(
+            self._host(role), ["ip", "-d", "addr", "show", "type", "tun"])) for role in ("client", "server")]
+        return evidence.gather(pieces)
 
     def down(self) -> None:
         if self.tunnel is None:

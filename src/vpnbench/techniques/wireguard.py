@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from vpnbench import evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.params import Family, Params
 from vpnbench.resources import wipe_file
@@ -112,6 +113,16 @@ class WireGuard(Technique):
             if not proc.alive() or time.monotonic() > deadline:
                 raise TechniqueError(f"wireguard-go did not start: {proc.output().strip()[-300:]}")
             time.sleep(0.05)
+
+    def evidence(self) -> dict[str, str]:
+        """`wg show` (private and pre-shared keys print as "(hidden)") and wireguard-go's log."""
+        ifaces = getattr(self, "ifaces", {})
+        pieces = [(f"{role}: wg show", lambda role=role: evidence.command(self._host(role), ["wg", "show", ifaces[role]]))
+                  for role in ifaces]
+        procs = self.tunnel.procs if self.tunnel else []  # wireguard-go's, started server first (up())
+        pieces += [(f"{role}: wireguard-go log", lambda proc=proc: evidence.log_tail(proc))
+                   for role, proc in zip(("server", "client"), procs)]
+        return evidence.gather(pieces)
 
     def down(self) -> None:
         if self.tunnel is None:

@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from vpnbench import evidence
 from vpnbench.params import Family, Params
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 from vpnbench.techniques.ipsec import l2tp, libreswan, strongswan
@@ -229,6 +230,18 @@ class Ipsec(Technique):
                                  "pubkey/peer.pem": keys[peer][1]}}
                 for role, peer in (("client", "server"), ("server", "client"))}
 
+    def evidence(self) -> dict[str, str]:
+        """Per host: the SAs as the IKE daemon sees them, its log tail, and the kernel's xfrm SAs
+        (key material hidden: no `ip -s`); with L2TP, pppd's log too."""
+        pieces = []
+        for role, daemon in getattr(self, "daemons", {}).items():
+            role = role.removeprefix("l2tp-")
+            pieces += _daemon_evidence(role, daemon)
+        if self.tunnel is not None and self.tunnel.backend == "kernel":
+            pieces += [(f"{role}: ip xfrm policy", lambda role=role: evidence.command(
+                self._host(role), ["ip", "xfrm", "policy"])) for role in ("client", "server")]
+        return evidence.gather(pieces)
+
     def down(self) -> None:
         if self.tunnel is None:
             return
@@ -344,3 +357,15 @@ def capabilities(probe: KernelProbe) -> list[dict]:
     rows.append({"backend": "libreswan userspace", "feature": "all", "available": False,
                  "reason": _libreswan_availability(IpsecParams(implementation="libreswan"), "userspace")[1]})
     return rows
+
+
+def _daemon_evidence(role: str, daemon) -> list:
+    """(key, getter) pairs for one charon, pluto or xl2tpd."""
+    if isinstance(daemon, strongswan.Charon):
+        return [(f"{role}: swanctl --list-sas", lambda: evidence.clip(daemon.swanctl("--list-sas", check=False, timeout=5).stdout)),
+                (f"{role}: charon log", lambda: evidence.log_tail(daemon.proc))]
+    if isinstance(daemon, libreswan.Pluto):
+        return [(f"{role}: ipsec status", lambda: evidence.clip(daemon.whack("--status", check=False, timeout=5).stdout)),
+                (f"{role}: pluto log", lambda: evidence.log_tail(daemon.proc))]
+    return [(f"{role}: xl2tpd log", lambda: evidence.log_tail(daemon.proc)),
+            (f"{role}: pppd log", lambda: evidence.clip(daemon.ppp_log(), keep="tail"))]
