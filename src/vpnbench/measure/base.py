@@ -25,6 +25,7 @@ class MeasureContext:
 class MeasureResult:
     metrics: dict[str, float]
     raw: dict[str, str]
+    series: dict[str, list[tuple[float, float]]] = dataclasses.field(default_factory=dict)  # name -> [(t seconds from start, value)]
 
 
 class PortAllocator:
