@@ -120,6 +120,12 @@ def test_udp_tool_and_threads_validation():
     assert Udp(UdpParams(tool="gen")).label() == "udp_gen_1M_1300"
     with pytest.raises(UserError, match="threads: only vpnbench-gen"):
         validate_model(UdpParams, {"kind": "udp", "threads": 2}, "measurement[0]")
+    with pytest.raises(UserError, match="gso: only vpnbench-gen"):
+        validate_model(UdpParams, {"kind": "udp", "gso": False}, "measurement[0]")
+    with pytest.raises(UserError, match="reverse: vpnbench-gen sends from the client only"):
+        validate_model(UdpParams, {"kind": "udp", "tool": "gen", "reverse": True}, "measurement[0]")
+    with pytest.raises(UserError, match="length: 16 is not allowed with tool = \"gen\"; allowed values: 24 to 65507"):
+        validate_model(UdpParams, {"kind": "udp", "tool": "gen", "length": 16}, "measurement[0]")
     with pytest.raises(UserError, match=r"measurement\[0\].tool: 'nuttcp' is not allowed; allowed values: 'iperf3', 'gen'"):
         validate_model(UdpParams, {"kind": "udp", "tool": "nuttcp"}, "measurement[0]")
 

@@ -23,6 +23,7 @@ REPO_GEN = Path(__file__).resolve().parents[3] / "gen" / "target" / "release" / 
 # The client's own waits: connect (10 s), READY (10 s), the test, the server's drain (<= 5 s)
 # and its RESULT (<= the test, at most 60 s, + 15 s). Beyond those it is stuck: kill it.
 FIXED_WAITS_S = 45.0
+GEN_MIN_LENGTH = 24  # magic, stream, sequence number, send time (gen/src/wire.rs)
 ACCEPT_TIMEOUT_S = 30.0
 
 
@@ -35,15 +36,15 @@ def gen_binary() -> str | None:
 
 
 def client_args(target: str, port: int, rate: int, length: int, duration: float,
-                threads: int, interval: float) -> list[str]:
+                threads: int, interval: float, gso: bool = True) -> list[str]:
     # A rate of 0 means "as fast as it goes", as it does for iperf3's -b 0.
     return ["client", "--target", target, "--port", str(port), "--rate", str(rate) if rate else "max",
             "--length", str(length), "--duration", f"{duration:g}", "--threads", str(threads),
-            "--interval", f"{interval:g}"]
+            "--interval", f"{interval:g}", "--gso", "auto" if gso else "off"]
 
 
 def run_gen(ctx: MeasureContext, family: str, rate: int, length: int, duration: float,
-            threads: int = 1, interval: float = 1.0) -> MeasureResult:
+            threads: int = 1, interval: float = 1.0, gso: bool = True) -> MeasureResult:
     binary = gen_binary()
     if binary is None:
         raise MeasurementError(f"{GEN_NAME} is not built: `make` builds it (gen/), or set VPNBENCH_GEN")
@@ -51,7 +52,7 @@ def run_gen(ctx: MeasureContext, family: str, rate: int, length: int, duration: 
     server = ctx.server.spawn([binary, "server", "--port", str(port), "--accept-timeout", f"{ACCEPT_TIMEOUT_S:g}"],
                               name="gen-server")
     try:
-        argv = [binary, *client_args(ctx.target(family), port, rate, length, duration, threads, interval)]
+        argv = [binary, *client_args(ctx.target(family), port, rate, length, duration, threads, interval, gso)]
         result = ctx.client.run(argv, timeout=duration + min(duration, 60) + FIXED_WAITS_S, check=False)
         server.wait(5)
     finally:

@@ -7,7 +7,7 @@ from pydantic import Field, model_validator
 
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import MeasureContext, Measurement, MeasureResult
-from vpnbench.measure.gen import run_gen
+from vpnbench.measure.gen import GEN_MIN_LENGTH, run_gen
 from vpnbench.measure.iperf import run_iperf
 from vpnbench.params import Duration, Family, Params, Rate
 from vpnbench.units import format_rate
@@ -22,11 +22,21 @@ class UdpParams(Params):
     family: Family = "ipv4"
     tool: Literal["iperf3", "gen"] = "iperf3"  # gen: vpnbench-gen (gen/), many times iperf3's packet rate
     threads: int = Field(1, ge=1)  # gen's sending threads (one core each)
+    gso: bool = True  # gen: UDP GSO batches (off: every datagram its own trip through the sender's stack)
 
     @model_validator(mode="after")
-    def _threads(self):
-        if self.threads > 1 and self.tool != "gen":
-            raise ValueError("threads: only vpnbench-gen sends from several threads; set tool = \"gen\"")
+    def _gen_only(self):
+        if self.tool != "gen":
+            if self.threads > 1:
+                raise ValueError("threads: only vpnbench-gen sends from several threads; set tool = \"gen\"")
+            if not self.gso:
+                raise ValueError("gso: only vpnbench-gen uses UDP GSO; set tool = \"gen\"")
+            return self
+        if self.reverse:
+            raise ValueError("reverse: vpnbench-gen sends from the client only; allowed values: false")
+        if self.length < GEN_MIN_LENGTH:
+            raise ValueError(f"length: {self.length} is not allowed with tool = \"gen\"; allowed values: "
+                             f"{GEN_MIN_LENGTH} to 65507 (its sequence number and timestamp header)")
         cores = os.cpu_count() or 1
         if self.threads > cores:
             raise ValueError(f"threads: {self.threads} is not allowed; allowed values: 1 to {cores} (this machine's cores)")
@@ -49,7 +59,7 @@ class Udp(Measurement):
     def run(self, ctx: MeasureContext) -> MeasureResult:
         p = self.params
         if p.tool == "gen":
-            return run_gen(ctx, p.family, p.rate, p.length, p.duration, p.threads)
+            return run_gen(ctx, p.family, p.rate, p.length, p.duration, p.threads, gso=p.gso)
         args = ["-u", "-b", str(p.rate), "-l", str(p.length), "-t", f"{p.duration:g}"]
         if p.reverse:
             args.append("-R")
