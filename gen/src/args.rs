@@ -17,6 +17,8 @@ pub struct ClientArgs {
     pub interval: f64,
     pub gso: bool,
     pub connect_timeout: f64,
+    /// Token-bucket depth in packets per thread; None = 5 ms of packets.
+    pub burst: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -35,7 +37,7 @@ pub enum Command {
 
 pub const USAGE: &str = "usage: vpnbench-gen server --port P [--accept-timeout S] [--gro auto|off]
        vpnbench-gen client --target ADDR --port P --rate R|max --length L --duration D
-                           [--threads N] [--interval S] [--gso auto|off] [--connect-timeout S]
+                           [--threads N] [--interval S] [--gso auto|off] [--connect-timeout S] [--burst PACKETS]
 rates are UDP payload bits/s (k, M, G suffixes, powers of 1000); times in seconds (optional 's')";
 
 pub struct UsageError(pub String);
@@ -126,7 +128,7 @@ fn parse_server(args: &[String]) -> Result<ServerArgs, UsageError> {
 }
 
 fn parse_client(args: &[String]) -> Result<ClientArgs, UsageError> {
-    let known = ["--target", "--port", "--rate", "--length", "--duration", "--threads", "--interval", "--gso", "--connect-timeout"];
+    let known = ["--target", "--port", "--rate", "--length", "--duration", "--threads", "--interval", "--gso", "--connect-timeout", "--burst"];
     let mut c = ClientArgs {
         target: IpAddr::from([0, 0, 0, 0]),
         port: 0,
@@ -137,6 +139,7 @@ fn parse_client(args: &[String]) -> Result<ClientArgs, UsageError> {
         interval: 1.0,
         gso: true,
         connect_timeout: 10.0,
+        burst: None,
     };
     let (mut have_target, mut have_rate) = (false, false);
     let max_threads = cores();
@@ -160,6 +163,7 @@ fn parse_client(args: &[String]) -> Result<ClientArgs, UsageError> {
             "--threads" => c.threads = number(&flag, &v, 1usize, max_threads)?,
             "--interval" => c.interval = seconds(&flag, &v, 0.01, 3600.0)?,
             "--gso" => c.gso = on_off(&flag, &v)?,
+            "--burst" => c.burst = Some(number(&flag, &v, 1u64, 1 << 20)?),
             _ => c.connect_timeout = seconds(&flag, &v, 0.1, 600.0)?,
         }
     }

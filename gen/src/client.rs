@@ -67,6 +67,7 @@ fn send_all(a: &ClientArgs) -> Result<Vec<SendStats>, String> {
                 start_mono: start,
                 end_mono: end,
                 interval_ns: (a.interval * 1e9) as u64,
+                burst: a.burst,
             };
             std::thread::spawn(move || sender::run(plan))
         })

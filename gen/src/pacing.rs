@@ -50,10 +50,13 @@ impl TokenBucket {
     }
 }
 
-/// Bucket depth for a rate: about 2 ms of packets (so a scheduler hiccup of that length
-/// costs no rate), never less than one batch, never more than 4096 packets.
+/// Seconds of packets the bucket holds by default: a sender descheduled that long (a busy
+/// shared machine) catches up instead of losing rate; that is also the longest burst.
+pub const DEPTH_S: f64 = 0.005;
+
+/// Bucket depth for a rate: DEPTH_S of packets, never less than what one send waits for.
 pub fn depth_for(pps: f64, batch: u64) -> u64 {
-    ((pps * 0.002).ceil() as u64).clamp(batch.max(1), 4096.max(batch))
+    ((pps * DEPTH_S).ceil() as u64).clamp(target_for(pps, batch), 1 << 20)
 }
 
 /// Packets to wait for before a send: about 0.2 ms worth, so low rates go one by one and
@@ -101,12 +104,19 @@ mod tests {
 
     #[test]
     fn late_wakeups_cost_no_rate_below_depth() {
-        // Wake-ups up to 1 ms late: the 2 ms bucket absorbs them.
+        // Wake-ups up to 1 ms late: the 5 ms bucket absorbs them.
         for &pps in &[5000.0, 500_000.0] {
             let sent = simulate(pps, 3.0, 1_000_000, 64) as f64;
             let expect = pps * 3.0;
             assert!((sent - expect).abs() / expect < 0.002, "{pps}: {sent} vs {expect}");
         }
+    }
+
+    #[test]
+    fn depth_is_time_not_batch() {
+        assert_eq!(depth_for(1000.0, 512), 5); // low rate: small bursts even with big batches
+        assert_eq!(depth_for(10e6, 512), 50_000);
+        assert_eq!(depth_for(1.0, 64), 1);
     }
 
     #[test]

@@ -17,6 +17,8 @@ pub struct SendPlan {
     pub start_mono: u64,
     pub end_mono: u64,
     pub interval_ns: u64,
+    /// Bucket depth override (packets).
+    pub burst: Option<u64>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -61,10 +63,11 @@ pub fn run(plan: SendPlan) -> std::io::Result<SendStats> {
     let mut st = SendStats { stream: plan.stream, gso_segments: k, ..Default::default() };
     let mut batch = new_batch(k, plan.length);
     let mut per_call = batch.bufs.len() as u64 * k as u64;
-    let mut bucket = plan.pps.map(|pps| TokenBucket::new(pps, pacing::depth_for(pps, per_call), plan.start_mono));
+    let depth = |pps: f64| plan.burst.unwrap_or_else(|| pacing::depth_for(pps, per_call));
+    let mut bucket = plan.pps.map(|pps| TokenBucket::new(pps, depth(pps), plan.start_mono));
     st.batch_packets = per_call;
     st.burst_packets = bucket.as_ref().map_or(per_call, |b| b.depth());
-    let target = plan.pps.map_or(per_call, |pps| pacing::target_for(pps, per_call));
+    let target = plan.pps.map_or(per_call, |pps| pacing::target_for(pps, per_call).min(depth(pps)));
     net::sleep_until_monotonic(plan.start_mono);
     let mut lens = Vec::with_capacity(batch.bufs.len());
     loop {
