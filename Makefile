@@ -59,6 +59,7 @@ test-unit: deps
 
 bench: deps
 	$(BIN)/python bench/overhead.py
+	$(BIN)/python bench/gen.py
 
 clean:
 	rm -rf $(VENV) .stamps linkem/target gen/target

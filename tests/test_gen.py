@@ -198,6 +198,11 @@ def test_counts_match_interface_counters_baseline(binary, clean_machine):
         assert result.metrics["received_packets"] + result.metrics["lost_packets"] == result.metrics["sent_packets"]
         assert abs(result.metrics["sent_pps"] - 12_500) < 125
         assert len(result.series["received_pps"]) >= 2 and "owd_p99_ms" in result.series
+        # IPv6, two sending threads (two flows, two SO_REUSEPORT sockets), no GSO.
+        v6 = run_gen(mctx, "ipv6", 20_000_000, 200, 1, threads=min(2, os.cpu_count() or 1), gso=False)
+        assert v6.metrics["received_packets"] + v6.metrics["lost_packets"] == v6.metrics["sent_packets"]
+        assert v6.metrics["received_packets"] > 0.9 * v6.metrics["sent_packets"] > 10_000, v6.metrics
+        assert '"family": "ipv6"' in v6.raw["gen_client"] and '"gso": false' in v6.raw["gen_client"]
 
 
 @pytest.mark.netns
