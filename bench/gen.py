@@ -62,7 +62,8 @@ class Bench:
 
     def timed(self, argv: list[str]) -> tuple[str, float]:
         """Run in the client namespace; (stdout, CPU seconds it used)."""
-        proc = subprocess.Popen(["ip", "netns", "exec", self.client.netns, *argv],
+        pin = ["taskset", "-c", ",".join(map(str, self.client.cpus))] if self.client.cpus else []
+        proc = subprocess.Popen(["ip", "netns", "exec", self.client.netns, *pin, *argv],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         out = proc.stdout.read()
         _, status, usage = os.wait4(proc.pid, 0)

@@ -4,6 +4,7 @@ counts checked against the kernel's interface counters and against linkem's impa
 import contextlib
 import json
 import os
+import socket
 import subprocess
 
 import pytest
@@ -63,8 +64,14 @@ def test_client_without_server_gives_up_in_bounded_time(binary):
     assert proc.returncode == 1 and "cannot connect" in proc.stderr, proc
 
 
+def free_port() -> int:
+    with socket.socket(socket.AF_INET6) as probe:
+        probe.bind(("::", 0))
+        return probe.getsockname()[1]
+
+
 def test_server_without_client_gives_up_in_bounded_time(binary):
-    proc = subprocess.run([binary, "server", "--port", "5998", "--accept-timeout", "0.3"],
+    proc = subprocess.run([binary, "server", "--port", str(free_port()), "--accept-timeout", "0.3"],
                           capture_output=True, text=True, timeout=10)
     assert proc.returncode == 1 and "no client connected" in proc.stderr, proc
 
@@ -103,9 +110,18 @@ def test_series_skip_nulls():
     assert "jitter_ms" not in series  # the only interval printed null
 
 
+class PinnedHost:
+    role = "client"
+
+    def __init__(self, cpus):
+        self.cpus = cpus
+
+
 def test_defensive_parsing():
     with pytest.raises(ValueError, match="no receiver counts: server gone"):
         gen_metrics({"sender": {}, "receiver": None, "error": "server gone"})
+    with pytest.raises(MeasurementError, match="threads: 2 is more than the client's 1 pinned core"):
+        run_gen(MeasureContext(PinnedHost([0]), None, None, PortAllocator()), "ipv4", 1, 100, 1, threads=2)
     with pytest.raises(TypeError, match="lost_packets"):
         gen_metrics(sample(lost_packets="ten"))
     with pytest.raises(KeyError):
@@ -133,9 +149,9 @@ def test_udp_tool_and_threads_validation():
 # ---- on the namespace testbed ----
 
 @contextlib.contextmanager
-def namespaces(bump: bool = False):
+def namespaces(bump: bool = False, pin: str = "auto"):
     resources = RunResources()
-    bed = Testbed(TestbedSpec(), resources, bump=bump)
+    bed = Testbed(TestbedSpec(pin=pin), resources, bump=bump)
     try:
         bed.up()
         yield bed, resources
@@ -186,7 +202,7 @@ def assert_counts_match(binary, ctx, client_if, server_if):
 
 @pytest.mark.netns
 def test_counts_match_interface_counters_baseline(binary, clean_machine):
-    with namespaces() as (bed, resources):
+    with namespaces(pin="off") as (bed, resources):  # unpinned: the client may send from two cores
         bed.wait_ready()
         ctx = TechniqueContext(bed.client, bed.server, bed.underlay_map(), resources, None)
         tunnel = Baseline(BaselineParams(), ctx).up("kernel")

@@ -48,6 +48,11 @@ def run_gen(ctx: MeasureContext, family: str, rate: int, length: int, duration: 
     binary = gen_binary()
     if binary is None:
         raise MeasurementError(f"{GEN_NAME} is not built: `make` builds it (gen/), or set VPNBENCH_GEN")
+    for host in (ctx.client, ctx.server):
+        # The binary refuses more threads than the cores it may run on; say why up front.
+        if host.cpus and threads > len(host.cpus):
+            raise MeasurementError(f"threads: {threads} is more than the {host.role}'s {len(host.cpus)} pinned core(s); "
+                                   f"allowed values: 1 to {len(host.cpus)}, or [testbed] pin = \"off\"")
     port = ctx.ports.next()
     server = ctx.server.spawn([binary, "server", "--port", str(port), "--accept-timeout", f"{ACCEPT_TIMEOUT_S:g}"],
                               name="gen-server")
