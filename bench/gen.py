@@ -176,7 +176,7 @@ Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.node(
 sending thread, client and server namespaces on one veth pair, {SECONDS} s per run, the median of
 {REPEATS} interleaved runs (per-run values in brackets). Mpps = millions of UDP datagrams per second;
 "per core" = datagrams sent per CPU-second of the sending process. `gen` uses UDP GSO
-({'+'.join(str(n) for n in LENGTHS)} B: up to 64 segments per send, 8 sends per sendmmsg) and the
+(64 segments of 64 B or 50 of 1300 B per send, 8 sends per sendmmsg) and the
 receiver UDP GRO; `gen-nogso` is sendmmsg of 64 single datagrams.
 
 | length | tool | sent Mpps | received Mpps | sender cores | sent Mpps per core |
