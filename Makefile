@@ -11,7 +11,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 all: deps
 
-deps: .stamps/system $(BIN)/vpnbench linkem-build
+deps: .stamps/system $(BIN)/vpnbench linkem-build gen-build
 
 # Checked every time (cheap): a package removed by hand is installed again.
 .stamps/system: FORCE
@@ -25,9 +25,12 @@ $(BIN)/vpnbench: requirements.lock pyproject.toml
 	@$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@touch $@
 
-.PHONY: linkem-build
+.PHONY: linkem-build gen-build
 linkem-build:
 	@cargo build -q --release --manifest-path linkem/Cargo.toml
+
+gen-build:
+	@cargo build -q --release --manifest-path gen/Cargo.toml
 
 demo: deps
 	$(BIN)/vpnbench demo
@@ -37,6 +40,7 @@ test: test-host test-kernel
 
 test-host: deps kernel-deps browser-deps
 	cargo test -q --release --manifest-path linkem/Cargo.toml
+	cargo test -q --release --manifest-path gen/Cargo.toml
 	$(BIN)/python -m pytest -q -m "not vmtestbed" tests
 
 # Tests marked `vm`, inside a QEMU VM booting the distribution kernel (netem, kernel
@@ -57,8 +61,9 @@ test-unit: deps
 
 bench: deps
 	$(BIN)/python bench/overhead.py
+	$(BIN)/python bench/gen.py
 
 clean:
-	rm -rf $(VENV) .stamps linkem/target
+	rm -rf $(VENV) .stamps linkem/target gen/target
 
 FORCE:

@@ -10,6 +10,7 @@ export PATH="$PATH:/usr/sbin:/sbin"
 declare -A need=(
   [ip]=iproute2
   [iperf3]=iperf3
+  [iperf]=iperf  # bench/gen.py: iperf2 beside iperf3 and vpnbench-gen
   [ping]=iputils-ping
   [tcpdump]=tcpdump
   [wg]=wireguard-tools

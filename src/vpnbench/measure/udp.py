@@ -1,11 +1,13 @@
-"""UDP at a fixed target rate with iperf3: the sender's and the receiver's view."""
+"""UDP at a fixed target rate with iperf3 or vpnbench-gen: the sender's and the receiver's view."""
 
+import os
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.gen import GEN_MIN_LENGTH, run_gen
 from vpnbench.measure.iperf import run_iperf, throughput_series
 from vpnbench.params import Duration, Family, Params, Rate
 from vpnbench.units import format_rate
@@ -18,6 +20,27 @@ class UdpParams(Params):
     duration: Duration = 10.0
     reverse: bool = False
     family: Family = "ipv4"
+    tool: Literal["iperf3", "gen"] = "iperf3"  # gen: vpnbench-gen (gen/), many times iperf3's packet rate
+    threads: int = Field(1, ge=1)  # gen's sending threads (one core each)
+    gso: bool = True  # gen: UDP GSO batches (off: every datagram its own trip through the sender's stack)
+
+    @model_validator(mode="after")
+    def _gen_only(self):
+        if self.tool != "gen":
+            if self.threads > 1:
+                raise ValueError("threads: only vpnbench-gen sends from several threads; set tool = \"gen\"")
+            if not self.gso:
+                raise ValueError("gso: only vpnbench-gen uses UDP GSO; set tool = \"gen\"")
+            return self
+        if self.reverse:
+            raise ValueError("reverse: vpnbench-gen sends from the client only; allowed values: false")
+        if self.length < GEN_MIN_LENGTH:
+            raise ValueError(f"length: {self.length} is not allowed with tool = \"gen\"; allowed values: "
+                             f"{GEN_MIN_LENGTH} to 65507 (its sequence number and timestamp header)")
+        cores = os.cpu_count() or 1
+        if self.threads > cores:
+            raise ValueError(f"threads: {self.threads} is not allowed; allowed values: 1 to {cores} (this machine's cores)")
+        return self
 
 
 class Udp(Measurement):
@@ -39,8 +62,15 @@ class Udp(Measurement):
     def expected_seconds(self) -> float:
         return self.params.duration
 
+    def __init__(self, params: UdpParams):
+        super().__init__(params)
+        if params.tool == "gen":
+            self.tools = self.server_tools = ()  # run_gen finds its binary itself and says how to build it
+
     def run(self, ctx: MeasureContext) -> MeasureResult:
         p = self.params
+        if p.tool == "gen":
+            return run_gen(ctx, p.family, p.rate, p.length, p.duration, p.threads, gso=p.gso)
         args = ["-u", "-b", str(p.rate), "-l", str(p.length), "-t", f"{p.duration:g}"]
         if p.reverse:
             args.append("-R")
@@ -52,7 +82,8 @@ class Udp(Measurement):
         return MeasureResult(metrics, raw, series=throughput_series(doc, raw, p.reverse))
 
     def default_label(self) -> str:
-        label = f"udp_{format_rate(self.params.rate)}_{self.params.length}"
+        tool = "_gen" if self.params.tool == "gen" else ""
+        label = f"udp{tool}_{format_rate(self.params.rate)}_{self.params.length}"
         return label + ("_v6" if self.params.family == "ipv6" else "")
 
 

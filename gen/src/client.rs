@@ -1,0 +1,80 @@
+//! `vpnbench-gen client`: parameters over TCP, N paced sending threads, then the
+//! receiver's counts back over TCP; one JSON document on stdout.
+
+use crate::args::ClientArgs;
+use crate::control::{self, Line};
+use crate::net;
+use crate::sender::{self, SendPlan, SendStats};
+use crate::summary;
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+fn connect(addr: SocketAddr, secs: f64) -> Result<TcpStream, String> {
+    let deadline = Instant::now() + Duration::from_secs_f64(secs);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        // Refused: the server may not be listening yet; try again until the deadline.
+        match TcpStream::connect_timeout(&addr, left.max(Duration::from_millis(1))) {
+            Ok(s) => return Ok(s),
+            Err(e) if Instant::now() + Duration::from_millis(100) < deadline => {
+                if e.kind() != std::io::ErrorKind::TimedOut {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+            Err(e) => return Err(format!("cannot connect to {addr} within {secs} s: {e}")),
+        }
+    }
+}
+
+/// Exit code: 0 when the receiver's counts came back, 1 otherwise (the JSON says why).
+pub fn run(a: ClientArgs) -> Result<i32, String> {
+    let addr = SocketAddr::new(a.target, a.port);
+    let mut line = Line::new(connect(addr, a.connect_timeout)?).map_err(|e| e.to_string())?;
+    line.send(&format!(
+        "HELLO 1 threads={} length={} duration={} interval={} boot={}",
+        a.threads, a.length, a.duration, a.interval, control::boot_id()
+    ))?;
+    let ready = control::parse(&line.recv(a.connect_timeout, "READY")?, "READY")?;
+    net::tight_timer_slack();
+    line.send("START")?;
+    let stats = send_all(&a)?;
+    let sent: String = stats.iter().map(|s| format!(" {}={}", s.stream, s.sent)).collect();
+    let received = line
+        .send(&format!("DONE secs={}{sent}", a.duration))
+        .and_then(|_| line.recv(a.duration.min(60.0) + 15.0, "RESULT"))
+        .and_then(|l| l.strip_prefix("RESULT ").map(str::to_string).ok_or_else(|| format!("expected RESULT, got {:?}", l)));
+    let boot_same = ready.get("boot").is_some_and(|b| !b.is_empty() && *b == control::boot_id());
+    let (receiver, error) = match received {
+        Ok(doc) => (doc, None),
+        Err(e) => ("null".to_string(), Some(e)),
+    };
+    println!("{}", summary::client(&a, &stats, &receiver, error.as_deref(), boot_same));
+    Ok(if error.is_some() { 1 } else { 0 })
+}
+
+fn send_all(a: &ClientArgs) -> Result<Vec<SendStats>, String> {
+    let start = net::monotonic_ns() + 2_000_000;
+    let end = start + (a.duration * 1e9) as u64;
+    let pps = a.rate_bps.map(|r| r / 8.0 / a.length as f64 / a.threads as f64);
+    let handles: Vec<_> = (0..a.threads)
+        .map(|i| {
+            let plan = SendPlan {
+                target: SocketAddr::new(a.target, a.port),
+                stream: i as u32,
+                length: a.length,
+                pps,
+                gso: a.gso,
+                start_mono: start,
+                end_mono: end,
+                interval_ns: (a.interval * 1e9) as u64,
+                burst: a.burst,
+            };
+            std::thread::spawn(move || sender::run(plan))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for h in handles {
+        out.push(h.join().map_err(|_| "a sending thread panicked".to_string())?.map_err(|e| format!("UDP socket: {e}"))?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,148 @@
+//! One receiving thread: recvmmsg on a SO_REUSEPORT socket, UDP GRO when the kernel has
+//! it (a coalesced buffer is split by its segment size), kernel receive timestamps when
+//! it stamps them; per-stream sequence accounting and one-way delay per interval.
+
+use crate::hist::Hist;
+use crate::net::{self, RecvBatch};
+use crate::track::{Arrival, StreamTrack};
+use crate::wire;
+use std::collections::BTreeMap;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// What one interval saw (all threads' are summed by index).
+#[derive(Clone, Default)]
+pub struct IntervalAcc {
+    pub received: u64,
+    pub bytes: u64,
+    pub unique: u64,
+    pub duplicates: u64,
+    pub reordered: u64,
+    /// Sequence numbers newly covered (received or skipped): minus `unique`, the gaps
+    /// that opened in this interval and were not filled in it.
+    pub advance: u64,
+    pub owd: Option<Box<Hist>>,
+    pub jitter_ns: f64,
+}
+
+impl IntervalAcc {
+    pub fn merge(&mut self, o: &IntervalAcc) {
+        self.received += o.received;
+        self.bytes += o.bytes;
+        self.unique += o.unique;
+        self.duplicates += o.duplicates;
+        self.reordered += o.reordered;
+        self.advance += o.advance;
+        self.jitter_ns = self.jitter_ns.max(o.jitter_ns);
+        if let Some(h) = &o.owd {
+            self.owd.get_or_insert_with(|| Box::new(Hist::new())).merge(h);
+        }
+    }
+}
+
+pub struct Shared {
+    pub stop: AtomicBool,
+    /// CLOCK_REALTIME ns when the test started (0 until then): interval 0 begins here.
+    pub t0: AtomicU64,
+    pub interval_ns: u64,
+    pub max_owd_ns: AtomicU64,
+}
+
+#[derive(Default)]
+pub struct RecvStats {
+    pub streams: BTreeMap<u32, StreamTrack>,
+    pub intervals: Vec<IntervalAcc>,
+    pub foreign: u64,
+    pub kernel_stamps: u64,
+    pub user_stamps: u64,
+    pub gro_buffers: u64,
+}
+
+/// Ask for coalesced buffers (UDP_GRO) and kernel timestamps; true if GRO was taken.
+pub fn configure(sock: &OwnedFd, gro: bool) -> bool {
+    let fd = sock.as_raw_fd();
+    let _ = net::set_int(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1);
+    gro && net::set_int(fd, net::SOL_UDP, net::UDP_GRO, 1).is_ok()
+}
+
+pub fn run(sock: OwnedFd, shared: Arc<Shared>) -> RecvStats {
+    let fd = sock.as_raw_fd();
+    let mut batch = RecvBatch::new(64);
+    let mut st = RecvStats::default();
+    while !shared.stop.load(Ordering::Relaxed) {
+        let n = match batch.recv(fd) {
+            Ok(n) => n,
+            Err(_) => break,
+        };
+        let user_ns = net::realtime_ns();
+        let mut max_owd = 0u64;
+        for i in 0..n {
+            let msg = batch.get(i);
+            let rx_ns = match msg.kernel_ns {
+                Some(t) => {
+                    st.kernel_stamps += 1;
+                    t
+                }
+                None => {
+                    st.user_stamps += 1;
+                    user_ns
+                }
+            };
+            let seg = msg.segment.unwrap_or(msg.data.len()).max(1);
+            if msg.segment.is_some() {
+                st.gro_buffers += 1;
+            }
+            let index = interval_index(&shared, rx_ns);
+            for chunk in msg.data.chunks(seg) {
+                max_owd = max_owd.max(account(&mut st, index, chunk, rx_ns));
+            }
+        }
+        if max_owd > shared.max_owd_ns.load(Ordering::Relaxed) {
+            shared.max_owd_ns.fetch_max(max_owd, Ordering::Relaxed);
+        }
+    }
+    st
+}
+
+fn interval_index(shared: &Shared, rx_ns: u64) -> usize {
+    let t0 = shared.t0.load(Ordering::Relaxed);
+    if t0 == 0 || rx_ns <= t0 {
+        return 0;
+    }
+    ((rx_ns - t0) / shared.interval_ns) as usize
+}
+
+/// One datagram: its stream's accounting and its interval's; returns its one-way delay (ns).
+fn account(st: &mut RecvStats, index: usize, data: &[u8], rx_ns: u64) -> u64 {
+    let Some(h) = wire::read(data) else {
+        st.foreign += 1;
+        return 0;
+    };
+    if st.intervals.len() <= index {
+        st.intervals.resize(index + 1, IntervalAcc::default());
+    }
+    let track = st.streams.entry(h.stream).or_default();
+    let transit = rx_ns as i64 - h.sent_ns as i64;
+    let acc = &mut st.intervals[index];
+    acc.received += 1;
+    acc.bytes += data.len() as u64;
+    match track.record(h.seq) {
+        Arrival::New { advance } => {
+            acc.unique += 1;
+            acc.advance += advance;
+        }
+        Arrival::Reordered => {
+            acc.unique += 1;
+            acc.reordered += 1;
+        }
+        Arrival::Duplicate => acc.duplicates += 1,
+    }
+    track.transit(transit);
+    acc.jitter_ns = track.jitter_ns;
+    // A receive clock behind the sender's (clocks not shared) gives negative delays: 0 here,
+    // and the summary says the clocks are not trusted.
+    let owd = transit.max(0) as u64;
+    acc.owd.get_or_insert_with(|| Box::new(Hist::new())).add(owd);
+    owd
+}
