@@ -2,8 +2,9 @@
 
 from vpnbench.measure.base import Measurement
 from vpnbench.measure.ping import Ping
+from vpnbench.measure.stream import Stream
 from vpnbench.measure.tcp import Tcp
 from vpnbench.measure.transfer import Transfer
 from vpnbench.measure.udp import Udp
 
-MEASUREMENTS: dict[str, type[Measurement]] = {cls.kind: cls for cls in (Tcp, Udp, Ping, Transfer)}
+MEASUREMENTS: dict[str, type[Measurement]] = {cls.kind: cls for cls in (Tcp, Udp, Ping, Transfer, Stream)}

@@ -34,13 +34,13 @@ def remove_dir(host: Host, path: Path) -> None:
     host.run(["rmdir", "--", str(Path(path).parent)], check=False)
 
 
-def wait_listening(host: Host, proc: Proc, port: int, what: str, timeout: float = 5.0) -> None:
-    """Poll until something listens on TCP `port` in the host; fail with the daemon's last lines."""
+def wait_listening(host: Host, proc: Proc, port: int, what: str, timeout: float = 5.0, udp: bool = False) -> None:
+    """Poll until something listens on `port` (TCP, or UDP) in the host; fail with the daemon's last lines."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not proc.alive():
             raise MeasurementError(f"{what} exited: {tail(proc.output())}", {what: proc.output()})
-        if host.run(["ss", "-Hltn", f"sport = :{port}"], check=False).stdout.strip():
+        if host.run(["ss", "-Hlun" if udp else "-Hltn", f"sport = :{port}"], check=False).stdout.strip():
             return
         time.sleep(0.05)
     raise MeasurementError(f"{what} not listening on port {port} after {timeout:g} s", {what: proc.output()})
