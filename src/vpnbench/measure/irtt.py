@@ -95,3 +95,13 @@ def percentile(values: list[float], q: float) -> float | None:
     low = int(pos)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+def packet_series(pkts: list[Packet]) -> dict[str, list[tuple[float, float]]]:
+    """Per-packet delays by send time (lost packets have none)."""
+    series: dict[str, list[tuple[float, float]]] = {"owd_up_ms": [], "owd_down_ms": [], "rtt_ms": []}
+    for pk in pkts:
+        for name, value in (("owd_up_ms", pk.up_ms), ("owd_down_ms", pk.down_ms), ("rtt_ms", pk.rtt_ms)):
+            if value is not None:
+                series[name].append((pk.t, value))
+    return {name: points for name, points in series.items() if points}

@@ -18,7 +18,8 @@ from pydantic import Field
 from vpnbench import emodel
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
-from vpnbench.measure.irtt import IrttServer, Packet, finish_clients, packets, percentile, start_clients
+from vpnbench.measure.irtt import (IrttServer, Packet, finish_clients, packet_series, packets, percentile,
+                                   start_clients)
 from vpnbench.params import Duration, Family, Params
 
 PROFILES = {"g711": (0.020, 172), "g729": (0.020, 72), "opus": (0.020, 132)}  # interval s, bytes (RTP payload + 12)
@@ -132,12 +133,3 @@ def stream_metrics(pkts: list[Packet], interval: float, jitter_buffer: float, co
               "packet_interval_ms": interval * 1000, "codec": codec,
               "directions": {name: vars(rating) for name, rating in ratings.items()}}
     return metrics, inputs
-
-
-def packet_series(pkts: list[Packet]) -> dict[str, list[tuple[float, float]]]:
-    series: dict[str, list[tuple[float, float]]] = {"owd_up_ms": [], "owd_down_ms": [], "rtt_ms": []}
-    for pk in pkts:
-        for name, value in (("owd_up_ms", pk.up_ms), ("owd_down_ms", pk.down_ms), ("rtt_ms", pk.rtt_ms)):
-            if value is not None:
-                series[name].append((pk.t, value))
-    return {name: points for name, points in series.items() if points}
