@@ -65,7 +65,7 @@ def test_a_corrupted_copy_fails_its_cell(tmp_path, clean_machine):
     assert result.returncode == 1, result.stdout + result.stderr
     run_cli("export", str(tmp_path / "c.db"), "--format", "json", "-o", str(tmp_path / "c.json"))
     [cell] = json.loads((tmp_path / "c.json").read_text())
-    assert cell["status"] == "failed" and "sha256 mismatch" in cell["error"], result.stdout
+    assert cell["status"] == "failed" and "sha256 mismatch" in cell["error"], result.stdout + result.stderr
 
 
 @pytest.mark.parametrize("entry, message", [
