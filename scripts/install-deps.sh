@@ -30,6 +30,7 @@ declare -A need=(
   [vsftpd]=vsftpd  # transfer: ftp
   [curl]=curl  # transfer: the http and ftp client
   [irtt]=irtt  # stream, latency_under_load: isochronous one-way delay probes
+  [ffmpeg]=ffmpeg  # stream, profile = "video": S3's constant-bitrate MPEG-TS stream
 )
 if [ "${1:-}" = kernel ]; then
   need+=([qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio)

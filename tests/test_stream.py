@@ -48,6 +48,24 @@ def test_voip_on_network_2_delay_loss_and_a_lower_mos(tmp_path, clean_machine):
     assert {"owd_up_ms", "owd_down_ms", "rtt_ms"} <= set(data.series["name"])
 
 
+@pytest.mark.netns
+def test_two_video_streams_arrive_whole_on_an_ideal_link(tmp_path, clean_machine):
+    text = CAMPAIGN.split("[[impairment]]")[0] + '[[measurement]]\nkind = "stream"\nprofile = "video"\ncalls = 2\nduration = "3s"\n'
+    _, [cell] = run_campaign(tmp_path, text)
+    m = cell["metrics"]
+    assert cell["status"] == "ok" and cell["measurement_params"]["rate"] == 4_280_000
+    assert m["frames_sent"] == 150 and m["frames_received"] >= 145, m
+    assert m["continuity_errors"] == 0 and m["frame_loss_pct"] < 4
+
+
+def test_video_metrics_from_receiver_logs():
+    from vpnbench.measure.video import video_metrics
+    logs = ["frame=   10 fps\rframe=   74 fps=0.0\n", "Continuity check failed for pid 256 expected 3 got 5\nframe=   70\n"]
+    m = video_metrics(logs, 3.0, 4_280_000)
+    assert m == {"frames_sent": 150.0, "frames_received": 144.0, "frame_loss_pct": 4.0, "continuity_errors": 1.0,
+                 "rate_bps": 4_280_000.0}
+
+
 def test_stream_metrics_late_lost_and_the_worse_direction():
     pkts = [Packet(i * 0.02, 10.0 + (100 if i == 5 else 0), 20.0, 30.0, "false") for i in range(98)]
     pkts += [Packet(1.96, None, None, None, "true_up"), Packet(1.98, 10.0, None, None, "true_down")]
@@ -64,7 +82,8 @@ def test_stream_metrics_late_lost_and_the_worse_direction():
 
 
 @pytest.mark.parametrize("entry, message", [
-    ('profile = "video"', "measurement[1].profile: 'video' is not allowed"),
+    ('profile = "video"\nrate = 0', "measurement[1].rate: 0 is not a positive rate"),
+    ('profile = "hifi"', "measurement[1].profile: 'hifi' is not allowed"),
     ('calls = 0', "measurement[1].calls"),
     ('jitter_buffer = "0s"', "measurement[1].jitter_buffer"),
 ])

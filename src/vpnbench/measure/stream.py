@@ -7,7 +7,7 @@ of the direction arrived, so a packet whose one-way delay exceeds (minimum + jit
 is late and, for the listener, lost. The E-model's delay is then the mouth-to-ear delay
 minimum + jitter_buffer + one packet interval (packetisation), its loss the lost plus late
 packets. Each direction is rated; the cell's mos and r_factor are the worse direction's.
-The video profile (an ffmpeg CBR stream) is not built yet.
+The video profile is measure/video.py: frames decoded and continuity errors, no MOS.
 """
 
 import json
@@ -20,14 +20,16 @@ from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.irtt import (IrttServer, Packet, finish_clients, packet_series, packets, percentile,
                                    start_clients)
-from vpnbench.params import Duration, Family, Params
+from vpnbench.measure.video import run_video
+from vpnbench.params import Duration, Family, Params, Rate
 
 PROFILES = {"g711": (0.020, 172), "g729": (0.020, 72), "opus": (0.020, 132)}  # interval s, bytes (RTP payload + 12)
 
 
 class StreamParams(Params):
     kind: Literal["stream"] = "stream"
-    profile: Literal["g711", "g729", "opus", "custom"] = "g711"  # codec: packet shape and E-model Ie/Bpl
+    profile: Literal["g711", "g729", "opus", "custom", "video"] = "g711"  # packet shape and E-model codec, or video
+    rate: Rate = 4_280_000  # video: the stream's constant bit rate (S3's 4.28 Mbit/s)
     interval: Duration | None = None  # custom packet interval (default: the profile's, 20 ms)
     size: int | None = Field(None, ge=60, le=1472)  # custom packet bytes (irtt's -l, UDP payload)
     codec: Literal["g711", "g711-noplc", "g729", "opus"] | None = None  # E-model codec (default: the profile's)
@@ -47,15 +49,19 @@ class StreamParams(Params):
 class Stream(Measurement):
     kind = "stream"
     Params = StreamParams
-    tools = ("irtt",)
-    server_tools = ("irtt", "ss")
-    packages = {"irtt": "irtt"}
+    tools = ("irtt", "ffmpeg")
+    server_tools = ("irtt", "ffmpeg", "ss")
+    packages = {"irtt": "irtt", "ffmpeg": "ffmpeg"}
     columns = (Column("mos", "MOS"), Column("owd_up_p50_ms", "up ms"), Column("owd_down_p50_ms", "down ms"),
-               Column("loss_pct", "loss %"), Column("late_pct", "late %"), Column("ipdv_p50_ms", "IPDV ms"))
+               Column("loss_pct", "loss %"), Column("late_pct", "late %"), Column("ipdv_p50_ms", "IPDV ms"),
+               Column("frame_loss_pct", "frames lost %"), Column("continuity_errors", "TS cc errors"))
     headline = Headline(("mos",), "MOS (E-model)")
 
     @classmethod
     def headline_text(cls, metrics: dict) -> str:
+        if "mos" not in metrics:
+            return f"{metrics.get('frames_received', 0):.0f}/{metrics.get('frames_sent', 0):.0f} frames, " \
+                   f"{metrics.get('continuity_errors', 0):.0f} continuity errors"
         return (f"MOS {metrics['mos']:.2f}, owd {metrics.get('owd_up_p50_ms', float('nan')):.1f}/"
                 f"{metrics.get('owd_down_p50_ms', float('nan')):.1f} ms, loss {metrics.get('loss_pct', 0):.2f} %")
 
@@ -69,6 +75,8 @@ class Stream(Measurement):
 
     def run(self, ctx: MeasureContext) -> MeasureResult:
         p = self.params
+        if p.profile == "video":
+            return run_video(ctx, p.rate, p.duration, p.calls, p.family)
         interval, size = p.shape()
         server = IrttServer(ctx, p.family)
         raw: dict[str, str] = {}
