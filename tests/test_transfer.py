@@ -91,6 +91,18 @@ def test_size_is_checked_against_the_free_space_with_every_copy(tmp_path):
         validate_model(TransferParams, {"kind": "transfer", "size": half // 2, "parallel": 4}, "m")
 
 
+def test_cleanup_removes_a_killed_runs_tmpfs_files():
+    from pathlib import Path
+
+    from vpnbench.resources import remove_run
+
+    cell = Path("/dev/shm/vpnbench-fe1fe1/0a0b0c")
+    cell.mkdir(parents=True)
+    (cell / "copy-1.bin").write_bytes(b"x" * 4096)
+    removed = remove_run("fe1fe1")
+    assert not cell.parent.exists() and removed == ["directory /dev/shm/vpnbench-fe1fe1"]
+
+
 def test_curl_timings_are_the_mean_of_the_clients():
     outputs = ['{"time_connect":0.1,"time_starttransfer":0.3,"time_total":1.0}',
                'noise {"time_connect":0.3,"time_starttransfer":0.5,"time_total":2.0}']

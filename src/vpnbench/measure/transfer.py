@@ -145,7 +145,7 @@ class Transfer(Measurement):
                 return progress, ended
             if time.monotonic() >= next_poll:
                 progress.append((time.monotonic() - started, float(file_sizes(dest_host, copies))))
-                next_poll += POLL_S
+                next_poll = time.monotonic() + POLL_S
             time.sleep(0.01)
         return progress, None
 
