@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from conftest import run_campaign, run_cli
+from conftest import VPNBENCH, leftovers, run_campaign, run_cli, stray_daemons
 from vpnbench.measure.transfer import TransferParams, progress_series
 from vpnbench.measure.transfer_clients import curl_timings
 from vpnbench.params import validate_model
@@ -66,6 +66,30 @@ def test_a_corrupted_copy_fails_its_cell(tmp_path, clean_machine):
     run_cli("export", str(tmp_path / "c.db"), "--format", "json", "-o", str(tmp_path / "c.json"))
     [cell] = json.loads((tmp_path / "c.json").read_text())
     assert cell["status"] == "failed" and "sha256 mismatch" in cell["error"], result.stdout + result.stderr
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("protocol", ["scp", "http"])
+def test_kill9_mid_transfer_then_cleanup_leaves_nothing(tmp_path, clean_machine, protocol):
+    """sshd or nginx, the clients and the tmpfs files of a run killed mid-transfer are all removed."""
+    import subprocess
+    import time
+
+    (tmp_path / "c.toml").write_text('[[technique]]\nkind = "baseline"\n' + PROTOCOLS.format(
+        protocol=protocol, direction="download").replace("32M", "2G"))
+    proc = subprocess.Popen([*VPNBENCH, "run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    server = "sshd" if protocol == "scp" else "nginx"
+    while not any(name == server for _, name in stray_daemons()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)  # the clients are running
+    proc.kill()
+    proc.wait()
+    assert any(name == server for _, name in stray_daemons()), leftovers()
+    assert any("tmpfs dir" in item for item in leftovers())
+    assert run_cli("cleanup").returncode == 0
+    assert leftovers() == []
 
 
 @pytest.mark.parametrize("entry, message", [
