@@ -68,11 +68,13 @@ def test_video_metrics_from_receiver_logs():
 
 def test_stream_metrics_late_lost_and_the_worse_direction():
     pkts = [Packet(i * 0.02, 10.0 + (100 if i == 5 else 0), 20.0, 30.0, "false") for i in range(98)]
-    pkts += [Packet(1.96, None, None, None, "true_up"), Packet(1.98, 10.0, None, None, "true_down")]
+    # irtt gives no delay at all for a packet lost on the way back: it still arrived upstream
+    pkts += [Packet(1.96, None, None, None, "true_up"), Packet(1.98, None, None, None, "true_down")]
     metrics, inputs = stream_metrics(pkts, 0.020, 0.060, "g711")
     assert metrics["loss_up_pct"] == pytest.approx(1.0)  # 1 of 100 sent
     assert metrics["loss_down_pct"] == pytest.approx(100 / 99)  # 1 of the 99 that reached the server
     assert metrics["late_up_pct"] == pytest.approx(1.0)  # the 110 ms packet, beyond 10 + 60
+    assert metrics["loss_pct"] == pytest.approx((1.0 + 100 / 99) / 2)
     assert metrics["owd_up_p50_ms"] == 10.0 and metrics["owd_down_p50_ms"] == 20.0
     assert metrics["ipdv_p50_ms"] == 0.0
     down = inputs["directions"]["down"]

@@ -94,17 +94,17 @@ class Stream(Measurement):
         return MeasureResult(metrics, raw, series=packet_series(pkts))
 
 
-def direction(delays: list[float | None], buffer_ms: float) -> dict[str, float]:
-    """One direction's packets (None = lost): loss, late, delay percentiles, IPDV."""
-    arrived = [d for d in delays if d is not None]
-    out = {"packets": float(len(delays)), "lost": float(len(delays) - len(arrived))}
-    if not arrived:
+def direction(delays: list[float], packets: int, lost: int, buffer_ms: float) -> dict[str, float]:
+    """One direction: `packets` sent, `lost` of them lost, the one-way delays known (a packet lost
+    on the way back has no known delay up, yet it arrived): late, delay percentiles, IPDV."""
+    out = {"packets": float(packets), "lost": float(lost)}
+    if not delays:
         return out
-    floor = min(arrived)
-    late = sum(1 for d in arrived if d > floor + buffer_ms)
-    ipdv = [abs(b - a) for a, b in zip(arrived, arrived[1:])]
-    out.update({"late": float(late), "min_ms": floor, "p50_ms": percentile(arrived, 0.5),
-                "p99_ms": percentile(arrived, 0.99), "ipdv_p50_ms": percentile(ipdv, 0.5) if ipdv else 0.0})
+    floor = min(delays)
+    late = sum(1 for d in delays if d > floor + buffer_ms)
+    ipdv = [abs(b - a) for a, b in zip(delays, delays[1:])]
+    out.update({"late": float(late), "min_ms": floor, "p50_ms": percentile(delays, 0.5),
+                "p99_ms": percentile(delays, 0.99), "ipdv_p50_ms": percentile(ipdv, 0.5) if ipdv else 0.0})
     return out
 
 
@@ -112,8 +112,10 @@ def stream_metrics(pkts: list[Packet], interval: float, jitter_buffer: float, co
     """Metrics and the E-model's inputs. Upstream: every packet sent; downstream: those that reached
     the server (a packet lost on the way up never had a way down)."""
     buffer_ms = jitter_buffer * 1000
-    up = direction([pk.up_ms for pk in pkts], buffer_ms)
-    down = direction([pk.down_ms for pk in pkts if pk.lost not in ("true_up", "true")], buffer_ms)
+    lost_up = sum(1 for pk in pkts if pk.lost in ("true_up", "true"))  # "true": irtt cannot tell; counted up
+    up = direction([pk.up_ms for pk in pkts if pk.up_ms is not None], len(pkts), lost_up, buffer_ms)
+    down = direction([pk.down_ms for pk in pkts if pk.down_ms is not None], len(pkts) - lost_up,
+                     sum(1 for pk in pkts if pk.lost == "true_down"), buffer_ms)
     metrics: dict[str, float] = {}
     ratings = {}
     for name, d in (("up", up), ("down", down)):
