@@ -27,6 +27,11 @@ declare -A need=(
   [pppd]=ppp
   [nft]=nftables  # tests only: drops one chosen packet to show iperf3's lost-handshake retry
   [ethtool]=ethtool  # host facts: NIC offloads (GSO/GRO/TSO) recorded with every run
+  [nginx]=nginx-light  # transfer: http (its own config per cell; the package's service is not used)
+  [vsftpd]=vsftpd  # transfer: ftp
+  [curl]=curl  # transfer: the http and ftp client
+  [irtt]=irtt  # stream, latency_under_load: isochronous one-way delay probes
+  [ffmpeg]=ffmpeg  # stream, profile = "video": S3's constant-bitrate MPEG-TS stream
 )
 if [ "${1:-}" = kernel ]; then
   need+=([qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio)
@@ -81,6 +86,13 @@ if ((${#missing[@]})); then
   if [[ " ${missing[*]} " == *" xl2tpd "* ]] && [ -d /run/systemd/system ]; then
     systemctl disable --now xl2tpd >/dev/null 2>&1 || true
   fi
+  # Likewise nginx and vsftpd: vpnbench starts its own per cell, in the server's namespace;
+  # the packages' services would listen on ports 80 and 21 of the machine itself.
+  for service in nginx vsftpd; do
+    if [[ " ${missing[*]} " == *" $service"* ]] && [ -d /run/systemd/system ]; then
+      systemctl disable --now "$service" >/dev/null 2>&1 || true
+    fi
+  done
 fi
 
 if [ ! -x "$LIBRESWAN/usr/libexec/ipsec/pluto" ]; then

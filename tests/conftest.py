@@ -20,7 +20,7 @@ kind = "ping"
 count = 5
 interval = "0.05s"
 """
-DAEMONS = re.compile(r"^(wireguard-go|iperf3|tcpdump|vpnbench-linkem|charon|pluto|xl2tpd|pppd|openvpn|wpa_supplicant)$")
+DAEMONS = re.compile(r"^(wireguard-go|iperf3|tcpdump|vpnbench-linkem|charon|pluto|xl2tpd|pppd|openvpn|wpa_supplicant|sshd|nginx|vsftpd|irtt|ffmpeg|curl|scp|sftp)$")
 
 
 TEST_LOCK = Path("/run/vpnbench-tests.lock")
@@ -56,6 +56,7 @@ def leftovers() -> list[str]:
     run_root = Path("/run/vpnbench")
     if run_root.is_dir():
         found += [f"run dir {p}" for p in run_root.iterdir()]
+    found += [f"tmpfs dir {p}" for p in Path("/dev/shm").glob("vpnbench-*")]
     wg = Path("/var/run/wireguard")
     if wg.is_dir():
         found += [f"socket {p}" for p in wg.glob("vpb*.sock")]

@@ -23,6 +23,7 @@ from vpnbench.sysctls import restore_sysctls
 RUN_ROOT = Path(os.environ.get("VPNBENCH_RUN_ROOT", "/run/vpnbench"))
 NETNS_PATTERN = re.compile(r"^vpb-([0-9a-f]{6})-[a-z0-9]+$")
 WIREGUARD_SOCKETS = Path("/var/run/wireguard")
+SHM = Path("/dev/shm")  # transfer measurements keep their files in SHM/vpnbench-<run id> (a tmpfs)
 
 
 class RunResources:
@@ -121,6 +122,10 @@ def remove_run(run_id: str) -> list[str]:
         for sock in WIREGUARD_SOCKETS.glob(f"vpb{run_id}*.sock"):
             sock.unlink(missing_ok=True)
             removed.append(f"socket {sock}")
+    shm_dir = SHM / f"vpnbench-{run_id}"
+    if shm_dir.exists():
+        shutil.rmtree(shm_dir, ignore_errors=True)  # random data and throwaway per-cell keys
+        removed.append(f"directory {shm_dir}")
     if run_dir.exists():
         removed += restore_sysctls(run_dir)
         wipe_tree(run_dir)

@@ -1,8 +1,11 @@
 """The registry of measurements. Adding one is a new module plus one line here."""
 
 from vpnbench.measure.base import Measurement
+from vpnbench.measure.latency_under_load import LatencyUnderLoad
 from vpnbench.measure.ping import Ping
+from vpnbench.measure.stream import Stream
 from vpnbench.measure.tcp import Tcp
+from vpnbench.measure.transfer import Transfer
 from vpnbench.measure.udp import Udp
 
-MEASUREMENTS: dict[str, type[Measurement]] = {cls.kind: cls for cls in (Tcp, Udp, Ping)}
+MEASUREMENTS: dict[str, type[Measurement]] = {cls.kind: cls for cls in (Tcp, Udp, Ping, Transfer, Stream, LatencyUnderLoad)}

@@ -1,0 +1,60 @@
+"""What every application server shares: the run-owned directories and waiting for a port."""
+
+import os
+import secrets
+import time
+from pathlib import Path
+
+from vpnbench.errors import MeasurementError
+from vpnbench.hosts.base import Host, Proc
+
+# Data files live on a tmpfs: S3 found the disk, not the network, limited its downloads until it
+# used a RAM disk. /dev/shm is a tmpfs on every Linux machine; the run's own directory under
+# /run/vpnbench may be on disk. resources.remove_run removes SHM_PREFIX<run id>* after a kill -9.
+SHM_PREFIX = "vpnbench-"
+
+
+def run_id_of(host: Host) -> str:
+    """The run id a host's private directory is named after (/run/vpnbench/<run id>)."""
+    return Path(host.workdir).name  # NetnsHost and SshHost (and so VM hosts) all have one
+
+
+def scratch_dir(host: Host, parent: Path) -> Path:
+    """A fresh directory for one cell on `parent` (a tmpfs): <parent>/vpnbench-<run id>/<nonce>.
+    World-readable: nginx's workers and vsftpd's anonymous user read the files (random data)."""
+    path = Path(parent) / f"{SHM_PREFIX}{run_id_of(host)}" / secrets.token_hex(3)
+    host.run(["mkdir", "-p", "-m", "0755", "--", str(path)])
+    host.run(["chmod", "0755", "--", str(path.parent)])
+    return path
+
+
+def remove_dir(host: Host, path: Path) -> None:
+    """Remove a cell's scratch directory, and the run's one on the tmpfs once it is empty."""
+    host.run(["rm", "-rf", "--", str(path)], timeout=60, check=False)
+    host.run(["rmdir", "--", str(Path(path).parent)], check=False)
+
+
+def wait_listening(host: Host, proc: Proc, port: int, what: str, timeout: float = 5.0, udp: bool = False) -> None:
+    """Poll until something listens on `port` (TCP, or UDP) in the host; fail with the daemon's last lines."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not proc.alive():
+            raise MeasurementError(f"{what} exited: {tail(proc.output())}", {what: proc.output()})
+        if host.run(["ss", "-Hlun" if udp else "-Hltn", f"sport = :{port}"], check=False).stdout.strip():
+            return
+        time.sleep(0.05)
+    raise MeasurementError(f"{what} not listening on port {port} after {timeout:g} s", {what: proc.output()})
+
+
+def tail(text: str, lines: int = 3) -> str:
+    return " | ".join(text.strip().splitlines()[-lines:]) or "no output"
+
+
+def url_host(address: str) -> str:
+    """An address as it goes into a URL or a listen directive: IPv6 in brackets."""
+    return f"[{address}]" if ":" in address else address
+
+
+def free_bytes(directory: str | os.PathLike) -> int:
+    stat = os.statvfs(directory)
+    return stat.f_bavail * stat.f_frsize

@@ -1,0 +1,138 @@
+"""File transfers (scp, sftp, http, ftp) through real servers in the namespace testbed."""
+
+import json
+import os
+
+import pytest
+
+from conftest import VPNBENCH, leftovers, run_campaign, run_cli, stray_daemons
+from vpnbench.measure.transfer import TransferParams, progress_series
+from vpnbench.measure.transfer_clients import curl_timings
+from vpnbench.params import validate_model
+from vpnbench.errors import UserError
+
+CAMPAIGN = """
+[campaign]
+name = "transfer"
+[[technique]]
+kind = "baseline"
+[[technique]]
+kind = "wireguard"
+backend = "userspace"
+[[measurement]]
+kind = "tcp"
+duration = "2s"
+"""
+PROTOCOLS = """
+[[measurement]]
+kind = "transfer"
+protocol = "{protocol}"
+direction = "{direction}"
+size = "32M"
+"""
+
+
+@pytest.mark.netns
+def test_every_protocol_through_baseline_and_wireguard(tmp_path, clean_machine):
+    text = CAMPAIGN + "".join(PROTOCOLS.format(protocol=p, direction=d) for p, d in
+                              (("scp", "download"), ("sftp", "upload"), ("http", "download"), ("ftp", "download")))
+    text += PROTOCOLS.format(protocol="http", direction="download").replace('size = "32M"', 'size = "16M"\nparallel = 2')
+    _, cells = run_campaign(tmp_path, text)
+    assert len(cells) == 12 and all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
+    for technique in ("baseline", "wireguard"):
+        mine = [c for c in cells if c["technique_params"]["kind"] == technique]
+        tcp = next(c for c in mine if c["measurement"] == "tcp")
+        for cell in (c for c in mine if c["measurement"] == "transfer"):
+            m = cell["metrics"]
+            p = cell["measurement_params"]
+            assert m["bytes"] == p["size"] * p["parallel"]
+            assert m["goodput_bps"] == pytest.approx(m["bytes"] * 8 / m["seconds"])
+            # an application moves its file slower than iperf3's memory-to-memory TCP, but not absurdly
+            assert tcp["metrics"]["throughput_bps"] / 50 < m["goodput_bps"] < tcp["metrics"]["throughput_bps"] * 1.3, cell
+            assert 0 < m["ttfb_s"] <= m["seconds"]
+            if p["protocol"] in ("http", "ftp"):
+                assert 0 < m["connect_s"] <= m["ttfb_s"]
+            assert p["cipher"] == "aes128-gcm@openssh.com"
+
+
+@pytest.mark.netns
+def test_a_corrupted_copy_fails_its_cell(tmp_path, clean_machine):
+    text = CAMPAIGN.split("[[measurement]]")[0].replace('[[technique]]\nkind = "wireguard"\nbackend = "userspace"\n', "")
+    text += PROTOCOLS.format(protocol="http", direction="download").replace("32M", "4M")
+    (tmp_path / "c.toml").write_text(text)
+    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"),
+                     env=dict(os.environ, VPNBENCH_TEST_CORRUPT_TRANSFER="1"))
+    assert result.returncode == 1, result.stdout + result.stderr
+    run_cli("export", str(tmp_path / "c.db"), "--format", "json", "-o", str(tmp_path / "c.json"))
+    [cell] = json.loads((tmp_path / "c.json").read_text())
+    assert cell["status"] == "failed" and "sha256 mismatch" in cell["error"], result.stdout + result.stderr
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("protocol", ["scp", "http"])
+def test_kill9_mid_transfer_then_cleanup_leaves_nothing(tmp_path, clean_machine, protocol):
+    """sshd or nginx, the clients and the tmpfs files of a run killed mid-transfer are all removed."""
+    import subprocess
+    import time
+
+    (tmp_path / "c.toml").write_text('[[technique]]\nkind = "baseline"\n' + PROTOCOLS.format(
+        protocol=protocol, direction="download").replace("32M", "2G"))
+    proc = subprocess.Popen([*VPNBENCH, "run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    server = "sshd" if protocol == "scp" else "nginx"
+    while not any(name == server for _, name in stray_daemons()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)  # the clients are running
+    proc.kill()
+    proc.wait()
+    assert any(name == server for _, name in stray_daemons()), leftovers()
+    assert any("tmpfs dir" in item for item in leftovers())
+    assert run_cli("cleanup").returncode == 0
+    assert leftovers() == []
+
+
+@pytest.mark.parametrize("entry, message", [
+    ('protocol = "nfs"', "measurement[1].protocol: 'nfs' is not allowed; allowed values: 'scp', 'sftp', 'http', 'ftp'"),
+    ('size = 0', "measurement[1].size: 0 is not a positive size"),
+    ('size = "100000G"', "measurement[1].size: 107374182400000 bytes x 2 files"),
+    ('protocol = "http"\ndirection = "upload"', "direction: 'upload' is not allowed for protocol 'http'"),
+    ('directory = "/nonexistent"\nsize = "1M"', "measurement[1].size: directory '/nonexistent' does not exist"),
+])
+def test_bad_input_is_one_line_exit_2(tmp_path, entry, message):
+    (tmp_path / "c.toml").write_text(f'[[technique]]\nkind = "baseline"\n[[measurement]]\nkind = "transfer"\n{entry}\n')
+    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (tmp_path / "c.db").exists()
+
+
+def test_size_is_checked_against_the_free_space_with_every_copy(tmp_path):
+    free = os.statvfs("/dev/shm")
+    half = free.f_bavail * free.f_frsize // 2
+    validate_model(TransferParams, {"kind": "transfer", "size": half // 2, "parallel": 1}, "m")
+    with pytest.raises(UserError, match="parallel|copies"):
+        validate_model(TransferParams, {"kind": "transfer", "size": half // 2, "parallel": 4}, "m")
+
+
+def test_cleanup_removes_a_killed_runs_tmpfs_files():
+    from pathlib import Path
+
+    from vpnbench.resources import remove_run
+
+    cell = Path("/dev/shm/vpnbench-fe1fe1/0a0b0c")
+    cell.mkdir(parents=True)
+    (cell / "copy-1.bin").write_bytes(b"x" * 4096)
+    removed = remove_run("fe1fe1")
+    assert not cell.parent.exists() and removed == ["directory /dev/shm/vpnbench-fe1fe1"]
+
+
+def test_curl_timings_are_the_mean_of_the_clients():
+    outputs = ['{"time_connect":0.1,"time_starttransfer":0.3,"time_total":1.0}',
+               'noise {"time_connect":0.3,"time_starttransfer":0.5,"time_total":2.0}']
+    assert curl_timings(outputs) == pytest.approx({"connect_s": 0.2, "ttfb_s": 0.4, "curl_total_s": 1.5})
+
+
+def test_progress_series_rates_over_whole_seconds():
+    series = progress_series([(0.0, 0), (0.5, 100), (1.0, 250), (1.5, 300), (2.1, 400)])
+    assert series["goodput_bps"] == [(1.0, 2000.0), (2.1, pytest.approx(150 * 8 / 1.1))]
