@@ -22,11 +22,11 @@ def preset(name: str) -> dict:
     return tomllib.loads(resources.files("vpnbench.campaign.presets").joinpath(f"{name}.toml").read_text())
 
 
-def records(spec: dict, repetitions: int | None = None, seed: int = 1) -> tuple[Run, list[Cell]]:
+def records(spec: dict, repetitions: int | None = None, seed: int = 1, run_id: str = "hand") -> tuple[Run, list[Cell]]:
     """A finished run of `spec` (a campaign as TOML data) with one ok cell per point."""
     campaign = campaign_from_dict(spec)
     rng = random.Random(seed)
-    run = Run("hand", campaign.name, campaign.source, {"vpnbench": "test"}, "2026-01-01T00:00:00", "2026-01-01T01:00:00",
+    run = Run(run_id, campaign.name, campaign.source, {"vpnbench": "test"}, "2026-01-01T00:00:00", "2026-01-01T01:00:00",
               "finished")
     cells = []
     for technique in campaign.techniques:
@@ -57,7 +57,7 @@ def _cell(run, technique, impairment, measurement, repetition, rng, number) -> C
         rtt = delay_ms + 0.05 / share ** 0.2 * rng.gauss(1, 0.05)
         metrics = {"rtt_avg_ms": rtt, "rtt_p50_ms": rtt, "rtt_p99_ms": rtt * 1.2, "rtt_mdev_ms": 0.01,
                    "loss_pct": 100 * loss}
-    hosts = {host: {"cpu_pct": rng.uniform(20, 90), "samples": 30, "cores": [0, 1], "cpu_steal_pct": 0.0}
+    hosts = {host: {"cpu_pct": rng.gauss(50, 1), "samples": 30, "cores": [0, 1], "cpu_steal_pct": 0.0}
              for host in ("client", "server")}
     return Cell(run.run_id, run.campaign, f"k{number}", technique_label(technique),
                 {"kind": technique.kind, "backend": "userspace"}, impairment.label, params, kind, label,

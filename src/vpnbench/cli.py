@@ -161,6 +161,9 @@ def cmd_report(db: str, output: str, run_id: str | None, figures: str | None = N
     return 0
 
 
+MAX_SENTENCES = 30
+
+
 def cmd_compare(runs: list[str], output: str | None) -> int:
     from vpnbench.compare import terminal_table, write_compare
 
@@ -168,9 +171,11 @@ def cmd_compare(runs: list[str], output: str | None) -> int:
     for source in sources:
         console.print(source.title)
     console.print(terminal_table(sources, rows))
-    for row in rows:
-        if row.sentence:
-            console.print(row.sentence)
+    sentences = [row.sentence for row in rows if row.sentence]
+    for sentence in sentences[:MAX_SENTENCES]:
+        console.print(sentence)
+    if len(sentences) > MAX_SENTENCES:
+        console.print(f"… and {len(sentences) - MAX_SENTENCES} more (all in the HTML with -o)")
     if output:
         console.print(f"wrote the comparison to {output}")
     return 0

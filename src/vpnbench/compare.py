@@ -104,7 +104,8 @@ def compare_rows(sources: list[Source]) -> list[Row]:
         rows.append(Row(label, technique, impairment, metric, [_mean_text(metric, v) for v in values],
                         [ratio_text(v / values[0]) if v is not None and values[0] else "–" for v in values],
                         [c["headline"] if c else "–" for c in cost],
-                        _sentence(sources, technique, impairment, metric, cost)))
+                        _sentence(sources, technique, impairment, f"{label} {metric}", cost)
+                        if not metric.endswith("_cpu_pct") else ""))
     return rows
 
 

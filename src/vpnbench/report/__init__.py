@@ -25,6 +25,9 @@ from vpnbench.report.judgement import cost_rows, significance_rows
 from vpnbench.store import Store
 from vpnbench.tables import bringup_times, bringups_of, digits_for, format_mean_sd, mean_sd
 
+# Methodology findings about what a run leaves out (one direction only; a UDP rate every technique
+# carried) rather than numbers that may describe something else: told as notes, not warnings.
+NOTES = ("one_direction", "offered_rate_reached")
 HOST_METRICS = [("client_cpu_pct", "client CPU %", 1.0), ("server_cpu_pct", "server CPU %", 1.0)]
 
 
@@ -74,12 +77,14 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
     measurements = [_measurement_section(number, label, summary, frame, cells, judged, baseline, entries,
                                          data or NoData(), canvas, timeseries)
                     for number, label in enumerate(dict.fromkeys(c.measurement_label for c in cells), start=1)]
-    scaling = _scaling_figures(canvas, summary, cells)
+    scaling = _scaling_figures(canvas, summary, cells, entries)
+    found = methodology_warnings(exports)
     template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
         package_files.files("vpnbench.report").joinpath("report.html.j2").read_text())
     html = template.render(run=run, environment=_environment_rows(run.environment),
                            hosts=_host_rows(host_facts, cells), baseline=baseline,
-                           warnings=methodology_warnings(exports), scaling=scaling,
+                           warnings=[w for w in found if w.code not in NOTES],
+                           notes=[w for w in found if w.code in NOTES], scaling=scaling,
                            techniques=_technique_rows(cells), measurements=measurements,
                            failed=[c for c in cells if c.status in ("failed", "running")],
                            failed_bringups=[b for b in bringups_of(cells) if b.error and b.backend != "none"],
@@ -189,7 +194,7 @@ def _value_cell(group: pd.DataFrame, metric: str, scale: float, insufficient: bo
             "" if math.isnan(ci) else f"95 % CI ± {ci:.{digits_for(ci)}f}")
 
 
-def _scaling_figures(canvas: Canvas, summary: pd.DataFrame, cells: list[Cell]) -> list:
+def _scaling_figures(canvas: Canvas, summary: pd.DataFrame, cells: list[Cell], entries) -> list:
     """Measurement labels of one kind differing in one parameter (streams, length): lines across them."""
     by_kind: dict[str, dict[str, dict]] = {}
     for cell in cells:
@@ -197,7 +202,8 @@ def _scaling_figures(canvas: Canvas, summary: pd.DataFrame, cells: list[Cell]) -
     if not cells:
         return []
     return [figure for kind, params in by_kind.items() if len(params) > 1
-            for figure in measurement_scaling(canvas, kind, summary, params, cells[0].impairment)]
+            for figure in measurement_scaling(canvas, kind, summary, params, cells[0].impairment, entries,
+                                              [c for c in cells if c.measurement == kind])]
 
 
 def _process_rows(cells: list[Cell]) -> list[dict]:

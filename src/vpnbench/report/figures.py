@@ -210,7 +210,7 @@ def lines_with_bands(canvas: Canvas, rows: pd.DataFrame, xs: dict[str, float], l
     """A line per `line_of` value through the summary rows at x = xs[row[x_of]], with the 95 % CI
     (Student's t, analysis.summarize's ci95) as a band."""
     fig, ax = plt.subplots(figsize=(6.0, 3.2))
-    drawn = {}
+    drawn, bands = {}, []
     for name, group in rows.groupby(line_of, sort=False):
         group = group[group[x_of].isin(xs)].assign(x=lambda g: g[x_of].map(xs)).sort_values("x")
         group = group.dropna(subset=["mean"])
@@ -220,6 +220,7 @@ def lines_with_bands(canvas: Canvas, rows: pd.DataFrame, xs: dict[str, float], l
         (line,) = ax.plot(group["x"], mean, marker="o", ms=3, label=name)
         if (ci > 0).any():
             ax.fill_between(group["x"], mean - ci, mean + ci, alpha=0.2, color=line.get_color(), lw=0)
+            bands.append(name)
         drawn[name] = list(zip(group["x"].tolist(), mean.tolist()))
     if _wants_log(rows["mean"].tolist(), log):
         ax.set_yscale("log")
@@ -227,7 +228,7 @@ def lines_with_bands(canvas: Canvas, rows: pd.DataFrame, xs: dict[str, float], l
     ax.set_ylabel(ylabel)
     ax.set_title(title, loc="left")
     ax.legend(frameon=False, fontsize=7)
-    return canvas.finish(fig, caption, {**meta, "type": "lines", "lines": drawn, "log": ax.get_yscale() == "log"})
+    return canvas.finish(fig, caption, {**meta, "type": "lines", "lines": drawn, "bands": bands, "log": ax.get_yscale() == "log"})
 
 
 def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: str, scale: float, title: str,
@@ -252,20 +253,19 @@ def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: 
     return canvas.finish(fig, caption, {**meta, "type": "bars", "groups": groups, "bars": techniques})
 
 
-def heatmap(canvas: Canvas, rows: pd.DataFrame, fields: dict[str, dict[str, float]], scale: float, zlabel: str,
+def heatmap(canvas: Canvas, points: dict[tuple[float, float], float], xlabel: str, ylabel: str, zlabel: str,
             title: str, caption: str, meta: dict) -> Figure:
-    (fx, xs), (fy, ys) = list(fields.items())[:2]
-    xv, yv = sorted(set(xs.values())), sorted(set(ys.values()))
+    """Values over two swept axes: {(x, y): value}, a cell per pair, the value as colour."""
+    xv, yv = sorted({x for x, _ in points}), sorted({y for _, y in points})
     grid = np.full((len(yv), len(xv)), np.nan)
-    for row in rows.itertuples():
-        if row.impairment in xs:
-            grid[yv.index(ys[row.impairment]), xv.index(xs[row.impairment])] = row.mean * scale
+    for (x, y), value in points.items():
+        grid[yv.index(y), xv.index(x)] = value
     fig, ax = plt.subplots(figsize=(4.5, 3.2))
     image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
     ax.set_xticks(range(len(xv)), [f"{v:g}" for v in xv], fontsize=7)
     ax.set_yticks(range(len(yv)), [f"{v:g}" for v in yv], fontsize=7)
-    ax.set_xlabel(SWEEP_AXES[fx][0])
-    ax.set_ylabel(SWEEP_AXES[fy][0])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     fig.colorbar(image, ax=ax, label=zlabel)
     ax.set_title(title, loc="left")
     return canvas.finish(fig, caption, {**meta, "type": "heatmap", "x": xv, "y": yv})
@@ -441,8 +441,6 @@ def impairment_figures(d: Drawing, pick: Headline) -> list[Figure]:
         fields = varying_fields(cells) if entry.swept else {}
         if len(fields) == 1:
             figures += _sweep_lines(d, pick, entry, cells)
-        elif len(fields) == 2:
-            figures += _heatmaps(d, pick, entry, fields)
         else:
             named += entry.labels  # a named network, or a sweep with no numeric axis: bars
     if named:
@@ -468,14 +466,6 @@ def _sweep_lines(d: Drawing, pick: Headline, entry: Entry, cells: list) -> list[
             for metric in pick.metrics]
 
 
-def _heatmaps(d: Drawing, pick: Headline, entry: Entry, fields: dict) -> list[Figure]:
-    rows = d.summary[d.summary["impairment"].isin(entry.labels) & (d.summary["metric"] == pick.metrics[-1])]
-    return [heatmap(d.canvas, rows[rows["technique"] == technique], fields, pick.scale, pick.axis,
-                    f"{d.label}: {technique}", f"{d.label}: {technique}, {pick.axis} over two swept fields "
-                    f"(impairment entry {entry.number})", {"entry": entry.number, "technique": technique})
-            for technique in list(dict.fromkeys(rows["technique"]))[:MAX_HEATMAPS]]
-
-
 def scaling_figures(d: Drawing, pick: Headline) -> list[Figure]:
     """A technique parameter swept across techniques of one kind (cores, MTU): a line per kind."""
     figures = []
@@ -499,7 +489,7 @@ def scaling_figures(d: Drawing, pick: Headline) -> list[Figure]:
 
 
 def measurement_scaling(canvas: Canvas, kind: str, summary: pd.DataFrame, params_by_label: dict[str, dict],
-                        impairment: str) -> list[Figure]:
+                        impairment: str, entries: list[Entry] | None = None, cells: list | None = None) -> list[Figure]:
     """Measurement labels of one kind that differ in one numeric parameter (streams, length):
     the headline against it, a line per technique."""
     axis = scaling_axis(params_by_label)
@@ -507,11 +497,35 @@ def measurement_scaling(canvas: Canvas, kind: str, summary: pd.DataFrame, params
     if axis is None or pick is None or len(axis[1]) < 2:
         return []
     rows = summary[(summary["impairment"] == impairment) & summary["measurement_label"].isin(axis[1])]
-    return [lines_with_bands(canvas, rows[rows["metric"] == metric], axis[1], "technique", "measurement_label",
+    figures = sweep_heatmaps(canvas, kind, summary, axis, pick, entries or [], cells or [])
+    return figures + [lines_with_bands(canvas, rows[rows["metric"] == metric], axis[1], "technique", "measurement_label",
                              axis[0], pick.axis, pick.scale, pick.log, f"{kind} by {axis[0]}",
                              f"{kind}: {metric_name(pick, metric)} against {axis[0]} ({impairment}, band: 95 % CI)",
                              {"metric": metric, "axis": axis[0]})
             for metric in pick.metrics]
+
+
+def sweep_heatmaps(canvas: Canvas, kind: str, summary: pd.DataFrame, axis: tuple[str, dict[str, float]],
+                   pick: Headline, entries: list[Entry], cells: list) -> list[Figure]:
+    """Two swept axes: a measurement parameter across labels × an impairment sweep entry: a
+    heatmap per technique of the headline (the last metric: the received rate of a UDP pair)."""
+    figures = []
+    metric = pick.metrics[-1]
+    for entry in (e for e in entries if e.swept):
+        sweep = sweep_axis([c for c in cells if c.impairment in entry.labels])
+        if sweep is None:
+            continue
+        rows = summary[summary["impairment"].isin(entry.labels) & summary["measurement_label"].isin(axis[1])
+                       & (summary["metric"] == metric)]
+        for technique in list(dict.fromkeys(rows["technique"]))[:MAX_HEATMAPS]:
+            mine = rows[rows["technique"] == technique]
+            points = {(sweep[1][r.impairment], axis[1][r.measurement_label]): r.mean * pick.scale
+                      for r in mine.itertuples()}
+            figures.append(heatmap(canvas, points, sweep[0], axis[0], metric_name(pick, metric),
+                                   f"{kind}: {technique}", f"{kind}: {technique}, {metric_name(pick, metric)} over "
+                                   f"{sweep[0]} (impairment entry {entry.number}) and {axis[0]}",
+                                   {"entry": entry.number, "technique": technique}))
+    return figures
 
 
 def udp_sweep_figures(d: Drawing) -> list[Figure]:
