@@ -423,6 +423,8 @@ def figures_for(d: Drawing) -> list[Figure]:
         figures += udp_sweep_figures(d)
     figures += rtt_cdfs(d)
     figures += time_series_figures(d)
+    if len({c.impairment for c in d.cells}) == 1:
+        figures += host_cpu_bars(d)
     if len({c.impairment for c in d.cells}) == 1 and d.kind in MEASUREMENTS and MEASUREMENTS[d.kind].cpu_figures:
         for draw, caption in ((cpu_per_core, "busy share of each core the host owns, per technique"),
                               (cpu_kinds, "where the CPU time went: user space, kernel, softirq")):
@@ -430,6 +432,18 @@ def figures_for(d: Drawing) -> list[Figure]:
             if figure:
                 figures.append(figure)
     return figures
+
+
+def host_cpu_bars(d: Drawing) -> list[Figure]:
+    """Client and server CPU per technique: a group per host, a bar per technique (95 % CI)."""
+    rows = d.summary[d.summary["metric"].isin(["client_cpu_pct", "server_cpu_pct"])]
+    if rows.empty:
+        return []
+    rows = rows.assign(impairment=rows["metric"].str.removesuffix("_cpu_pct"))
+    groups = list(dict.fromkeys(rows["impairment"]))
+    return [grouped_bars(d.canvas, rows, groups, "CPU (% of the host's cores)", 1.0, f"{d.label}: CPU",
+                         f"{d.label}: CPU of client and server per technique (mean, error bars: 95 % CI)",
+                         {"metric": "cpu_pct"})]
 
 
 def impairment_figures(d: Drawing, pick: Headline) -> list[Figure]:
