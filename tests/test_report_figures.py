@@ -91,6 +91,12 @@ def test_cost_significance_and_quality_in_the_tables():
     assert "p (Holm)" in html and "hedges g" in html
     assert "baseline higher" in html  # 0.09 × is real
     assert "insufficient basis" in html and "untrusted" in html
+    ping = html[html.index('<section class="measurement" id="measurement-2"'):]
+    ping = ping[:ping.index("</section>")]
+    for table in ("costs", "significance"):  # server CPU of ping: never a number
+        body = ping[ping.index(f'<table class="{table}"'):]
+        rows = [r for r in body[:body.index("</table>")].split("<tr>") if "server_cpu_pct" in r]
+        assert rows and all("insufficient basis" in r and "points" not in r for r in rows), table
     assert html.count('class="q-ok"') >= 2
 
 

@@ -154,13 +154,16 @@ def _measurement_section(number: int, label: str, summary: pd.DataFrame, frame: 
     pick = headline(kind, set(summary.loc[summary["measurement_label"] == label, "metric"]))
     metrics = [*(pick.metrics if pick else ()), "client_cpu_pct", "server_cpu_pct"]
     part = frame[(frame["measurement_label"] == label) & frame["metric"].isin(metrics)]
-    drawing = Drawing(label, kind, summary[summary["measurement_label"] == label], mine, entries, data, canvas,
-                      timeseries)
+    short = {(t, i, m) for (lab, t, i), q in judged.items() if lab == label for m in q.insufficient}
+    shown = summary[summary["measurement_label"] == label]
+    shown = shown[[key not in short for key in zip(shown["technique"], shown["impairment"], shown["metric"])]]
+    drawing = Drawing(label, kind, shown, mine, entries, data, canvas, timeseries)
     return {"number": number, "label": label, "kind": kind, "columns": [title for _, title, _ in columns],
             "impaired": len({c.impairment for c in mine}) > 1 or mine[0].impairment != "none",
             "rows": rows, "processes": _process_rows(mine), "baseline": baseline,
-            "costs": cost_rows(part, baseline) if baseline else [],
-            "comparisons": significance_rows(part, baseline), "repeated": _repeated(part),
+            "costs": _without_basis(cost_rows(part, baseline) if baseline else [], short, baseline),
+            "comparisons": _without_basis(significance_rows(part, baseline), short, baseline),
+            "repeated": _repeated(part),
             "figures": figures_for(drawing)}
 
 
@@ -174,6 +177,19 @@ def _qualities(frame: pd.DataFrame, exports: list[dict]) -> dict:
 
 def _shown(metric: str, known=frozenset(c.metric for m in MEASUREMENTS.values() for c in m.columns)) -> bool:
     return metric in known or metric.startswith(("client_", "server_", "router_"))
+
+
+def _without_basis(rows: list[dict], short: set, baseline: str | None) -> list[dict]:
+    """Cost and significance rows resting on a CPU figure with too few monitor samples: said in
+    words, never as a number."""
+    out = []
+    for row in rows:
+        sides = [row.get("technique"), row.get("a"), row.get("b"), baseline if "technique" in row else None]
+        if any((side, row["impairment"], row["metric"]) in short for side in sides if side):
+            row = {**row, "headline": "insufficient basis", "interval": "", "method": "fewer than 3 monitor samples",
+                   "p": "–", "p_holm": "–", "effect": "–", "verdict": "insufficient basis"}
+        out.append(row)
+    return out
 
 
 def _repeated(part: pd.DataFrame) -> bool:
