@@ -173,3 +173,15 @@ def test_figures_are_written_as_svg_and_png_for_papers(tmp_path):
     assert len(svgs) == len(pngs) == 2  # the delay sweep's lines, the named network's bars
     assert Image.open(pngs[0]).size[0] > 300
     assert (tmp_path / "r.html").read_text().count("<svg") == 2
+
+
+def test_figures_directory_in_a_missing_directory_is_one_line(tmp_path):
+    from conftest import run_cli
+
+    run, cells = records(campaign(["baseline"], [], [{"kind": "tcp", "duration": "2s"}], repetitions=1))
+    store_records(tmp_path / "r.db", run, cells)
+    result = run_cli("report", str(tmp_path / "r.db"), "-o", str(tmp_path / "r.html"),
+                     "--figures", str(tmp_path / "no" / "figures"))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"vpnbench: error: --figures: directory {str(tmp_path / 'no')!r} does not exist"
+    assert not (tmp_path / "r.html").exists()
