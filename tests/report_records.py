@@ -81,7 +81,7 @@ def store_records(db: Path, run: Run, cells: list[Cell], trials=None, series=Non
 
 def udp_trials(knee: float, rng: random.Random) -> list[Trial]:
     """A rate sweep that delivers everything up to the knee and the knee's worth beyond it."""
-    return [Trial(n, offered_bps=rate, data={"received_bps": min(rate, knee) * rng.gauss(1, 0.01)})
+    return [Trial(n, offered_bps=rate, data={"receiver_bps": min(rate, knee) * rng.gauss(1, 0.01)})
             for n, rate in enumerate(range(100_000_000, 1_000_000_001, 100_000_000), start=1)]
 
 

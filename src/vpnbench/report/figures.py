@@ -566,7 +566,7 @@ def received_point(trial) -> tuple[float, float] | None:
     if trial.offered_bps is None:
         return None
     data = trial.data or {}
-    for key in ("received_bps", "throughput_bps", "received"):
+    for key in ("receiver_bps", "received_bps", "throughput_bps", "received"):  # receiver_bps: measure/udp_sweep
         if isinstance(data.get(key), (int, float)):
             return trial.offered_bps, float(data[key])
     if trial.loss_ratio is not None:
