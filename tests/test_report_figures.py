@@ -185,3 +185,17 @@ def test_figures_directory_in_a_missing_directory_is_one_line(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip() == f"vpnbench: error: --figures: directory {str(tmp_path / 'no')!r} does not exist"
     assert not (tmp_path / "r.html").exists()
+
+
+def test_s1_report_opens_in_a_browser(s1, tmp_path):
+    from test_report import browse
+
+    _, html, figures, _ = s1
+    (tmp_path / "s1.html").write_text(html)
+    dom = browse(tmp_path / "s1.html", tmp_path, "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    page = dom.stdout
+    assert "756 of 756 cells ok" in page
+    assert page.count("<figure") == len(figures) == 16
+    assert page.count('data-type="lines"') == 12 and page.count('data-type="bars"') == 4
+    assert page.count("<li><a href=") == 5 + 3  # contents: 5 fixed sections and 3 measurements
