@@ -61,6 +61,13 @@ def build_parser() -> Parser:
     report.add_argument("db", help="SQLite results file")
     report.add_argument("-o", "--output", required=True, help="output HTML file")
     report.add_argument("--run", help="run id (default: the newest run in the database)")
+    report.add_argument("--figures", metavar="DIR", help="also write every figure as SVG and PNG into DIR")
+    report.add_argument("--timeseries", action="store_true",
+                        help="a per-second time series figure for every cell (default: long cells only)")
+
+    compare = sub.add_parser("compare", help="the same techniques side by side across runs or machines")
+    compare.add_argument("runs", nargs="+", metavar="FILE.db[:RUN]", help="results files (newest run, or :RUN)")
+    compare.add_argument("-o", "--output", metavar="FILE.html", help="also write the comparison as HTML")
 
     sub.add_parser("presets", help="list the campaigns shipped with vpnbench (usable by name with `run`)")
 
@@ -146,12 +153,32 @@ def check_report_path(path: str | None) -> Path | None:
     return out
 
 
-def cmd_report(db: str, output: str, run_id: str | None) -> int:
+def cmd_report(db: str, output: str, run_id: str | None, figures: str | None = None, timeseries: bool = False) -> int:
     from vpnbench.report import write_report
 
     out = check_report_path(output)
-    run_id = write_report(Path(db), out, run_id)
+    run_id = write_report(Path(db), out, run_id, Path(figures) if figures else None, timeseries)
     console.print(f"wrote the report of run {run_id} to {out}")
+    return 0
+
+
+MAX_SENTENCES = 30
+
+
+def cmd_compare(runs: list[str], output: str | None) -> int:
+    from vpnbench.compare import terminal_table, write_compare
+
+    sources, rows = write_compare(runs, Path(output) if output else None)
+    for source in sources:
+        console.print(source.title)
+    console.print(terminal_table(sources, rows))
+    sentences = [row.sentence for row in rows if row.sentence]
+    for sentence in sentences[:MAX_SENTENCES]:
+        console.print(sentence)
+    if len(sentences) > MAX_SENTENCES:
+        console.print(f"… and {len(sentences) - MAX_SENTENCES} more (all in the HTML with -o)")
+    if output:
+        console.print(f"wrote the comparison to {output}")
     return 0
 
 
@@ -315,7 +342,9 @@ def dispatch(args) -> int:
         require_root("demo")
         return cmd_run(campaign, check_db_path(args.db), resume=False, report=report)
     if args.command == "report":
-        return cmd_report(args.db, args.output, args.run)
+        return cmd_report(args.db, args.output, args.run, args.figures, args.timeseries)
+    if args.command == "compare":
+        return cmd_compare(args.runs, args.output)
     if args.command == "presets":
         return cmd_presets()
     if args.command == "export":

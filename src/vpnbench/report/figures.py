@@ -1,25 +1,108 @@
-"""The figures the studies drew, as inline SVG: bars with error bars per technique, lines
-against a swept impairment, client and server CPU, CPU per core, UDP sent vs received."""
+"""The figures the studies drew, chosen by the shape of the data, as inline SVG.
 
+- a sweep entry of the campaign ([[impairment]] with a range): a line per technique against
+  the swept value on a numeric axis, with its 95 % CI band; never a line across two entries;
+- named networks (entries that are not sweeps): grouped bars, a bar per technique;
+- two swept fields in one entry: a heatmap per technique;
+- a measurement or technique parameter swept across labels (streams, cores, MTU): lines;
+- UDP sweeps: received vs offered, the knee marked; ping: RTT CDFs; long cells: per-second
+  time series with the run's events marked; CPU per core and user/system/softirq bars.
+
+Every figure comes back as a `Figure` with its caption, its SVG and `meta` (what was drawn:
+the series, the x values), so tests can check the drawing without parsing SVG.
+"""
+
+import dataclasses
 import io
 import math
+import re
+from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")  # no display: figures are rendered to SVG text
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from vpnbench.measure import MEASUREMENTS  # noqa: E402
 from vpnbench.measure.base import Headline  # noqa: E402
 
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False,
-                     "axes.spines.right": False, "figure.dpi": 96})
+                     "axes.spines.right": False, "figure.dpi": 96, "svg.hashsalt": "vpnbench"})
 
-# How a swept impairment field is drawn on the x axis: (field, axis title, scale).
+# How a swept impairment field is drawn on the x axis: (axis title, scale).
 SWEEP_AXES = {"delay_us": ("delay (ms)", 1e-3), "jitter_us": ("jitter (ms)", 1e-3), "loss_pct": ("loss (%)", 1),
               "duplicate_pct": ("duplication (%)", 1), "reorder_pct": ("reordering (%)", 1),
               "corrupt_pct": ("corruption (%)", 1), "rate_bps": ("rate (Mbit/s)", 1e-6)}
+LOG_SPREAD = 20  # log y when the largest mean is more than this times the smallest
+LONG_CELL_S = 20.0  # cells at least this long get a time series figure
+MAX_TIMESERIES = 12  # per measurement, unless every cell's was asked for
+MAX_CDFS = 4  # RTT CDF figures per measurement (one per impairment)
+MAX_HEATMAPS = 8
+# Per-second series drawn in a time series figure: (name, axis, scale).
+TIME_SERIES = (("throughput_bps", "Mbit/s", 1e-6), ("cpu_pct", "CPU %", 1.0), ("proc_rss_bytes", "RSS (MiB)", 2 ** -20))
+
+
+@dataclasses.dataclass
+class Figure:
+    caption: str
+    svg: str
+    meta: dict
+    name: str = ""  # file name stem when figures are written to a directory
+
+
+@dataclasses.dataclass
+class Entry:
+    """One [[impairment]] entry of the campaign: the impairment labels it expanded to."""
+
+    number: int
+    title: str
+    labels: list[str]
+
+    @property
+    def swept(self) -> bool:
+        return len(self.labels) > 1
+
+
+class Canvas:
+    """Turns matplotlib figures into SVG text (and, for papers, SVG and PNG files in a directory)."""
+
+    def __init__(self, directory: Path | None = None):
+        self.directory = directory
+        self.names: set[str] = set()
+
+    def finish(self, fig, caption: str, meta: dict) -> Figure:
+        buffer = io.StringIO()
+        fig.savefig(buffer, format="svg", bbox_inches="tight")
+        name = self._name(caption)
+        if self.directory is not None:
+            (self.directory / f"{name}.svg").write_text(buffer.getvalue())
+            fig.savefig(self.directory / f"{name}.png", format="png", dpi=150, bbox_inches="tight")
+        plt.close(fig)
+        text = buffer.getvalue()
+        return Figure(caption, text[text.index("<svg"):], meta, name)  # no XML prolog: inlined in HTML
+
+    def _name(self, caption: str) -> str:
+        stem = re.sub(r"[^a-z0-9]+", "-", caption.lower()).strip("-")[:80] or "figure"
+        name, n = stem, 2
+        while name in self.names:
+            name, n = f"{stem}-{n}", n + 1
+        self.names.add(name)
+        return name
+
+
+class NoData:
+    """Stands in for the store where a report is rendered from records alone: no trials, series, events."""
+
+    def trials(self, cell_id):
+        return []
+
+    def series(self, cell_id, name=None):
+        return []
+
+    def events(self, run_id, cell_id=None):
+        return []
 
 
 def headline(kind: str, metrics: set[str]) -> Headline | None:
@@ -40,86 +123,218 @@ def metric_name(pick: Headline, metric: str) -> str:
     return dict(zip(pick.metrics, pick.names)).get(metric, metric)
 
 
-def sweep_axis(cells: list[dict]) -> tuple[str, dict[str, float]] | None:
-    """When the impairments of these cells differ in exactly one numeric field: its axis title
-    and the value per impairment label; otherwise None (drawn as categories)."""
+# --- which impairments belong together --------------------------------------------------
+
+def impairment_entries(spec: dict, labels: list[str]) -> list[Entry]:
+    """The campaign's [[impairment]] entries expanded again, so a sweep's points are known as
+    one; labels no entry claims (the default 'none', a changed preset) are one entry each."""
+    from vpnbench.impair.model import ImpairmentParams, expand_impairment
+
+    entries, claimed = [], set()
+    for number, raw in enumerate(spec.get("impairment") or [], start=1):
+        try:
+            expanded = [i.label for i in expand_impairment(ImpairmentParams(**raw))]
+        except Exception:  # noqa: BLE001 - an entry this version cannot read: its cells stand alone
+            continue
+        mine = [label for label in expanded if label in labels and label not in claimed]
+        if mine:
+            title = raw.get("label") or raw.get("profile") or raw.get("netem") or " / ".join(
+                f"{k} {raw[k]}" for k in ("egress", "ingress") if raw.get(k)) or f"impairment {number}"
+            entries.append(Entry(number, str(title), mine))
+            claimed.update(mine)
+    for label in labels:
+        if label not in claimed:
+            entries.append(Entry(len(entries) + 1, label, [label]))
+    return entries
+
+
+def varying_fields(cells: list) -> dict[str, dict[str, float]]:
+    """{field: {impairment label: value}} for the netem fields that differ between the cells'
+    impairments (an asymmetric sweep varies one direction: the larger of the two is taken)."""
     specs = {}
     for cell in cells:
         params = cell.impairment_params
-        specs[cell.impairment] = {f"{direction}.{field}": value
-                                     for direction in ("egress_spec", "ingress_spec")
-                                     for field, value in (params.get(direction) or {}).items()}
-    if len(specs) < 3:
+        specs[cell.impairment] = {(d, f): v for d in ("egress_spec", "ingress_spec")
+                                  for f, v in (params.get(d) or {}).items()}
+    keys = {key for spec in specs.values() for key in spec}
+    fields = {f for (d, f) in keys if len({_hashable(spec.get((d, f))) for spec in specs.values()}) > 1}
+    out = {}
+    for field in sorted(fields):
+        if field not in SWEEP_AXES:
+            return {}  # something non-numeric varies too: not an axis
+        scale = SWEEP_AXES[field][1]
+        out[field] = {label: max(spec.get(("egress_spec", field)) or 0, spec.get(("ingress_spec", field)) or 0) * scale
+                      for label, spec in specs.items()}
+    return out
+
+
+def sweep_axis(cells: list) -> tuple[str, dict[str, float]] | None:
+    """When the impairments of these cells differ in exactly one numeric field: its axis title
+    and the value per impairment label; otherwise None."""
+    fields = varying_fields(cells)
+    if len(fields) != 1:
         return None
-    varying = {key.split(".", 1)[1] for key in next(iter(specs.values()))
-               if len({json_key(spec.get(key)) for spec in specs.values()}) > 1}
-    if len(varying) != 1 or next(iter(varying)) not in SWEEP_AXES:
+    field, values = next(iter(fields.items()))
+    return SWEEP_AXES[field][0], values
+
+
+def scaling_axis(params_by_name: dict[str, dict]) -> tuple[str, dict[str, float]] | None:
+    """When the parameter sets differ in exactly one numeric parameter (streams, cores, mtu):
+    its name and the value per name; None otherwise or with fewer than 2 names."""
+    if len(params_by_name) < 2:
         return None
-    field = next(iter(varying))
-    title, scale = SWEEP_AXES[field]
-    values = {}
-    for label, spec in specs.items():
-        # An asymmetric sweep varies one direction only: take the larger of the two.
-        values[label] = max(spec.get(f"egress_spec.{field}") or 0, spec.get(f"ingress_spec.{field}") or 0) * scale
-    return title, values
+    keys = {k for params in params_by_name.values() for k in params}
+    varying = [k for k in sorted(keys) if len({_hashable(p.get(k)) for p in params_by_name.values()}) > 1]
+    if len(varying) != 1:
+        return None
+    values = {name: p.get(varying[0]) for name, p in params_by_name.items()}
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values.values()):
+        return None
+    return varying[0], {name: float(v) for name, v in values.items()}
 
 
-def json_key(value):
-    return tuple(value) if isinstance(value, list) else value
+def _hashable(value):
+    return repr(value) if isinstance(value, (list, dict)) else value
 
 
-def to_svg(fig) -> str:
-    buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    text = buffer.getvalue()
-    return text[text.index("<svg"):]  # drop the XML prolog: the SVG is inlined in HTML
+# --- drawings ----------------------------------------------------------------------------
+
+def _wants_log(means: list[float], allowed: bool) -> bool:
+    finite = [m for m in means if m is not None and math.isfinite(m)]
+    return allowed and bool(finite) and min(finite) > 0 and max(finite) / min(finite) > LOG_SPREAD
 
 
-def technique_bars(summary: pd.DataFrame, metrics: tuple[str, ...], ylabel: str, scale: float, title: str,
-                   names: dict[str, str] | None = None) -> str:
-    """Grouped bars: one group per technique, one bar per metric, error bars = sd."""
-    techniques = list(dict.fromkeys(summary["technique"]))
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(techniques) + 1.5), 3.0))
-    width = 0.8 / len(metrics)
-    for i, metric in enumerate(metrics):
-        rows = summary[summary["metric"] == metric].set_index("technique").reindex(techniques)
-        positions = [t + (i - (len(metrics) - 1) / 2) * width for t in range(len(techniques))]
-        ax.bar(positions, rows["mean"] * scale, width, yerr=(rows["sd"].fillna(0) * scale), capsize=3,
-               label=(names or {}).get(metric, metric) if len(metrics) > 1 else None)
-    ax.set_xticks(range(len(techniques)), techniques, rotation=20 if len(techniques) > 4 else 0, ha="right"
-                  if len(techniques) > 4 else "center")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, loc="left")
-    if len(metrics) > 1:
-        ax.legend(frameon=False)
-    return to_svg(fig)
-
-
-def sweep_lines(summary: pd.DataFrame, metric: str, ylabel: str, scale: float, log: bool, title: str,
-                axis: tuple[str, dict[str, float]] | None) -> str:
-    """One line per technique against the impairment (numeric when one field is swept)."""
-    impairments = list(dict.fromkeys(summary["impairment"]))
+def lines_with_bands(canvas: Canvas, rows: pd.DataFrame, xs: dict[str, float], line_of: str, x_of: str,
+                     xlabel: str, ylabel: str, scale: float, log: bool, title: str, caption: str,
+                     meta: dict) -> Figure:
+    """A line per `line_of` value through the summary rows at x = xs[row[x_of]], with the 95 % CI
+    (Student's t, analysis.summarize's ci95) as a band."""
     fig, ax = plt.subplots(figsize=(6.0, 3.2))
-    for technique in dict.fromkeys(summary["technique"]):
-        rows = summary[(summary["technique"] == technique) & (summary["metric"] == metric)]
-        rows = rows.set_index("impairment").reindex(impairments).dropna(subset=["mean"])
-        xs = [axis[1][label] for label in rows.index] if axis else [impairments.index(label) for label in rows.index]
-        ax.errorbar(xs, rows["mean"] * scale, yerr=rows["sd"].fillna(0) * scale, marker="o", ms=3, capsize=2,
-                    label=technique)
-    if axis:
-        ax.set_xlabel(axis[0])
-    else:
-        ax.set_xticks(range(len(impairments)), impairments, rotation=25, ha="right")
-    if log and (summary[summary["metric"] == metric]["mean"] > 0).all():
+    drawn, bands = {}, []
+    for name, group in rows.groupby(line_of, sort=False):
+        group = group[group[x_of].isin(xs)].assign(x=lambda g: g[x_of].map(xs)).sort_values("x")
+        group = group.dropna(subset=["mean"])
+        if group.empty:
+            continue
+        mean, ci = group["mean"] * scale, group["ci95"].fillna(0) * scale
+        (line,) = ax.plot(group["x"], mean, marker="o", ms=3, label=name)
+        if (ci > 0).any():
+            ax.fill_between(group["x"], mean - ci, mean + ci, alpha=0.2, color=line.get_color(), lw=0)
+            bands.append(name)
+        drawn[name] = list(zip(group["x"].tolist(), mean.tolist()))
+    if _wants_log(rows["mean"].tolist(), log):
         ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, loc="left")
-    ax.legend(frameon=False, fontsize=8)
-    return to_svg(fig)
+    ax.legend(frameon=False, fontsize=7)
+    return canvas.finish(fig, caption, {**meta, "type": "lines", "lines": drawn, "bands": bands, "log": ax.get_yscale() == "log"})
 
 
-def host_facts(cells: list[dict]) -> dict[tuple[str, str], list[dict]]:
+def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: str, scale: float, title: str,
+                 caption: str, meta: dict) -> Figure:
+    """A group per impairment (or one group), a bar per technique, error bars = 95 % CI."""
+    techniques = list(dict.fromkeys(rows["technique"]))
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(techniques) * len(groups) + 1.5), 3.0))
+    width = 0.8 / max(1, len(techniques))
+    for i, technique in enumerate(techniques):
+        mine = rows[rows["technique"] == technique].set_index("impairment").reindex(groups)
+        positions = [g + (i - (len(techniques) - 1) / 2) * width for g in range(len(groups))]
+        ax.bar(positions, mine["mean"] * scale, width, yerr=mine["ci95"].fillna(0) * scale, capsize=2,
+               label=technique)
+    if len(groups) > 1:
+        ax.set_xticks(range(len(groups)), groups, rotation=15 if len(groups) > 3 else 0, fontsize=8)
+        ax.legend(frameon=False, fontsize=7)
+    else:
+        ax.set_xticks([(i - (len(techniques) - 1) / 2) * width for i in range(len(techniques))], techniques,
+                      rotation=20 if len(techniques) > 4 else 0, fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, loc="left")
+    return canvas.finish(fig, caption, {**meta, "type": "bars", "groups": groups, "bars": techniques})
+
+
+def heatmap(canvas: Canvas, points: dict[tuple[float, float], float], xlabel: str, ylabel: str, zlabel: str,
+            title: str, caption: str, meta: dict) -> Figure:
+    """Values over two swept axes: {(x, y): value}, a cell per pair, the value as colour."""
+    xv, yv = sorted({x for x, _ in points}), sorted({y for _, y in points})
+    grid = np.full((len(yv), len(xv)), np.nan)
+    for (x, y), value in points.items():
+        grid[yv.index(y), xv.index(x)] = value
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
+    ax.set_xticks(range(len(xv)), [f"{v:g}" for v in xv], fontsize=7)
+    ax.set_yticks(range(len(yv)), [f"{v:g}" for v in yv], fontsize=7)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    fig.colorbar(image, ax=ax, label=zlabel)
+    ax.set_title(title, loc="left")
+    return canvas.finish(fig, caption, {**meta, "type": "heatmap", "x": xv, "y": yv})
+
+
+def received_vs_offered(canvas: Canvas, curves: dict[str, list[tuple[float, float]]], knees: dict[str, float],
+                        title: str, caption: str, meta: dict) -> Figure:
+    """Received rate against the offered rate, a line per technique, the knee (the highest
+    offered rate still delivered) marked; the diagonal is 'everything offered arrives'."""
+    fig, ax = plt.subplots(figsize=(6.0, 3.4))
+    top = max((x for points in curves.values() for x, _ in points), default=1.0) * 1e-6
+    ax.plot([0, top], [0, top], ls=":", color="#999", lw=1, label="offered")
+    for technique, points in curves.items():
+        points = sorted(points)
+        (line,) = ax.plot([x * 1e-6 for x, _ in points], [y * 1e-6 for _, y in points], marker="o", ms=3,
+                          label=technique)
+        if technique in knees:
+            knee = knees[technique] * 1e-6
+            ax.axvline(knee, ls="--", lw=1, color=line.get_color())
+            ax.annotate(f"knee {knee:.0f}", (knee, 0), xytext=(2, 4), textcoords="offset points", fontsize=7,
+                        color=line.get_color(), rotation=90)
+    ax.set_xlabel("offered (Mbit/s)")
+    ax.set_ylabel("received (Mbit/s)")
+    ax.set_title(title, loc="left")
+    ax.legend(frameon=False, fontsize=7)
+    return canvas.finish(fig, caption, {**meta, "type": "received_vs_offered", "lines": list(curves),
+                                        "knees": knees})
+
+
+def cdf(canvas: Canvas, samples: dict[str, list[float]], xlabel: str, title: str, caption: str,
+        meta: dict) -> Figure:
+    fig, ax = plt.subplots(figsize=(6.0, 3.2))
+    for technique, values in samples.items():
+        data = np.sort(np.asarray(values, dtype=float))
+        ax.step(data, np.arange(1, len(data) + 1) / len(data), where="post", label=technique)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("share of packets")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title, loc="left")
+    ax.legend(frameon=False, fontsize=7)
+    return canvas.finish(fig, caption, {**meta, "type": "cdf", "lines": list(samples)})
+
+
+def time_series(canvas: Canvas, series: dict[str, dict[str, list[tuple[float, float]]]], events: list,
+                title: str, caption: str, meta: dict) -> Figure:
+    """One panel per quantity (throughput, CPU per host, RSS), per-second points, events as
+    vertical lines named by kind."""
+    panels = [(name, axis, scale) for name, axis, scale in TIME_SERIES if series.get(name)]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(6.0, 1.6 * len(panels) + 0.6), sharex=True, squeeze=False)
+    for ax, (name, axis, scale) in zip(axes[:, 0], panels):
+        for host, points in series[name].items():
+            ax.plot([t for t, _ in points], [v * scale for _, v in points], lw=1, label=host or name)
+        for event in events:
+            if event.t is not None:
+                ax.axvline(event.t, color="#b3261e", lw=0.8, ls="--")
+        ax.set_ylabel(axis)
+        if len(series[name]) > 1:
+            ax.legend(frameon=False, fontsize=6)
+    for event in events:
+        if event.t is not None:
+            axes[0, 0].annotate(event.kind, (event.t, 1), xycoords=("data", "axes fraction"), fontsize=6,
+                                color="#b3261e", rotation=90, va="top")
+    axes[-1, 0].set_xlabel("seconds")
+    axes[0, 0].set_title(title, loc="left")
+    return canvas.finish(fig, caption, {**meta, "type": "timeseries", "panels": [p[0] for p in panels],
+                                        "events": [e.kind for e in events]})
+
+
+def host_facts(cells: list) -> dict[tuple[str, str], list[dict]]:
     """(technique, host) -> the monitor's summary of that host in every successful cell."""
     data: dict[tuple[str, str], list[dict]] = {}
     for cell in cells:
@@ -130,9 +345,8 @@ def host_facts(cells: list[dict]) -> dict[tuple[str, str], list[dict]]:
     return data
 
 
-def cpu_per_core(cells: list[dict], title: str) -> str | None:
-    """Mean busy share of every core a host owns (its pinned cores, or all), per technique:
-    shows which techniques spread over cores and which stay on one."""
+def cpu_per_core(canvas: Canvas, cells: list, title: str, caption: str) -> Figure | None:
+    """Mean busy share of every core a host owns (its pinned cores, or all), per technique."""
     data = {key: rows for key, rows in host_facts(cells).items() if rows[0].get("cpu_per_core_pct")}
     if not data:
         return None
@@ -154,10 +368,10 @@ def cpu_per_core(cells: list[dict], title: str) -> str | None:
     ax.set_ylim(0, 100)
     ax.set_title(title, loc="left")
     ax.legend(frameon=False, fontsize=7, ncol=min(len(all_cores), 4))
-    return to_svg(fig)
+    return canvas.finish(fig, caption, {"type": "cpu_per_core"})
 
 
-def cpu_kinds(cells: list[dict], title: str) -> str | None:
+def cpu_kinds(canvas: Canvas, cells: list, title: str, caption: str) -> Figure | None:
     """User, system and softirq time stacked per technique and host: the kernel's share of the
     work (in-kernel data paths show no process of their own)."""
     kinds = (("cpu_user_pct", "user"), ("cpu_system_pct", "system"), ("cpu_softirq_pct", "softirq"))
@@ -175,41 +389,241 @@ def cpu_kinds(cells: list[dict], title: str) -> str | None:
     ax.set_ylabel("CPU (% of the host's cores)")
     ax.set_title(title, loc="left")
     ax.legend(frameon=False, fontsize=7)
-    return to_svg(fig)
-
-
-def figures_for(label: str, kind: str, summary: pd.DataFrame, cells: list[dict]) -> list[tuple[str, str]]:
-    """The figures of one measurement: (caption, svg) pairs."""
-    mine = summary[summary["measurement_label"] == label]
-    pick = headline(kind, set(mine["metric"]))
-    figures = []
-    swept = len(set(mine["impairment"])) > 1
-    if pick:
-        if swept:
-            axis = sweep_axis(cells)
-            for metric in pick.metrics:
-                figures.append((f"{label}: {metric_name(pick, metric)} by impairment",
-                                sweep_lines(mine, metric, pick.axis, pick.scale, pick.log, label, axis)))
-        else:
-            figures.append((f"{label}: {pick.axis} per technique (mean, error bars ± sd)",
-                            technique_bars(mine, pick.metrics, pick.axis, pick.scale, label,
-                                           dict(zip(pick.metrics, pick.names)))))
-    if not swept:
-        hosts = tuple(m for m in ("client_cpu_pct", "server_cpu_pct") if m in set(mine["metric"]))
-        if hosts:
-            figures.append((f"{label}: CPU of client and server (% of the host's cores)",
-                            technique_bars(mine.replace({"metric": {"client_cpu_pct": "client", "server_cpu_pct": "server"}}),
-                                           tuple(h.removesuffix("_cpu_pct") for h in hosts), "CPU (%)", 1.0,
-                                           f"{label}: CPU")))
-        if kind in MEASUREMENTS and MEASUREMENTS[kind].cpu_figures:
-            for figure, caption in ((cpu_per_core(cells, f"{label}: CPU per core"),
-                                     "busy share of each core the host owns, per technique"),
-                                    (cpu_kinds(cells, f"{label}: user, system and softirq time"),
-                                     "where the CPU time went: user space, kernel, softirq (packet processing)")):
-                if figure:
-                    figures.append((f"{label}: {caption}", figure))
-    return figures
+    return canvas.finish(fig, caption, {"type": "cpu_kinds"})
 
 
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else math.nan
+
+
+# --- what to draw for one measurement ------------------------------------------------------
+
+@dataclasses.dataclass
+class Drawing:
+    """Everything the figures of one measurement label are drawn from."""
+
+    label: str
+    kind: str
+    summary: pd.DataFrame  # analysis.summarize rows of this label
+    cells: list  # records.Cell of this label
+    entries: list[Entry]
+    data: object  # trials / series / events: the Store, or NoData
+    canvas: Canvas
+    timeseries: bool = False  # every cell's time series, not only long cells'
+
+
+def figures_for(d: Drawing) -> list[Figure]:
+    """The figures of one measurement: per sweep entry lines, named networks as bars, then the
+    kind's own (received vs offered, CDFs, time series, CPU)."""
+    pick = headline(d.kind, set(d.summary["metric"]))
+    figures = []
+    if pick:
+        figures += impairment_figures(d, pick)
+    if d.kind == "udp_sweep":
+        figures += udp_sweep_figures(d)
+    figures += rtt_cdfs(d)
+    figures += time_series_figures(d)
+    if len({c.impairment for c in d.cells}) == 1:
+        figures += host_cpu_bars(d)
+    if len({c.impairment for c in d.cells}) == 1 and d.kind in MEASUREMENTS and MEASUREMENTS[d.kind].cpu_figures:
+        for draw, caption in ((cpu_per_core, "busy share of each core the host owns, per technique"),
+                              (cpu_kinds, "where the CPU time went: user space, kernel, softirq")):
+            figure = draw(d.canvas, d.cells, f"{d.label}: {caption.split(',')[0]}", f"{d.label}: {caption}")
+            if figure:
+                figures.append(figure)
+    return figures
+
+
+def host_cpu_bars(d: Drawing) -> list[Figure]:
+    """Client and server CPU per technique: a group per host, a bar per technique (95 % CI)."""
+    rows = d.summary[d.summary["metric"].isin(["client_cpu_pct", "server_cpu_pct"])]
+    if rows.empty:
+        return []
+    rows = rows.assign(impairment=rows["metric"].str.removesuffix("_cpu_pct"))
+    groups = list(dict.fromkeys(rows["impairment"]))
+    return [grouped_bars(d.canvas, rows, groups, "CPU (% of the host's cores)", 1.0, f"{d.label}: CPU",
+                         f"{d.label}: CPU of client and server per technique (mean, error bars: 95 % CI)",
+                         {"metric": "cpu_pct"})]
+
+
+def impairment_figures(d: Drawing, pick: Headline) -> list[Figure]:
+    figures, named = [], []
+    for entry in d.entries:
+        cells = [c for c in d.cells if c.impairment in entry.labels]
+        if not cells:
+            continue
+        fields = varying_fields(cells) if entry.swept else {}
+        if len(fields) == 1:
+            figures += _sweep_lines(d, pick, entry, cells)
+        else:
+            named += entry.labels  # a named network, or a sweep with no numeric axis: bars
+    if named:
+        rows = d.summary[d.summary["impairment"].isin(named)]
+        groups = [label for label in named if label in set(rows["impairment"])]
+        for metric in pick.metrics:
+            what = metric_name(pick, metric)
+            caption = (f"{d.label}: {what} per technique" + (" and network" if len(groups) > 1 else "")
+                       + " (mean, error bars: 95 % CI)")
+            figures.append(grouped_bars(d.canvas, rows[rows["metric"] == metric], groups, pick.axis, pick.scale,
+                                        f"{d.label}: {what}", caption, {"metric": metric}))
+    return figures + scaling_figures(d, pick)
+
+
+def _sweep_lines(d: Drawing, pick: Headline, entry: Entry, cells: list) -> list[Figure]:
+    axis, xs = sweep_axis(cells)
+    rows = d.summary[d.summary["impairment"].isin(entry.labels)]
+    return [lines_with_bands(d.canvas, rows[rows["metric"] == metric], xs, "technique", "impairment", axis,
+                             pick.axis, pick.scale, pick.log, f"{d.label}: {entry.title}",
+                             f"{d.label}: {metric_name(pick, metric)} against {axis} "
+                             f"(impairment entry {entry.number}, band: 95 % CI)",
+                             {"metric": metric, "entry": entry.number})
+            for metric in pick.metrics]
+
+
+def scaling_figures(d: Drawing, pick: Headline) -> list[Figure]:
+    """A technique parameter swept across techniques of one kind (cores, MTU): a line per kind."""
+    figures = []
+    by_kind: dict[str, dict[str, dict]] = {}
+    for cell in d.cells:
+        params = {k: v for k, v in cell.technique_params.items() if k not in ("backend", "backend_asked", "label")}
+        by_kind.setdefault(params.get("kind", ""), {})[cell.technique] = params
+    impairment = d.cells[0].impairment
+    for kind, params in by_kind.items():
+        axis = scaling_axis(params)
+        if axis is None or len(axis[1]) < 3:
+            continue
+        rows = d.summary[(d.summary["impairment"] == impairment) & d.summary["technique"].isin(axis[1])]
+        for metric in pick.metrics:
+            mine = rows[rows["metric"] == metric].assign(line=kind)
+            figures.append(lines_with_bands(d.canvas, mine, axis[1], "line", "technique", axis[0], pick.axis,
+                                            pick.scale, pick.log, f"{d.label}: {kind} by {axis[0]}",
+                                            f"{d.label}: {metric_name(pick, metric)} of {kind} against its "
+                                            f"{axis[0]} ({impairment}, band: 95 % CI)", {"metric": metric}))
+    return figures
+
+
+def measurement_scaling(canvas: Canvas, kind: str, summary: pd.DataFrame, params_by_label: dict[str, dict],
+                        impairment: str, entries: list[Entry] | None = None, cells: list | None = None) -> list[Figure]:
+    """Measurement labels of one kind that differ in one numeric parameter (streams, length):
+    the headline against it, a line per technique."""
+    axis = scaling_axis(params_by_label)
+    pick = headline(kind, set(summary["metric"]))
+    if axis is None or pick is None or len(axis[1]) < 2:
+        return []
+    rows = summary[(summary["impairment"] == impairment) & summary["measurement_label"].isin(axis[1])]
+    figures = sweep_heatmaps(canvas, kind, summary, axis, pick, entries or [], cells or [])
+    return figures + [lines_with_bands(canvas, rows[rows["metric"] == metric], axis[1], "technique", "measurement_label",
+                             axis[0], pick.axis, pick.scale, pick.log, f"{kind} by {axis[0]}",
+                             f"{kind}: {metric_name(pick, metric)} against {axis[0]} ({impairment}, band: 95 % CI)",
+                             {"metric": metric, "axis": axis[0]})
+            for metric in pick.metrics]
+
+
+def sweep_heatmaps(canvas: Canvas, kind: str, summary: pd.DataFrame, axis: tuple[str, dict[str, float]],
+                   pick: Headline, entries: list[Entry], cells: list) -> list[Figure]:
+    """Two swept axes: a measurement parameter across labels × an impairment sweep entry: a
+    heatmap per technique of the headline (the last metric: the received rate of a UDP pair)."""
+    figures = []
+    metric = pick.metrics[-1]
+    for entry in (e for e in entries if e.swept):
+        sweep = sweep_axis([c for c in cells if c.impairment in entry.labels])
+        if sweep is None:
+            continue
+        rows = summary[summary["impairment"].isin(entry.labels) & summary["measurement_label"].isin(axis[1])
+                       & (summary["metric"] == metric)]
+        for technique in list(dict.fromkeys(rows["technique"]))[:MAX_HEATMAPS]:
+            mine = rows[rows["technique"] == technique]
+            points = {(sweep[1][r.impairment], axis[1][r.measurement_label]): r.mean * pick.scale
+                      for r in mine.itertuples()}
+            figures.append(heatmap(canvas, points, sweep[0], axis[0], metric_name(pick, metric),
+                                   f"{kind}: {technique}", f"{kind}: {technique}, {metric_name(pick, metric)} over "
+                                   f"{sweep[0]} (impairment entry {entry.number}) and {axis[0]}",
+                                   {"entry": entry.number, "technique": technique}))
+    return figures
+
+
+def udp_sweep_figures(d: Drawing) -> list[Figure]:
+    figures = []
+    for impairment in list(dict.fromkeys(c.impairment for c in d.cells))[:MAX_CDFS]:
+        curves: dict[str, list[tuple[float, float]]] = {}
+        knees: dict[str, float] = {}
+        for cell in d.cells:
+            if cell.ok and cell.impairment == impairment and cell.id is not None:
+                curves.setdefault(cell.technique, []).extend(
+                    p for p in (received_point(t) for t in d.data.trials(cell.id)) if p)
+                if isinstance(cell.metrics.get("knee_bps"), (int, float)):
+                    knees.setdefault(cell.technique, float(cell.metrics["knee_bps"]))
+        curves = {t: points for t, points in curves.items() if points}
+        if curves:
+            figures.append(received_vs_offered(d.canvas, curves, knees, f"{d.label}: {impairment}",
+                                               f"{d.label}: received vs offered under {impairment}, the knee dashed",
+                                               {"impairment": impairment}))
+    return figures
+
+
+def received_point(trial) -> tuple[float, float] | None:
+    """(offered, received) bit/s of one trial: its own received rate, else offered × (1 − loss)."""
+    if trial.offered_bps is None:
+        return None
+    data = trial.data or {}
+    for key in ("receiver_bps", "received_bps", "throughput_bps", "received"):  # receiver_bps: measure/udp_sweep
+        if isinstance(data.get(key), (int, float)):
+            return trial.offered_bps, float(data[key])
+    if trial.loss_ratio is not None:
+        return trial.offered_bps, trial.offered_bps * (1 - trial.loss_ratio)
+    if trial.sent_packets and trial.received_packets is not None:
+        return trial.offered_bps, trial.offered_bps * trial.received_packets / trial.sent_packets
+    return None
+
+
+def rtt_cdfs(d: Drawing) -> list[Figure]:
+    """The distribution of every packet's RTT (or one-way delay), a line per technique, for the
+    first impairments of the measurement."""
+    figures = []
+    for name, xlabel in (("rtt_ms", "RTT (ms)"), ("owd_ms", "one-way delay (ms)")):
+        for impairment in list(dict.fromkeys(c.impairment for c in d.cells))[:MAX_CDFS]:
+            samples: dict[str, list[float]] = {}
+            for cell in d.cells:
+                if cell.ok and cell.impairment == impairment and cell.id is not None:
+                    values = [p.value for p in d.data.series(cell.id, name)]
+                    if values:
+                        samples.setdefault(cell.technique, []).extend(values)
+            if samples:
+                figures.append(cdf(d.canvas, samples, xlabel, f"{d.label}: {impairment}",
+                                   f"{d.label}: {xlabel.split(' (')[0]} distribution under {impairment} "
+                                   "(every packet of every repetition)", {"impairment": impairment, "series": name}))
+    return figures
+
+
+def cell_seconds(cell) -> float:
+    duration = (cell.measurement_params or {}).get("duration")
+    return float(duration) if isinstance(duration, (int, float)) else 0.0
+
+
+def time_series_figures(d: Drawing) -> list[Figure]:
+    """Per-second series of long cells (or of every cell when asked), one per technique and
+    impairment unless asked: a run of hundreds of cells would otherwise draw hundreds."""
+    chosen, seen = [], set()
+    for cell in d.cells:
+        if not cell.ok or cell.id is None or (not d.timeseries and cell_seconds(cell) < LONG_CELL_S):
+            continue
+        key = (cell.technique, cell.impairment)
+        if d.timeseries or (key not in seen and len(chosen) < MAX_TIMESERIES):
+            chosen.append(cell)
+            seen.add(key)
+    figures = []
+    for cell in chosen:
+        series: dict[str, dict[str, list[tuple[float, float]]]] = {}
+        for point in d.data.series(cell.id):
+            base = point.name.split(":", 1)[0]
+            if base in {name for name, _, _ in TIME_SERIES}:
+                host = point.host + (f" {point.name.split(':', 1)[1]}" if ":" in point.name else "")
+                series.setdefault(base, {}).setdefault(host, []).append((point.t, point.value))
+        if series:
+            figures.append(time_series(d.canvas, series, d.data.events(cell.run_id, cell.id),
+                                       f"{d.label}: {cell.technique}, {cell.impairment}, #{cell.repetition}",
+                                       f"{d.label}: per second, {cell.technique} under {cell.impairment} "
+                                       f"(repetition {cell.repetition}); dashed: events",
+                                       {"cell_id": cell.id}))
+    return figures
+

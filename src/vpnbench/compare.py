@@ -1,0 +1,185 @@
+"""`vpnbench compare A.db[:RUN] B.db[:RUN] ...`: the same techniques and measurements side by
+side across runs or machines, host facts on top, so that "IPsec costs 91 % on the Pi and 4 %
+here" is one line: each run's mean, its ratio to the first run, and each run's own cost
+against its baseline (stats.relative_cost, as the report shows it)."""
+
+import dataclasses
+import math
+from importlib import resources as package_files
+from pathlib import Path
+
+import jinja2
+import pandas as pd
+
+from vpnbench.analysis import metric_frame
+from vpnbench.errors import UserError
+from vpnbench.hostfacts import summary_line
+from vpnbench.records import Cell, Run
+from vpnbench.report import baseline_of
+from vpnbench.report.figures import headline
+from vpnbench.report.judgement import cost_rows, ratio_text
+from vpnbench.store import Store
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@dataclasses.dataclass
+class Source:
+    """One run to compare, read whole from its results file."""
+
+    name: str  # A, B, ...
+    db: Path
+    run: Run
+    cells: list[Cell]
+    hosts: list[tuple[str, str]]  # (role, one-line facts)
+
+    @property
+    def title(self) -> str:
+        return f"{self.name}: {self.db.name}:{self.run.run_id} ({self.run.campaign})"
+
+
+@dataclasses.dataclass
+class Row:
+    measurement_label: str
+    technique: str
+    impairment: str
+    metric: str
+    means: list[str]  # per source, "–" where absent
+    vs_first: list[str]  # per source: its mean / the first source's
+    costs: list[str]  # per source: against that run's baseline ("0.41 ×", "+0.6 ms")
+    sentence: str
+
+
+def split_source(text: str) -> tuple[Path, str | None]:
+    """FILE or FILE:RUN (a file whose own name holds ':' is taken whole when it exists)."""
+    if Path(text).is_file() or ":" not in text:
+        return Path(text), None
+    path, run_id = text.rsplit(":", 1)
+    return Path(path), run_id or None
+
+
+def load_sources(texts: list[str]) -> list[Source]:
+    if len(texts) < 2:
+        raise UserError("compare: give at least two results files (FILE.db or FILE.db:RUN)")
+    if len(texts) > len(LETTERS):
+        raise UserError(f"compare: at most {len(LETTERS)} runs at once")
+    sources = []
+    for letter, text in zip(LETTERS, texts):
+        path, run_id = split_source(text)
+        if not path.is_file():
+            raise UserError(f"compare: database {str(path)!r} does not exist")
+        store = Store(path)
+        try:
+            run_id = run_id or store.latest_run()
+            run = store.run(run_id) if run_id else None
+            if run is None:
+                known = ", ".join(r.run_id for r in store.runs()) or "none"
+                raise UserError(f"compare: no run {run_id!r} in {str(path)!r}; runs there: {known}")
+            hosts = [(f.host, summary_line(f.facts)) for f in store.host_facts(run.run_id)]
+            sources.append(Source(letter, path, run, store.cells(run.run_id), hosts))
+        finally:
+            store.close()
+    return sources
+
+
+def compare_rows(sources: list[Source]) -> list[Row]:
+    """A row per measurement, technique, impairment and headline metric found in two runs or more."""
+    means, costs = [], []
+    for source in sources:
+        frame = _headline_frame(source.cells)
+        means.append(frame.groupby(["measurement_label", "technique", "impairment", "metric"], sort=False)["value"]
+                     .mean().to_dict())
+        baseline = baseline_of(source.cells)
+        costs.append({(c["technique"], c["impairment"], c["metric"], label): c
+                      for label, part in frame.groupby("measurement_label", sort=False)
+                      for c in (cost_rows(part, baseline) if baseline else [])})
+    keys = list(dict.fromkeys(key for per_source in means for key in per_source))
+    rows = []
+    for key in keys:
+        values = [m.get(key) for m in means]
+        if sum(v is not None for v in values) < 2:
+            continue
+        label, technique, impairment, metric = key
+        cost = [c.get((technique, impairment, metric, label)) for c in costs]
+        rows.append(Row(label, technique, impairment, metric, [_mean_text(metric, v) for v in values],
+                        [ratio_text(v / values[0]) if v is not None and values[0] else "–" for v in values],
+                        [c["headline"] if c else "–" for c in cost],
+                        _sentence(sources, technique, impairment, f"{label} {metric}", cost)
+                        if not metric.endswith("_cpu_pct") else ""))
+    return rows
+
+
+def _headline_frame(cells: list[Cell]) -> pd.DataFrame:
+    frame = metric_frame(cells)
+    keep = set()
+    for kind in set(frame["measurement"]):
+        pick = headline(kind, set(frame.loc[frame["measurement"] == kind, "metric"]))
+        keep.update(pick.metrics if pick else ())
+    return frame[frame["metric"].isin(keep | {"client_cpu_pct", "server_cpu_pct"})]
+
+
+def _sentence(sources: list[Source], technique: str, impairment: str, metric: str, cost: list) -> str:
+    """'ipsec costs 91 % on A and 4 % on B' for a rate (1 − ratio), else the differences."""
+    parts = []
+    for source, c in zip(sources, cost):
+        if c is None:
+            continue
+        if c["kind"] == "ratio" and _finite(c["ratio"]):
+            share = (1 - c["ratio"]) * 100
+            parts.append(f"{share:.0f} % on {source.name}" if share >= 0 else f"{-share:.0f} % more on {source.name}")
+        else:
+            parts.append(f"{c['headline']} on {source.name}")
+    if len(parts) < 2:
+        return ""
+    verb = "costs" if cost[0] is None or cost[0]["kind"] == "ratio" else "adds"
+    where = "" if impairment == "none" else f" under {impairment}"
+    return f"{technique} {verb} {', '.join(parts[:-1])} and {parts[-1]} ({metric}{where})"
+
+
+def _mean_text(metric: str, value: float | None) -> str:
+    if value is None or not _finite(value):
+        return "–"
+    if metric.endswith("_bps"):
+        return f"{value * 1e-6:.1f} Mbit/s"
+    unit = "ms" if metric.endswith("_ms") else "%" if metric.endswith("_pct") else ""
+    return f"{value:.{2 if abs(value) < 10 else 1}f} {unit}".rstrip()
+
+
+def _finite(value) -> bool:
+    return value is not None and not pd.isna(value) and math.isfinite(value)
+
+
+def render_compare(sources: list[Source], rows: list[Row]) -> str:
+    template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
+        package_files.files("vpnbench.report").joinpath("compare.html.j2").read_text())
+    return template.render(sources=sources, rows=rows)
+
+
+def write_compare(texts: list[str], out: Path | None) -> tuple[list[Source], list[Row]]:
+    """Read every run, compare, write the HTML (when out is given); returns what was compared."""
+    if out is not None and not out.parent.is_dir():
+        raise UserError(f"-o: directory {str(out.parent)!r} does not exist")
+    sources = load_sources(texts)
+    rows = compare_rows(sources)
+    if out is not None:
+        out.write_text(render_compare(sources, rows))
+    return sources, rows
+
+
+def terminal_table(sources: list[Source], rows: list[Row]):
+    """The same comparison as a rich table (one column group per run)."""
+    from rich.table import Table
+
+    table = Table(title="vpnbench compare", show_lines=False)
+    for column in ("measurement", "technique", "impairment", "metric"):
+        table.add_column(column)
+    for source in sources:
+        table.add_column(f"{source.name} mean", justify="right")
+    for source in sources[1:]:
+        table.add_column(f"{source.name}/{sources[0].name}", justify="right")
+    for source in sources:
+        table.add_column(f"{source.name} vs baseline", justify="right")
+    for row in rows:
+        table.add_row(row.measurement_label, row.technique, row.impairment, row.metric, *row.means,
+                      *row.vs_first[1:], *row.costs)
+    return table

@@ -1,0 +1,201 @@
+"""The report's figures, cost and significance tables from hand-made records (no machine touched):
+figures chosen by the shape of the data, a line never joining two sweep entries."""
+
+import random
+import time
+
+import pytest
+from PIL import Image
+
+from report_records import TECHNIQUE_SHARE, preset, records, rtt_points, store_records, udp_trials
+from vpnbench.records import Event, SeriesPoint
+from vpnbench.report import render_with_figures, write_report
+
+
+def campaign(techniques, impairments, measurements, repetitions=3) -> dict:
+    return {"campaign": {"name": "hand", "repetitions": repetitions}, "testbed": {"router": True},
+            "technique": [{"kind": k} for k in techniques], "impairment": impairments,
+            "measurement": measurements}
+
+
+@pytest.fixture(scope="module")
+def s1():
+    run, cells = records(preset("s1-impairments"))
+    started = time.monotonic()
+    html, figures = render_with_figures(run, cells)
+    return cells, html, figures, time.monotonic() - started
+
+
+def test_s1_draws_one_line_figure_per_sweep_entry_and_measurement(s1):
+    cells, html, figures, seconds = s1
+    assert len(cells) == 756
+    lines = [f for f in figures if f.meta["type"] == "lines"]
+    axes = {1: [float(v) for v in range(0, 101, 10)], 2: [float(v) for v in range(11)],
+            3: [v / 2 for v in range(11)]}
+    per_label = {"tcp": 1, "udp_400m_1300": 2, "ping": 1}  # headline metrics: udp draws sent and received
+    for label, metrics in per_label.items():
+        for entry, xs in axes.items():
+            mine = [f for f in lines if f.caption.startswith(f"{label}:") and f.meta["entry"] == entry]
+            assert len(mine) == metrics, (label, entry)
+            for figure in mine:
+                assert len(figure.meta["lines"]) == 7  # a line per technique
+                for points in figure.meta["lines"].values():
+                    # every point of a line lies on its own entry's axis: no line joins two entries
+                    assert [round(x, 6) for x, _ in points] == pytest.approx(xs)
+    assert {f.caption.split(" against ")[1].split(" (")[0] for f in lines} == {"delay", "jitter", "loss"}
+
+
+def test_s1_named_networks_are_grouped_bars(s1):
+    _, html, figures, _ = s1
+    bars = [f for f in figures if f.meta["type"] == "bars"]
+    assert len(bars) == 4  # tcp, udp sent, udp received, ping
+    for figure in bars:
+        assert figure.meta["groups"] == ["s1-network-1", "s1-network-2", "s1-network-3"]
+        assert len(figure.meta["bars"]) == 7
+    assert len(figures) == 16 and html.count("<svg") == 16
+
+
+def test_s1_renders_quickly_with_contents_and_one_repetition_said_in_words(s1):
+    _, html, _, seconds = s1
+    assert seconds < 30  # 756 cells; about 5 s on an idle core
+    assert '<nav id="toc">' in html and html.count('<li><a href="#measurement-') == 3
+    assert html.count('<section class="measurement"') == 3
+    assert "One repetition per point: no test can tell a difference from noise" in html
+    assert "<script" not in html and "<img" not in html and "<link" not in html  # self-contained
+
+
+def test_delay_sweep_draws_a_line_per_technique_with_ci_bands():
+    spec = campaign(["baseline", "wireguard", "openvpn"], [{"netem": "delay 0..20ms step 5ms"}],
+                    [{"kind": "tcp", "duration": "2s"}])
+    run, cells = records(spec)
+    _, figures = render_with_figures(run, cells)
+    (figure,) = [f for f in figures if f.meta["type"] == "lines"]
+    assert set(figure.meta["lines"]) == {"baseline", "wireguard", "openvpn"}
+    assert figure.meta["bands"] == ["baseline", "wireguard", "openvpn"]  # 3 repetitions: a 95 % CI each
+    assert all([x for x, _ in points] == [0, 5, 10, 15, 20] for points in figure.meta["lines"].values())
+    assert figure.meta["log"]  # the baseline is over 20 times openvpn: log y
+    assert figure.svg.count("opacity: 0.2") >= 3
+
+
+def test_cost_significance_and_quality_in_the_tables():
+    spec = campaign(["baseline", "wireguard"], [], [{"kind": "tcp", "duration": "2s"}, {"kind": "ping", "count": 5}],
+                    repetitions=5)
+    run, cells = records(spec)
+    for cell in cells:
+        if cell.measurement == "ping":
+            cell.hosts["server"]["samples"] = 1  # a CPU figure without basis
+    html, _ = render_with_figures(run, cells)
+    assert "0.0" in html and " ×</td>" in html  # wireguard's throughput as a ratio to the baseline
+    assert "Fieller" in html and " ms</td>" in html  # the ping RTT as a difference in ms
+    assert "welch t" in html or "mann whitney u" in html
+    assert "p (Holm)" in html and "hedges g" in html
+    assert "baseline higher" in html  # 0.09 × is real
+    assert "insufficient basis" in html and "untrusted" in html
+    ping = html[html.index('<section class="measurement" id="measurement-2"'):]
+    ping = ping[:ping.index("</section>")]
+    for table in ("costs", "significance"):  # server CPU of ping: never a number
+        body = ping[ping.index(f'<table class="{table}"'):]
+        rows = [r for r in body[:body.index("</table>")].split("<tr>") if "server_cpu_pct" in r]
+        assert rows and all("insufficient basis" in r and "points" not in r for r in rows), table
+    assert html.count('class="q-ok"') >= 2
+
+
+def test_same_ceiling_trips_the_methodology_check_and_a_clean_run_stays_silent():
+    spec = campaign(["baseline", "wireguard"], [], [{"kind": "tcp", "duration": "2s"}])
+    run, cells = records(spec)
+    html, _ = render_with_figures(run, cells)
+    assert 'id="no-warnings"' in html
+    assert 'data-code="one_direction"' in html  # a note (no reverse tcp), not a warning
+    rng = random.Random(3)
+    for cell in cells:  # both plateau at 50 Mbit/s: a limit outside the tunnel sets the number
+        cell.metrics["throughput_bps"] = 50e6 * rng.gauss(1, 0.002)
+    html, _ = render_with_figures(run, cells)
+    assert 'data-code="same_ceiling_as_baseline"' in html and 'id="no-warnings"' not in html
+    assert html.index('id="methodology"') < html.index('<section class="measurement"')
+
+
+def test_udp_sweep_cdf_and_time_series_from_the_store(tmp_path):
+    spec = campaign(["baseline", "wireguard"], [], [{"kind": "tcp", "duration": "30s"}, {"kind": "ping", "count": 50}],
+                    repetitions=2)
+    run, cells = records(spec)
+    rng = random.Random(4)
+    sweep = []
+    for cell in [c for c in cells if c.measurement == "tcp"]:
+        twin = type(cell)(**{**cell.__dict__, "cell_key": cell.cell_key + "s", "measurement": "udp_sweep",
+                             "measurement_label": "udp_sweep", "measurement_params": {"kind": "udp_sweep"},
+                             "metrics": {"knee_bps": 8e8 * TECHNIQUE_SHARE[cell.technique]}})
+        sweep.append(twin)
+    trials = {c.cell_key: udp_trials(c.metrics["knee_bps"], rng) for c in sweep}
+    series = {c.cell_key: rtt_points(0.1, rng) for c in cells if c.measurement == "ping"}
+    series.update({c.cell_key: [SeriesPoint("throughput_bps", t, 9e8 + rng.random()) for t in range(30)]
+                   + [SeriesPoint("cpu_pct", t, 40.0, "client") for t in range(30)]
+                   for c in cells if c.measurement == "tcp"})
+    db = tmp_path / "hand.db"
+    store_records(db, run, cells + sweep, trials, series)
+    from vpnbench.store import Store
+    store = Store(db)
+    tcp_cell = next(c for c in store.cells(run.run_id) if c.measurement == "tcp")
+    store.add_event(Event(run.run_id, "rekey", "2026-01-01T00:00:10", {}, cell_id=tcp_cell.id, t=10.0))
+    html, figures = render_with_figures(store.run(run.run_id), store.cells(run.run_id), data=store)
+    store.close()
+
+    (curve,) = [f for f in figures if f.meta["type"] == "received_vs_offered"]
+    assert curve.meta["lines"] == ["baseline", "wireguard"]
+    assert curve.meta["knees"] == {"baseline": 8e8, "wireguard": 8e8 * 0.09}
+    assert "knee 800" in curve.svg and "knee 72" in curve.svg
+    (rtt,) = [f for f in figures if f.meta["type"] == "cdf"]
+    assert rtt.meta["lines"] == ["baseline", "wireguard"]
+    timeseries = [f for f in figures if f.meta["type"] == "timeseries"]
+    assert len(timeseries) == 2  # 30 s cells: one per technique, not one per cell
+    assert timeseries[0].meta["panels"] == ["throughput_bps", "cpu_pct"] and timeseries[0].meta["events"] == ["rekey"]
+    assert "rekey" in timeseries[0].svg
+
+
+def test_measurement_scaling_and_two_swept_axes_as_heatmaps():
+    spec = campaign(["baseline", "wireguard"], [{"netem": "delay 0..10ms step 5ms"}],
+                    [{"kind": "tcp", "duration": "2s", "streams": n} for n in (1, 2, 4)], repetitions=2)
+    run, cells = records(spec)
+    html, figures = render_with_figures(run, cells)
+    heatmaps = [f for f in figures if f.meta["type"] == "heatmap"]
+    assert [f.meta["technique"] for f in heatmaps] == ["baseline", "wireguard"]
+    assert heatmaps[0].meta["x"] == [0, 5, 10] and heatmaps[0].meta["y"] == [1, 2, 4]
+    assert any(f.meta["type"] == "lines" and "against streams" in f.caption for f in figures)
+    assert 'id="scaling"' in html
+
+
+def test_figures_are_written_as_svg_and_png_for_papers(tmp_path):
+    spec = campaign(["baseline", "wireguard"], [{"netem": "delay 0..10ms step 5ms"}, {"profile": "s1-network-2"}],
+                    [{"kind": "tcp", "duration": "2s"}])
+    run, cells = records(spec)
+    store_records(tmp_path / "r.db", run, cells)
+    write_report(tmp_path / "r.db", tmp_path / "r.html", figures=tmp_path / "figures")
+    svgs, pngs = sorted((tmp_path / "figures").glob("*.svg")), sorted((tmp_path / "figures").glob("*.png"))
+    assert len(svgs) == len(pngs) == 2  # the delay sweep's lines, the named network's bars
+    assert Image.open(pngs[0]).size[0] > 300
+    assert (tmp_path / "r.html").read_text().count("<svg") == 2
+
+
+def test_figures_directory_in_a_missing_directory_is_one_line(tmp_path):
+    from conftest import run_cli
+
+    run, cells = records(campaign(["baseline"], [], [{"kind": "tcp", "duration": "2s"}], repetitions=1))
+    store_records(tmp_path / "r.db", run, cells)
+    result = run_cli("report", str(tmp_path / "r.db"), "-o", str(tmp_path / "r.html"),
+                     "--figures", str(tmp_path / "no" / "figures"))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"vpnbench: error: --figures: directory {str(tmp_path / 'no')!r} does not exist"
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_s1_report_opens_in_a_browser(s1, tmp_path):
+    from test_report import browse
+
+    _, html, figures, _ = s1
+    (tmp_path / "s1.html").write_text(html)
+    dom = browse(tmp_path / "s1.html", tmp_path, "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    page = dom.stdout
+    assert "756 of 756 cells ok" in page
+    assert page.count("<figure") == len(figures) == 16
+    assert page.count('data-type="lines"') == 12 and page.count('data-type="bars"') == 4
+    assert page.count("<li><a href=") == 5 + 3  # contents: 5 fixed sections and 3 measurements
