@@ -184,12 +184,10 @@ def cmd_compare(runs: list[str], output: str | None) -> int:
 
 def cmd_run(campaign: Campaign, db_path: Path, resume: bool, report: Path | None = None,
             skip_unavailable: bool = False) -> int:
-    from vpnbench.runner import Runner
-    from vpnbench.store import Store
     from rich.markup import escape
 
-    from vpnbench.tables import summary_tables
-    from vpnbench.verdicts import verdicts
+    from vpnbench.runner import Runner
+    from vpnbench.store import Store
 
     created = not db_path.exists()
     store = Store(db_path)
@@ -198,6 +196,9 @@ def cmd_run(campaign: Campaign, db_path: Path, resume: bool, report: Path | None
         # while it builds the testbed (which mostly waits on `ip` and daemons), not after the last cell.
         outcome = Runner(campaign, store, resume=resume, console=err_console, skip_unavailable=skip_unavailable,
                          ask=ask_user, meanwhile=lambda: importlib.import_module("vpnbench.verdicts")).run()
+        from vpnbench.tables import summary_tables  # imported by now (warmed during the run)
+        from vpnbench.verdicts import verdicts
+
         cells = store.cells(outcome.run_id)
         answers = verdicts(cells)
         for table in summary_tables(cells, answers):
