@@ -4,5 +4,6 @@ from vpnbench.measure.base import Measurement
 from vpnbench.measure.ping import Ping
 from vpnbench.measure.tcp import Tcp
 from vpnbench.measure.udp import Udp
+from vpnbench.measure.udp_sweep import UdpSweep
 
-MEASUREMENTS: dict[str, type[Measurement]] = {cls.kind: cls for cls in (Tcp, Udp, Ping)}
+MEASUREMENTS: dict[str, type[Measurement]] = {cls.kind: cls for cls in (Tcp, Udp, Ping, UdpSweep)}
