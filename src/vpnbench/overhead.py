@@ -43,6 +43,10 @@ ESP_CIPHERS = {
 ESP_HEADER = 8  # SPI 4 + sequence number 4
 ESP_TRAILER = 2  # pad length 1 + next header 1
 
+# kernel-libipsec's TUN device (ipsec0) comes up with MTU 1400 (strongSwan 5.9 here), below
+# what ESP-in-UDP over a 1500-byte underlay allows: the device, not the protocol, sets the MTU.
+LIBIPSEC_TUN_MTU = 1400
+
 MACSEC_OVERHEAD = 32  # SecTAG with SCI 16 + ICV 16, at layer 2: the macsec device's MTU is 32 below
 
 # OpenVPN data channel packets (no compression framing: the technique configures none).
@@ -131,7 +135,11 @@ def expect(technique: dict, underlay_mtu: int) -> Expectation:
         how = (f"ESP {mode} mode {cipher} over {family}{' in UDP (NAT-T)' if natt else ''}: "
                f"{'outer IP ' + str(IP_HEADER[family]) + ' + ' if mode == 'tunnel' else ''}"
                f"{'UDP 8 + ' if natt else ''}ESP 8 + IV {c.iv} + padding to {c.block} with trailer 2 + ICV {c.icv}")
-        device = 1280 if technique.get("l2tp") else None
+        device = None
+        if technique.get("l2tp"):
+            device = 1280  # the PPP MTU/MRU l2tp.py sets
+        elif natt and technique.get("implementation", "strongswan") == "strongswan":
+            device = LIBIPSEC_TUN_MTU
         return _expectation(outer, underlay_mtu, device, False, how)
     if kind == "macsec":
         return _expectation(macsec_outer, underlay_mtu, None, False, "MACsec: SecTAG with SCI 16 + ICV 16 at layer 2")

@@ -1,9 +1,10 @@
 """The registry of measurements. Adding one is a new module plus one line here."""
 
 from vpnbench.measure.base import Measurement
+from vpnbench.measure.mtu import Mtu
 from vpnbench.measure.ping import Ping
 from vpnbench.measure.tcp import Tcp
 from vpnbench.measure.udp import Udp
 from vpnbench.measure.udp_sweep import UdpSweep
 
-MEASUREMENTS: dict[str, type[Measurement]] = {cls.kind: cls for cls in (Tcp, Udp, Ping, UdpSweep)}
+MEASUREMENTS: dict[str, type[Measurement]] = {cls.kind: cls for cls in (Tcp, Udp, Ping, UdpSweep, Mtu)}

@@ -1,0 +1,104 @@
+"""Capacity measurements through the real netns testbed: the UDP rate sweep, the MTU search,
+the zero-loss rate search; and their bad input refused through the CLI before anything runs."""
+
+import pytest
+
+from conftest import leftovers, run_campaign, run_cli
+
+SWEEP = """
+[campaign]
+name = "sweep"
+[[technique]]
+kind = "baseline"
+[[technique]]
+kind = "wireguard"
+[[measurement]]
+kind = "udp_sweep"
+rate = "100M..400M step 150M"
+duration = "1s"
+"""
+
+MTU = """
+[campaign]
+name = "mtu"
+[[technique]]
+kind = "baseline"
+[[technique]]
+kind = "wireguard"
+[[technique]]
+kind = "ipsec"
+backend = "userspace"
+[[technique]]
+kind = "openvpn"
+[[measurement]]
+kind = "mtu"
+"""
+
+
+@pytest.mark.netns
+def test_udp_sweep_baseline_keeps_up_and_wireguard_shows_its_gap(tmp_path, clean_machine):
+    import vpnbench
+
+    _, cells = run_campaign(tmp_path, SWEEP)
+    by = {c["technique"]: c for c in cells}
+    assert all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
+    base, wg = by["baseline"]["metrics"], by["wireguard"]["metrics"]
+    assert by["wireguard"]["measurement_params"]["rate"] == [100_000_000, 250_000_000, 400_000_000]
+    # The baseline keeps up at every step: its knee is the top step.
+    assert base["knee_found"] == 1 and base["knee_bps"] == 400e6 and base["knee_at_top"] == 1
+    assert base["top_received_bps"] > 0.95 * 400e6
+    # wireguard-go: either it kept up everywhere (then its knee is the top step) or the knee is below.
+    assert wg["knee_found"] in (0, 1) and wg["steps"] == 3
+    if wg["knee_found"]:
+        assert wg["knee_bps"] in (100e6, 250e6, 400e6)
+        assert wg["knee_at_top"] == (wg["knee_bps"] == 400e6)
+    # The sent-vs-received gap at the top step is in the export, and consistent with its parts.
+    assert wg["top_gap_bps"] == pytest.approx(wg["top_sent_bps"] - wg["top_received_bps"])
+    data = vpnbench.load(tmp_path / "c.db")
+    trials = data.trials
+    assert len(trials) == 6 and sorted(trials.offered_bps.unique()) == [100e6, 250e6, 400e6]
+    assert (trials.sent_packets >= trials.received_packets).all()
+    assert all("sender_bps" in d and "receiver_bps" in d for d in trials.data)
+    assert set(data.series.name) >= {"offered_bps", "throughput_bps", "sender_throughput_bps"}
+
+
+@pytest.mark.netns
+def test_mtu_equals_expected_or_is_explained(tmp_path, clean_machine):
+    import vpnbench
+
+    _, cells = run_campaign(tmp_path, MTU)
+    by = {c["technique"]: c for c in cells}
+    assert all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
+    for cell in cells:
+        assert cell["metrics"]["underlay_mtu_bytes"] == 1500
+    assert by["baseline"]["metrics"]["mtu_bytes"] == 1500 and by["baseline"]["metrics"]["overhead_bytes"] == 0
+    wg = by["wireguard"]["metrics"]
+    assert wg["mtu_bytes"] == 1420 and wg["overhead_bytes"] == 60 and wg["mtu_protocol_bytes"] == 1440
+    ipsec = by["ipsec"]["metrics"]  # libipsec: ESP in UDP, its TUN device's MTU is the limit
+    assert ipsec["mtu_bytes"] == 1400 and ipsec["mtu_protocol_bytes"] == 1438
+    ovpn = by["openvpn"]["metrics"]  # tun-mtu 1500; bigger outer packets are fragmented
+    assert ovpn["mtu_bytes"] == 1500 and ovpn["mtu_protocol_bytes"] == 1448
+    for cell in cells:
+        assert cell["metrics"]["mtu_difference_bytes"] == 0, cell["technique"]
+    assert "expected" in (tmp_path / "c.db").read_bytes().decode("latin-1")  # the explanation is stored raw
+    assert len(vpnbench.load(tmp_path / "c.db").metrics) > 0
+
+
+BAD = {
+    "rate range with a zero step": ('kind = "udp_sweep"\nrate = "100M..400M step 0"',
+                                    "measurement[1].rate: '100M..400M step 0': the step '0' is not a positive rate"),
+    "negative step": ('kind = "udp_sweep"\nrate = "100M..400M step -50M"', "the step '-50M' is not a positive rate"),
+    "loss ratio above 1": ('kind = "udp_sweep"\nmax_loss = 1.5', "max_loss"),
+    "MTU below 576": ('kind = "mtu"\nmax_mtu = 500', "max_mtu"),
+}
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_bad_capacity_input_is_one_line_exit_2(tmp_path, case):
+    before = leftovers()
+    measurement, words = BAD[case]
+    (tmp_path / "c.toml").write_text(f'[[technique]]\nkind = "baseline"\n[[measurement]]\n{measurement}\n')
+    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert words in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (tmp_path / "c.db").exists() and leftovers() == before
