@@ -84,12 +84,73 @@ def test_mtu_equals_expected_or_is_explained(tmp_path, clean_machine):
     assert len(vpnbench.load(tmp_path / "c.db").metrics) > 0
 
 
+SEARCH = """
+[campaign]
+name = "search"
+[[technique]]
+kind = "baseline"
+[[technique]]
+kind = "wireguard"
+[[measurement]]
+kind = "rate_search"
+min_rate = "20M"
+max_rate = "{max_rate}"
+relative_width = 0.05
+trial_duration = "1s"
+final_trial_duration = "1s"
+duration_sum = "1s"
+budget = "50s"
+"""
+
+
+def _search_limit(metrics: dict, goal: str) -> float:
+    """The rate a goal reached: its NDR/PDR, or where the generator stopped it."""
+    return metrics.get(f"{goal}_bps") or metrics["generator_limit_bps"]
+
+
+@pytest.mark.netns
+def test_rate_search_ndr_pdr_and_every_trial_stored(tmp_path, clean_machine):
+    import vpnbench
+
+    _, cells = run_campaign(tmp_path, SEARCH.format(max_rate="1G"))
+    assert all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
+    by = {c["technique"]: c["metrics"] for c in cells}
+    base, wg = by["baseline"], by["wireguard"]
+    for m in (base, wg):
+        assert ("ndr_bps" in m) != bool(m.get("ndr_generator_limited")), m
+        if "ndr_bps" in m:
+            assert m["ndr_pps"] == pytest.approx(m["ndr_bps"] / (8 * 1300))
+            assert m["pdr_bps"] >= m["ndr_bps"] * 0.95 if "pdr_bps" in m else True
+        assert m["search_seconds"] < 60
+    assert "ndr_bps" in wg, wg  # wireguard-go, not iperf3, is the limit
+    assert wg["ndr_bps"] < _search_limit(base, "ndr")
+    trials = vpnbench.load(tmp_path / "c.db").trials
+    for cell in cells:
+        stored = trials[trials.cell_id == cell["cell_id"]]
+        assert len(stored) == cell["metrics"]["trials"] and len(stored) >= 3
+        data = stored.data.iloc[-1]
+        assert data["interfaces"]["client_tx_packets"] >= data["interfaces"]["generator_sent"]
+
+
+@pytest.mark.netns
+def test_rate_search_beyond_the_generator_says_so(tmp_path, clean_machine):
+    # 64-byte datagrams at up to 5 Gbit/s (~10 Mpps): far beyond what iperf3 sends on this machine.
+    text = SEARCH.format(max_rate="5G").replace('[[technique]]\nkind = "wireguard"', "") + "length = 64\n"
+    _, cells = run_campaign(tmp_path, text)
+    (cell,) = cells
+    m = cell["metrics"]
+    assert m["ndr_generator_limited"] == 1 and "ndr_bps" not in m, m
+    assert m["generator_max_sent_bps"] < 5e9 * 0.97 and m["generator_limit_bps"] > 0
+
+
 BAD = {
     "rate range with a zero step": ('kind = "udp_sweep"\nrate = "100M..400M step 0"',
                                     "measurement[1].rate: '100M..400M step 0': the step '0' is not a positive rate"),
     "negative step": ('kind = "udp_sweep"\nrate = "100M..400M step -50M"', "the step '-50M' is not a positive rate"),
     "loss ratio above 1": ('kind = "udp_sweep"\nmax_loss = 1.5', "max_loss"),
     "MTU below 576": ('kind = "mtu"\nmax_mtu = 500', "max_mtu"),
+    "NDR loss ratio above 1": ('kind = "rate_search"\nndr_loss = 1.5', "ndr_loss"),
+    "PDR loss ratio below 0": ('kind = "rate_search"\npdr_loss = -0.1', "pdr_loss"),
 }
 
 

@@ -135,3 +135,75 @@ def test_device_limits_and_fragmenting_techniques():
     assert ovpn.expected_mtu == 1500  # tun-mtu 1500: bigger packets travel in fragmented outer packets
     tcp = overhead.expect({"kind": "openvpn", "cipher": "AES-256-GCM", "transport": "tcp", "tun_mtu": 1400}, 1500)
     assert tcp.expected_mtu == 1400 and tcp.overhead == 20 + 32 + 2 + 24
+
+
+class SimulatedPath:
+    """A path that forwards up to cap_pps without loss, behind a generator that sends up to gen_pps."""
+
+    def __init__(self, cap_pps: float, gen_pps: float = 1e12):
+        self.cap, self.gen, self.loads = cap_pps, gen_pps, []
+
+    def run_trial(self, duration, load):
+        from vpnbench.measure.generators import TrialCounts
+
+        self.loads.append(load)
+        sent = int(min(load, self.gen) * duration)
+        received = sent if min(load, self.gen) <= self.cap else int(self.cap * duration)
+        return TrialCounts(sent, received, sent * 8 * 1300 / duration, received * 8 * 1300 / duration, {})
+
+
+def _params(**kw):
+    from vpnbench.measure.rate_search import RateSearchParams
+
+    return RateSearchParams(duration_sum=1.0, **kw)
+
+
+def test_search_brackets_the_simulated_capacity():
+    from vpnbench.measure.search import search
+
+    path = SimulatedPath(30_000)
+    outcome = search(path, _params(relative_width=0.005))
+    lower, upper = outcome.bounds["ndr"]
+    assert lower <= 30_000 < upper and (upper - lower) / upper <= 0.0051
+    assert outcome.bounds["pdr"][0] >= lower  # a partial drop allows at least as much
+    from vpnbench.measure import rate_search
+    from vpnbench.records import Trial
+
+    runner = rate_search.TrialRunner.__new__(rate_search.TrialRunner)
+    runner.trials = [Trial(i, offered_bps=load * 8 * 1300, loss_ratio=0.0 if load <= 30_000 else 0.1,
+                           data={"generator_limited": False, "sent_bps": load * 8 * 1300})
+                     for i, load in enumerate(path.loads, 1)]
+    metrics = rate_search.search_metrics(outcome, runner, 1300)
+    assert metrics["ndr_pps"] == lower and metrics["ndr_bps"] == lower * 8 * 1300 and "generator_limit_bps" not in metrics
+
+
+def test_generator_limit_is_never_a_false_ndr():
+    from vpnbench.measure import rate_search
+    from vpnbench.records import Trial
+
+    # The generator tops out at 20 kpps, the path would forward 30 kpps.
+    path = SimulatedPath(30_000, gen_pps=20_000)
+    from vpnbench.measure.search import search
+
+    params = _params(relative_width=0.01)
+    outcome = search(path, params)
+    runner = rate_search.TrialRunner.__new__(rate_search.TrialRunner)
+    runner.trials = [Trial(i, offered_bps=load * 8 * 1300, loss_ratio=0.0,
+                           data={"generator_limited": min(load, 20_000) < 0.97 * load,
+                                 "sent_bps": min(load, 20_000) * 8 * 1300})
+                     for i, load in enumerate(path.loads, 1)]
+    metrics = rate_search.search_metrics(outcome, runner, 1300)
+    for goal in ("ndr", "pdr"):
+        assert metrics[f"{goal}_generator_limited"] == 1 and f"{goal}_bps" not in metrics
+    assert 20_000 * 8 * 1300 <= metrics["generator_limit_bps"] <= 20_000 / 0.97 * 8 * 1300 * 1.0001
+    assert metrics["generator_max_sent_bps"] == pytest.approx(20_000 * 8 * 1300)
+
+
+def test_rate_search_params_refuse_bad_loss_ratios():
+    from vpnbench.measure.rate_search import RateSearchParams
+
+    for value in (-0.1, 1.0, 1.5):
+        with pytest.raises(UserError, match=r"^measurement.ndr_loss: "):
+            validate_model(RateSearchParams, {"kind": "rate_search", "ndr_loss": value}, "measurement")
+    with pytest.raises(UserError, match=r"min_rate: .* must be below max_rate"):
+        validate_model(RateSearchParams, {"kind": "rate_search", "min_rate": "1G", "max_rate": "10M"}, "measurement")

@@ -3,8 +3,9 @@
 from vpnbench.measure.base import Measurement
 from vpnbench.measure.mtu import Mtu
 from vpnbench.measure.ping import Ping
+from vpnbench.measure.rate_search import RateSearch
 from vpnbench.measure.tcp import Tcp
 from vpnbench.measure.udp import Udp
 from vpnbench.measure.udp_sweep import UdpSweep
 
-MEASUREMENTS: dict[str, type[Measurement]] = {cls.kind: cls for cls in (Tcp, Udp, Ping, UdpSweep, Mtu)}
+MEASUREMENTS: dict[str, type[Measurement]] = {cls.kind: cls for cls in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch)}
