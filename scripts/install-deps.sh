@@ -10,6 +10,7 @@ export PATH="$PATH:/usr/sbin:/sbin"
 declare -A need=(
   [ip]=iproute2
   [iperf3]=iperf3
+  [iperf]=iperf  # iperf 2: the tcp/udp engine with threaded streams (tool = "iperf2")
   [ping]=iputils-ping
   [tcpdump]=tcpdump
   [wg]=wireguard-tools

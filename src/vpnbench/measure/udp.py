@@ -6,6 +6,7 @@ from pydantic import Field
 
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure import iperf2
 from vpnbench.measure.iperf import run_iperf, throughput_series
 from vpnbench.params import Duration, Family, Params, Rate
 from vpnbench.units import format_rate
@@ -18,6 +19,7 @@ class UdpParams(Params):
     duration: Duration = 10.0
     reverse: bool = False
     family: Family = "ipv4"
+    tool: Literal["iperf3", "iperf2"] = "iperf3"
 
 
 class Udp(Measurement):
@@ -32,6 +34,11 @@ class Udp(Measurement):
                         names=("sent", "received"))
     cpu_figures = True
 
+    def __init__(self, params: UdpParams):
+        super().__init__(params)
+        if params.tool == "iperf2":  # what the runner checks on each end for this cell
+            self.tools, self.server_tools, self.packages = ("iperf",), ("iperf", "ss"), {"iperf": "iperf"}
+
     @classmethod
     def headline_text(cls, metrics: dict) -> str:
         return f"{metrics['throughput_bps'] / 1e6:.1f} Mbit/s, loss {metrics.get('loss_pct', float('nan')):.2f} %"
@@ -41,6 +48,9 @@ class Udp(Measurement):
 
     def run(self, ctx: MeasureContext) -> MeasureResult:
         p = self.params
+        if p.tool == "iperf2":
+            metrics, raw, series = iperf2.run_udp(ctx, p)
+            return MeasureResult(metrics, raw, series=series)
         args = ["-u", "-b", str(p.rate), "-l", str(p.length), "-t", f"{p.duration:g}"]
         if p.reverse:
             args.append("-R")
@@ -53,7 +63,8 @@ class Udp(Measurement):
 
     def default_label(self) -> str:
         label = f"udp_{format_rate(self.params.rate)}_{self.params.length}"
-        return label + ("_v6" if self.params.family == "ipv6" else "")
+        label += "_v6" if self.params.family == "ipv6" else ""
+        return label + ("" if self.params.tool == "iperf3" else f"_{self.params.tool}")
 
 
 def udp_metrics(doc: dict) -> dict[str, float]:
