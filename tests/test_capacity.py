@@ -67,7 +67,7 @@ def test_mtu_equals_expected_or_is_explained(tmp_path, clean_machine):
     import vpnbench
 
     _, cells = run_campaign(tmp_path, MTU)
-    by = {c["technique"]: c for c in cells}
+    by = {c["technique_params"]["kind"]: c for c in cells}
     assert all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
     for cell in cells:
         assert cell["metrics"]["underlay_mtu_bytes"] == 1500
