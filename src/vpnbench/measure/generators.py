@@ -27,11 +27,12 @@ def iperf3_trial(ctx: MeasureContext, family: str, offered_bps: float, length: i
                          seconds)
     try:
         m = udp_metrics(doc)
-    except (KeyError, TypeError) as exc:
+        sent = int(doc["end"]["sum_sent"]["packets"])  # what left the sender; the receiver's count misses tail loss
+    except (KeyError, TypeError, ValueError) as exc:
         raise MeasurementError(f"unexpected iperf3 UDP JSON: missing {exc}", raw) from None
-    sent = int(m.get("sent_packets", 0))
-    return TrialCounts(sent, int(m.get("received_packets", 0)), m["sender_throughput_bps"], m["throughput_bps"],
-                       raw, duration=doc["end"].get("sum", {}).get("seconds"))
+    received = int(m.get("received_packets", 0))
+    return TrialCounts(sent, min(received, sent), m["sender_throughput_bps"], m["throughput_bps"], raw,
+                       duration=doc["end"].get("sum_sent", {}).get("seconds"))
 
 
 GENERATORS: dict[str, Callable[..., TrialCounts]] = {"iperf3": iperf3_trial}
