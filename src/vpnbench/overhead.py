@@ -81,7 +81,9 @@ def macsec_outer(inner: int) -> int:
 
 
 def openvpn_outer(inner: int, family: str, cipher: str, auth: str = "SHA256", transport: str = "udp",
-                  mode: str = "tls") -> int:
+                  mode: str = "tls", dev: str = "tun") -> int:
+    if dev == "tap":
+        inner += 14  # the Ethernet header travels inside
     if cipher in OPENVPN_AEAD:
         body = OPENVPN_OPCODE_V2 + OPENVPN_PACKET_ID + POLY1305_TAG + inner
     else:  # CBC: HMAC + IV + the encrypted packet id and packet, PKCS#7-padded (at least one byte)
@@ -146,7 +148,7 @@ def expect(technique: dict, underlay_mtu: int) -> Expectation:
     if kind == "openvpn":
         cipher, transport = technique.get("cipher", "AES-256-GCM"), technique.get("transport", "udp")
         outer = lambda n: openvpn_outer(n, family, cipher, technique.get("auth", "SHA256"),  # noqa: E731
-                                        transport, technique.get("mode", "tls"))
+                                        transport, technique.get("mode", "tls"), technique.get("dev", "tun"))
         tun_mtu = technique.get("tun_mtu") or 1500
         return _expectation(outer, underlay_mtu, tun_mtu, True,
                             f"OpenVPN {cipher} over {transport}/{family}, tun-mtu {tun_mtu}: the tun device admits "
