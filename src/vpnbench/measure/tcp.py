@@ -32,7 +32,7 @@ class Tcp(Measurement):
     kind = "tcp"
     Params = TcpParams
     tools = ("iperf3",)
-    packages = {"iperf3": "iperf3"}
+    packages = {"iperf3": "iperf3", "iperf": "iperf"}  # iperf: iperf 2, tool = "iperf2"
     server_tools = ("iperf3", "ss")
     columns = (Column("throughput_bps", "Mbit/s", 1e-6), Column("retransmits", "retrans"))
     headline = Headline(("throughput_bps",), "throughput (Mbit/s)", 1e-6, log=True)
@@ -41,7 +41,7 @@ class Tcp(Measurement):
     def __init__(self, params: TcpParams):
         super().__init__(params)
         if params.tool == "iperf2":  # what the runner checks on each end for this cell
-            self.tools, self.server_tools, self.packages = ("iperf",), ("iperf", "ss"), {"iperf": "iperf"}
+            self.tools, self.server_tools = ("iperf",), ("iperf", "ss")
 
     @classmethod
     def headline_text(cls, metrics: dict) -> str:

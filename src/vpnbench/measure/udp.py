@@ -26,7 +26,7 @@ class Udp(Measurement):
     kind = "udp"
     Params = UdpParams
     tools = ("iperf3",)
-    packages = {"iperf3": "iperf3"}
+    packages = {"iperf3": "iperf3", "iperf": "iperf"}  # iperf: iperf 2, tool = "iperf2"
     server_tools = ("iperf3", "ss")
     columns = (Column("throughput_bps", "recv Mbit/s", 1e-6), Column("sender_throughput_bps", "sent Mbit/s", 1e-6),
                Column("loss_pct", "loss %"), Column("jitter_ms", "jitter ms"))
@@ -37,7 +37,7 @@ class Udp(Measurement):
     def __init__(self, params: UdpParams):
         super().__init__(params)
         if params.tool == "iperf2":  # what the runner checks on each end for this cell
-            self.tools, self.server_tools, self.packages = ("iperf",), ("iperf", "ss"), {"iperf": "iperf"}
+            self.tools, self.server_tools = ("iperf",), ("iperf", "ss")
 
     @classmethod
     def headline_text(cls, metrics: dict) -> str:
