@@ -90,11 +90,11 @@ class RateSearch(Measurement):
         measurer = TrialRunner(ctx, p)
         started = time.monotonic()
         try:
-            outcome: SearchOutcome = search(measurer, p)
+            outcome: SearchOutcome = search(measurer, p, GENERATOR_SHORTFALL)
         except RuntimeError as exc:  # MLRsearch's own: the time budget ran out
             raise MeasurementError(f"the search did not finish: {exc} ({len(measurer.trials)} trials; "
                                    "raise budget or relative_width)", measurer.raw_with_table()) from None
-        metrics = search_metrics(outcome, measurer, p.length, {"ndr": p.ndr_loss, "pdr": p.pdr_loss})
+        metrics = search_metrics(outcome, measurer, p.length)
         metrics["search_seconds"] = time.monotonic() - started
         return MeasureResult(metrics, measurer.raw_with_table(), trials=measurer.trials,
                              series={"offered_bps": measurer.offered_series, "throughput_bps": measurer.received_series})
@@ -167,12 +167,11 @@ def counter_comparison(before: dict[str, int], after: dict[str, int], counts: Tr
     return {**deltas, "generator_sent": counts.sent_packets, "generator_received": counts.received_packets}
 
 
-def search_metrics(outcome, runner: TrialRunner, length: int, losses: dict[str, float] | None = None) -> dict[str, float]:
+def search_metrics(outcome, runner: TrialRunner, length: int) -> dict[str, float]:
     """NDR and PDR from the search's bounds, unless the generator stopped the search: its upper
-    bound lies at or above a load the generator fell short of (sent < 0.97 x offered), or the
-    path forwarded the upper bound's trial within the goal's loss and only the unsent packets
-    made it bad. Then the goal is "generator-limited at X", never a false NDR."""
-    losses = losses or {"ndr": 0.0, "pdr": 0.005}
+    bound lies at or above a load the generator fell short of (sent < 0.97 x offered): only the
+    unsent packets may have made it bad. Then the goal is "generator-limited at X", never a
+    false NDR."""
     metrics: dict[str, float] = {"trials": float(len(runner.trials))}
     short = runner.generator_limit()
     limits = []
@@ -181,7 +180,7 @@ def search_metrics(outcome, runner: TrialRunner, length: int, losses: dict[str, 
         upper_bps = None if upper is None else upper * 8 * length
         if upper_bps is not None:
             metrics[f"{goal}_upper_bound_bps"] = upper_bps
-        limit = _generator_stopped(runner.trials, upper_bps, short, losses[goal])
+        limit = _generator_stopped(upper_bps, short)
         if limit is not None:
             metrics[f"{goal}_generator_limited"] = 1.0
             limits.append(limit)
@@ -196,12 +195,9 @@ def search_metrics(outcome, runner: TrialRunner, length: int, losses: dict[str, 
     return metrics
 
 
-def _generator_stopped(trials: list[Trial], upper_bps: float | None, short: float | None, loss: float) -> float | None:
-    if upper_bps is None:
+def _generator_stopped(upper_bps: float | None, short: float | None) -> float | None:
+    """Where the generator stopped this goal's search, if it did: the upper bound lies at or above
+    the lowest load the generator fell short of (sent < 0.97 x offered)."""
+    if upper_bps is None or short is None:
         return None
-    if short is not None and upper_bps >= short * (1 - 1e-9):
-        return short
-    at_bound = [t for t in trials if t.offered_bps and abs(t.offered_bps - upper_bps) <= 1e-6 * upper_bps]
-    sent_short = [t for t in at_bound if t.data.get("sent_bps", 0) < t.offered_bps * (1 - 1e-3)
-                  and (t.loss_ratio or 0.0) <= loss]
-    return upper_bps if sent_short else None
+    return short if upper_bps >= short * (1 - 1e-9) else None
