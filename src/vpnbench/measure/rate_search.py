@@ -78,7 +78,7 @@ class RateSearch(Measurement):
     def rehearsed(cls, params: Params, seconds: float, pings: int) -> Params:
         return params.model_copy(update={"relative_width": max(params.relative_width, 0.1), "trial_duration": 1.0,
                                          "final_trial_duration": 1.0, "duration_sum": 1.0,
-                                         "budget": min(params.budget, 10 * seconds)})
+                                         "budget": min(params.budget, 60.0)})
 
     def expected_seconds(self) -> float:
         return self.params.budget
@@ -123,9 +123,11 @@ class TrialRunner:
         before = interface_counters(self.ctx, p.family)
         try:
             counts = self.generator(self.ctx, p.family, offered_bps, p.length, seconds)
-        except MeasurementError as exc:  # a trial that failed outright forwarded nothing it can prove
-            counts = TrialCounts(sent_packets=0, received_packets=0, sent_bps=0.0, received_bps=0.0,
-                                 raw=exc.raw, error=str(exc))
+        except MeasurementError as exc:
+            # A trial whose tool failed (e.g. iperf3's control connection lost under overload)
+            # forwarded nothing it can prove: all lost, not a generator shortfall.
+            counts = TrialCounts(sent_packets=int(load_pps * seconds), received_packets=0, sent_bps=offered_bps,
+                                 received_bps=0.0, raw=exc.raw, error=str(exc))
         after = interface_counters(self.ctx, p.family)
         number = len(self.trials) + 1
         self.raw.update({f"trial{number}_{name}": text for name, text in counts.raw.items()})
