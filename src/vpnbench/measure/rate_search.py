@@ -191,6 +191,8 @@ def search_metrics(outcome, runner: TrialRunner, length: int) -> dict[str, float
         if lower is not None:
             metrics[f"{goal}_pps"] = lower
             metrics[f"{goal}_bps"] = lower * 8 * length
+            if upper is None:  # max_rate itself passed: the real rate may be higher
+                metrics[f"{goal}_at_max_rate"] = 1.0
     if short is not None or limits:
         metrics["generator_limit_bps"] = min([*limits, *([short] if short is not None else [])])
         metrics["generator_max_sent_bps"] = max(t.data["sent_bps"] for t in runner.trials)
