@@ -510,7 +510,8 @@ class Runner:
             testbed.server.require(*measurement.server_tools)
             monitor.start()
             try:
-                result = measurement.run(MeasureContext(testbed.client, testbed.server, bringup.tunnel, self.ports))
+                result = measurement.run(MeasureContext(testbed.client, testbed.server, bringup.tunnel, self.ports,
+                                                             record.technique_params))
             finally:
                 record.hosts = monitor.stop()
             record.metrics, record.status, raw = result.metrics, "ok", result.raw

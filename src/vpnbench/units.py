@@ -52,3 +52,45 @@ def format_rate(bps: float) -> str:
         if bps >= factor and bps % factor == 0:
             return f"{int(bps // factor)}{suffix}"
     return str(int(bps))
+
+
+_RANGE = re.compile(r"^\s*(\S+?)\s*\.\.\s*(\S+?)\s+step\s+(-?\S+)\s*$")
+_RANGE_HOW = "use 'FROM..TO step STEP' with bits/s (optional K, M or G suffix), e.g. '25M..400M step 25M', or a list"
+MAX_RATE_STEPS = 1000
+
+
+def parse_rate_list(value) -> list[int]:
+    """'25M..400M step 25M' (both ends included), ['10M', '50M'] or one rate -> bits/s, ascending.
+    A zero or negative step, an empty range or an empty list is an error before anything runs."""
+    if isinstance(value, (list, tuple)):
+        if not value:
+            raise ValueError(f"an empty list has no rates; {_RANGE_HOW}")
+        return sorted({parse_rate(v) for v in value})
+    if isinstance(value, str) and ".." in value:
+        return _rate_range(value)
+    return [parse_rate(value)]
+
+
+def _rate_range(text: str) -> list[int]:
+    match = _RANGE.match(text)
+    if not match:
+        raise ValueError(f"{text!r} is not a rate range; {_RANGE_HOW}")
+    first, last = (_range_end(text, part) for part in match.group(1, 2))
+    step_text = match.group(3)
+    try:
+        step = parse_rate(step_text)
+    except ValueError:
+        raise ValueError(f"{text!r}: the step {step_text!r} is not a positive rate; {_RANGE_HOW}") from None
+    if first > last:
+        raise ValueError(f"{text!r} is an empty range (it starts above its end); {_RANGE_HOW}")
+    count = int((last - first) // step) + 1
+    if count > MAX_RATE_STEPS:
+        raise ValueError(f"{text!r} has {count} steps, more than {MAX_RATE_STEPS}; use a larger step")
+    return [first + i * step for i in range(count)]
+
+
+def _range_end(text: str, part: str) -> int:
+    try:
+        return parse_rate(part)
+    except ValueError:
+        raise ValueError(f"{text!r}: {part!r} is not a rate; {_RANGE_HOW}") from None

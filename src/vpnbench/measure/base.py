@@ -17,6 +17,9 @@ class MeasureContext:
     server: Host
     tunnel: Tunnel
     ports: "PortAllocator"
+    # The technique's kind and settings (Params.settings()), for measurements that compare with
+    # what the protocol should give (mtu's expected MTU).
+    technique_params: dict = dataclasses.field(default_factory=dict)
 
     def target(self, family: str) -> str:
         return self.tunnel.server_addrs[family]

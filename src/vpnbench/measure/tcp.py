@@ -2,10 +2,11 @@
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure import iperf2
 from vpnbench.measure.iperf import interval_rate, run_iperf, throughput_series
 from vpnbench.params import Duration, Family, Params, Size
 
@@ -18,17 +19,29 @@ class TcpParams(Params):
     reverse: bool = False  # server sends (iperf3 -R)
     window: Size | None = None  # socket buffer / window (iperf3 -w)
     family: Family = "ipv4"
+    tool: Literal["iperf3", "iperf2"] = "iperf3"  # iperf2 runs its streams as threads (S3)
+
+    @model_validator(mode="after")
+    def _iperf2_has_no_omit(self):
+        if self.tool == "iperf2" and self.omit:
+            raise ValueError("omit: iperf2 has no warm-up omission; leave omit out or use tool = \"iperf3\"")
+        return self
 
 
 class Tcp(Measurement):
     kind = "tcp"
     Params = TcpParams
     tools = ("iperf3",)
-    packages = {"iperf3": "iperf3"}
+    packages = {"iperf3": "iperf3", "iperf": "iperf"}  # iperf: iperf 2, tool = "iperf2"
     server_tools = ("iperf3", "ss")
     columns = (Column("throughput_bps", "Mbit/s", 1e-6), Column("retransmits", "retrans"))
     headline = Headline(("throughput_bps",), "throughput (Mbit/s)", 1e-6, log=True)
     cpu_figures = True
+
+    def __init__(self, params: TcpParams):
+        super().__init__(params)
+        if params.tool == "iperf2":  # what the runner checks on each end for this cell
+            self.tools, self.server_tools = ("iperf",), ("iperf", "ss")
 
     @classmethod
     def headline_text(cls, metrics: dict) -> str:
@@ -39,6 +52,9 @@ class Tcp(Measurement):
 
     def run(self, ctx: MeasureContext) -> MeasureResult:
         p = self.params
+        if p.tool == "iperf2":
+            metrics, raw, series = iperf2.run_tcp(ctx, p)
+            return MeasureResult(metrics, raw, series=series)
         args = ["-t", f"{p.duration:g}", "-P", str(p.streams)]
         if p.omit:
             args += ["-O", f"{p.omit:g}"]
@@ -61,6 +77,8 @@ class Tcp(Measurement):
             parts.append("reverse")
         if self.params.family == "ipv6":
             parts.append("v6")
+        if self.params.tool != "iperf3":
+            parts.append(self.params.tool)
         return "_".join(parts)
 
 

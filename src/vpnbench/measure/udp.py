@@ -6,6 +6,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from vpnbench.errors import MeasurementError
+from vpnbench.measure import iperf2
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.gen import GEN_MIN_LENGTH, run_gen
 from vpnbench.measure.iperf import run_iperf, throughput_series
@@ -20,7 +21,8 @@ class UdpParams(Params):
     duration: Duration = 10.0
     reverse: bool = False
     family: Family = "ipv4"
-    tool: Literal["iperf3", "gen"] = "iperf3"  # gen: vpnbench-gen (gen/), many times iperf3's packet rate
+    # iperf2 runs streams as threads (S3); gen: vpnbench-gen (gen/), many times iperf3's packet rate
+    tool: Literal["iperf3", "iperf2", "gen"] = "iperf3"
     threads: int = Field(1, ge=1)  # gen's sending threads (one core each)
     gso: bool = True  # gen: UDP GSO batches (off: every datagram its own trip through the sender's stack)
 
@@ -47,7 +49,7 @@ class Udp(Measurement):
     kind = "udp"
     Params = UdpParams
     tools = ("iperf3",)
-    packages = {"iperf3": "iperf3"}
+    packages = {"iperf3": "iperf3", "iperf": "iperf"}  # iperf: iperf 2, tool = "iperf2"
     server_tools = ("iperf3", "ss")
     columns = (Column("throughput_bps", "recv Mbit/s", 1e-6), Column("sender_throughput_bps", "sent Mbit/s", 1e-6),
                Column("loss_pct", "loss %"), Column("jitter_ms", "jitter ms"))
@@ -66,11 +68,16 @@ class Udp(Measurement):
         super().__init__(params)
         if params.tool == "gen":
             self.tools = self.server_tools = ()  # run_gen finds its binary itself and says how to build it
+        elif params.tool == "iperf2":  # what the runner checks on each end for this cell
+            self.tools, self.server_tools = ("iperf",), ("iperf", "ss")
 
     def run(self, ctx: MeasureContext) -> MeasureResult:
         p = self.params
         if p.tool == "gen":
             return run_gen(ctx, p.family, p.rate, p.length, p.duration, p.threads, gso=p.gso)
+        if p.tool == "iperf2":
+            metrics, raw, series = iperf2.run_udp(ctx, p)
+            return MeasureResult(metrics, raw, series=series)
         args = ["-u", "-b", str(p.rate), "-l", str(p.length), "-t", f"{p.duration:g}"]
         if p.reverse:
             args.append("-R")
@@ -84,7 +91,8 @@ class Udp(Measurement):
     def default_label(self) -> str:
         tool = "_gen" if self.params.tool == "gen" else ""
         label = f"udp{tool}_{format_rate(self.params.rate)}_{self.params.length}"
-        return label + ("_v6" if self.params.family == "ipv6" else "")
+        label += "_v6" if self.params.family == "ipv6" else ""
+        return label + ("_iperf2" if self.params.tool == "iperf2" else "")
 
 
 def udp_metrics(doc: dict) -> dict[str, float]:

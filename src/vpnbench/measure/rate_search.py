@@ -1,0 +1,207 @@
+"""Zero-loss and partial-drop rates (NDR, PDR) as FD.io CSIT reports them, found by CSIT's own
+search (the `MLRsearch` package). The search is pure: it only calls `measure(duration, load)`,
+which runs one trial through a generator adapter (generators.py: iperf3 UDP now; another
+generator plugs in as one function) and stores it as a Trial.
+
+A trial whose generator could not send what was asked (sent < 0.97 x offered) tells the search
+it lost the unsent packets (MLRsearch counts unsent as loss), and the result, when the search's
+upper bound lies at or above such a load, says "generator-limited at X" instead of an NDR:
+the tunnel was not what stopped it.
+"""
+
+import math
+import time
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from vpnbench.errors import MeasurementError
+from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.generators import GENERATORS, TrialCounts, interface_counters
+from vpnbench.params import Duration, Family, Params, Rate
+from vpnbench.records import Trial
+
+GENERATOR_SHORTFALL = 0.97  # a trial that sent less than this share of its offered load is generator-limited
+
+
+class RateSearchParams(Params):
+    kind: Literal["rate_search"] = "rate_search"
+    tool: Literal["iperf3"] = "iperf3"  # the traffic generator (trial adapter)
+    min_rate: Rate = 10_000_000  # the search's range of offered loads (UDP payload bits/s)
+    max_rate: Rate = 1_000_000_000
+    length: int = Field(1300, ge=16, le=65507)  # datagram payload bytes
+    ndr_loss: float = Field(0.0, ge=0.0, lt=1.0)  # loss ratio of the no-drop rate
+    pdr_loss: float = Field(0.005, ge=0.0, lt=1.0)  # loss ratio of the partial-drop rate
+    relative_width: float = Field(0.005, gt=0.0, lt=1.0)  # how close lower and upper bound must end
+    trial_duration: Duration = 1.0  # the search's first trials
+    final_trial_duration: Duration = 1.0  # its last, at the final width
+    duration_sum: Duration = 3.0  # trial seconds at one load before it counts as a bound (CSIT: 21)
+    budget: Duration = 600.0  # the search's time limit
+    family: Family = "ipv4"
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.min_rate >= self.max_rate:
+            raise ValueError(f"min_rate: {self.min_rate} must be below max_rate {self.max_rate}")
+        if self.final_trial_duration < self.trial_duration:
+            raise ValueError("final_trial_duration: must be at least trial_duration")
+        if self.duration_sum < self.final_trial_duration:
+            raise ValueError("duration_sum: must be at least final_trial_duration")
+        return self
+
+
+class RateSearch(Measurement):
+    kind = "rate_search"
+    Params = RateSearchParams
+    tools = ("iperf3", "ip")
+    packages = {"iperf3": "iperf3", "ip": "iproute2"}
+    server_tools = ("iperf3", "ss", "ip")
+    columns = (Column("ndr_bps", "NDR Mbit/s", 1e-6), Column("pdr_bps", "PDR Mbit/s", 1e-6),
+               Column("ndr_pps", "NDR kpps", 1e-3), Column("generator_limit_bps", "gen. limit Mbit/s", 1e-6),
+               Column("trials", "trials"))
+    headline = Headline(("ndr_bps", "pdr_bps"), "NDR / PDR (Mbit/s)", 1e-6, log=True, names=("NDR", "PDR"))
+    cpu_figures = True
+
+    @classmethod
+    def headline_text(cls, metrics: dict) -> str:
+        parts = []
+        for goal in ("ndr", "pdr"):
+            if f"{goal}_bps" in metrics:
+                parts.append(f"{goal.upper()} {metrics[f'{goal}_bps'] / 1e6:.1f} Mbit/s")
+            elif metrics.get(f"{goal}_generator_limited"):
+                parts.append(f"{goal.upper()} generator-limited at {metrics['generator_limit_bps'] / 1e6:.1f} Mbit/s")
+            else:
+                parts.append(f"{goal.upper()} not found")
+        return ", ".join(parts) + f" ({metrics.get('trials', 0):.0f} trials)"
+
+    @classmethod
+    def rehearsed(cls, params: Params, seconds: float, pings: int) -> Params:
+        return params.model_copy(update={"relative_width": max(params.relative_width, 0.1), "trial_duration": 1.0,
+                                         "final_trial_duration": 1.0, "duration_sum": 1.0,
+                                         "budget": min(params.budget, 60.0)})
+
+    def expected_seconds(self) -> float:
+        return self.params.budget
+
+    def run(self, ctx: MeasureContext) -> MeasureResult:
+        from vpnbench.measure.search import SearchOutcome, search  # MLRsearch is imported only when searching
+
+        p = self.params
+        measurer = TrialRunner(ctx, p)
+        started = time.monotonic()
+        try:
+            outcome: SearchOutcome = search(measurer, p, GENERATOR_SHORTFALL)
+        except RuntimeError as exc:  # MLRsearch's own: the time budget ran out
+            raise MeasurementError(f"the search did not finish: {exc} ({len(measurer.trials)} trials; "
+                                   "raise budget or relative_width)", measurer.raw_with_table()) from None
+        metrics = search_metrics(outcome, measurer, p.length)
+        metrics["search_seconds"] = time.monotonic() - started
+        return MeasureResult(metrics, measurer.raw_with_table(), trials=measurer.trials,
+                             series={"offered_bps": measurer.offered_series, "throughput_bps": measurer.received_series})
+
+    def default_label(self) -> str:
+        return f"rate_search_{self.params.length}" + ("_v6" if self.params.family == "ipv6" else "")
+
+
+class TrialRunner:
+    """One trial per call: the generator's counts, the tunnel interfaces' counters at both ends
+    around it, stored as a Trial. MLRsearch's loads are packets per second."""
+
+    def __init__(self, ctx: MeasureContext, params: RateSearchParams):
+        self.ctx, self.params = ctx, params
+        self.generator = GENERATORS[params.tool]
+        self.trials: list[Trial] = []
+        self.raw: dict[str, str] = {}
+        self.offered_series: list[tuple[float, float]] = []
+        self.received_series: list[tuple[float, float]] = []
+        self.started = time.monotonic()
+
+    def run_trial(self, duration: float, load_pps: float) -> TrialCounts:
+        p = self.params
+        offered_bps = load_pps * 8 * p.length
+        seconds = max(1, math.ceil(duration - 1e-9))  # iperf3 3.12 takes whole seconds
+        before = interface_counters(self.ctx, p.family)
+        try:
+            counts = self.generator(self.ctx, p.family, offered_bps, p.length, seconds)
+        except MeasurementError as exc:
+            # A trial whose tool failed (e.g. iperf3's control connection lost under overload)
+            # forwarded nothing it can prove: all lost, not a generator shortfall.
+            counts = TrialCounts(sent_packets=int(load_pps * seconds), received_packets=0, sent_bps=offered_bps,
+                                 received_bps=0.0, raw=exc.raw, error=str(exc))
+        after = interface_counters(self.ctx, p.family)
+        number = len(self.trials) + 1
+        self.raw.update({f"trial{number}_{name}": text for name, text in counts.raw.items()})
+        limited = counts.sent_bps < GENERATOR_SHORTFALL * offered_bps
+        data = {"sent_bps": counts.sent_bps, "received_bps": counts.received_bps, "generator_limited": limited,
+                "intended_duration_s": duration, "interfaces": counter_comparison(before, after, counts)}
+        if counts.error:
+            data["error"] = counts.error
+        sent = counts.sent_packets
+        self.trials.append(Trial(number, offered_bps=offered_bps, offered_pps=load_pps, length=p.length,
+                                 duration_s=float(seconds), sent_packets=float(sent),
+                                 received_packets=float(counts.received_packets),
+                                 loss_ratio=(sent - counts.received_packets) / sent if sent else None, data=data))
+        t = round(time.monotonic() - self.started, 3)
+        self.offered_series.append((t, offered_bps))
+        self.received_series.append((t, counts.received_bps))
+        return counts
+
+    def generator_limit(self) -> float | None:
+        """The lowest offered load (bits/s) the generator could not send."""
+        limited = [t.offered_bps for t in self.trials if t.data.get("generator_limited")]
+        return min(limited) if limited else None
+
+    def raw_with_table(self) -> dict[str, str]:
+        lines = ["trial offered_Mbps sent_Mbps received_Mbps loss_ratio duration_s generator_limited"]
+        for t in self.trials:
+            loss = "nan" if t.loss_ratio is None else f"{t.loss_ratio:.6f}"
+            lines.append(f"{t.number:5d} {t.offered_bps / 1e6:12.2f} {t.data['sent_bps'] / 1e6:9.2f} "
+                         f"{t.data['received_bps'] / 1e6:13.2f} {loss:>10} {t.duration_s:10g} "
+                         f"{'yes' if t.data['generator_limited'] else 'no'}")
+        return {**self.raw, "search": "\n".join(lines) + "\n"}
+
+
+def counter_comparison(before: dict[str, int], after: dict[str, int], counts: TrialCounts) -> dict:
+    """The tunnel interfaces' packet counters over the trial beside the generator's counts: the
+    client's tunnel device should have sent at least what the generator sent, the server's
+    received at least what it received (control traffic adds a few)."""
+    deltas = {name: after[name] - before[name] for name in after if name in before}
+    return {**deltas, "generator_sent": counts.sent_packets, "generator_received": counts.received_packets}
+
+
+def search_metrics(outcome, runner: TrialRunner, length: int) -> dict[str, float]:
+    """NDR and PDR from the search's bounds, unless the generator stopped the search: its upper
+    bound lies at or above a load the generator fell short of (sent < 0.97 x offered): only the
+    unsent packets may have made it bad. Then the goal is "generator-limited at X", never a
+    false NDR."""
+    metrics: dict[str, float] = {"trials": float(len(runner.trials))}
+    short = runner.generator_limit()
+    limits = []
+    for goal in ("ndr", "pdr"):
+        lower, upper = outcome.bounds[goal]  # packets/s, None when absent
+        upper_bps = None if upper is None else upper * 8 * length
+        if upper_bps is not None:
+            metrics[f"{goal}_upper_bound_bps"] = upper_bps
+        limit = _generator_stopped(upper_bps, short)
+        if limit is not None:
+            metrics[f"{goal}_generator_limited"] = 1.0
+            limits.append(limit)
+            continue
+        metrics[f"{goal}_found"] = 0.0 if lower is None else 1.0
+        if lower is not None:
+            metrics[f"{goal}_pps"] = lower
+            metrics[f"{goal}_bps"] = lower * 8 * length
+            if upper is None:  # max_rate itself passed: the real rate may be higher
+                metrics[f"{goal}_at_max_rate"] = 1.0
+    if short is not None or limits:
+        metrics["generator_limit_bps"] = min([*limits, *([short] if short is not None else [])])
+        metrics["generator_max_sent_bps"] = max(t.data["sent_bps"] for t in runner.trials)
+    return metrics
+
+
+def _generator_stopped(upper_bps: float | None, short: float | None) -> float | None:
+    """Where the generator stopped this goal's search, if it did: the upper bound lies at or above
+    the lowest load the generator fell short of (sent < 0.97 x offered)."""
+    if upper_bps is None or short is None:
+        return None
+    return short if upper_bps >= short * (1 - 1e-9) else None

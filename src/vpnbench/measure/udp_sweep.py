@@ -1,0 +1,206 @@
+"""A UDP rate sweep (S1): one iperf3 test per offered rate, to find where a technique stops
+keeping up. Each step is a Trial; the sender's and the receiver's view are both kept, because
+S1 saw WireGuard and OpenVPN keep *sending* at the target while the receiver dropped.
+
+CPU per step: iperf3's own process CPU on both ends (its end.cpu_utilization_percent) is in
+each trial's data; the hosts' whole CPU is the monitor's time series over the cell, which the
+steps' start and end times (trial data) slice.
+"""
+
+import time
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator, Field
+
+from vpnbench.errors import MeasurementError
+from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.iperf import run_iperf
+from vpnbench.measure.udp import udp_metrics
+from vpnbench.params import Duration, Family, Params
+from vpnbench.records import Trial
+from vpnbench.units import format_rate, parse_rate_list
+
+RateList = Annotated[list[int], BeforeValidator(parse_rate_list)]
+
+
+class UdpSweepParams(Params):
+    kind: Literal["udp_sweep"] = "udp_sweep"
+    rate: RateList = Field(default_factory=lambda: parse_rate_list("25M..400M step 25M"))
+    length: int = Field(1300, ge=16, le=65507)  # datagram payload bytes
+    duration: Duration = 5.0  # per step
+    max_loss: float = Field(0.01, ge=0.0, le=1.0)  # loss ratio a step may have and still keep up
+    family: Family = "ipv4"
+
+
+class UdpSweep(Measurement):
+    kind = "udp_sweep"
+    Params = UdpSweepParams
+    tools = ("iperf3",)
+    packages = {"iperf3": "iperf3"}
+    server_tools = ("iperf3", "ss")
+    columns = (Column("knee_bps", "knee Mbit/s", 1e-6), Column("max_received_bps", "max recv Mbit/s", 1e-6),
+               Column("top_sent_bps", "top sent Mbit/s", 1e-6), Column("top_received_bps", "top recv Mbit/s", 1e-6),
+               Column("top_loss_pct", "top loss %"))
+    headline = Headline(("knee_bps", "max_received_bps"), "UDP sweep (Mbit/s)", 1e-6, log=True,
+                        names=("knee", "max received"))
+    cpu_figures = True
+
+    @classmethod
+    def headline_text(cls, metrics: dict) -> str:
+        knee = metrics.get("knee_bps")
+        knee_text = f"knee {knee / 1e6:.0f} Mbit/s" if knee is not None else "no knee (first step lost too much)"
+        top = f"top step sent {metrics.get('top_sent_bps', 0) / 1e6:.0f} / received " \
+              f"{metrics.get('top_received_bps', 0) / 1e6:.0f} Mbit/s"
+        return f"{knee_text}, {top}"
+
+    @classmethod
+    def rehearsed(cls, params: Params, seconds: float, pings: int) -> Params:
+        ends = sorted({params.rate[0], params.rate[-1]})
+        return params.model_copy(update={"rate": ends, "duration": min(params.duration, seconds)})
+
+    def expected_seconds(self) -> float:
+        return len(self.params.rate) * (self.params.duration + 1.0)
+
+    def run(self, ctx: MeasureContext) -> MeasureResult:
+        p = self.params
+        started = time.monotonic()
+        raw: dict[str, str] = {}
+        steps: list[Step] = []
+        for number, rate in enumerate(p.rate, 1):
+            step_start = time.monotonic() - started
+            args = ["-u", "-b", str(rate), "-l", str(p.length), "-t", f"{p.duration:g}"]
+            try:
+                doc, step_raw = run_iperf(ctx, p.family, args, p.duration)
+                step = Step(rate, udp_metrics(doc), _cpu(doc))
+            except MeasurementError as exc:
+                step_raw, step = exc.raw, Step(rate, {}, {}, error=str(exc))
+            except (KeyError, TypeError) as exc:
+                step = Step(rate, {}, {}, error=f"unexpected iperf3 UDP JSON: missing {exc}")
+            step.start, step.end = step_start, time.monotonic() - started
+            raw.update({f"step{number}_{name}": text for name, text in step_raw.items()})
+            steps.append(step)
+        if not any(s.ok for s in steps):
+            raise MeasurementError(f"every step of the sweep failed; first: {steps[0].error}", raw)
+        raw["sweep"] = describe(steps, p.max_loss)
+        return MeasureResult(sweep_metrics(steps, p.max_loss), raw, series=sweep_series(steps),
+                             trials=[s.trial(n, p.length, p.duration) for n, s in enumerate(steps, 1)])
+
+    def default_label(self) -> str:
+        rates = self.params.rate
+        label = f"udp_sweep_{format_rate(rates[0])}-{format_rate(rates[-1])}_{self.params.length}"
+        return label + ("_v6" if self.params.family == "ipv6" else "")
+
+
+class Step:
+    """One offered rate's outcome: udp_metrics' numbers, iperf3's CPU, or why it failed."""
+
+    def __init__(self, offered_bps: int, metrics: dict[str, float], cpu: dict[str, float], error: str | None = None):
+        self.offered_bps = offered_bps
+        self.metrics = metrics
+        self.cpu = cpu
+        self.error = error
+        self.start = self.end = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and "throughput_bps" in self.metrics
+
+    @property
+    def loss_ratio(self) -> float | None:
+        loss = self.metrics.get("loss_pct")
+        return None if loss is None else loss / 100.0
+
+    def keeps_up(self, max_loss: float) -> bool:
+        return self.ok and self.loss_ratio is not None and self.loss_ratio <= max_loss
+
+    def trial(self, number: int, length: int, duration: float) -> Trial:
+        m = self.metrics
+        data = {"sender_bps": m.get("sender_throughput_bps"), "receiver_bps": m.get("throughput_bps"),
+                "jitter_ms": m.get("jitter_ms"), "lost_packets": m.get("lost_packets"),
+                "start_s": round(self.start, 3), "end_s": round(self.end, 3), **self.cpu}
+        if self.error:
+            data["error"] = self.error
+        return Trial(number, offered_bps=float(self.offered_bps), offered_pps=self.offered_bps / (8 * length),
+                     length=length, duration_s=duration, sent_packets=m.get("sent_packets"),
+                     received_packets=m.get("received_packets"), loss_ratio=self.loss_ratio,
+                     data={k: v for k, v in data.items() if v is not None})
+
+
+def _cpu(doc: dict) -> dict[str, float]:
+    """iperf3's own CPU on both ends (percent of one core's time, user + system)."""
+    cpu = doc.get("end", {}).get("cpu_utilization_percent") or {}
+    out = {"client_iperf3_cpu_pct": cpu.get("host_total"), "server_iperf3_cpu_pct": cpu.get("remote_total")}
+    return {k: float(v) for k, v in out.items() if isinstance(v, (int, float))}
+
+
+def knee(steps: list[Step], max_loss: float) -> Step | None:
+    """The last step of the leading run of steps that keep up (loss <= max_loss): the highest
+    rate the technique kept up with before it first fell behind. None when the first step lost more."""
+    found = None
+    for step in steps:
+        if not step.keeps_up(max_loss):
+            break
+        found = step
+    return found
+
+
+def sweep_metrics(steps: list[Step], max_loss: float) -> dict[str, float]:
+    ok = [s for s in steps if s.ok]
+    top = ok[-1]
+    knee_step = knee(steps, max_loss)
+    metrics = {
+        "knee_found": 1.0 if knee_step else 0.0,
+        "steps": float(len(steps)),
+        "failed_steps": float(len(steps) - len(ok)),
+        "max_received_bps": max(s.metrics["throughput_bps"] for s in ok),
+        "top_offered_bps": float(top.offered_bps),
+        "top_sent_bps": top.metrics["sender_throughput_bps"],
+        "top_received_bps": top.metrics["throughput_bps"],
+        "top_gap_bps": top.metrics["sender_throughput_bps"] - top.metrics["throughput_bps"],
+        "top_send_shortfall_bps": top.offered_bps - top.metrics["sender_throughput_bps"],
+    }
+    if top.loss_ratio is not None:
+        metrics["top_loss_pct"] = top.loss_ratio * 100.0
+    if knee_step:
+        metrics["knee_bps"] = float(knee_step.offered_bps)
+        metrics["knee_at_top"] = 1.0 if knee_step is steps[-1] else 0.0  # the real knee may lie higher
+        metrics["knee_received_bps"] = knee_step.metrics["throughput_bps"]
+    return metrics
+
+
+def sweep_series(steps: list[Step]) -> dict[str, list[tuple[float, float]]]:
+    """Per step, at the step's end (seconds since the sweep began): offered, sent, received, loss."""
+    series: dict[str, list[tuple[float, float]]] = {"offered_bps": [], "sender_throughput_bps": [],
+                                                    "throughput_bps": [], "loss_pct": []}
+    for step in steps:
+        if not step.ok:
+            continue
+        t = round(step.end, 3)
+        series["offered_bps"].append((t, float(step.offered_bps)))
+        series["sender_throughput_bps"].append((t, step.metrics["sender_throughput_bps"]))
+        series["throughput_bps"].append((t, step.metrics["throughput_bps"]))
+        if step.loss_ratio is not None:
+            series["loss_pct"].append((t, step.loss_ratio * 100.0))
+    return {name: points for name, points in series.items() if points}
+
+
+def describe(steps: list[Step], max_loss: float) -> str:
+    """A human-readable table of the sweep, with why the knee is where it is (or absent)."""
+    lines = ["offered_Mbps sent_Mbps received_Mbps loss_pct keeps_up"]
+    for s in steps:
+        if not s.ok:
+            lines.append(f"{s.offered_bps / 1e6:12.1f} failed: {s.error}")
+            continue
+        loss = "nan" if s.loss_ratio is None else f"{s.loss_ratio * 100:.3f}"
+        lines.append(f"{s.offered_bps / 1e6:12.1f} {s.metrics['sender_throughput_bps'] / 1e6:9.1f} "
+                     f"{s.metrics['throughput_bps'] / 1e6:13.1f} {loss:>8} {'yes' if s.keeps_up(max_loss) else 'no'}")
+    found = knee(steps, max_loss)
+    if found is None:
+        lines.append(f"no knee: the first step ({steps[0].offered_bps / 1e6:g} Mbit/s) already lost more "
+                     f"than {max_loss * 100:g} % (or failed); sweep lower rates")
+    elif found is steps[-1]:
+        lines.append(f"every step kept up (loss <= {max_loss * 100:g} %): the knee is at or above the top step")
+    else:
+        lines.append(f"knee: {found.offered_bps / 1e6:g} Mbit/s, the last step before loss first exceeded "
+                     f"{max_loss * 100:g} %")
+    return "\n".join(lines) + "\n"

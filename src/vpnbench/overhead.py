@@ -1,0 +1,162 @@
+"""Per-packet overhead and the MTU a technique should leave, from protocol arithmetic alone.
+
+Each technique is an `outer_size(inner)` function: the bytes one inner IP packet of `inner`
+bytes takes on the underlay (IP header included). The largest inner packet that still fits
+the underlay MTU in one outer packet is found by counting down, because block-cipher padding
+(ESP with AES-CBC, OpenVPN CBC) makes the overhead depend on the packet's alignment: one more
+inner byte can cost 16 more outer bytes.
+
+Sizes (RFC 4303 ESP, RFC 4106 GCM, RFC 7634 ChaCha20-Poly1305, RFC 4868 HMAC-SHA-256-128,
+IEEE 802.1AE MACsec, the WireGuard paper §5.4, OpenVPN's data channel format):
+"""
+
+import dataclasses
+from typing import Callable
+
+IP_HEADER = {"ipv4": 20, "ipv6": 40}
+UDP_HEADER = 8
+TCP_HEADER = 20 + 12  # Linux sends the timestamp option on every segment
+MIN_MTU = 576  # the smallest MTU every IPv4 host must accept (RFC 791); IPv6 needs 1280
+
+# WireGuard transport data message: type 1 + reserved 3 + receiver index 4 + counter 8, then the
+# ChaCha20-Poly1305 tag 16. Padding to 16 bytes never grows a packet beyond the interface MTU.
+WIREGUARD_HEADER = 16
+POLY1305_TAG = 16
+
+
+@dataclasses.dataclass(frozen=True)
+class EspCipher:
+    iv: int  # bytes of IV sent with each packet
+    icv: int  # integrity check value (tag or truncated HMAC)
+    block: int  # the ciphertext's alignment: 4 for stream/AEAD modes (RFC 4303 §2.4), else the block size
+
+
+ESP_CIPHERS = {
+    "aes128gcm8": EspCipher(8, 8, 4), "aes256gcm8": EspCipher(8, 8, 4),
+    "aes128gcm16": EspCipher(8, 16, 4), "aes256gcm16": EspCipher(8, 16, 4),
+    "chacha20poly1305": EspCipher(8, 16, 4),
+    "aes128-sha256": EspCipher(16, 16, 16), "aes256-sha256": EspCipher(16, 16, 16),
+    "aes256-sha384": EspCipher(16, 24, 16), "aes256-sha512": EspCipher(16, 32, 16),
+    "3des-sha256": EspCipher(8, 16, 8),
+    "null-sha1": EspCipher(0, 12, 4), "null-sha256": EspCipher(0, 16, 4),
+}
+ESP_HEADER = 8  # SPI 4 + sequence number 4
+ESP_TRAILER = 2  # pad length 1 + next header 1
+
+# kernel-libipsec's TUN device (ipsec0) comes up with MTU 1400 (strongSwan 5.9 here), below
+# what ESP-in-UDP over a 1500-byte underlay allows: the device, not the protocol, sets the MTU.
+LIBIPSEC_TUN_MTU = 1400
+
+MACSEC_OVERHEAD = 32  # SecTAG with SCI 16 + ICV 16, at layer 2: the macsec device's MTU is 32 below
+
+# OpenVPN data channel packets (no compression framing: the technique configures none).
+OPENVPN_AEAD = {"AES-256-GCM", "AES-128-GCM", "CHACHA20-POLY1305"}
+OPENVPN_OPCODE_V2 = 4  # P_DATA_V2: opcode/key id 1 + peer id 3 (2.6 uses it in TLS mode)
+OPENVPN_PACKET_ID = 4
+OPENVPN_STATIC_PACKET_ID = 8  # static-key mode: packet id + time
+OPENVPN_HMAC = {"SHA1": 20, "SHA256": 32, "SHA384": 48, "SHA512": 64}
+OPENVPN_TCP_LENGTH = 2  # the TCP transport's packet length prefix
+
+
+def _pad(length: int, block: int) -> int:
+    return -(-length // block) * block
+
+
+def wireguard_outer(inner: int, family: str) -> int:
+    return inner + IP_HEADER[family] + UDP_HEADER + WIREGUARD_HEADER + POLY1305_TAG
+
+
+def esp_outer(inner: int, family: str, cipher: str, mode: str = "tunnel", natt: bool = False,
+              inner_family: str = "ipv4") -> int:
+    """Tunnel mode wraps the whole inner packet in a new IP header; transport mode keeps the
+    packet's own header and protects what follows it."""
+    c = ESP_CIPHERS[cipher]
+    protected = inner if mode == "tunnel" else inner - IP_HEADER[inner_family]
+    ip = IP_HEADER[family] if mode == "tunnel" else IP_HEADER[inner_family]
+    return ip + (UDP_HEADER if natt else 0) + ESP_HEADER + c.iv + _pad(protected + ESP_TRAILER, c.block) + c.icv
+
+
+def macsec_outer(inner: int) -> int:
+    return inner + MACSEC_OVERHEAD
+
+
+def openvpn_outer(inner: int, family: str, cipher: str, auth: str = "SHA256", transport: str = "udp",
+                  mode: str = "tls", dev: str = "tun") -> int:
+    if dev == "tap":
+        inner += 14  # the Ethernet header travels inside
+    if cipher in OPENVPN_AEAD:
+        body = OPENVPN_OPCODE_V2 + OPENVPN_PACKET_ID + POLY1305_TAG + inner
+    else:  # CBC: HMAC + IV + the encrypted packet id and packet, PKCS#7-padded (at least one byte)
+        opcode = 0 if mode == "static" else OPENVPN_OPCODE_V2
+        packet_id = OPENVPN_STATIC_PACKET_ID if mode == "static" else OPENVPN_PACKET_ID
+        body = opcode + OPENVPN_HMAC[auth] + 16 + _pad(packet_id + inner + 1, 16)
+    if transport == "tcp":
+        return IP_HEADER[family] + TCP_HEADER + OPENVPN_TCP_LENGTH + body
+    return IP_HEADER[family] + UDP_HEADER + body
+
+
+def max_inner(outer_size: Callable[[int], int], underlay_mtu: int) -> int:
+    """The largest inner packet whose outer packet fits underlay_mtu (0 when none does)."""
+    size = underlay_mtu
+    while size > 0 and outer_size(size) > underlay_mtu:
+        size -= 1
+    return size
+
+
+@dataclasses.dataclass(frozen=True)
+class Expectation:
+    protocol_mtu: int  # the largest inner packet that fits one outer packet
+    overhead: int  # outer minus inner bytes at that size
+    device_mtu: int | None  # the limit the technique's own settings put on the tunnel device, if any
+    fragments_outer: bool  # bigger packets are still carried, the outer packet fragmented (OpenVPN)
+    how: str  # the arithmetic in words
+
+    @property
+    def expected_mtu(self) -> int:
+        """What a don't-fragment ping should find through the tunnel."""
+        if self.device_mtu is None:
+            return self.protocol_mtu
+        if self.fragments_outer:
+            return self.device_mtu
+        return min(self.device_mtu, self.protocol_mtu)
+
+
+def expect(technique: dict, underlay_mtu: int) -> Expectation:
+    """technique: a cell's technique_params (kind, its settings, backend)."""
+    kind = technique.get("kind", "baseline")
+    family = technique.get("family", "ipv4")
+    if kind == "wireguard":
+        outer = lambda n: wireguard_outer(n, family)  # noqa: E731
+        return _expectation(outer, underlay_mtu, technique.get("mtu"), False,
+                            f"WireGuard over {family}: IP {IP_HEADER[family]} + UDP 8 + header 16 + tag 16")
+    if kind == "ipsec":
+        cipher, mode = technique.get("cipher", "aes128gcm16"), technique.get("mode", "tunnel")
+        natt = technique.get("backend") == "userspace"  # libipsec: ESP always in UDP (strongswan.py)
+        c = ESP_CIPHERS[cipher]
+        outer = lambda n: esp_outer(n, family, cipher, mode, natt)  # noqa: E731
+        how = (f"ESP {mode} mode {cipher} over {family}{' in UDP (NAT-T)' if natt else ''}: "
+               f"{'outer IP ' + str(IP_HEADER[family]) + ' + ' if mode == 'tunnel' else ''}"
+               f"{'UDP 8 + ' if natt else ''}ESP 8 + IV {c.iv} + padding to {c.block} with trailer 2 + ICV {c.icv}")
+        device = None
+        if technique.get("l2tp"):
+            device = 1280  # the PPP MTU/MRU l2tp.py sets
+        elif natt and technique.get("implementation", "strongswan") == "strongswan":
+            device = LIBIPSEC_TUN_MTU
+        return _expectation(outer, underlay_mtu, device, False, how)
+    if kind == "macsec":
+        return _expectation(macsec_outer, underlay_mtu, None, False, "MACsec: SecTAG with SCI 16 + ICV 16 at layer 2")
+    if kind == "openvpn":
+        cipher, transport = technique.get("cipher", "AES-256-GCM"), technique.get("transport", "udp")
+        outer = lambda n: openvpn_outer(n, family, cipher, technique.get("auth", "SHA256"),  # noqa: E731
+                                        transport, technique.get("mode", "tls"), technique.get("dev", "tun"))
+        tun_mtu = technique.get("tun_mtu") or 1500
+        return _expectation(outer, underlay_mtu, tun_mtu, True,
+                            f"OpenVPN {cipher} over {transport}/{family}, tun-mtu {tun_mtu}: the tun device admits "
+                            f"{tun_mtu}-byte packets and larger outer packets are fragmented (or, over TCP, segmented)")
+    return Expectation(underlay_mtu, 0, None, False, f"{kind}: no encapsulation")
+
+
+def _expectation(outer: Callable[[int], int], underlay_mtu: int, device_mtu: int | None, fragments: bool,
+                 how: str) -> Expectation:
+    inner = max_inner(outer, underlay_mtu)
+    return Expectation(inner, outer(inner) - inner if inner else 0, device_mtu, fragments, how)

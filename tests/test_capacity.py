@@ -1,0 +1,181 @@
+"""Capacity measurements through the real netns testbed: the UDP rate sweep, the MTU search,
+the zero-loss rate search; and their bad input refused through the CLI before anything runs."""
+
+import pytest
+
+from conftest import leftovers, run_campaign, run_cli
+
+SWEEP = """
+[campaign]
+name = "sweep"
+[[technique]]
+kind = "baseline"
+[[technique]]
+kind = "wireguard"
+[[measurement]]
+kind = "udp_sweep"
+rate = "100M..400M step 150M"
+duration = "1s"
+"""
+
+MTU = """
+[campaign]
+name = "mtu"
+[[technique]]
+kind = "baseline"
+[[technique]]
+kind = "wireguard"
+[[technique]]
+kind = "ipsec"
+backend = "userspace"
+[[technique]]
+kind = "openvpn"
+[[measurement]]
+kind = "mtu"
+"""
+
+
+@pytest.mark.netns
+def test_udp_sweep_baseline_keeps_up_and_wireguard_shows_its_gap(tmp_path, clean_machine):
+    import vpnbench
+
+    _, cells = run_campaign(tmp_path, SWEEP)
+    by = {c["technique"]: c for c in cells}
+    assert all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
+    base, wg = by["baseline"]["metrics"], by["wireguard"]["metrics"]
+    assert by["wireguard"]["measurement_params"]["rate"] == [100_000_000, 250_000_000, 400_000_000]
+    # The baseline keeps up at every step: its knee is the top step.
+    assert base["knee_found"] == 1 and base["knee_bps"] == 400e6 and base["knee_at_top"] == 1
+    assert base["top_received_bps"] > 0.95 * 400e6
+    # wireguard-go: either it kept up everywhere (then its knee is the top step) or the knee is below.
+    assert wg["knee_found"] in (0, 1) and wg["steps"] == 3
+    if wg["knee_found"]:
+        assert wg["knee_bps"] in (100e6, 250e6, 400e6)
+        assert wg["knee_at_top"] == (wg["knee_bps"] == 400e6)
+    # The sent-vs-received gap at the top step is in the export, and consistent with its parts.
+    assert wg["top_gap_bps"] == pytest.approx(wg["top_sent_bps"] - wg["top_received_bps"])
+    data = vpnbench.load(tmp_path / "c.db")
+    trials = data.trials
+    assert len(trials) == 6 and sorted(trials.offered_bps.unique()) == [100e6, 250e6, 400e6]
+    assert (trials.sent_packets >= trials.received_packets).all()
+    assert all("sender_bps" in d and "receiver_bps" in d for d in trials.data)
+    assert set(data.series.name) >= {"offered_bps", "throughput_bps", "sender_throughput_bps"}
+
+
+@pytest.mark.netns
+def test_mtu_equals_expected_or_is_explained(tmp_path, clean_machine):
+    import vpnbench
+
+    _, cells = run_campaign(tmp_path, MTU)
+    by = {c["technique_params"]["kind"]: c for c in cells}
+    assert all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
+    for cell in cells:
+        assert cell["metrics"]["underlay_mtu_bytes"] == 1500
+    assert by["baseline"]["metrics"]["mtu_bytes"] == 1500 and by["baseline"]["metrics"]["overhead_bytes"] == 0
+    wg = by["wireguard"]["metrics"]
+    assert wg["mtu_bytes"] == 1420 and wg["overhead_bytes"] == 60 and wg["mtu_protocol_bytes"] == 1440
+    ipsec = by["ipsec"]["metrics"]  # libipsec: ESP in UDP, its TUN device's MTU is the limit
+    assert ipsec["mtu_bytes"] == 1400 and ipsec["mtu_protocol_bytes"] == 1438
+    ovpn = by["openvpn"]["metrics"]  # tun-mtu 1500; bigger outer packets are fragmented
+    assert ovpn["mtu_bytes"] == 1500 and ovpn["mtu_protocol_bytes"] == 1448
+    for cell in cells:
+        assert cell["metrics"]["mtu_difference_bytes"] == 0, cell["technique"]
+    assert "expected" in (tmp_path / "c.db").read_bytes().decode("latin-1")  # the explanation is stored raw
+    assert len(vpnbench.load(tmp_path / "c.db").metrics) > 0
+
+
+SEARCH = """
+[campaign]
+name = "search"
+[[technique]]
+kind = "baseline"
+[[technique]]
+kind = "wireguard"
+[[measurement]]
+kind = "rate_search"
+min_rate = "20M"
+max_rate = "{max_rate}"
+relative_width = 0.05
+trial_duration = "1s"
+final_trial_duration = "1s"
+duration_sum = "1s"
+budget = "50s"
+"""
+
+
+def _search_limit(metrics: dict, goal: str) -> float:
+    """The rate a goal reached: its NDR/PDR, or where the generator stopped it."""
+    return metrics.get(f"{goal}_bps") or metrics["generator_limit_bps"]
+
+
+@pytest.mark.netns
+def test_rate_search_ndr_pdr_and_every_trial_stored(tmp_path, clean_machine):
+    import vpnbench
+
+    _, cells = run_campaign(tmp_path, SEARCH.format(max_rate="1G"))
+    assert all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
+    by = {c["technique"]: c["metrics"] for c in cells}
+    base, wg = by["baseline"], by["wireguard"]
+    for m in (base, wg):
+        assert ("ndr_bps" in m) != bool(m.get("ndr_generator_limited")), m
+        if "ndr_bps" in m:
+            assert m["ndr_pps"] == pytest.approx(m["ndr_bps"] / (8 * 1300))
+            assert m["pdr_bps"] >= m["ndr_bps"] * 0.95 if "pdr_bps" in m else True
+        assert m["search_seconds"] < 60
+    assert "ndr_bps" in wg, wg  # wireguard-go, not iperf3, is the limit
+    # Zero loss on this shared 2-core machine is noise-bound: with 1 s trials the baseline's NDR
+    # ranged 187-467 Mbit/s over five runs and once fell below wireguard-go's (295), so the two
+    # are compared at the partial-drop rate, which the first dropped datagram does not decide.
+    assert wg["pdr_bps"] < _search_limit(base, "pdr")
+    trials = vpnbench.load(tmp_path / "c.db").trials
+    for cell in cells:
+        stored = trials[trials.cell_id == cell["cell_id"]]
+        assert len(stored) == cell["metrics"]["trials"] and len(stored) >= 3
+        for data in stored.data:  # what iperf3 received came through the server's tunnel device
+            counters = data["interfaces"]
+            assert counters["server_rx_packets"] >= counters["generator_received"]
+            assert "client_tx_packets" in counters and "client_tx_dropped" in counters
+
+
+@pytest.mark.netns
+def test_rate_search_beyond_the_generator_says_so(tmp_path, clean_machine):
+    # 64-byte datagrams at up to 5 Gbit/s (~10 Mpps): far beyond what iperf3 sends on this machine.
+    text = SEARCH.format(max_rate="5G").replace('[[technique]]\nkind = "wireguard"', "") + "length = 64\n"
+    _, cells = run_campaign(tmp_path, text)
+    (cell,) = cells
+    m = cell["metrics"]
+    # The first trial, at 5 Gbit/s, is one the generator could not send: the result says so ...
+    assert m["generator_max_sent_bps"] < 0.97 * 5e9 and m["generator_limit_bps"] > 0, m
+    import vpnbench
+
+    trials = vpnbench.load(tmp_path / "c.db").trials
+    assert trials.data.iloc[0]["generator_limited"] and trials.offered_bps.iloc[0] == 5e9
+    # ... and no goal claims a rate at or above where the generator fell short: either the path
+    # lost packets below it (a real NDR/PDR) or the goal is reported generator-limited.
+    for goal in ("ndr", "pdr"):
+        if m.get(f"{goal}_generator_limited"):
+            assert f"{goal}_bps" not in m
+        else:
+            assert m[f"{goal}_bps"] < m["generator_limit_bps"], m
+
+
+BAD = {
+    "rate range with a zero step": ('kind = "udp_sweep"\nrate = "100M..400M step 0"',
+                                    "measurement[1].rate: '100M..400M step 0': the step '0' is not a positive rate"),
+    "negative step": ('kind = "udp_sweep"\nrate = "100M..400M step -50M"', "the step '-50M' is not a positive rate"),
+    "loss ratio above 1": ('kind = "udp_sweep"\nmax_loss = 1.5', "max_loss"),
+    "MTU below 576": ('kind = "mtu"\nmax_mtu = 500', "max_mtu"),
+    "NDR loss ratio above 1": ('kind = "rate_search"\nndr_loss = 1.5', "ndr_loss"),
+    "PDR loss ratio below 0": ('kind = "rate_search"\npdr_loss = -0.1', "pdr_loss"),
+}
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_bad_capacity_input_is_one_line_exit_2(tmp_path, case):
+    before = leftovers()
+    measurement, words = BAD[case]
+    (tmp_path / "c.toml").write_text(f'[[technique]]\nkind = "baseline"\n[[measurement]]\n{measurement}\n')
+    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert words in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (tmp_path / "c.db").exists() and leftovers() == before
