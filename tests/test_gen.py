@@ -142,7 +142,7 @@ def test_udp_tool_and_threads_validation():
         validate_model(UdpParams, {"kind": "udp", "tool": "gen", "reverse": True}, "measurement[0]")
     with pytest.raises(UserError, match="length: 16 is not allowed with tool = \"gen\"; allowed values: 24 to 65507"):
         validate_model(UdpParams, {"kind": "udp", "tool": "gen", "length": 16}, "measurement[0]")
-    with pytest.raises(UserError, match=r"measurement\[0\].tool: 'nuttcp' is not allowed; allowed values: 'iperf3', 'gen'"):
+    with pytest.raises(UserError, match=r"measurement\[0\].tool: 'nuttcp' is not allowed; allowed values: 'iperf3', 'iperf2', 'gen'"):
         validate_model(UdpParams, {"kind": "udp", "tool": "nuttcp"}, "measurement[0]")
 
 
