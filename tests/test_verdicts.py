@@ -1,0 +1,45 @@
+"""The answers a run gives in the export and the terminal: cost relative to the run's baseline
+(`relative`, the contract), significance marks and the methodology warnings of each cell."""
+
+from vpnbench.records import Bringup, Cell
+from vpnbench.tables import summary_tables
+from vpnbench.verdicts import export_records, verdicts
+
+
+def cell(technique, kind, throughput, repetition, sender=None):
+    bringup = Bringup("r", technique, kind, "kernel", "t0", setup_time_s=0.1, id=1 if kind == "baseline" else 2)
+    return Cell("r", "c", f"{technique}|none|tcp|{repetition}", technique, {"kind": kind, "backend": "kernel"},
+                "none", {}, "tcp", "tcp", {"kind": "tcp"}, repetition, "t0", status="ok",
+                metrics={"throughput_bps": throughput, "sender_throughput_bps": sender or throughput},
+                hosts={"client": {"cpu_pct": 50.0}}, bringup_id=bringup.id, bringup=bringup, id=repetition)
+
+
+def run_cells():
+    base = [cell("baseline", "baseline", v, i) for i, v in enumerate((10e9, 10.2e9, 9.9e9, 10.1e9), 1)]
+    wg = [cell("wireguard", "wireguard", v, i, sender=v * 1.2) for i, v in enumerate((5e8, 5.1e8, 4.9e8, 5.05e8), 1)]
+    return base + wg
+
+
+def test_export_carries_relative_to_the_baseline_and_the_warnings():
+    records = export_records(run_cells())
+    baseline, wireguard = records[0], records[4]
+    assert "relative" not in baseline  # absent for the baseline itself
+    assert abs(wireguard["relative"]["throughput_bps"] - 0.0499) < 0.001
+    assert {w["code"] for w in wireguard["warnings"]} >= {"sender_receiver_gap"}  # sent 20 % more than received
+    assert all(w["code"] != "sender_receiver_gap" for w in baseline["warnings"])
+
+
+def test_no_baseline_no_relative():
+    records = export_records([c for c in run_cells() if c.technique == "wireguard"])
+    assert all("relative" not in r for r in records)
+
+
+def test_terminal_table_shows_the_ratio_with_its_significance():
+    from rich.console import Console
+
+    console = Console(record=True, width=200, file=open("/dev/null", "w"))
+    cells = run_cells()
+    for table in summary_tables(cells, verdicts(cells)):
+        console.print(table)
+    text = console.export_text()
+    assert "Mbit/s vs baseline" in text and "0.05 × *" in text
