@@ -101,10 +101,10 @@ def ceilings(cells: list[dict], match: float = CEILING_MATCH, flat_cv: float = F
     figures suggest both hit the same ceiling), or repetitions that vary less than `flat_cv`
     (a shaper or the generator's own rate gives that; a real data path wobbles). Groups that
     delivered a UDP measurement's offered rate get one warning per measurement instead: they
-    show the technique keeps up at that rate, not what it can carry. Silent where the
-    impairment sets a rate: that ceiling is the one asked for."""
-    groups = {key: group for key, group in _groups(cells).items()
-              if not _rate_limited(group[0]) and _throughputs(group)}
+    show the technique keeps up at that rate, not what it can carry. Where the impairment sets a
+    rate the warning says so: a tunnel that matches the baseline there compares the link's limit,
+    not the techniques (the impairment was asked for, the conclusion "costs nothing" was not)."""
+    groups = {key: group for key, group in _groups(cells).items() if _throughputs(group)}
     offered = {key: group for key, group in groups.items() if _at_offered_rate(group, match)}
     baselines = {(key[1], key[2]): _throughputs(group) for key, group in groups.items() if _is_baseline(group)}
     out = _offered_rate_reached(offered)
@@ -113,12 +113,14 @@ def ceilings(cells: list[dict], match: float = CEILING_MATCH, flat_cv: float = F
             continue
         values, base = _throughputs(group), baselines.get((key[1], key[2]))
         mean = statistics.fmean(values)
+        limit = _rate_limited(group[0])
         if base and not _is_baseline(group) and abs(mean / statistics.fmean(base) - 1) <= match:
+            cause = (f"the impairment's rate limit ({rate_text(limit)}) is what is measured, not the tunnel"
+                     if limit else "a rate limit or the traffic generator may be what is measured, not the tunnel")
             out.append(MethodologyWarning("same_ceiling_as_baseline", _refs(group), (
                 f"{_where(key)} reaches {rate_text(mean)}, within {match:.0%} of the baseline's "
-                f"{rate_text(statistics.fmean(base))}: a rate limit or the traffic generator may be what is "
-                "measured, not the tunnel.")))
-        if len(values) >= 3 and statistics.stdev(values) < flat_cv * abs(mean):
+                f"{rate_text(statistics.fmean(base))}: {cause}.")))
+        if not limit and len(values) >= 3 and statistics.stdev(values) < flat_cv * abs(mean):
             out.append(MethodologyWarning("flat_throughput", _refs(group), (
                 f"{_where(key)} varies less than {flat_cv:.1%} over {len(values)} repetitions at "
                 f"{rate_text(mean)}: a rate limit or the traffic generator may be what is measured.")))
@@ -154,9 +156,11 @@ def _throughputs(group: list[dict]) -> list[float]:
     return [v for v in (_metric(c, "throughput_bps") for c in group) if v is not None]
 
 
-def _rate_limited(cell: dict) -> bool:
+def _rate_limited(cell: dict) -> float | None:
+    """The lowest rate the cell's impairment sets, in bit/s, or None."""
     params = cell.get("impairment_params") or {}
-    return any((params.get(side) or {}).get("rate_bps") for side in ("egress_spec", "ingress_spec"))
+    rates = [(params.get(side) or {}).get("rate_bps") for side in ("egress_spec", "ingress_spec")]
+    return min((r for r in rates if r), default=None)
 
 
 def busy_cores(cells: list[dict], busy: float = BUSY_CORE_PCT) -> list[MethodologyWarning]:
