@@ -43,3 +43,16 @@ def test_terminal_table_shows_the_ratio_with_its_significance():
         console.print(table)
     text = console.export_text()
     assert "Mbit/s vs baseline" in text and "0.05 × *" in text
+
+
+def test_datagrams_above_the_tunnel_mtu_are_flagged_as_fragmented():
+    from vpnbench.methodology import fragmentation
+
+    def udp(technique, length, mtu):
+        return {"technique": technique, "measurement_label": f"udp_{length}", "status": "ok",
+                "measurement_params": {"kind": "udp", "length": length, "family": "ipv4"},
+                "tunnel": {"interface": "wg0", "interface_mtu": mtu}}
+
+    (warning,) = fragmentation([udp("wireguard", 1400, 1420), udp("wireguard", 1300, 1420), udp("baseline", 1400, 1500)])
+    assert warning.code == "fragmentation" and "1428-byte packets" in warning.message
+    assert "use length = 1392 or less" in warning.message

@@ -42,7 +42,7 @@ def methodology_warnings(cells: list[dict]) -> list[MethodologyWarning]:
     """Every check over the cells, in a fixed order; failed and skipped cells are not read."""
     ok = [cell for cell in cells if cell.get("status") == "ok"]
     return [*sender_receiver_gap(ok), *ceilings(ok), *busy_cores(ok), *backend_substituted(ok),
-            *one_direction(ok), *queue_below_bdp(ok)]
+            *one_direction(ok), *queue_below_bdp(ok), *fragmentation(ok)]
 
 
 def _groups(cells: Iterable[dict]) -> dict[tuple[str, str, str], list[dict]]:
@@ -233,6 +233,30 @@ def one_direction(cells: list[dict]) -> list[MethodologyWarning]:
             out.append(MethodologyWarning("one_direction", concerns, (
                 f"{kind} was measured from {way} only; add a {kind} measurement with reverse = {missing} "
                 "to see the other side's bottleneck.")))
+    return out
+
+
+IP_HEADER_BYTES = {"ipv4": 28, "ipv6": 48}  # IP + UDP headers around a datagram's payload
+
+
+def fragmentation(cells: list[dict]) -> list[MethodologyWarning]:
+    """UDP datagrams larger than the tunnel interface's MTU allows: they are fragmented inside
+    the tunnel (S1 saw it with 1400-byte datagrams and sent 1300), so the measurement counts
+    fragment reassembly and the loss of either fragment, not the technique's packet path."""
+    out, seen = [], set()
+    for cell in cells:
+        params, tunnel = cell.get("measurement_params") or {}, cell.get("tunnel") or {}
+        length, mtu = params.get("length"), tunnel.get("interface_mtu")
+        if not isinstance(length, int) or not isinstance(mtu, int):
+            continue
+        packet = length + IP_HEADER_BYTES.get(params.get("family", "ipv4"), 28)
+        key = (cell["technique"], cell["measurement_label"])
+        if packet > mtu and key not in seen:
+            seen.add(key)
+            out.append(MethodologyWarning("fragmentation", (Ref(cell["technique"], None, cell["measurement_label"]),), (
+                f"{cell['measurement_label']} over {cell['technique']}: {length}-byte datagrams make {packet}-byte "
+                f"packets, above the tunnel interface's MTU of {mtu} ({tunnel.get('interface')}): they are "
+                f"fragmented, so fragments, not packets, are measured; use length = {mtu - (packet - length)} or less.")))
     return out
 
 

@@ -129,6 +129,7 @@ class Cell:
                 "measurement_label": self.measurement_label, "measurement_params": self.measurement_params,
                 "repetition": self.repetition, "status": status, "error": error, "metrics": metrics,
                 "hosts": self.hosts, "wire_check": self.wire_check, "negotiated": self.negotiated,
+                "tunnel": self.bringup.facts if self.bringup else {},
                 "started_at": self.started_at, "finished_at": self.finished_at, "bringup_id": self.bringup_id,
                 "cell_id": self.id}
 
