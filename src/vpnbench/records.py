@@ -9,6 +9,7 @@ store.MIGRATIONS for files written before it existed).
 
 import dataclasses
 import datetime
+import functools
 import typing
 from typing import Any, Literal
 
@@ -179,9 +180,12 @@ def stored_fields(record_type: type) -> list[dataclasses.Field]:
     return [f for f in dataclasses.fields(record_type) if f.metadata.get("stored", True)]
 
 
-def is_json(field: dataclasses.Field, record_type: type) -> bool:
-    hint = typing.get_type_hints(record_type)[field.name]
-    return typing.get_origin(hint) in (dict, list) or hint in (dict, list)
+@functools.cache
+def json_fields(record_type: type) -> frozenset[str]:
+    """The stored fields kept as JSON text (dicts and lists); resolved once per record type."""
+    hints = typing.get_type_hints(record_type)
+    return frozenset(f.name for f in stored_fields(record_type)
+                     if typing.get_origin(hints[f.name]) in (dict, list) or hints[f.name] in (dict, list))
 
 
 def column_type(field: dataclasses.Field, record_type: type) -> str:

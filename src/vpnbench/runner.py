@@ -9,7 +9,6 @@ import json
 import math
 import os
 import platform
-import re
 import signal
 import threading
 import time
@@ -27,6 +26,7 @@ from vpnbench.impair.backends import ImpairmentBackend, LinkemBackend, NetemBack
 from vpnbench.impair.model import Impairment
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.measure.base import MeasureContext, PortAllocator
+from vpnbench.measure.ping import rtts
 from vpnbench.hostfacts import collect_host_facts
 from vpnbench.hosts.base import CommandFailed
 from vpnbench.monitor import Monitor
@@ -377,21 +377,21 @@ class Runner:
         address = bringup.tunnel.server_addrs[bringup.tunnel.family]
         key = (bringup.id, cell.impairment.label)
         started = time.monotonic()
-        while True:
+        settled = False
+        while not settled:
             rtt = ping_once(testbed.client, address)
             if rtt is not None:
                 lowest = self._idle_rtt[key] = min(rtt, self._idle_rtt.get(key, rtt))
-                if rtt <= SETTLE_FACTOR * lowest + SETTLE_SLACK_MS:
-                    break
-            if time.monotonic() - started >= limit:
+                settled = rtt <= SETTLE_FACTOR * lowest + SETTLE_SLACK_MS
+            if not settled and time.monotonic() - started >= limit:
                 break
-            time.sleep(0.05)
+            if not settled:
+                time.sleep(0.05)
         waited = time.monotonic() - started
         if waited >= 0.1:
             self.store.add_event(Event(run_id, "settle", now_iso(), {
                 "before": cell.key, "waited_s": round(waited, 3), "rtt_ms": rtt, "idle_rtt_ms": self._idle_rtt.get(key),
-                "settled": rtt is not None and rtt <= SETTLE_FACTOR * self._idle_rtt[key] + SETTLE_SLACK_MS},
-                bringup_id=bringup.id))
+                "settled": settled}, bringup_id=bringup.id))
 
     def _end_bringup(self, bringup: Bringup, restart_reason: str | None = None) -> None:
         if bringup.ended_at is None:
@@ -575,14 +575,11 @@ def deciding_metric(kind: str) -> str | None:
     return columns[0].metric if columns else None
 
 
-_PING_TIME = re.compile(r"time=([\d.]+) ms")
-
-
 def ping_once(client, address: str) -> float | None:
     """One ping's round trip in ms, or None when it was lost."""
     result = client.run(["ping", "-n", "-c", "1", "-W", "1", address], timeout=5, check=False)
-    found = _PING_TIME.search(result.stdout)
-    return float(found.group(1)) if found else None
+    replies = rtts(result.stdout)
+    return replies[0] if replies else None
 
 
 def wait_reachable(client, address: str, timeout: float) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from vpnbench.errors import SchemaError, UserError
 from vpnbench.records import (Bringup, Cell, Event, HostFacts, Run, SeriesPoint, Trial, as_row, column_type,
-                              field_names, is_json, now_iso, stored_fields)
+                              field_names, json_fields, now_iso, stored_fields)
 
 __all__ = ["Store", "SeriesWriter", "now_iso", "SCHEMA_VERSION"]
 
@@ -120,31 +120,31 @@ class Store:
 
     # --- generic record I/O -------------------------------------------------------------
 
+    @staticmethod
+    def _encode(record) -> dict:
+        """The record's stored fields as SQLite values: dicts and lists as JSON text."""
+        encoded = json_fields(type(record))
+        return {name: json.dumps(value) if name in encoded else value for name, value in as_row(record).items()}
+
     def _insert(self, table: str, record) -> int:
-        row = {name: json.dumps(value) if is_json(field, type(record)) else value
-               for field in stored_fields(type(record)) for name, value in [(field.name, getattr(record, field.name))]
-               if not (name == "id" and value is None)}
+        row = self._encode(record)
+        if row.get("id", 0) is None:
+            del row["id"]  # SQLite assigns it
         columns = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         return self.db.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", list(row.values())).lastrowid
 
     def _update(self, table: str, record, key: str = "id") -> None:
-        row = as_row(record)
-        for field in stored_fields(type(record)):
-            if is_json(field, type(record)):
-                row[field.name] = json.dumps(row[field.name])
+        row = self._encode(record)
         sets = ", ".join(f"{name} = ?" for name in row if name != key)
         self.db.execute(f"UPDATE {table} SET {sets} WHERE {key} = ?",
                         [value for name, value in row.items() if name != key] + [row[key]])
 
     def _select(self, record_type: type, query: str, args=()) -> list:
-        json_fields = {f.name for f in stored_fields(record_type) if is_json(f, record_type)}
-        records = []
-        for row in self.db.execute(query, args):
-            values = {name: json.loads(row[name]) if name in json_fields else row[name]
-                      for name in field_names(record_type)}
-            records.append(record_type(**values))
-        return records
+        encoded = json_fields(record_type)
+        names = field_names(record_type)
+        return [record_type(**{name: json.loads(row[name]) if name in encoded else row[name] for name in names})
+                for row in self.db.execute(query, args)]
 
     # --- runs -----------------------------------------------------------------------------
 
