@@ -139,15 +139,13 @@ class Monitor:
 
     def _keep(self, samples: list[dict]) -> None:
         """Count each host's samples, track its peak memory, hand the values to the sink."""
-        points = []
         for sample in samples:
             role = sample["host"]
             self.sample_counts[role] += 1
             if sample.get("mem_used_bytes") is not None:
                 self.mem_max[role] = max(self.mem_max.get(role, 0), sample["mem_used_bytes"])
-            points += sample_points(sample)
-        if self.sink is not None and points:
-            self.sink(points)
+        if self.sink is not None and samples:  # no sink, no conversion: it is on the sampler's path
+            self.sink([point for sample in samples for point in sample_points(sample)])
 
     def _sample_processes(self, owners: dict[int, str], elapsed: float) -> dict[str, dict[str, float]]:
         """CPU of each watched process since the previous sample, summed by host and name."""
