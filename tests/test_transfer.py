@@ -50,8 +50,10 @@ def test_every_protocol_through_baseline_and_wireguard(tmp_path, clean_machine):
             # an application moves its file slower than iperf3's memory-to-memory TCP, but not absurdly
             assert tcp["metrics"]["throughput_bps"] / 50 < m["goodput_bps"] < tcp["metrics"]["throughput_bps"] * 1.3, cell
             assert 0 < m["ttfb_s"] <= m["seconds"]
-            if p["protocol"] in ("http", "ftp"):
+            if p["protocol"] == "http":
                 assert 0 < m["connect_s"] <= m["ttfb_s"]
+            if p["protocol"] == "ftp":
+                assert "connect_s" not in m  # curl's FTP connect timer is unreliable (curl/curl#22587)
             assert p["cipher"] == "aes128-gcm@openssh.com"
 
 
