@@ -62,6 +62,11 @@ def test_s1_renders_quickly_with_contents_and_one_repetition_said_in_words(s1):
     assert html.count('<section class="measurement"') == 3
     assert "One repetition per point: no test can tell a difference from noise" in html
     assert "<script" not in html and "<img" not in html and "<link" not in html  # self-contained
+    # the headline cost at a glance: an impairment per row, a tunnel per column, 36 conditions
+    tcp = html[html.index('<table class="glance">'):]
+    tcp = tcp[:tcp.index("</table>")]
+    assert tcp.count("<tr>") == 1 + 36 and tcp.split("<tr>")[1].count("<th>") == 1 + 6
+    assert "throughput_bps against baseline" in tcp and tcp.count(" ×</td>") == 36 * 6
 
 
 def test_delay_sweep_draws_a_line_per_technique_with_ci_bands():
@@ -98,6 +103,9 @@ def test_cost_significance_and_quality_in_the_tables():
         rows = [r for r in body[:body.index("</table>")].split("<tr>") if "server_cpu_pct" in r]
         assert rows and all("insufficient basis" in r and "points" not in r for r in rows), table
     assert html.count('class="q-ok"') >= 2
+    tcp = html[html.index('<section class="measurement" id="measurement-1"'):html.index('id="measurement-2"')]
+    assert "client CPU-s/GiB" in tcp and "client CPU-s/GiB" not in ping  # efficiency where bytes moved
+    assert "client_cpu_s_per_gib" in tcp and "s/GiB</td>" in tcp  # its cost against the baseline
 
 
 def test_same_ceiling_trips_the_methodology_check_and_a_clean_run_stays_silent():

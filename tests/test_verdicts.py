@@ -56,3 +56,22 @@ def test_datagrams_above_the_tunnel_mtu_are_flagged_as_fragmented():
     (warning,) = fragmentation([udp("wireguard", 1400, 1420), udp("wireguard", 1300, 1420), udp("baseline", 1400, 1500)])
     assert warning.code == "fragmentation" and "1428-byte packets" in warning.message
     assert "use length = 1392 or less" in warning.message
+
+
+def test_efficiency_in_the_export_the_ratio_and_the_terminal():
+    from rich.console import Console
+
+    cells = run_cells()
+    for c in cells:  # 2 s of traffic on a 2-core host half busy: 2 CPU-seconds
+        c.measurement_params["duration"] = 2.0
+        c.hosts["client"].update(cores=[0, 1], samples=20)
+    records = export_records(cells)
+    baseline, wireguard = records[0], records[4]
+    assert abs(baseline["efficiency"]["client_cpu_s_per_gib"] - 2 / (10e9 * 2 / 8 / 2 ** 30)) < 1e-9
+    assert abs(wireguard["efficiency"]["client_cpu_s_per_gib"] - 2 / (5e8 * 2 / 8 / 2 ** 30)) < 1e-9
+    assert wireguard["relative"]["client_cpu_s_per_gib"] > 15  # 20 × the CPU per byte, less the noise
+    console = Console(record=True, width=250, file=open("/dev/null", "w"))
+    for table in summary_tables(cells):
+        console.print(table)
+    text = console.export_text()
+    assert "CPU-s/GiB client/server" in text and "0.855 ± " in text and "17.1 ± " in text

@@ -1,7 +1,7 @@
 """Aggregation of stored cells: n, mean, sd, median and a 95 % confidence interval per group.
 
 Cells become a long table (one row per successful cell and metric, host CPU included as
-`<host>_cpu_pct`), grouped by measurement, technique and impairment in the order the run
+`<host>_cpu_pct`, and CPU-seconds per GiB moved as `<host>_cpu_s_per_gib`), grouped by measurement, technique and impairment in the order the run
 met them. The interval is Student's t on the repetitions: with the 3–5 repetitions the
 studies used, the normal 1.96 would understate it by up to a factor of two.
 """
@@ -11,6 +11,7 @@ import math
 import pandas as pd
 
 from vpnbench.records import Cell
+from vpnbench.stats import cpu_seconds_per_gib
 
 GROUP = ["measurement_label", "technique", "impairment", "metric"]
 # Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom; beyond 30 the
@@ -32,14 +33,22 @@ HOST_METRICS = ("cpu_pct", "cpu_steal_pct")
 COLUMNS = ["measurement_label", "measurement", "technique", "impairment", "repetition", "metric", "value"]
 
 
+def efficiency_metrics(exported: dict) -> dict[str, float]:
+    """Efficiency beside throughput, `<host>_cpu_s_per_gib`: the CPU-seconds each host spent per
+    GiB the cell moved (none for cells that move no bytes or have too few monitor samples)."""
+    return {f"{host}_cpu_s_per_gib": value for host, value in cpu_seconds_per_gib(exported).items()}
+
+
 def metric_rows(cell: Cell) -> list[dict]:
     """A cell's numbers in tidy form: its exported metrics, then each host's CPU and steal time."""
     base = {"cell_id": cell.id, "run_id": cell.run_id, "technique": cell.technique, "impairment": cell.impairment,
             "measurement": cell.measurement, "measurement_label": cell.measurement_label,
             "repetition": cell.repetition, "status": cell.status}
-    values = {name: value for name, value in cell.export()["metrics"].items() if _is_number(value)}
+    exported = cell.export()
+    values = {name: value for name, value in exported["metrics"].items() if _is_number(value)}
     for host, facts in cell.hosts.items():
         values.update({f"{host}_{name}": facts[name] for name in HOST_METRICS if _is_number(facts.get(name))})
+    values.update(efficiency_metrics(exported))
     return [{**base, "metric": name, "value": float(value)} for name, value in values.items()]
 
 

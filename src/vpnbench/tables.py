@@ -5,11 +5,13 @@ import statistics
 
 from rich.table import Table
 
+from vpnbench.analysis import efficiency_metrics
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.records import Bringup, Cell
 from vpnbench.verdicts import Verdicts, verdicts
 
 HOST_COLUMNS = [("client", "client CPU%"), ("server", "server CPU%")]
+EFFICIENCY = ("client_cpu_s_per_gib", "server_cpu_s_per_gib")  # analysis.metric_rows's names
 
 
 def digits_for(value: float) -> int:
@@ -82,6 +84,10 @@ def summary_tables(cells: list[Cell], answers: Verdicts | None = None) -> list[T
             table.add_column(f"{relative.title} vs {answers.baseline}", justify="right")
         for _, title in HOST_COLUMNS:
             table.add_column(title, justify="right")
+        efficiency = {id(c): efficiency_metrics(c.export()) for c in mine if c.ok}
+        moved_bytes = any(efficiency.values())
+        if moved_bytes:
+            table.add_column("CPU-s/GiB client/server", justify="right")
         for technique, impairment in dict.fromkeys((c.technique, c.impairment) for c in mine):
             rows = [c for c in mine if c.technique == technique and c.impairment == impairment]
             ok = [c for c in rows if c.ok]
@@ -91,6 +97,9 @@ def summary_tables(cells: list[Cell], answers: Verdicts | None = None) -> list[T
             if relative:
                 cells_out.append(answers.cost(technique, impairment, label, relative.metric))
             cells_out += [mean_sd([c.hosts[h]["cpu_pct"] for c in ok if h in c.hosts], 1) for h, _ in HOST_COLUMNS]
+            if moved_bytes:
+                cells_out.append(" / ".join(mean_sd([efficiency[id(c)][m] for c in ok if m in efficiency[id(c)]], 1)
+                                            for m in EFFICIENCY))
             table.add_row(*cells_out)
         tables.append(table)
     return tables

@@ -11,7 +11,7 @@ import math
 
 import pandas as pd
 
-from vpnbench.analysis import metric_frame
+from vpnbench.analysis import efficiency_metrics, metric_frame
 from vpnbench.methodology import MethodologyWarning, Ref, methodology_warnings
 from vpnbench.records import Cell
 from vpnbench.significance import compare_all
@@ -85,8 +85,9 @@ def _concerns(ref: Ref, cell: Cell) -> bool:
 
 def export_records(cells: list[Cell]) -> list[dict]:
     """Export records of one run's cells with `relative` (metric -> ratio to the same run's baseline
-    in the same impairment and measurement; absent for the baseline and without one) and the
-    methodology `warnings` that concern each cell."""
+    in the same impairment and measurement; absent for the baseline and without one), the
+    `efficiency` of a cell that moved bytes (`<host>_cpu_s_per_gib`) and the methodology
+    `warnings` that concern each cell."""
     answers = verdicts(cells)
     records = []
     for cell in cells:
@@ -95,6 +96,9 @@ def export_records(cells: list[Cell]) -> list[dict]:
             ratios = answers.ratios.get((cell.technique, cell.impairment, cell.measurement_label))
             if ratios is not None:
                 record["relative"] = ratios
+        efficiency = efficiency_metrics(record)
+        if efficiency:
+            record["efficiency"] = efficiency
         record["warnings"] = answers.warnings_for(cell)
         records.append(record)
     return records

@@ -29,6 +29,8 @@ from vpnbench.tables import bringup_times, bringups_of, digits_for, format_mean_
 # carried) rather than numbers that may describe something else: told as notes, not warnings.
 NOTES = ("one_direction", "offered_rate_reached")
 HOST_METRICS = [("client_cpu_pct", "client CPU %", 1.0), ("server_cpu_pct", "server CPU %", 1.0)]
+# Shown where a cell moved bytes (throughput measurements): CPU-seconds per GiB, per host.
+EFFICIENCY_METRICS = [("client_cpu_s_per_gib", "client CPU-s/GiB", 1.0), ("server_cpu_s_per_gib", "server CPU-s/GiB", 1.0)]
 
 
 def write_report(db: Path, out: Path, run_id: str | None = None, figures: Path | None = None,
@@ -136,7 +138,9 @@ def _measurement_section(number: int, label: str, summary: pd.DataFrame, frame: 
     mine = [c for c in cells if c.measurement_label == label]
     kind = mine[0].measurement
     known = MEASUREMENTS[kind].columns if kind in MEASUREMENTS else []
+    present = set(summary.loc[summary["measurement_label"] == label, "metric"])
     columns = [(c.metric, c.title, c.scale) for c in known] + HOST_METRICS
+    columns += [column for column in EFFICIENCY_METRICS if column[0] in present]
     rows = []
     groups = {key: group.set_index("metric") for key, group in
               summary[summary["measurement_label"] == label].groupby(["technique", "impairment"], sort=False)}
@@ -151,20 +155,41 @@ def _measurement_section(number: int, label: str, summary: pd.DataFrame, frame: 
                      "n": sum(1 for c in mine if c.technique == technique and c.impairment == impairment),
                      "quality": verdict.verdict if verdict else "–",
                      "reasons": list(verdict.reasons) if verdict else []})
-    pick = headline(kind, set(summary.loc[summary["measurement_label"] == label, "metric"]))
-    metrics = [*(pick.metrics if pick else ()), "client_cpu_pct", "server_cpu_pct"]
+    pick = headline(kind, present)
+    metrics = [*(pick.metrics if pick else ()), "client_cpu_pct", "server_cpu_pct",
+               *(metric for metric, _, _ in EFFICIENCY_METRICS if metric in present)]
     part = frame[(frame["measurement_label"] == label) & frame["metric"].isin(metrics)]
     short = {(t, i, m) for (lab, t, i), q in judged.items() if lab == label for m in q.insufficient}
     shown = summary[summary["measurement_label"] == label]
     shown = shown[[key not in short for key in zip(shown["technique"], shown["impairment"], shown["metric"])]]
+    costs = _without_basis(cost_rows(part, baseline) if baseline else [], short, baseline)
+    comparisons = _without_basis(significance_rows(part, baseline), short, baseline)
     drawing = Drawing(label, kind, shown, mine, entries, data, canvas, timeseries)
     return {"number": number, "label": label, "kind": kind, "columns": [title for _, title, _ in columns],
             "impaired": len({c.impairment for c in mine}) > 1 or mine[0].impairment != "none",
             "rows": rows, "processes": _process_rows(mine), "baseline": baseline,
-            "costs": _without_basis(cost_rows(part, baseline) if baseline else [], short, baseline),
-            "comparisons": _without_basis(significance_rows(part, baseline), short, baseline),
+            "costs": costs, "comparisons": comparisons,
+            "glance": _glance(costs, comparisons, pick.metrics[0] if pick else None, baseline),
             "repeated": _repeated(part),
             "figures": figures_for(drawing)}
+
+
+def _glance(costs: list[dict], comparisons: list[dict], metric: str | None, baseline: str | None) -> dict | None:
+    """The headline metric's cost as one impairment × technique matrix ('0.41 × *'), for runs
+    with several impairments, where the long cost and significance tables are hard to read."""
+    rows = [c for c in costs if c["metric"] == metric]
+    techniques = list(dict.fromkeys(c["technique"] for c in rows))
+    if len({c["impairment"] for c in rows}) < 2:
+        return None
+    verdicts = {(c["a"], c["impairment"]): c["verdict"] for c in comparisons
+                if c["metric"] == metric and c["b"] == baseline}
+    table: dict[str, dict[str, str]] = {}
+    for c in rows:
+        said = verdicts.get((c["technique"], c["impairment"]), "")
+        mark = " *" if said.endswith(" higher") else " n.d." if said == "not distinguishable" else ""
+        table.setdefault(c["impairment"], {})[c["technique"]] = c["headline"] + mark
+    return {"metric": metric, "techniques": techniques,
+            "rows": [{"impairment": i, "values": [by.get(t, "–") for t in techniques]} for i, by in table.items()]}
 
 
 def _qualities(frame: pd.DataFrame, exports: list[dict]) -> dict:
