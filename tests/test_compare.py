@@ -1,5 +1,7 @@
 """`vpnbench compare`: runs side by side, host facts on top, checked in a browser."""
 
+import json
+
 import pytest
 
 from conftest import run_cli
@@ -79,3 +81,8 @@ def test_compare_two_real_runs_one_behind_a_50_mbit_link(tmp_path, clean_machine
     ratio = float(baseline.split('<td class="num">')[3].split(" ×")[0])
     assert ratio < 0.5
     assert "wireguard costs" in page
+    # behind the 50 Mbit/s limit the tunnel's figure is the link's: the methodology check says so
+    assert run_cli("export", str(dbs[1]), "--format", "json", "-o", str(tmp_path / "narrow.json")).returncode == 0
+    codes = {w["code"] for c in json.loads((tmp_path / "narrow.json").read_text())
+             if c["technique"] == "wireguard" and c["measurement"] == "tcp" for w in c["warnings"]}
+    assert codes & {"rate_limit_reached", "same_ceiling_as_baseline"}, codes

@@ -361,6 +361,14 @@ def test_a_tunnel_at_the_baselines_ceiling_trips_and_a_slower_one_does_not():
     # The ceiling asked for, but "the tunnel costs nothing" would be the wrong reading: said, naming the limit.
     (warning,) = ceilings(limited)
     assert warning.code == "same_ceiling_as_baseline" and "the impairment's rate limit (1 Gbit/s)" in warning.message
+    # a tunnel 4 % under the baseline on a shaped link (its headers): still the limit that is measured
+    headers = [tcp("wg", v * 0.96, r, impairment="rate 1gbit", impairment_params=shaped) for r, v in
+               enumerate((935e6, 925e6, 945e6), 1)]
+    (warning,) = ceilings(limited[:3] + headers)
+    assert warning.code == "rate_limit_reached" and "90 % of the impairment's rate limit (1 Gbit/s)" in warning.message
+    far_below = [tcp("wg", v, r, impairment="rate 1gbit", impairment_params=shaped) for r, v in
+                 enumerate((670e6, 650e6, 690e6), 1)]
+    assert ceilings(limited[:3] + far_below) == []  # 67 %: the tunnel, not the limit, set that
 
 
 def test_flat_throughput_trips_on_near_zero_variance():
