@@ -99,3 +99,16 @@ def test_missing_tool_names_its_package(tmp_path):
     host = NetnsHost("client", "unused", tmp_path)
     with pytest.raises(FileNotFoundError, match="no-such-tool-xyz not found; install"):
         host.require("ip", "no-such-tool-xyz")
+
+
+@pytest.mark.parametrize("value, seconds", [(0, 0.0), ("0s", 0.0), ("0ms", 0.0), ("1.5s", 1.5), (2, 2.0)])
+def test_settle_max_zero_turns_settling_off(value, seconds):
+    data = campaign()
+    data["campaign"]["settle_max"] = value
+    assert campaign_from_dict(data).info.settle_max == seconds
+
+
+def test_settle_max_refuses_a_negative_wait():
+    data = campaign()
+    data["campaign"]["settle_max"] = "-1s"
+    assert "settle_max" in error_of(data)

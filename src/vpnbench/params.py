@@ -9,9 +9,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from vpnbench.errors import UserError
-from vpnbench.units import parse_duration, parse_rate, parse_size
+from vpnbench.units import parse_duration, parse_duration_or_off, parse_rate, parse_size
 
 Duration = Annotated[float, BeforeValidator(parse_duration)]
+DurationOrOff = Annotated[float, BeforeValidator(parse_duration_or_off)]  # 0 turns the thing off
 Rate = Annotated[int, BeforeValidator(parse_rate)]
 Family = Literal["ipv4", "ipv6"]
 

@@ -34,6 +34,14 @@ def parse_duration(value: str | int | float) -> float:
                   "use a positive number with unit us, ms, s, m or h, e.g. '2s'")
 
 
+def parse_duration_or_off(value: str | int | float) -> float:
+    """A duration, or 0 ('0', '0s', 0) where a setting says 0 turns it off."""
+    match = None if isinstance(value, (int, float)) else _DURATION.match(str(value))
+    number = float(match.group(1)) if match else value
+    return 0.0 if isinstance(number, (int, float)) and not isinstance(number, bool) and number == 0 \
+        else parse_duration(value)
+
+
 def parse_rate(value: str | int | float) -> int:
     """'50M', '1G', '400m', '2.5Gbit', 1000000 -> bits per second."""
     return int(_parse(value, _RATE, _RATE_FACTORS, "rate", "use bits/s with optional K, M or G suffix, e.g. '50M'"))

@@ -16,7 +16,7 @@ from vpnbench.impair.model import NONE as NO_IMPAIRMENT
 from vpnbench.impair.model import Impairment, ImpairmentParams, expand_impairment
 from vpnbench.impair.spec import SpecError
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.params import Duration, Params, validate_model
+from vpnbench.params import Duration, DurationOrOff, Params, validate_model
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.testbed import TestbedSpec
 
@@ -44,7 +44,7 @@ class CampaignInfo(BaseModel):
     ci_target: float = Field(0.05, gt=0, lt=1)  # relative half-width of the 95 % CI
     # Before each cell, wait until the tunnel's round trip is back near its idle value (bounded by
     # settle_max), so the queues and TCP state one cell leaves do not leak into the next; 0 turns it off.
-    settle_max: Duration = Field(3.0, ge=0, le=60)
+    settle_max: DurationOrOff = Field(3.0, ge=0, le=60)
 
     @model_validator(mode="after")
     def _repetition_bounds(self):
