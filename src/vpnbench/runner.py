@@ -32,7 +32,7 @@ from vpnbench.hosts.base import CommandFailed
 from vpnbench.monitor import Monitor
 from vpnbench.probe import LocalKernelProbe, has_qdisc
 from vpnbench.resources import RunResources
-from vpnbench.scaling import SOFTIRQ_NOTE, CorePinner, fit_tunnel
+from vpnbench.scaling import SOFTIRQ_NOTE, CorePinner, device_mtu, fit_tunnel, route_device
 from vpnbench.records import Bringup, Event, Run, now_iso
 from vpnbench.records import Cell as CellRecord
 from vpnbench.store import SeriesWriter, Store
@@ -581,12 +581,8 @@ def make_impairer(backend: str, testbed: Testbed) -> ImpairmentBackend:
 def tunnel_facts(client, address: str) -> dict:
     """The interface the client reaches the tunnel's far end through, and its MTU: the MTU a
     technique leaves for traffic, whatever the technique (a tunnel device or the underlay)."""
-    route = client.run(["ip", "-o", "route", "get", address], timeout=5, check=False).stdout.split()
-    if "dev" not in route:
-        return {}
-    device = route[route.index("dev") + 1]
-    mtu = client.run(["cat", f"/sys/class/net/{device}/mtu"], timeout=5, check=False).stdout.strip()
-    return {"interface": device, "interface_mtu": int(mtu) if mtu.isdigit() else None}
+    device = route_device(client, address)
+    return {} if device is None else {"interface": device, "interface_mtu": device_mtu(client, device)}
 
 
 def group_of(cell: Cell) -> tuple[str, str, str]:

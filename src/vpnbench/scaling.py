@@ -58,8 +58,10 @@ def auto_length(mtu: int, family: str) -> int:
 def path_mtu(host: Host, address: str) -> int | None:
     """The MTU of the interface the host reaches address through."""
     device = route_device(host, address)
-    if device is None:
-        return None
+    return None if device is None else device_mtu(host, device)
+
+
+def device_mtu(host: Host, device: str) -> int | None:
     text = host.run(["cat", f"/sys/class/net/{device}/mtu"], timeout=5, check=False).stdout.strip()
     return int(text) if text.isdigit() else None
 
@@ -131,5 +133,6 @@ def fit_tunnel(hosts_and_peers: list[tuple[Host, str]], technique: dict, underla
 
 
 def route_device(host: Host, address: str) -> str | None:
+    """The interface the host reaches address through."""
     words = host.run(["ip", "-o", "route", "get", address], timeout=5, check=False).stdout.split()
     return words[words.index("dev") + 1] if "dev" in words else None

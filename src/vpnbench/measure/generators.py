@@ -10,6 +10,7 @@ from vpnbench.measure.base import MeasureContext
 from vpnbench.measure.gen import run_gen
 from vpnbench.measure.iperf import run_iperf
 from vpnbench.measure.udp import udp_metrics
+from vpnbench.scaling import route_device
 
 
 @dataclasses.dataclass
@@ -54,9 +55,9 @@ def tunnel_devices(ctx: MeasureContext, family: str) -> dict[str, str]:
     devices = {}
     for role, host, peer in (("client", ctx.client, ctx.tunnel.server_addrs), ("server", ctx.server,
                                                                                 ctx.tunnel.client_addrs)):
-        words = host.run(["ip", "-o", "route", "get", peer[family]], timeout=5, check=False).stdout.split()
-        if "dev" in words:
-            devices[role] = words[words.index("dev") + 1]
+        device = route_device(host, peer[family])
+        if device is not None:
+            devices[role] = device
     return devices
 
 
