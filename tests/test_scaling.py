@@ -153,7 +153,7 @@ BAD = {
     "length neither number nor auto": ('[[measurement]]\nkind = "udp"\nlength = "max"\n',
                                        "measurement[1].length: 'max' is not allowed; allowed values: a whole number"),
     "gen with a too short length": ('[[measurement]]\nkind = "rate_search"\ntool = "gen"\nlength = 16\n',
-                                    "measurement[1].length: 16 is not allowed"),
+                                    "measurement[1]: length: 16 is not allowed"),
 }
 
 
