@@ -254,3 +254,16 @@ def test_mtu_list_sets_the_underlay_and_auto_length_follows(tmp_path, clean_mach
     assert seen[("baseline", 1280)] == 1280 and seen[("baseline", 1500)] == 1500
     # wireguard-go's 1420 does not fit over 1280: lowered to 1280 - 60; over 1500 it fits as it is
     assert seen[("wireguard", 1280)] == 1220 and seen[("wireguard", 1500)] == 1420
+
+
+def test_report_splits_several_swept_axes_into_one_axis_per_figure():
+    from vpnbench.report.figures import scaling_groups
+
+    params = {f"tcp c{c} P{s}": {"kind": "tcp", "cores": c, "streams": s, "tool": "iperf2"}
+              for c in (1, 2) for s in (4, 8)}
+    groups = scaling_groups(params)
+    assert [(where, sorted(group)) for where, group in groups] == [
+        ("streams=4", ["tcp c1 P4", "tcp c2 P4"]), ("streams=8", ["tcp c1 P8", "tcp c2 P8"]),
+        ("cores=1", ["tcp c1 P4", "tcp c1 P8"]), ("cores=2", ["tcp c2 P4", "tcp c2 P8"])]
+    one = {k: v for k, v in params.items() if v["streams"] == 4}
+    assert scaling_groups(one) == [("", one)]  # one swept axis: as before
