@@ -166,7 +166,8 @@ def test_rate_search_with_gen_counts_every_trial_by_gens_sequence_numbers(tmp_pa
 
     import vpnbench
 
-    text = SEARCH.format(max_rate="3G").replace('[[technique]]\nkind = "wireguard"', "") + 'tool = "gen"\n'
+    # 20 Gbit/s of 1300-byte datagrams (1.9 Mpps): beyond the path or gen itself, so the search has to bisect
+    text = SEARCH.format(max_rate="20G").replace('[[technique]]\nkind = "wireguard"', "") + 'tool = "gen"\n'
     _, cells = run_campaign(tmp_path, text)
     (cell,) = cells
     assert cell["status"] == "ok", cell["error"]
@@ -174,7 +175,7 @@ def test_rate_search_with_gen_counts_every_trial_by_gens_sequence_numbers(tmp_pa
     assert cell["measurement_params"]["tool"] == "gen" and cell["measurement_label"] == "rate_search_1300_gen"
     assert ("ndr_bps" in m) != bool(m.get("ndr_generator_limited")), m
     trials = vpnbench.load(tmp_path / "c.db").trials
-    assert len(trials) == m["trials"] >= 3
+    assert len(trials) == m["trials"] >= 2 and trials.offered_bps.iloc[0] == 20e9
     for trial in trials.itertuples():
         assert trial.data["interfaces"]["generator_sent"] == trial.sent_packets  # gen's own count
         assert trial.received_packets <= trial.sent_packets

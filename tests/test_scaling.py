@@ -187,7 +187,6 @@ CORES_STREAMS = """
 name = "cores"
 repetitions = 3
 order = "shuffled"
-settle_max = 0
 [testbed]
 pin = "off"
 router = false
@@ -221,7 +220,6 @@ def test_two_cores_carry_more_than_one_with_iperf2_streams(tmp_path, clean_machi
 MTU_LIST = """
 [campaign]
 name = "mtu"
-settle_max = 0
 [testbed]
 mtu = [1280, 1500]
 [[technique]]
