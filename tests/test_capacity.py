@@ -160,6 +160,29 @@ def test_rate_search_beyond_the_generator_says_so(tmp_path, clean_machine):
             assert m[f"{goal}_bps"] < m["generator_limit_bps"], m
 
 
+@pytest.mark.netns
+def test_rate_search_with_gen_counts_every_trial_by_gens_sequence_numbers(tmp_path, clean_machine):
+    import sqlite3
+
+    import vpnbench
+
+    # 20 Gbit/s of 1300-byte datagrams (1.9 Mpps): beyond the path or gen itself, so the search has to bisect
+    text = SEARCH.format(max_rate="20G").replace('[[technique]]\nkind = "wireguard"', "") + 'tool = "gen"\n'
+    _, cells = run_campaign(tmp_path, text)
+    (cell,) = cells
+    assert cell["status"] == "ok", cell["error"]
+    m = cell["metrics"]
+    assert cell["measurement_params"]["tool"] == "gen" and cell["measurement_label"] == "rate_search_1300_gen"
+    assert ("ndr_bps" in m) != bool(m.get("ndr_generator_limited")), m
+    trials = vpnbench.load(tmp_path / "c.db").trials
+    assert len(trials) == m["trials"] >= 2 and trials.offered_bps.iloc[0] == 20e9
+    for trial in trials.itertuples():
+        assert trial.data["interfaces"]["generator_sent"] == trial.sent_packets  # gen's own count
+        assert trial.received_packets <= trial.sent_packets
+    names = {row[0] for row in sqlite3.connect(tmp_path / "c.db").execute("SELECT name FROM raw_outputs")}
+    assert "trial1_gen_client" in names and not any("iperf" in name for name in names)
+
+
 BAD = {
     "rate range with a zero step": ('kind = "udp_sweep"\nrate = "100M..400M step 0"',
                                     "measurement[1].rate: '100M..400M step 0': the step '0' is not a positive rate"),

@@ -32,6 +32,7 @@ from vpnbench.hosts.base import CommandFailed
 from vpnbench.monitor import Monitor
 from vpnbench.probe import LocalKernelProbe, has_qdisc
 from vpnbench.resources import RunResources
+from vpnbench.scaling import SOFTIRQ_NOTE, CorePinner, device_mtu, fit_tunnel, route_device
 from vpnbench.records import Bringup, Event, Run, now_iso
 from vpnbench.records import Cell as CellRecord
 from vpnbench.store import SeriesWriter, Store
@@ -149,6 +150,7 @@ class Runner:
         self.impairer: ImpairmentBackend | None = None
         self._idle_rtt: dict[tuple[int, str], float] = {}  # (bring-up, impairment) -> lowest RTT seen, ms
         self.current_impairment: Impairment | None = None
+        self.pinner: CorePinner | None = None  # [testbed] cores: moves each cell's processes
 
     def run(self) -> RunOutcome:
         with stop_signals_raise():
@@ -188,7 +190,8 @@ class Runner:
                 self.meanwhile.join(timeout=30)
             with self._progress(todo) as progress:
                 for round_blocks in self._rounds(run_id):
-                    for block, backend in zip(round_blocks, backends):
+                    for block in round_blocks:
+                        backend = backends[block.index]
                         cells = [c for c in block.cells if c.key not in done]
                         if cells and isinstance(backend, Unavailable):
                             self._record_unavailable(block, backend, cells, run_id, outcome, progress)
@@ -284,6 +287,9 @@ class Runner:
     def _set_up(self, testbed: Testbed, impair_backend: str | None, run_id: str) -> None:
         try:
             testbed.up()
+            if self.campaign.testbed.cores:
+                self.pinner = CorePinner([testbed.client, testbed.server])
+                self.pinner.check(self.campaign.testbed.cores)
             self.store.annotate_run(run_id, sysctls=testbed.sysctls, impairment_backend=impair_backend)
             if impair_backend:
                 self.impairer = make_impairer(impair_backend, testbed)
@@ -316,7 +322,7 @@ class Runner:
             yield progress
 
     def _environment(self, testbed: Testbed, backends: list) -> dict:
-        environment = {"backends": {block.label: str(b) for block, b in zip(expand(self.campaign), backends)},"vpnbench": __version__, "kernel": platform.release(), "machine": platform.machine(),
+        environment = {"backends": {block.label: str(backends[block.index]) for block in expand(self.campaign)},"vpnbench": __version__, "kernel": platform.release(), "machine": platform.machine(),
                        "hostname": platform.node(), "pinning": testbed.pin_note, "cpu_count": os.cpu_count(),
                        "testbed": {"kind": self.campaign.testbed.kind, **getattr(testbed, "facts", {})}}
         accel = os.environ.get("VPNBENCH_VM_ACCEL")  # set inside vpnbench's kernel VM
@@ -347,6 +353,8 @@ class Runner:
                                testbed.router)
         technique = TECHNIQUES[block.params.kind](block.params, ctx)
         bringup: Bringup | None = None
+        if block.mtu is not None:
+            testbed.set_mtu(block.mtu)  # before the bring-up: the tunnel is made over it
         try:
             for cell in cells:
                 progress.update(progress.task, description=escape(f"{cell.technique} · {cell.measurement} #{cell.repetition}"))
@@ -356,6 +364,10 @@ class Runner:
                     technique.down()
                     self._impair(None, run_id)  # bring-up time and the wire proof are taken unimpaired
                     bringup = self._bring_up(technique, block, backend, testbed, resources, run_id)
+                    if block.mtu is not None and bringup.ok:
+                        self._fit_tunnel(bringup, testbed, block)
+                if cell.cores is not None and self.pinner is not None:
+                    self.pinner.apply(cell.cores)
                 impairment_error = self._impair(cell.impairment, run_id, bringup.id)
                 if bringup.ok and not impairment_error:
                     self._settle(testbed, bringup, cell, run_id)
@@ -366,6 +378,17 @@ class Runner:
             if bringup is not None:
                 self._end_bringup(bringup)
             self._impair(None, run_id)
+            if self.pinner is not None:
+                self.pinner.restore()
+
+    def _fit_tunnel(self, bringup: Bringup, testbed: Testbed, block: TechniqueBlock) -> None:
+        """Over a swept underlay MTU: the tunnel devices lowered to fit, the facts taken again."""
+        tunnel = bringup.tunnel
+        ends = [(testbed.client, tunnel.server_addrs[tunnel.family]), (testbed.server, tunnel.client_addrs[tunnel.family])]
+        fitted = fit_tunnel(ends, {**block.params.settings(), "backend": bringup.backend}, block.mtu)
+        bringup.facts = {**tunnel_facts(testbed.client, ends[0][1]), "underlay_mtu": block.mtu,
+                         **({"tunnel_mtu_lowered_to": fitted} if fitted else {})}
+        self.store.save_bringup(bringup)
 
     def _settle(self, testbed: Testbed, bringup: Bringup, cell: Cell, run_id: str) -> None:
         """Wait (at most settle_max) until a ping through the tunnel is back near the lowest round
@@ -488,7 +511,8 @@ class Runner:
                               "backend_asked": bringup.backend_asked},
             impairment=cell.impairment.label, impairment_params=self._impairment_params(cell),
             measurement=cell.measurement_params.kind, measurement_label=cell.measurement,
-            measurement_params=cell.measurement_params.settings(), repetition=cell.repetition,
+            measurement_params={**cell.measurement_params.settings(), **cell.scaling_params(),
+                                **({"cores_note": SOFTIRQ_NOTE} if cell.cores is not None else {})}, repetition=cell.repetition,
             started_at=now_iso(), bringup_id=bringup.id, bringup=bringup)
 
     def _run_cell(self, cell: Cell, technique: Technique, bringup: Bringup, testbed: Testbed,
@@ -557,12 +581,8 @@ def make_impairer(backend: str, testbed: Testbed) -> ImpairmentBackend:
 def tunnel_facts(client, address: str) -> dict:
     """The interface the client reaches the tunnel's far end through, and its MTU: the MTU a
     technique leaves for traffic, whatever the technique (a tunnel device or the underlay)."""
-    route = client.run(["ip", "-o", "route", "get", address], timeout=5, check=False).stdout.split()
-    if "dev" not in route:
-        return {}
-    device = route[route.index("dev") + 1]
-    mtu = client.run(["cat", f"/sys/class/net/{device}/mtu"], timeout=5, check=False).stdout.strip()
-    return {"interface": device, "interface_mtu": int(mtu) if mtu.isdigit() else None}
+    device = route_device(client, address)
+    return {} if device is None else {"interface": device, "interface_mtu": device_mtu(client, device)}
 
 
 def group_of(cell: Cell) -> tuple[str, str, str]:

@@ -16,7 +16,7 @@ import subprocess
 import time
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
 from vpnbench import evidence
 from vpnbench.errors import HostError, TestbedError
@@ -25,6 +25,7 @@ from vpnbench.hosts.netns import NetnsHost
 from vpnbench.hosts.ssh import SshConnection, SshHost, SshSettings, SshTarget
 from vpnbench.params import Duration
 from vpnbench.resources import RunResources, delete_netns
+from vpnbench.scaling import MAX_MTU, MIN_MTU, core_range_error
 from vpnbench.sysctls import apply_sysctls, restore_sysctls
 
 
@@ -38,6 +39,17 @@ class VmSettings(BaseModel):
     pin: bool = False  # pin each VM's QEMU to its own core (client 0, server 1, router 2, modulo the cores)
     accel: Literal["auto", "kvm", "tcg"] = "auto"  # auto: KVM when it starts a guest here, else TCG
     boot_timeout: Duration = 300.0
+
+
+def _whole_numbers(low: int, high: int, why: str):
+    """A number or a list of numbers, each from low to high: one of S3's scaling axes."""
+    def check(value):
+        values = value if isinstance(value, list) else [value]
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+                raise ValueError(f"{v!r} is not allowed; allowed values: whole numbers from {low} to {high}{why}")
+        return values
+    return BeforeValidator(check)
 
 
 class TestbedSpec(BaseModel):
@@ -54,6 +66,39 @@ class TestbedSpec(BaseModel):
     ssh: SshSettings = SshSettings()
     hosts: dict[Literal["client", "server", "router"], SshTarget] = {}
     vm: VmSettings = VmSettings()
+    # S3's scaling axes, each a list that multiplies the matrix (scaling.py): how many cores the
+    # client's and the server's processes may use, and the MTU of every underlay interface.
+    cores: Annotated[list[int], _whole_numbers(1, 4096, "")] = []
+    # more cores than a host may use: an error, or (skip: presets made for bigger machines) left out
+    cores_above: Literal["error", "skip"] = "error"
+    mtu: Annotated[list[int], _whole_numbers(MIN_MTU, MAX_MTU, " (IPv4's minimum to veth's maximum)")] = []
+
+    @model_validator(mode="after")
+    def _scaling_fits(self):
+        """cores no host can give, and an MTU on an underlay vpnbench does not build, are refused here."""
+        if self.mtu and self.kind != "local":
+            raise ValueError(f"mtu: only for kind = 'local' (the underlay of a {self.kind} testbed is not "
+                             "vpnbench's to change); allowed here: leave mtu out")
+        available, who = self._core_share()
+        if self.cores_above == "skip" and any(n <= available for n in self.cores):
+            return self.model_copy(update={"cores": [n for n in self.cores if n <= available]})
+        error = core_range_error(self.cores, available, who)
+        if error:
+            raise ValueError(error)
+        return self
+
+    def _core_share(self) -> tuple[int, str]:
+        """How many cores each host may use, as far as the spec tells (ssh without cpus: at run time)."""
+        if self.kind == "vm":
+            return self.vm.vcpus, "the VMs' vcpus"
+        if self.kind == "ssh":
+            pinned = [len(t.cpus) for t in self.hosts.values() if t.cpus]
+            return (min(pinned), "the inventory's cpus") if pinned else (4096, "")
+        cpu_count = os.cpu_count() or 1
+        cpus, _ = plan_pinning(self.pin, cpu_count)
+        if cpus:
+            return len(cpus["client"]), f"each host's share of this machine's {cpu_count} cores; pin = \"off\" gives each all"
+        return cpu_count, "this machine's cores"
 
     @model_validator(mode="after")
     def _inventory_matches_kind(self):
@@ -105,7 +150,8 @@ class Link:
         return f"{self.net4}.{host_part}" if family == "ipv4" else f"{self.net6}::{host_part}"
 
 
-BUMP_IFACES = ("lka", "lkb")  # the emulator's two sides: a faces the client, b the server
+BUMP_IFACES = ("lka", "lkb")
+IPV6_MIN_MTU = 1280  # the emulator's two sides: a faces the client, b the server
 
 
 def plan_links(router: bool, bump: bool = False) -> list[Link]:
@@ -238,6 +284,25 @@ class Testbed:
             _ip("-n", netns, "addr", "add", f"{link.addr(side, 'ipv4')}/24", "dev", iface)
             _ip("-n", netns, "-6", "addr", "add", f"{link.addr(side, 'ipv6')}/64", "dev", iface, "nodad")
             _ip("-n", netns, "link", "set", iface, "up")
+
+    def set_mtu(self, mtu: int) -> None:
+        """Every underlay interface, a bump's bridge ends included, to mtu (the scaling axis).
+        Below 1280 the kernel drops an interface's IPv6 (addresses and routes); at or above it
+        they are put back, so a small MTU before does not leave the next bring-up IPv4-only."""
+        for link in self.links:
+            ends = [(link.a, link.a_iface), (link.b, link.b_iface)]
+            ends += [(link.bump, iface) for iface in BUMP_IFACES] if link.bump else []
+            for role, iface in ends:
+                _ip("-n", self.hosts[role].netns, "link", "set", "dev", iface, "mtu", str(mtu))
+        if mtu < IPV6_MIN_MTU:
+            return
+        for link in self.links:
+            for side, role, iface in (("a", link.a, link.a_iface), ("b", link.b, link.b_iface)):
+                _ip("-n", self.hosts[role].netns, "-6", "addr", "replace", f"{link.addr(side, 'ipv6')}/64", "dev", iface,
+                    "nodad")
+        if self.router is not None:
+            for link in self.links:
+                _ip("-n", self.hosts[link.b].netns, "-6", "route", "replace", "default", "via", link.addr("a", "ipv6"))
 
     def _build_bump(self, link: Link) -> None:
         """a_iface <-> lka | linkem | lkb <-> b_iface: two veth pairs, the middle ends unaddressed."""

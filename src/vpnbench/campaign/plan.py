@@ -20,11 +20,17 @@ class Cell:
     measurement: str
     measurement_params: Params
     repetition: int
+    cores: int | None = None  # [testbed] cores: the client's and server's processes on this many cores each
+    mtu: int | None = None  # [testbed] mtu: the underlay's MTU (set before the bring-up)
 
     @property
     def key(self) -> str:
         """Identifies the cell within its campaign; --resume skips keys already done."""
         return f"{self.technique}|{self.impairment.label}|{self.measurement}|{self.repetition}"
+
+    def scaling_params(self) -> dict:
+        """The scaling axes this cell sets, stored with its measurement_params."""
+        return {k: v for k, v in (("cores", self.cores), ("mtu", self.mtu)) if v is not None}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +38,8 @@ class TechniqueBlock:
     label: str
     params: Params
     cells: list[Cell]
+    index: int = 0  # the technique's place in the campaign (its resolved backend's)
+    mtu: int | None = None  # the underlay MTU this bring-up runs over ([testbed] mtu)
 
 
 def expand(campaign: Campaign, repetitions: range | None = None) -> list[TechniqueBlock]:
@@ -40,15 +48,23 @@ def expand(campaign: Campaign, repetitions: range | None = None) -> list[Techniq
     rng = random.Random(campaign.info.seed)
     repetitions = repetitions or range(1, campaign.info.most_repetitions + 1)
     blocks = []
-    for tech in campaign.techniques:
+    cores_axis, mtu_axis = campaign.testbed.cores or [None], campaign.testbed.mtu or [None]
+    for index, tech in enumerate(campaign.techniques):
         label = technique_label(tech)
-        cells = [
-            Cell(label, impairment, measurement_label(meas), meas, rep)
-            for impairment in campaign.impairments
-            for meas in campaign.measurements
-            for rep in repetitions
-        ]
-        if campaign.info.order == "shuffled":
-            rng.shuffle(cells)
-        blocks.append(TechniqueBlock(label, tech, cells))
+        for mtu in mtu_axis:  # a bring-up per underlay MTU: the tunnel is made over it
+            cells = [
+                Cell(label, impairment, measurement_label(meas) + axes_suffix(cores, mtu), meas, rep, cores, mtu)
+                for impairment in campaign.impairments
+                for meas in campaign.measurements
+                for cores in cores_axis
+                for rep in repetitions
+            ]
+            if campaign.info.order == "shuffled":
+                rng.shuffle(cells)
+            blocks.append(TechniqueBlock(label, tech, cells, index, mtu))
     return blocks
+
+
+def axes_suffix(cores: int | None, mtu: int | None) -> str:
+    """What the scaling axes add to a measurement's label, so each point is its own group."""
+    return (f" cores={cores}" if cores is not None else "") + (f" mtu={mtu}" if mtu is not None else "")

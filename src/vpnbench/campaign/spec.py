@@ -17,6 +17,7 @@ from vpnbench.impair.model import Impairment, ImpairmentParams, expand_impairmen
 from vpnbench.impair.spec import SpecError
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.params import Duration, DurationOrOff, Params, validate_model
+from vpnbench.scaling import expand_lists
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.testbed import TestbedSpec
 
@@ -177,8 +178,26 @@ def rehearsal(campaign: Campaign) -> Campaign:
         entries = _impairment_entries(campaign.source, campaign.testbed)
         impairments = [point for entry in entries for point in (entry[0], entry[-1])[:len(entry)]]
     measurements = [MEASUREMENTS[m.kind].rehearsed(m, REHEARSAL_SECONDS, REHEARSAL_PINGS)
-                    for m in campaign.measurements]
-    return dataclasses.replace(campaign, info=info, measurements=measurements, impairments=impairments)
+                    for m in _swept_ends(campaign)]
+    testbed = campaign.testbed.model_copy(update={axis: _ends(getattr(campaign.testbed, axis))
+                                                  for axis in ("cores", "mtu")})
+    return dataclasses.replace(campaign, info=info, measurements=measurements, impairments=impairments,
+                               testbed=testbed)
+
+
+def _ends(values: list) -> list:
+    """A swept list at its two ends (the scaling axes' rehearsal)."""
+    return list(dict.fromkeys(values[:1] + values[-1:]))
+
+
+def _swept_ends(campaign: Campaign) -> list[Params]:
+    """The measurements with each swept list (streams) cut to its two ends."""
+    entries = campaign.source.get("measurement")
+    if not entries:
+        return campaign.measurements
+    trimmed = [{k: _ends(v) if k in LIST_AXES and isinstance(v, list) else v for k, v in entry.items()}
+               for entry in entries]
+    return _entries({"measurement": trimmed}, "measurement", MEASUREMENTS)
 
 
 def technique_label(params: Params) -> str:
@@ -218,8 +237,23 @@ def _entries(data: dict, section: str, registry: dict) -> list[Params]:
             raise UserError(f"{where}.kind: required key is missing; allowed values: {', '.join(registry)}")
         if kind not in registry:
             raise UserError(f"{where}.kind: {kind!r} is not allowed; allowed values: {', '.join(registry)}")
-        result.append(validate_model(registry[kind].Params, entry, where))
+        result += [validate_model(registry[kind].Params, point, where) for point in _points(entry, where)]
     return result
+
+
+LIST_AXES = ("streams",)  # measurement keys a list sweeps: one measurement per value (S3's scaling)
+
+
+def _points(entry: dict, where: str) -> list[dict]:
+    """The entry, or one entry per value of its swept keys; a label gets the value appended."""
+    try:
+        points = expand_lists(entry, LIST_AXES)
+    except ValueError as exc:
+        raise UserError(f"{where}.{exc}") from None
+    if len(points) > 1 and entry.get("label"):
+        points = [{**p, "label": entry["label"] + "".join(f" {k}={p[k]}" for k in LIST_AXES
+                                                          if isinstance(entry.get(k), list))} for p in points]
+    return points
 
 
 def _require_unique(labels: list[str], section: str) -> None:

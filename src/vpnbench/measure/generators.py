@@ -7,8 +7,10 @@ from typing import Callable
 
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import MeasureContext
+from vpnbench.measure.gen import run_gen
 from vpnbench.measure.iperf import run_iperf
 from vpnbench.measure.udp import udp_metrics
+from vpnbench.scaling import route_device
 
 
 @dataclasses.dataclass
@@ -35,7 +37,17 @@ def iperf3_trial(ctx: MeasureContext, family: str, offered_bps: float, length: i
                        duration=doc["end"].get("sum_sent", {}).get("seconds"))
 
 
-GENERATORS: dict[str, Callable[..., TrialCounts]] = {"iperf3": iperf3_trial}
+def gen_trial(ctx: MeasureContext, family: str, offered_bps: float, length: int, seconds: int) -> TrialCounts:
+    """vpnbench-gen: batched sends, so the search measures the tunnel rather than iperf3's one
+    datagram per system call; its per-packet counts (sequence numbers) are the trial's counts."""
+    result = run_gen(ctx, family, max(int(offered_bps), 1), length, float(seconds))
+    m = result.metrics
+    sent = int(m["sent_packets"])
+    return TrialCounts(sent, min(int(m["received_packets"]), sent), m["sender_throughput_bps"], m["throughput_bps"],
+                       result.raw, duration=float(seconds))
+
+
+GENERATORS: dict[str, Callable[..., TrialCounts]] = {"iperf3": iperf3_trial, "gen": gen_trial}
 
 
 def tunnel_devices(ctx: MeasureContext, family: str) -> dict[str, str]:
@@ -43,9 +55,9 @@ def tunnel_devices(ctx: MeasureContext, family: str) -> dict[str, str]:
     devices = {}
     for role, host, peer in (("client", ctx.client, ctx.tunnel.server_addrs), ("server", ctx.server,
                                                                                 ctx.tunnel.client_addrs)):
-        words = host.run(["ip", "-o", "route", "get", peer[family]], timeout=5, check=False).stdout.split()
-        if "dev" in words:
-            devices[role] = words[words.index("dev") + 1]
+        device = route_device(host, peer[family])
+        if device is not None:
+            devices[role] = device
     return devices
 
 

@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.gen import GEN_MIN_LENGTH
 from vpnbench.measure.generators import GENERATORS, TrialCounts, interface_counters
 from vpnbench.params import Duration, Family, Params, Rate
 from vpnbench.records import Trial
@@ -26,7 +27,7 @@ GENERATOR_SHORTFALL = 0.97  # a trial that sent less than this share of its offe
 
 class RateSearchParams(Params):
     kind: Literal["rate_search"] = "rate_search"
-    tool: Literal["iperf3"] = "iperf3"  # the traffic generator (trial adapter)
+    tool: Literal["iperf3", "gen"] = "iperf3"  # the traffic generator (trial adapter); gen: vpnbench-gen
     min_rate: Rate = 10_000_000  # the search's range of offered loads (UDP payload bits/s)
     max_rate: Rate = 1_000_000_000
     length: int = Field(1300, ge=16, le=65507)  # datagram payload bytes
@@ -41,6 +42,9 @@ class RateSearchParams(Params):
 
     @model_validator(mode="after")
     def _consistent(self):
+        if self.tool == "gen" and self.length < GEN_MIN_LENGTH:
+            raise ValueError(f"length: {self.length} is not allowed with tool = \"gen\"; allowed values: "
+                             f"{GEN_MIN_LENGTH} to 65507")
         if self.min_rate >= self.max_rate:
             raise ValueError(f"min_rate: {self.min_rate} must be below max_rate {self.max_rate}")
         if self.final_trial_duration < self.trial_duration:
@@ -61,6 +65,11 @@ class RateSearch(Measurement):
                Column("trials", "trials"))
     headline = Headline(("ndr_bps", "pdr_bps"), "NDR / PDR (Mbit/s)", 1e-6, log=True, names=("NDR", "PDR"))
     cpu_figures = True
+
+    def __init__(self, params: RateSearchParams):
+        super().__init__(params)
+        if params.tool == "gen":  # run_gen finds its binary itself and says how to build it
+            self.tools, self.server_tools = ("ip",), ("ip",)
 
     @classmethod
     def headline_text(cls, metrics: dict) -> str:
@@ -100,7 +109,8 @@ class RateSearch(Measurement):
                              series={"offered_bps": measurer.offered_series, "throughput_bps": measurer.received_series})
 
     def default_label(self) -> str:
-        return f"rate_search_{self.params.length}" + ("_v6" if self.params.family == "ipv6" else "")
+        return (f"rate_search_{self.params.length}" + ("_v6" if self.params.family == "ipv6" else "")
+                + ("_gen" if self.params.tool == "gen" else ""))
 
 
 class TrialRunner:

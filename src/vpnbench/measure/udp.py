@@ -1,9 +1,9 @@
 """UDP at a fixed target rate with iperf3 or vpnbench-gen: the sender's and the receiver's view."""
 
 import os
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from vpnbench.errors import MeasurementError
 from vpnbench.measure import iperf2
@@ -11,18 +11,28 @@ from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement,
 from vpnbench.measure.gen import GEN_MIN_LENGTH, run_gen
 from vpnbench.measure.iperf import run_iperf, throughput_series
 from vpnbench.params import Duration, Family, Params, Rate
+from vpnbench.scaling import auto_length, path_mtu
 from vpnbench.units import format_rate
+
+
+def _length(value):
+    """Datagram payload bytes, or "auto" (resolved against the tunnel's MTU when the cell runs)."""
+    if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and 16 <= value <= 65507):
+        return value
+    raise ValueError(f"{value!r} is not allowed; allowed values: a whole number from 16 to 65507, or 'auto'")
 
 
 class UdpParams(Params):
     kind: Literal["udp"] = "udp"
     rate: Rate = 1_000_000  # iperf3's own default, written out so it is never implicit
-    length: int = Field(1300, ge=16, le=65507)  # datagram payload bytes
+    # datagram payload bytes; "auto": the tunnel's MTU minus the IP and UDP headers (follows [testbed] mtu)
+    length: Annotated[int | str, BeforeValidator(_length)] = 1300
     duration: Duration = 10.0
     reverse: bool = False
     family: Family = "ipv4"
     # iperf2 runs streams as threads (S3); gen: vpnbench-gen (gen/), many times iperf3's packet rate
     tool: Literal["iperf3", "iperf2", "gen"] = "iperf3"
+    streams: int = Field(1, ge=1, le=128)  # parallel streams (iperf3/iperf2 -P; a list in the file sweeps it)
     threads: int = Field(1, ge=1)  # gen's sending threads (one core each)
     gso: bool = True  # gen: UDP GSO batches (off: every datagram its own trip through the sender's stack)
 
@@ -34,9 +44,11 @@ class UdpParams(Params):
             if not self.gso:
                 raise ValueError("gso: only vpnbench-gen uses UDP GSO; set tool = \"gen\"")
             return self
+        if self.streams > 1:
+            raise ValueError("streams: vpnbench-gen sends one stream per thread; use threads with tool = \"gen\"")
         if self.reverse:
             raise ValueError("reverse: vpnbench-gen sends from the client only; allowed values: false")
-        if self.length < GEN_MIN_LENGTH:
+        if self.length != "auto" and self.length < GEN_MIN_LENGTH:
             raise ValueError(f"length: {self.length} is not allowed with tool = \"gen\"; allowed values: "
                              f"{GEN_MIN_LENGTH} to 65507 (its sequence number and timestamp header)")
         cores = os.cpu_count() or 1
@@ -73,12 +85,26 @@ class Udp(Measurement):
 
     def run(self, ctx: MeasureContext) -> MeasureResult:
         p = self.params
+        if p.length == "auto":
+            p = p.model_copy(update={"length": self._auto_length(ctx, p.family)})
+        result = self._run(ctx, p)
+        result.metrics["length_bytes"] = float(p.length)  # what was sent, "auto" resolved
+        return result
+
+    @staticmethod
+    def _auto_length(ctx: MeasureContext, family: str) -> int:
+        mtu = path_mtu(ctx.client, ctx.target(family))
+        if mtu is None:
+            raise MeasurementError(f"length = \"auto\": no route to {ctx.target(family)} to take the MTU from")
+        return auto_length(mtu, family)
+
+    def _run(self, ctx: MeasureContext, p: UdpParams) -> MeasureResult:
         if p.tool == "gen":
             return run_gen(ctx, p.family, p.rate, p.length, p.duration, p.threads, gso=p.gso)
         if p.tool == "iperf2":
-            metrics, raw, series = iperf2.run_udp(ctx, p)
+            metrics, raw, series = iperf2.run_udp(ctx, p, p.streams)
             return MeasureResult(metrics, raw, series=series)
-        args = ["-u", "-b", str(p.rate), "-l", str(p.length), "-t", f"{p.duration:g}"]
+        args = ["-u", "-b", str(p.rate), "-l", str(p.length), "-t", f"{p.duration:g}", "-P", str(p.streams)]
         if p.reverse:
             args.append("-R")
         doc, raw = run_iperf(ctx, p.family, args, p.duration)
@@ -91,6 +117,7 @@ class Udp(Measurement):
     def default_label(self) -> str:
         tool = "_gen" if self.params.tool == "gen" else ""
         label = f"udp{tool}_{format_rate(self.params.rate)}_{self.params.length}"
+        label += f"_P{self.params.streams}" if self.params.streams > 1 else ""
         label += "_v6" if self.params.family == "ipv6" else ""
         return label + ("_iperf2" if self.params.tool == "iperf2" else "")
 

@@ -20,7 +20,8 @@ from vpnbench.measure import MEASUREMENTS
 from vpnbench.methodology import methodology_warnings
 from vpnbench.quality import monitor_frame, qualities
 from vpnbench.records import Cell, HostFacts, Run
-from vpnbench.report.figures import Canvas, Drawing, NoData, figures_for, headline, impairment_entries, measurement_scaling
+from vpnbench.report.figures import (Canvas, Drawing, NoData, figures_for, headline, impairment_entries,
+                                     measurement_scaling, scaling_groups)
 from vpnbench.report.judgement import cost_rows, significance_rows
 from vpnbench.store import Store
 from vpnbench.tables import bringup_times, bringups_of, digits_for, format_mean_sd, mean_sd
@@ -243,8 +244,9 @@ def _scaling_figures(canvas: Canvas, summary: pd.DataFrame, cells: list[Cell], e
     if not cells:
         return []
     return [figure for kind, params in by_kind.items() if len(params) > 1
-            for figure in measurement_scaling(canvas, kind, summary, params, cells[0].impairment, entries,
-                                              [c for c in cells if c.measurement == kind])]
+            for where, group in scaling_groups(params)
+            for figure in measurement_scaling(canvas, kind, summary, group, cells[0].impairment, entries,
+                                              [c for c in cells if c.measurement == kind], where)]
 
 
 def _process_rows(cells: list[Cell]) -> list[dict]:

@@ -193,6 +193,27 @@ def scaling_axis(params_by_name: dict[str, dict]) -> tuple[str, dict[str, float]
     return varying[0], {name: float(v) for name, v in values.items()}
 
 
+def scaling_groups(params_by_name: dict[str, dict]) -> list[tuple[str, dict[str, dict]]]:
+    """The names split so that in each group one numeric parameter varies: all of them when only
+    one does; with several swept axes (S3's cores x MTU x streams), one group per axis and values
+    of the others, named by those values ("streams=4 mtu=1500")."""
+    if scaling_axis(params_by_name) is not None:
+        return [("", params_by_name)]
+    keys = sorted({k for params in params_by_name.values() for k in params})
+    varying = [k for k in keys if len({_hashable(p.get(k)) for p in params_by_name.values()}) > 1]
+    numeric = [k for k in varying if all(isinstance(p.get(k), (int, float)) and not isinstance(p.get(k), bool)
+                                         for p in params_by_name.values())]
+    groups = []
+    for axis in numeric:
+        others = [k for k in varying if k != axis]
+        split: dict[tuple, dict[str, dict]] = {}
+        for name, params in params_by_name.items():
+            split.setdefault(tuple(_hashable(params.get(k)) for k in others), {})[name] = params
+        groups += [(" ".join(f"{k}={v}" for k, v in zip(others, fixed)), group)
+                   for fixed, group in split.items() if len(group) > 1]
+    return groups
+
+
 def _hashable(value):
     return repr(value) if isinstance(value, (list, dict)) else value
 
@@ -503,7 +524,8 @@ def scaling_figures(d: Drawing, pick: Headline) -> list[Figure]:
 
 
 def measurement_scaling(canvas: Canvas, kind: str, summary: pd.DataFrame, params_by_label: dict[str, dict],
-                        impairment: str, entries: list[Entry] | None = None, cells: list | None = None) -> list[Figure]:
+                        impairment: str, entries: list[Entry] | None = None, cells: list | None = None,
+                        where: str = "") -> list[Figure]:
     """Measurement labels of one kind that differ in one numeric parameter (streams, length):
     the headline against it, a line per technique."""
     axis = scaling_axis(params_by_label)
@@ -513,8 +535,9 @@ def measurement_scaling(canvas: Canvas, kind: str, summary: pd.DataFrame, params
     rows = summary[(summary["impairment"] == impairment) & summary["measurement_label"].isin(axis[1])]
     figures = sweep_heatmaps(canvas, kind, summary, axis, pick, entries or [], cells or [])
     return figures + [lines_with_bands(canvas, rows[rows["metric"] == metric], axis[1], "technique", "measurement_label",
-                             axis[0], pick.axis, pick.scale, pick.log, f"{kind} by {axis[0]}",
-                             f"{kind}: {metric_name(pick, metric)} against {axis[0]} ({impairment}, band: 95 % CI)",
+                             axis[0], pick.axis, pick.scale, pick.log, f"{kind} by {axis[0]}" + (f", {where}" if where else ""),
+                             f"{kind}: {metric_name(pick, metric)} against {axis[0]} ({impairment}"
+                             + (f", {where}" if where else "") + ", band: 95 % CI)",
                              {"metric": metric, "axis": axis[0]})
             for metric in pick.metrics]
 
