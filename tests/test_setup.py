@@ -145,8 +145,9 @@ def test_installed_child_is_the_newest_installed():
     ("wireguard", 'kind = "setup"\ncount = 1001', "measurement[1].count"),
     ("wireguard", 'kind = "rekey"\nrekey_every = "0s"', "measurement[1].rekey_every"),
     ("wireguard", 'kind = "rekey"\nduration = "3s"\nrekey_every = "2s"', "measurement[1]: duration: 3 s leaves no rekey"),
-    ("baseline", 'kind = "rekey"', "technique[1]: baseline has no keys to renew on demand"),
+    ("baseline", 'kind = "rekey"', "technique[1]: baseline has no keys to renew, so measurement[1]"),
     ("openvpn", 'kind = "rekey"', "technique[1]: openvpn has no command to renegotiate"),
+    ("macsec", 'kind = "rekey"', "technique[1]: macsec: vpnbench cannot renew its keys on demand"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, technique, entry, message):
     (tmp_path / "c.toml").write_text(f'[[technique]]\nkind = "{technique}"\n[[measurement]]\n{entry}\n')

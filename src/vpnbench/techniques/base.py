@@ -88,7 +88,7 @@ class Technique(abc.ABC):
     def cannot_rekey(cls, params: Params) -> str | None:
         """None when rekey() can renew this technique's keys on demand; otherwise why not (checked
         with the campaign, before anything runs)."""
-        return f"{cls.kind} has no keys to renew on demand"
+        return f"{cls.kind}: vpnbench cannot renew its keys on demand"
 
     def rekey(self) -> dict:
         """Renew the keys of the running tunnel now; return what changed (old and new SPIs, ...).
