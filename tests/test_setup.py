@@ -154,3 +154,34 @@ def test_bad_input_is_one_line_exit_2(tmp_path, technique, entry, message):
     result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "c.db").exists()
+
+
+class FakeTechnique:
+    """Records down/up; up() fails when told to."""
+
+    def __init__(self, fail: bool = False):
+        self.fail, self.calls, self.handshake_s = fail, [], 0.01
+
+    def down(self):
+        self.calls.append("down")
+
+    def up(self, backend):
+        self.calls.append(f"up {backend}")
+        if self.fail:
+            raise TechniqueError("daemon did not start")
+        return Tunnel(backend, {"ipv4": "10.0.0.2"}, {"ipv4": "10.0.0.1"}, "encrypted", None)
+
+
+def test_the_runners_cycle_hands_the_new_tunnel_to_the_bringup_and_leaves_a_failure_down():
+    from vpnbench.records import Bringup
+    from vpnbench.runner import cycler
+
+    bringup = Bringup("run", "wg", "wireguard", "userspace", "now")
+    technique = FakeTechnique()
+    cycled = cycler(technique, bringup)()
+    assert technique.calls == ["down", "up userspace"] and bringup.tunnel is cycled.tunnel
+    assert cycled.up_s >= 0 and cycled.handshake_s == 0.01
+    broken = FakeTechnique(fail=True)
+    with pytest.raises(TechniqueError):
+        cycler(broken, bringup)()
+    assert broken.calls == ["down", "up userspace", "down"]  # so the next cell brings it up afresh
