@@ -25,7 +25,7 @@ from vpnbench.errors import MeasurementError, TechniqueError, TestbedError, User
 from vpnbench.impair.backends import ImpairmentBackend, LinkemBackend, NetemBackend, linkem_binary
 from vpnbench.impair.model import Impairment
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.measure.base import MeasureContext, PortAllocator
+from vpnbench.measure.base import Cycled, MeasureContext, PortAllocator
 from vpnbench.measure.ping import rtts
 from vpnbench.hostfacts import collect_host_facts
 from vpnbench.hosts.base import CommandFailed
@@ -535,7 +535,8 @@ class Runner:
             monitor.start()
             try:
                 result = measurement.run(MeasureContext(testbed.client, testbed.server, bringup.tunnel, self.ports,
-                                                             record.technique_params))
+                                                        record.technique_params, cycler(technique, bringup),
+                                                        technique.rekey))
             finally:
                 record.hosts = monitor.stop()
             record.metrics, record.status, raw = result.metrics, "ok", result.raw
@@ -570,6 +571,23 @@ class Runner:
         else:
             outcome.failed += 1
             self.console.print(f"  [red]failed[/] {where}  " + escape(record.error or ""))
+
+
+def cycler(technique: Technique, bringup: Bringup):
+    """MeasureContext.cycle for this bring-up: the technique down and up again, timed to up()'s
+    return; the bring-up serves the next cells with the new tunnel. A failed up() leaves the
+    technique down, so the next cell brings it up afresh (with its wire proof)."""
+    def cycle() -> Cycled:
+        technique.down()
+        started = time.monotonic()
+        try:
+            tunnel = technique.up(bringup.backend)
+        except BaseException:
+            technique.down()
+            raise
+        bringup.tunnel = tunnel
+        return Cycled(tunnel, round(time.monotonic() - started, 4), technique.handshake_s)
+    return cycle
 
 
 def make_impairer(backend: str, testbed: Testbed) -> ImpairmentBackend:

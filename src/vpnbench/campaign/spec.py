@@ -123,6 +123,7 @@ def campaign_from_dict(data: dict) -> Campaign:
     measurements = _entries(data, "measurement", MEASUREMENTS)
     _require_unique([technique_label(t) for t in techniques], "technique")
     _require_unique([measurement_label(m) for m in measurements], "measurement")
+    _require_rekeyable(techniques, measurements)
     impairments = _impairments(data, testbed)
     return Campaign(info, testbed, techniques, measurements, data, impairments or [NO_IMPAIRMENT])
 
@@ -254,6 +255,26 @@ def _points(entry: dict, where: str) -> list[dict]:
         points = [{**p, "label": entry["label"] + "".join(f" {k}={p[k]}" for k in LIST_AXES
                                                           if isinstance(entry.get(k), list))} for p in points]
     return points
+
+
+def _require_rekeyable(techniques: list[Params], measurements: list[Params]) -> None:
+    """A rekey measurement runs on every technique of the campaign: each must rekey on demand."""
+    where = next((n for n, m in enumerate(measurements, start=1) if m.kind == "rekey"), None)
+    if where is None:
+        return
+    for number, params in enumerate(techniques, start=1):
+        reason = TECHNIQUES[params.kind].cannot_rekey(params)
+        if reason:
+            able = [kind for kind, cls in TECHNIQUES.items() if _rekeys_by_default(cls)]
+            raise UserError(f"technique[{number}]: {reason}, so measurement[{where}] (kind = \"rekey\") cannot run "
+                            f"on it; allowed technique kinds: {', '.join(able)}")
+
+
+def _rekeys_by_default(cls) -> bool:
+    try:
+        return cls.cannot_rekey(cls.Params()) is None
+    except ValueError:  # a technique whose parameters have required keys (external)
+        return False
 
 
 def _require_unique(labels: list[str], section: str) -> None:

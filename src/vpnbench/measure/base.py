@@ -3,12 +3,21 @@
 import abc
 import dataclasses
 import itertools
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from vpnbench.hosts.base import Host
 from vpnbench.params import Params
 from vpnbench.records import SeriesPoint, Trial
 from vpnbench.techniques.base import Tunnel
+
+
+@dataclasses.dataclass(frozen=True)
+class Cycled:
+    """One down-and-up of the cell's technique (MeasureContext.cycle)."""
+
+    tunnel: Tunnel  # the new tunnel
+    up_s: float  # from the start of bring-up until the technique said it was up
+    handshake_s: float | None = None  # the key exchange, where the daemon lets it be timed
 
 
 @dataclasses.dataclass
@@ -20,6 +29,11 @@ class MeasureContext:
     # The technique's kind and settings (Params.settings()), for measurements that compare with
     # what the protocol should give (mtu's expected MTU).
     technique_params: dict = dataclasses.field(default_factory=dict)
+    # Hooks into the cell's technique, given by the runner (fakes in unit tests), for the kinds
+    # that measure the technique itself: bring it down and up again (the wire proof is not
+    # repeated), and renew its keys now (Technique.rekey: what changed, or TechniqueError).
+    cycle: Callable[[], Cycled] | None = None
+    rekey: Callable[[], dict] | None = None
 
     def target(self, family: str) -> str:
         return self.tunnel.server_addrs[family]

@@ -4,6 +4,7 @@ import abc
 import dataclasses
 from typing import ClassVar, Literal
 
+from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
 from vpnbench.params import Params
 from vpnbench.resources import RunResources
@@ -79,6 +80,20 @@ class Technique(abc.ABC):
         self.params = params
         self.ctx = ctx
         self.tunnel: Tunnel | None = None
+        # The last up()'s key exchange in seconds, where the daemon lets it be timed (its log):
+        # the `setup` measurement reports it beside the set-up time.
+        self.handshake_s: float | None = None
+
+    @classmethod
+    def cannot_rekey(cls, params: Params) -> str | None:
+        """None when rekey() can renew this technique's keys on demand; otherwise why not (checked
+        with the campaign, before anything runs)."""
+        return f"{cls.kind}: vpnbench cannot renew its keys on demand"
+
+    def rekey(self) -> dict:
+        """Renew the keys of the running tunnel now; return what changed (old and new SPIs, ...).
+        Raises TechniqueError when it did not happen."""
+        raise TechniqueError(self.cannot_rekey(self.params) or f"{self.kind}: rekey not implemented")
 
     @classmethod
     @abc.abstractmethod

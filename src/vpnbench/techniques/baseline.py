@@ -19,6 +19,10 @@ class Baseline(Technique):
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
         return [BackendStatus("kernel", True)]
 
+    @classmethod
+    def cannot_rekey(cls, params: Params) -> str | None:
+        return "baseline has no keys to renew"
+
     def up(self, backend: str) -> Tunnel:
         self.tunnel = Tunnel(
             backend=backend,

@@ -114,6 +114,12 @@ class OpenVPN(Technique):
             params = params.model_copy(update={"backend": "userspace"})
         return super().resolve_backend(params, probe)
 
+    @classmethod
+    def cannot_rekey(cls, params) -> str | None:
+        # OpenVPN 2.6 renegotiates its data channel key only on its own schedule (reneg-sec,
+        # reneg-bytes, reneg-pkts); SIGUSR1 restarts the whole session, which is not a rekey.
+        return "openvpn has no command to renegotiate its data channel key now (only reneg-sec/-bytes/-pkts schedule it)"
+
     def up(self, backend: str) -> Tunnel:
         p = self.params
         self.files: list[Path] = []
@@ -131,8 +137,11 @@ class OpenVPN(Technique):
         for role in ("server", "client"):  # the server first, so the client's first packet finds it
             host = self._host(role)
             argv = ["openvpn", *self._common_args(role, backend), *secrets_args[role]]
+            started = time.monotonic()  # the client's start, last
             self.tunnel.procs.append(host.spawn(argv, name="openvpn"))
         self._wait_ready()
+        # "Initialization Sequence Completed" minus the client's start, as polled (50 ms steps)
+        self.handshake_s = round(time.monotonic() - started, 3)
         return self.tunnel
 
     def _host(self, role: str):

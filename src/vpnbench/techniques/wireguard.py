@@ -57,6 +57,7 @@ class WireGuard(Technique):
         res = self.ctx.resources
         self.ifaces = {"client": res.iface_name("c"), "server": res.iface_name("s")}
         self.key_files = []
+        self.peer_args: dict[str, list[str]] = {}
         keys = {role: self._keypair(role) for role in ("client", "server")}
         psk_file = self._secret_file(("client", "server"), "wg.psk", _wg("genpsk")) if p.psk else None
         self.tunnel = Tunnel(
@@ -74,17 +75,37 @@ class WireGuard(Technique):
             self._create_interface(host, iface, backend)
             endpoint = self.ctx.underlay[peer][p.family]
             endpoint = f"[{endpoint}]:{p.port}" if p.family == "ipv6" else f"{endpoint}:{p.port}"
-            argv = ["wg", "set", iface, "listen-port", str(p.port), "private-key", str(keys[role][0]),
-                    "peer", keys[peer][1]]
-            if psk_file:
-                argv += ["preshared-key", str(psk_file)]
-            argv += ["endpoint", endpoint,
-                     "allowed-ips", f"{INNER[peer]['ipv4']}/32,{INNER[peer]['ipv6']}/128"]
-            host.run(argv)
+            peer_args = ["peer", keys[peer][1]] + (["preshared-key", str(psk_file)] if psk_file else [])
+            peer_args += ["endpoint", endpoint, "allowed-ips", f"{INNER[peer]['ipv4']}/32,{INNER[peer]['ipv6']}/128"]
+            self.peer_args[role] = peer_args
+            host.run(["wg", "set", iface, "listen-port", str(p.port), "private-key", str(keys[role][0]), *peer_args])
             host.run(["ip", "addr", "add", f"{INNER[role]['ipv4']}/24", "dev", iface])
             host.run(["ip", "-6", "addr", "add", f"{INNER[role]['ipv6']}/64", "dev", iface, "nodad"])
             host.run(["ip", "link", "set", iface, "mtu", str(p.mtu), "up"])
         return self.tunnel
+
+    @classmethod
+    def cannot_rekey(cls, params: WireGuardParams) -> str | None:
+        return None
+
+    def rekey(self, timeout: float = 10.0) -> dict:
+        """WireGuard renews its session keys on its own every 2 minutes and has no command to do
+        it now; removing the peer on the client and adding it back drops the session, so the next
+        packet starts a new handshake. Unlike the timed rekey (the old session carries traffic
+        until the new one is ready) packets in between are refused: an upper bound of the cost."""
+        if self.tunnel is None:
+            raise TechniqueError("wireguard: not up")
+        host, iface, peer_args = self.ctx.client, self.ifaces["client"], self.peer_args["client"]
+        before = latest_handshake(host, iface)
+        host.run(["wg", "set", iface, "peer", peer_args[1], "remove"])
+        host.run(["wg", "set", iface, *peer_args])
+        deadline = time.monotonic() + timeout
+        while (after := latest_handshake(host, iface)) == 0:  # a re-added peer has had none yet
+            if time.monotonic() > deadline:
+                raise TechniqueError(f"rekey: no new WireGuard handshake within {timeout:g} s of re-adding the peer")
+            time.sleep(0.05)
+        return {"how": "wg set peer remove + re-add on the client (forces a new handshake)",
+                "handshake_before": before, "handshake_after": after}
 
     def _keypair(self, role: str):
         private = _wg("genkey")
@@ -145,6 +166,12 @@ class WireGuard(Technique):
         for path in self.key_files:
             wipe_file(path)
         self.tunnel = None
+
+
+def latest_handshake(host, iface: str) -> int:
+    """The peer's last handshake (Unix seconds, 0 for never) from `wg show IFACE latest-handshakes`."""
+    fields = host.run(["wg", "show", iface, "latest-handshakes"], timeout=5).stdout.split()
+    return int(fields[1]) if len(fields) >= 2 and fields[1].isdigit() else 0
 
 
 def _wg(command: str, stdin: str | None = None) -> str:

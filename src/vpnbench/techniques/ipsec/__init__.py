@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from vpnbench import evidence
+from vpnbench.errors import TechniqueError
 from vpnbench.params import Family, Params
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 from vpnbench.techniques.ipsec import l2tp, libreswan, strongswan
@@ -83,8 +84,22 @@ class Ipsec(Technique):
         raise ValueError(("no backend available (" + "; ".join(reasons) + ")") if params.backend == "auto"
                          else f"backend {params.backend!r} is not available: {reasons[0].split(': ', 1)[1]}")
 
+    @classmethod
+    def cannot_rekey(cls, params: IpsecParams) -> str | None:
+        if params.implementation != "strongswan":
+            return "ipsec: rekey is forced through strongSwan's swanctl; implementation = \"libreswan\" is not supported"
+        return None
+
+    def rekey(self) -> dict:
+        """The CHILD SA rekeyed by the initiator's charon (a CREATE_CHILD_SA exchange; the IKE SA stays)."""
+        reason = self.cannot_rekey(self.params)
+        if reason or self.tunnel is None:
+            raise TechniqueError(reason or "ipsec: not up")
+        return self.daemons["client"].rekey()
+
     def up(self, backend: str) -> Tunnel:
         p = self.params
+        self.handshake_s = None
         self.daemons: dict[str, strongswan.Charon | libreswan.Pluto | l2tp.Xl2tpd] = {}
         self.inner_added: list[tuple[str, str]] = []
         cipher = CIPHERS[p.cipher]
@@ -129,6 +144,7 @@ class Ipsec(Technique):
             charon.load(strongswan.swanctl_conf(self._side(role), p, backend, auth[role], ppk_secret),
                         auth[role]["files"])
         self.daemons["client"].initiate()
+        self.handshake_s = strongswan.handshake_seconds(self.daemons["client"].proc.output())
         return strongswan.negotiated(self.daemons["client"].list_sas())
 
     def _up_libreswan(self) -> dict:

@@ -9,6 +9,7 @@ charon runs in a private mount namespace where the host's private directory is b
 import dataclasses
 import re
 import subprocess
+import time
 from pathlib import Path
 
 from vpnbench.errors import TechniqueError
@@ -64,6 +65,8 @@ def strongswan_conf(backend: str) -> str:
     stderr {{
       default = 1
       flush_line = yes
+      time_format = %T
+      time_add_ms = yes
     }}
   }}
   syslog {{
@@ -159,6 +162,25 @@ class Charon:
     def list_sas(self) -> dict:
         return parse_vici_raw(self.swanctl("--list-sas", "--raw").stdout)
 
+    def rekey(self, timeout: float = 10.0) -> dict:
+        """Rekey the CHILD SA now and wait until its successor is installed; returns the SPIs
+        before and after. swanctl --rekey only queues the exchange, so the new SA is polled for."""
+        before = installed_child(self.list_sas())
+        if before is None:
+            raise TechniqueError("rekey: no installed CHILD SA to rekey")
+        self.swanctl("--rekey", "--child", "net")
+        deadline = time.monotonic() + timeout
+        while True:
+            after = installed_child(self.list_sas())
+            if after is not None and after.get("spi-in") != before.get("spi-in"):
+                return {"how": "swanctl --rekey --child net", "spi_in_before": before.get("spi-in"),
+                        "spi_out_before": before.get("spi-out"), "spi_in_after": after.get("spi-in"),
+                        "spi_out_after": after.get("spi-out")}
+            if time.monotonic() > deadline:
+                raise TechniqueError(f"rekey: the CHILD SA still has SPI {before.get('spi-in')} after {timeout:g} s; "
+                                     f"charon: {tail(self.proc.output()) if self.proc else ''}")
+            time.sleep(0.05)
+
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.stop(5)
@@ -211,6 +233,34 @@ def negotiated(sas: dict) -> dict:
                           if child.get(key) is not None},
             }
     return {}
+
+
+def installed_child(sas: dict) -> dict | None:
+    """The newest INSTALLED CHILD SA of an established IKE SA (during a rekey the old one
+    lingers, REKEYED, beside its successor)."""
+    children = [child for event in sas.get("list-sa event", []) for ike in event.values()
+                if isinstance(ike, dict) and ike.get("state") == "ESTABLISHED"
+                for child in (ike.get("child-sas") or {}).values()
+                if isinstance(child, dict) and child.get("state") == "INSTALLED"]
+    return max(children, key=lambda c: int(c.get("uniqueid") or 0), default=None)
+
+
+# charon's stderr log with time_format = %T and time_add_ms: "23:45:01.123 06[IKE] initiating IKE_SA ..."
+_LOG_TIME = r"^(\d\d):(\d\d):(\d\d)\.(\d{3}) .*"
+_INITIATING = re.compile(_LOG_TIME + r"initiating IKE_SA", re.MULTILINE)
+_CHILD_UP = re.compile(_LOG_TIME + r"CHILD_SA \S+ established", re.MULTILINE)
+
+
+def handshake_seconds(log: str) -> float | None:
+    """The initiator's IKE exchange as its log times it: from sending IKE_SA_INIT to the first
+    CHILD SA established (IKE_AUTH done); None when the log lacks either line."""
+    start, done = _INITIATING.search(log), _CHILD_UP.search(log)
+    if not start or not done:
+        return None
+    def seconds(match) -> float:
+        h, m, s, ms = (int(g) for g in match.groups())
+        return h * 3600 + m * 60 + s + ms / 1000
+    return round((seconds(done) - seconds(start)) % 86400, 3)  # % 86400: across midnight
 
 
 def generate_key() -> tuple[str, str]:

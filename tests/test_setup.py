@@ -1,0 +1,187 @@
+"""Set-up time (the technique down and up N times) and rekey impact (rekeys during a flow)."""
+
+import pytest
+
+from conftest import run_campaign, run_cli
+from vpnbench.errors import MeasurementError, TechniqueError
+from vpnbench.hosts.base import CommandResult
+from vpnbench.measure.base import Cycled, MeasureContext, PortAllocator
+from vpnbench.measure.rekey import impact, rekey_metrics
+from vpnbench.measure.setup import Setup, SetupParams
+from vpnbench.techniques.base import Tunnel
+from vpnbench.techniques.ipsec.strongswan import handshake_seconds, installed_child
+
+CAMPAIGN = """
+[campaign]
+name = "setup"
+[[technique]]
+kind = "wireguard"
+backend = "userspace"
+[[technique]]
+kind = "ipsec"
+backend = "userspace"
+[[measurement]]
+kind = "setup"
+count = 20
+[[measurement]]
+kind = "rekey"
+duration = "5s"
+rekey_every = "1.5s"
+[[measurement]]
+kind = "tcp"
+duration = "1s"
+"""
+
+
+@pytest.mark.netns
+def test_setup_twenty_times_then_rekeys_during_a_flow(tmp_path, clean_machine):
+    _, cells = run_campaign(tmp_path, CAMPAIGN)
+    by = {(c["technique"].split()[0], c["measurement"]): c for c in cells}
+    assert len(by) == 6 and all(c["status"] == "ok" for c in cells), [(c["technique"], c["error"]) for c in cells]
+    import vpnbench
+    data = vpnbench.load(str(tmp_path / "c.db"))
+    for technique in ("wireguard", "ipsec"):
+        setup, rekey, tcp = (by[(technique, kind)] for kind in ("setup", "rekey", "tcp"))
+        m = setup["metrics"]
+        assert m["cycles"] == 20 and 0 < m["setup_min_s"] <= m["setup_p50_s"] <= m["setup_p95_s"] <= m["setup_max_s"]
+        assert 0 < m["first_packet_p50_s"] < m["setup_p50_s"]
+        trials = data.trials[data.trials.cell_id == setup["cell_id"]]
+        assert sorted(trials.number) == list(range(1, 21))
+        assert all(t["setup_s"] == pytest.approx(t["up_s"] + t["first_packet_s"], abs=1e-3) for t in trials.data)
+        points = data.series[(data.series.cell_id == setup["cell_id"]) & (data.series.name == "setup_s")]
+        assert len(points) == 20
+        # the technique came back up and served the next cells without a new bring-up
+        assert tcp["metrics"]["throughput_bps"] > 1e6 and tcp["bringup_id"] == setup["bringup_id"]
+        events = data.events[(data.events.cell_id == rekey["cell_id"]) & (data.events.kind == "rekey")]
+        assert len(events) == 2 and rekey["metrics"]["rekeys"] == 2  # at 1.5 and 3 s; 4.5 s leaves no 2 s of flow
+        for detail in events.detail:
+            assert detail["throughput_before_bps"] > 0 and detail["throughput_after_min_bps"] >= 0
+            assert 0 <= detail["dip_pct"] <= 100 and detail["rtt_max_ms"] > 0
+    assert by[("ipsec", "setup")]["metrics"]["handshake_p50_s"] > 0  # from charon's log
+    assert "handshake_p50_s" not in by[("wireguard", "setup")]["metrics"]  # its log counts whole seconds
+    spis = data.events[(data.events.cell_id == by[("ipsec", "rekey")]["cell_id"])].detail
+    for detail in spis:  # read back from swanctl --list-sas before and after
+        assert detail["spi_in_before"] != detail["spi_in_after"] and detail["spi_out_before"] != detail["spi_out_after"]
+    first, second = list(spis)
+    assert second["spi_in_before"] == first["spi_in_after"]
+
+
+class FakeClient:
+    """Answers ping with a reply (or none) and records the commands."""
+
+    def __init__(self, reply: bool = True):
+        self.reply = reply
+        self.commands: list[list[str]] = []
+
+    def run(self, argv, timeout=None, check=True):
+        self.commands.append(argv)
+        return CommandResult(argv, 0 if self.reply else 1, "", "")
+
+
+def _context(client, cycle) -> MeasureContext:
+    tunnel = Tunnel("userspace", {"ipv4": "10.0.0.2"}, {"ipv4": "10.0.0.1"}, "encrypted", None)
+    return MeasureContext(client, client, tunnel, PortAllocator(), cycle=cycle)
+
+
+def test_setup_cycles_through_the_hook_and_summarises():
+    ups = iter([0.3, 0.1, 0.2, 0.4])
+    tunnel = Tunnel("userspace", {"ipv4": "10.0.0.9"}, {"ipv4": "10.0.0.8"}, "encrypted", None)
+    client = FakeClient()
+    result = Setup(SetupParams(count=4)).run(_context(client, lambda: Cycled(tunnel, next(ups), 0.05)))
+    m = result.metrics
+    assert m["cycles"] == 4 and len(result.trials) == 4 and [t.number for t in result.trials] == [1, 2, 3, 4]
+    assert m["setup_min_s"] >= 0.1 and m["setup_max_s"] >= 0.4 and m["setup_p50_s"] <= m["setup_p95_s"]
+    assert m["up_p50_s"] == pytest.approx(0.25) and m["handshake_p50_s"] == 0.05
+    assert all(t.duration_s == pytest.approx(t.data["up_s"] + t.data["first_packet_s"]) for t in result.trials)
+    assert all(argv[-1] == "10.0.0.9" for argv in client.commands)  # pings go to the new tunnel
+    assert len(result.series["setup_s"]) == 4
+
+
+def test_setup_fails_naming_the_cycle():
+    def cycle():
+        raise TechniqueError("charon did not start")
+    with pytest.raises(MeasurementError, match="cycle 1 of 3: charon did not start"):
+        Setup(SetupParams(count=3)).run(_context(FakeClient(), cycle))
+    tunnel = Tunnel("userspace", {"ipv4": "10.0.0.9"}, {"ipv4": "10.0.0.8"}, "encrypted", None)
+    with pytest.raises(MeasurementError, match="no reply through the tunnel"):
+        Setup(SetupParams(count=3, timeout=1)).run(_context(FakeClient(reply=False), lambda: Cycled(tunnel, 0.1)))
+
+
+def test_rekey_impact_reads_the_second_before_and_the_two_after():
+    throughput = [(1.0, 100.0), (2.0, 100.0), (3.0, 20.0), (4.0, 60.0), (5.0, 90.0), (6.0, 10.0)]
+    probe = [(t / 10, 1.0 if t != 25 else 30.0) for t in range(60) if t not in (26, 27)]
+    sent = [t / 10 for t in range(60)]
+    detail = impact(2.2, 0.1, {"how": "test"}, throughput, probe, sent)
+    assert detail["throughput_before_bps"] == 100.0 and detail["throughput_after_min_bps"] == 20.0
+    assert detail["dip_pct"] == 80.0 and detail["rtt_max_ms"] == 30.0 and detail["pings_lost"] == 2
+    assert detail["how"] == "test"  # 6.0's 10 is 3.8 s after: outside the window
+    metrics = rekey_metrics([(2.2, "rekey", detail)], throughput, probe)
+    assert metrics["rekeys"] == 1 and metrics["dip_max_pct"] == 80.0 and metrics["rekey_rtt_max_ms"] == 30.0
+
+
+CHARON_LOG = """23:59:59.990 12[CFG] vici initiate CHILD_SA 'net'
+23:59:59.995 15[IKE] initiating IKE_SA vpb[1] to 10.201.2.2
+00:00:00.001 11[IKE] IKE_SA vpb[1] established between 10.201.1.2[client@vpnbench]...10.201.2.2[server@vpnbench]
+00:00:00.007 11[IKE] CHILD_SA net{1} established with SPIs fc0b23dc_i 8b1682df_o and TS 10.98.0.1/32 === 10.98.0.2/32
+"""
+
+
+def test_handshake_from_charons_log_across_midnight():
+    assert handshake_seconds(CHARON_LOG) == pytest.approx(0.012)
+    assert handshake_seconds(CHARON_LOG.splitlines()[1]) is None
+
+
+def test_installed_child_is_the_newest_installed():
+    sas = {"list-sa event": [{"vpb": {"state": "ESTABLISHED", "child-sas": {
+        "net-1": {"state": "REKEYED", "uniqueid": "1", "spi-in": "aa"},
+        "net-2": {"state": "INSTALLED", "uniqueid": "2", "spi-in": "bb"},
+        "net-3": {"state": "INSTALLING", "uniqueid": "3", "spi-in": "cc"}}}}]}
+    assert installed_child(sas)["spi-in"] == "bb"
+    assert installed_child({}) is None
+
+
+@pytest.mark.parametrize("technique, entry, message", [
+    ("wireguard", 'kind = "setup"\ncount = 0', "measurement[1].count"),
+    ("wireguard", 'kind = "setup"\ncount = 1001', "measurement[1].count"),
+    ("wireguard", 'kind = "rekey"\nrekey_every = "0s"', "measurement[1].rekey_every"),
+    ("wireguard", 'kind = "rekey"\nduration = "3s"\nrekey_every = "2s"', "measurement[1]: duration: 3 s leaves no rekey"),
+    ("baseline", 'kind = "rekey"', "technique[1]: baseline has no keys to renew, so measurement[1]"),
+    ("openvpn", 'kind = "rekey"', "technique[1]: openvpn has no command to renegotiate"),
+    ("macsec", 'kind = "rekey"', "technique[1]: macsec: vpnbench cannot renew its keys on demand"),
+])
+def test_bad_input_is_one_line_exit_2(tmp_path, technique, entry, message):
+    (tmp_path / "c.toml").write_text(f'[[technique]]\nkind = "{technique}"\n[[measurement]]\n{entry}\n')
+    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "c.db").exists()
+
+
+class FakeTechnique:
+    """Records down/up; up() fails when told to."""
+
+    def __init__(self, fail: bool = False):
+        self.fail, self.calls, self.handshake_s = fail, [], 0.01
+
+    def down(self):
+        self.calls.append("down")
+
+    def up(self, backend):
+        self.calls.append(f"up {backend}")
+        if self.fail:
+            raise TechniqueError("daemon did not start")
+        return Tunnel(backend, {"ipv4": "10.0.0.2"}, {"ipv4": "10.0.0.1"}, "encrypted", None)
+
+
+def test_the_runners_cycle_hands_the_new_tunnel_to_the_bringup_and_leaves_a_failure_down():
+    from vpnbench.records import Bringup
+    from vpnbench.runner import cycler
+
+    bringup = Bringup("run", "wg", "wireguard", "userspace", "now")
+    technique = FakeTechnique()
+    cycled = cycler(technique, bringup)()
+    assert technique.calls == ["down", "up userspace"] and bringup.tunnel is cycled.tunnel
+    assert cycled.up_s >= 0 and cycled.handshake_s == 0.01
+    broken = FakeTechnique(fail=True)
+    with pytest.raises(TechniqueError):
+        cycler(broken, bringup)()
+    assert broken.calls == ["down", "up userspace", "down"]  # so the next cell brings it up afresh
