@@ -16,7 +16,7 @@ from vpnbench.impair.model import NONE as NO_IMPAIRMENT
 from vpnbench.impair.model import Impairment, ImpairmentParams, expand_impairment
 from vpnbench.impair.spec import SpecError
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.params import Duration, DurationOrOff, Params, validate_model
+from vpnbench.params import DurationOrOff, Params, validate_model
 from vpnbench.scaling import expand_lists
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.testbed import TestbedSpec
