@@ -10,20 +10,12 @@ probe costs the link it measures.
 Run as root: .venv/bin/python bench/applications.py   (takes the test lock; results go to bench/RESULTS.md)
 """
 
-import fcntl
-import json
-import os
-import platform
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
-from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from results_md import write_section  # noqa: E402
+from common import exclusive, machine, publish, require_root, run_campaign  # noqa: E402
 
 SECONDS = 5
 SIZE = "128M"
@@ -58,20 +50,6 @@ duration = "{SECONDS}s"
 """
 
 
-def run() -> tuple[list[dict], float]:
-    with tempfile.TemporaryDirectory() as tmp:
-        Path(tmp, "c.toml").write_text(CAMPAIGN)
-        started = time.monotonic()
-        result = subprocess.run([sys.executable, "-m", "vpnbench", "run", f"{tmp}/c.toml", "--db", f"{tmp}/c.db"],
-                                capture_output=True, text=True)
-        wall = time.monotonic() - started
-        if result.returncode != 0:
-            raise SystemExit(f"campaign failed:\n{result.stdout}\n{result.stderr}")
-        subprocess.run([sys.executable, "-m", "vpnbench", "export", f"{tmp}/c.db", "--format", "json",
-                        "-o", f"{tmp}/c.json"], check=True)
-        return json.loads(Path(tmp, "c.json").read_text()), wall
-
-
 def median(cells: list[dict], technique: str, label: str, metric: str) -> float:
     return statistics.median(c["metrics"][metric] for c in cells
                              if c["technique"] == technique and c["measurement_label"] == label)
@@ -94,16 +72,13 @@ def tables(cells: list[dict]) -> str:
 
 
 def main() -> None:
-    if os.geteuid() != 0:
-        raise SystemExit("run as root")
-    with open("/run/vpnbench-tests.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # nothing else runs while we measure
-        cells, wall = run()
+    require_root("applications.py")
+    with exclusive():
+        cells, wall = run_campaign(CAMPAIGN)
     failed = [c for c in cells if c["status"] != "ok"]
     if failed:
         raise SystemExit(f"{len(failed)} cells failed: {failed[0]['error']}")
-    body = f"""Measured {date.today()} on {platform.node()} ({os.cpu_count()} CPUs, kernel {platform.release()}),
-by `bench/applications.py`, one run ({wall:.0f} s), medians of {REPETITIONS} repetitions; client and server
+    body = f"""{machine('applications.py')}, one run ({wall:.0f} s), medians of {REPETITIONS} repetitions; client and server
 pinned to one core each, router between. TCP: one iperf3 stream client→server, {SECONDS} s. scp: a {SIZE}
 random file server→client (OpenSSH 9.2, SCP protocol, aes128-gcm@openssh.com), http: the same through
 nginx + curl; both from /dev/shm to /dev/shm, sha256-checked, timed from the clients' start (handshakes
@@ -113,8 +88,7 @@ included). Probe: irtt, 64-byte packets every 20 ms both ways, beside one TCP fl
 
 Shared 2-core machine (other sessions at work): single runs vary by ±20 %.
 """
-    write_section("applications", body)
-    print(body)
+    publish("applications", body)
 
 
 if __name__ == "__main__":

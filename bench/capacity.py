@@ -12,7 +12,6 @@ Run as root: flock /run/vpnbench-tests.lock .venv/bin/python bench/capacity.py  
 
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -21,15 +20,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from results_md import write_section  # noqa: E402
+from common import baseline_testbed, machine, publish, require_root  # noqa: E402
 
 from vpnbench.measure.base import MeasureContext, PortAllocator  # noqa: E402
 from vpnbench.measure.iperf2 import parse_iperf2  # noqa: E402
 from vpnbench.measure.rate_search import RateSearch, RateSearchParams  # noqa: E402
-from vpnbench.resources import RunResources  # noqa: E402
-from vpnbench.techniques.base import TechniqueContext  # noqa: E402
-from vpnbench.techniques.baseline import Baseline, BaselineParams  # noqa: E402
-from vpnbench.testbed import Testbed, TestbedSpec  # noqa: E402
 
 SECONDS = 3
 REPEATS = 3
@@ -87,15 +82,9 @@ def best(runs: list[dict]) -> dict:
 
 
 def main() -> None:
-    if os.geteuid() != 0:
-        raise SystemExit("bench/capacity.py must run as root")
-    resources = RunResources()
-    testbed = Testbed(TestbedSpec(), resources)
+    require_root("capacity.py")
     rows, search = {}, {}
-    try:
-        testbed.up()
-        ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), resources, None)
-        tunnel = Baseline(BaselineParams(), ctx).up("kernel")
+    with baseline_testbed() as (testbed, tunnel, _):
         target = tunnel.server_addrs["ipv4"]
         ports = PortAllocator(5601, 5699)
         for length in (1300, 64):
@@ -110,9 +99,6 @@ def main() -> None:
         result = RateSearch(params).run(mctx)
         search = {**result.metrics, "wall_s": time.monotonic() - started}
         print(search, flush=True)
-    finally:
-        testbed.down()
-        resources.close()
     write(rows, search)
 
 
@@ -129,8 +115,7 @@ def write(rows: dict, search: dict) -> None:
     pdr = search.get("pdr_bps")
     pdr_text = f"{pdr / 1e6:.0f} Mbit/s" if pdr else "generator-limited"
     body = f"""
-Measured {time.strftime('%Y-%m-%d')} on {platform.node()} ({os.cpu_count()} CPUs, kernel {platform.release()}),
-by `bench/capacity.py`, all numbers from one run; UDP over the baseline (client—router—server namespaces),
+{machine('capacity.py')}, all numbers from one run; UDP over the baseline (client—router—server namespaces),
 {SECONDS} s per run, the median of {REPEATS} runs by pps. The machine is shared with other sessions.
 
 {chr(10).join(lines)}
@@ -146,8 +131,7 @@ rate_search on the baseline, 1300-byte datagrams, iperf3 generator, MLRsearch at
 | highest rate the generator sent in the search | {search.get('generator_max_sent_bps', float('nan')) / 1e6:.0f} Mbit/s |
 | search wall time | **{search.get('wall_s', float('nan')):.0f} s**, {search.get('trials', 0):.0f} trials |
 """
-    print(body)
-    write_section("capacity", body)
+    publish("capacity", body)
 
 
 if __name__ == "__main__":

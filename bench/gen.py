@@ -14,7 +14,6 @@ Run as root, under the machine lock:
 import dataclasses
 import json
 import os
-import platform
 import re
 import statistics
 import subprocess
@@ -23,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from results_md import write_section  # noqa: E402
+from common import machine, require_root, write_section  # noqa: E402
 
 from vpnbench.measure.gen import gen_binary  # noqa: E402
 from vpnbench.resources import RunResources  # noqa: E402
@@ -171,8 +170,7 @@ def render(result: dict) -> str:
         + " | " + ", ".join(f"{run[2]:.2f}" for run in runs) + " |"
         for (length, share), runs in result["accuracy"].items())
     return f"""
-Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {platform.node()} ({os.cpu_count()} CPUs, kernel
-{platform.release()}, shared with other sessions), by `bench/gen.py`, all numbers from one run: one
+{machine('gen.py')} (shared with other sessions), all numbers from one run: one
 sending thread, client and server namespaces on one veth pair, {SECONDS} s per run, the median of
 {REPEATS} interleaved runs (per-run values in brackets). Mpps = millions of UDP datagrams per second;
 "per core" = datagrams sent per CPU-second of the sending process. `gen` uses UDP GSO
@@ -208,8 +206,7 @@ each of {REPEATS} runs (interleaved), and the sender's cores in each (1.00 = it 
 
 
 def main() -> None:
-    if os.geteuid() != 0:
-        raise SystemExit("bench/gen.py must run as root")
+    require_root("gen.py")
     resources = RunResources()
     testbed = Testbed(TestbedSpec(router=False), resources)
     try:

@@ -8,20 +8,12 @@ next to the baseline), extended to every cipher the studies compared. S1's Pi nu
 Run as root: .venv/bin/python bench/ipsec.py   (takes the test lock; results go to bench/RESULTS.md)
 """
 
-import fcntl
-import json
-import os
-import platform
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
-from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from results_md import write_section  # noqa: E402
+from common import exclusive, machine, publish, require_root, run_campaign  # noqa: E402
 
 from vpnbench.techniques.ipsec.proposals import CIPHERS  # noqa: E402
 
@@ -41,20 +33,6 @@ kind = "baseline"
     for cipher in CIPHERS:
         text += f'[[technique]]\nkind = "ipsec"\nlabel = "{cipher}"\nbackend = "userspace"\ncipher = "{cipher}"\n'
     return text + f'[[measurement]]\nkind = "tcp"\nduration = "{SECONDS}s"\n'
-
-
-def run() -> tuple[list[dict], float]:
-    with tempfile.TemporaryDirectory() as tmp:
-        Path(tmp, "c.toml").write_text(campaign())
-        started = time.monotonic()
-        result = subprocess.run([sys.executable, "-m", "vpnbench", "run", f"{tmp}/c.toml", "--db", f"{tmp}/c.db"],
-                                capture_output=True, text=True)
-        wall = time.monotonic() - started
-        if result.returncode != 0:
-            raise SystemExit(f"campaign failed:\n{result.stdout}\n{result.stderr}")
-        subprocess.run([sys.executable, "-m", "vpnbench", "export", f"{tmp}/c.db", "--format", "json",
-                        "-o", f"{tmp}/c.json"], check=True)
-        return json.loads(Path(tmp, "c.json").read_text()), wall
 
 
 def summarize(cells: list[dict]) -> dict[str, dict]:
@@ -90,14 +68,11 @@ def table(rows: dict[str, dict]) -> str:
 
 
 def main() -> None:
-    if os.geteuid() != 0:
-        raise SystemExit("run as root")
-    with open("/run/vpnbench-tests.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # nothing else runs while we measure
-        cells, wall = run()
+    require_root("ipsec.py")
+    with exclusive():
+        cells, wall = run_campaign(campaign())
     rows = summarize(cells)
-    body = f"""Measured {date.today()} on {platform.node()} ({os.cpu_count()} CPUs, kernel {platform.release()}),
-by `bench/ipsec.py`, all numbers from one run ({wall:.0f} s): one iperf3 TCP stream client→server,
+    body = f"""{machine('ipsec.py')}, all numbers from one run ({wall:.0f} s): one iperf3 TCP stream client→server,
 {SECONDS} s, {REPETITIONS} repetitions per technique (median), client and server pinned to one core each,
 router in between. IPsec: strongSwan 5.9.8, IKEv2 PSK, tunnel mode, userspace data path
 (kernel-libipsec: ESP in UDP 4500 over a TUN device). CPU is each host's share of its pinned core(s).
@@ -109,8 +84,7 @@ here (AES-NI, OpenSSL) the comparison is between ciphers inside the same userspa
 whose cost is dominated by libipsec's per-packet path (TUN read, one thread per direction,
 UDP socket), not by the cipher.
 """
-    write_section("ipsec", body)
-    print(body)
+    publish("ipsec", body)
 
 
 if __name__ == "__main__":

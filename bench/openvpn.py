@@ -8,17 +8,15 @@ Run as root, holding the test lock:
     flock /run/vpnbench-tests.lock .venv/bin/python bench/openvpn.py   (results go to bench/RESULTS.md)
 """
 
-import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from results_md import write_section  # noqa: E402
+from common import publish, require_root, run_campaign  # noqa: E402
 
 CIPHERS = ("AES-256-GCM", "AES-128-GCM", "CHACHA20-POLY1305", "AES-256-CBC", "AES-128-CBC")
 REPETITIONS, SECONDS = 3, 5
@@ -34,18 +32,6 @@ def campaign() -> str:
                       f'cipher = "{cipher}"', f'transport = "{transport}"']
     lines += ["[[measurement]]", 'kind = "tcp"', f'duration = "{SECONDS}s"']
     return "\n".join(lines) + "\n"
-
-
-def run() -> list[dict]:
-    with tempfile.TemporaryDirectory() as tmp:
-        Path(tmp, "c.toml").write_text(campaign())
-        vpnbench = [sys.executable, "-m", "vpnbench"]
-        result = subprocess.run([*vpnbench, "run", f"{tmp}/c.toml", "--db", f"{tmp}/c.db"], capture_output=True, text=True)
-        if result.returncode != 0:
-            raise SystemExit(f"campaign failed:\n{result.stdout}\n{result.stderr}")
-        subprocess.run([*vpnbench, "export", f"{tmp}/c.db", "--format", "json", "-o", f"{tmp}/c.json"], check=True,
-                       capture_output=True)
-        return json.loads(Path(tmp, "c.json").read_text())
 
 
 def medians(cells: list[dict]) -> dict[str, dict[str, float]]:
@@ -67,7 +53,8 @@ def medians(cells: list[dict]) -> dict[str, dict[str, float]]:
 
 
 def main() -> None:
-    cells = run()
+    require_root("openvpn.py")
+    cells, _ = run_campaign(campaign())
     m = medians(cells)
     base = m["baseline"]
     rows = ["| technique | Mbit/s | ratio to baseline | client CPU % | server CPU % | openvpn CPU % of one core (client / server) |",
@@ -83,7 +70,7 @@ def main() -> None:
             f"{_openvpn_version()} userspace (no DCO in this kernel), TLS mode, tun, one iperf3 TCP stream "
             f"{SECONDS} s, median of {REPETITIONS}, all in one run (`bench/openvpn.py`). Host CPU = busy share of "
             "the host's pinned core (client CPU 0, server CPU 1), softirq included." + NOTE + "\n\n" + "\n".join(rows))
-    write_section("openvpn", body)
+    publish("openvpn", body)
 
 
 def _openvpn_version() -> str:

@@ -10,7 +10,6 @@ Takes the machine-wide test lock, so it never runs beside the test suite.
 """
 
 import argparse
-import platform
 import subprocess
 import sys
 import tempfile
@@ -18,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from results_md import write_section  # noqa: E402
+from common import LOCK, machine, publish, require_root  # noqa: E402
 
 from vpnbench.analysis import metric_frame, summarize  # noqa: E402
 from vpnbench.measure import MEASUREMENTS  # noqa: E402
@@ -27,7 +26,6 @@ from vpnbench.store import Store  # noqa: E402
 DEMO = Path(__file__).parent.parent / "src/vpnbench/campaign/presets/demo.toml"
 VARIANTS = {"fixed 5": "repetitions = 5",
             "auto": 'repetitions = "auto"\nmin_repetitions = 3\nmax_repetitions = 10\nci_target = 0.05'}
-LOCK = "/run/vpnbench-tests.lock"
 
 
 def run_variant(name: str, directory: Path, index: int) -> tuple[list, float]:
@@ -64,6 +62,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=1)
     args = parser.parse_args()
+    require_root("repetitions.py")
     results: dict[str, list] = {name: [] for name in VARIANTS}
     with tempfile.TemporaryDirectory() as tmp:
         for index in range(args.pairs):
@@ -83,10 +82,9 @@ def main() -> None:
     totals = [f"{name}: {sum(cells for _, _, cells in runs)} cells in {sum(s for _, s, _ in runs):.0f} s"
               for name, runs in results.items()]
     body = "\n".join(lines) + "\n\n" + "; ".join(totals) + (
-        f".\n\n{args.pairs} pair(s), alternating, on {platform.node()} ({time.strftime('%Y-%m-%d')}); the first "
-        "metric of each measurement (tcp and udp throughput, ping avg); `ci_target` 5 %, min 3, max 10.")
-    print(body)
-    write_section("repetitions: auto vs a fixed 5 on the demo", body)
+        f".\n\n{args.pairs} pair(s), alternating. {machine('repetitions.py')}. The first metric of each "
+        "measurement (tcp and udp throughput, ping avg); `ci_target` 5 %, min 3, max 10.")
+    publish("repetitions: auto vs a fixed 5 on the demo", body)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 from report_records import preset, records, store_records  # noqa: E402
-from results_md import write_section  # noqa: E402
+from common import publish  # noqa: E402
 
 from vpnbench.report import write_report  # noqa: E402
 
@@ -71,8 +71,7 @@ def main() -> None:
               f"{s1['svgs']} figures (a line figure per sweep entry and measurement, grouped bars for the networks).",
               "Where the time goes (1 000 cells, cProfile): significance.compare_all ~50 % (scipy's t-test and a "
               "pandas filter per pair), quality.qualities ~20 %, matplotlib ~15 %."]
-    print("\n".join(lines))
-    write_section("report", "\n".join(lines))
+    publish("report", "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -11,8 +11,6 @@
 No root needed: .venv/bin/python bench/store.py   (results go to bench/RESULTS.md)
 """
 
-import os
-import platform
 import random
 import sys
 import tempfile
@@ -20,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from results_md import write_section  # noqa: E402
+from common import machine, publish  # noqa: E402
 
 from vpnbench.monitor import sample_points  # noqa: E402
 from vpnbench.records import Bringup, Cell, Run  # noqa: E402
@@ -118,8 +116,8 @@ def main() -> None:
     soak_cpu_share = (cpu_per_point * per_sample + per_sample_conversion) * RATE_HZ * 100
     soak_mb = soak_points * bytes_per_point / 1e6
     lines = [
-        f"Measured {time.strftime('%Y-%m-%d')} on {platform.node()} ({os.cpu_count()} CPUs, kernel {platform.release()}),",
-        "by `bench/store.py`, all numbers from one run (CPU time of the writing process).",
+        f"{machine('store.py')},",
+        "all numbers from one run (CPU time of the writing process).",
         "",
         "| what | measured | target |",
         "| --- | --- | --- |",
@@ -138,8 +136,7 @@ def main() -> None:
         "values that compress away; a real soak's steadier series take less.",
     ]
     body = "\n".join(lines)
-    print(body)
-    write_section("store", body)
+    publish("store", body)
 
 
 if __name__ == "__main__":

@@ -115,3 +115,19 @@ def test_ping_duplicates_are_counted_once():
 def test_percentile_interpolates():
     assert percentile([1.0, 2.0, 3.0, 4.0], 0.5) == 2.5
     assert percentile([5.0], 0.99) == 5.0
+
+
+def test_proc_net_listen_table():
+    from vpnbench.hosts.netns import _listens
+
+    tcp6 = """  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 00000000000000000000000000000000:1451 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1
+   1: 0000000000000000FFFF00000A000002:1452 0000000000000000FFFF00000A000001:C350 01 00000000:00000000 00:00000000 00000000     0        0 2 1
+"""
+    assert _listens(tcp6, 5201, udp=False)
+    assert not _listens(tcp6, 5202, udp=False)  # established, not listening
+    assert not _listens(tcp6, 81, udp=False)  # 0x51 is the end of 0x1451, not the port
+    udp = """   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops
+  7: 00000000:11D7 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 3 2 0 0
+"""
+    assert _listens(udp, 4567, udp=True) and not _listens(udp, 4567, udp=False)

@@ -15,6 +15,8 @@ CAMPAIGN = """
 [campaign]
 name = "setup"
 [[technique]]
+kind = "baseline"
+[[technique]]
 kind = "wireguard"
 backend = "userspace"
 [[technique]]
@@ -37,7 +39,7 @@ duration = "1s"
 def test_setup_twenty_times_then_rekeys_during_a_flow(tmp_path, clean_machine):
     _, cells = run_campaign(tmp_path, CAMPAIGN)
     by = {(c["technique"].split()[0], c["measurement"]): c for c in cells}
-    assert len(by) == 6 and all(c["status"] == "ok" for c in cells), [(c["technique"], c["error"]) for c in cells]
+    assert len(by) == 9 and all(c["status"] == "ok" for c in cells), [(c["technique"], c["error"]) for c in cells]
     import vpnbench
     data = vpnbench.load(str(tmp_path / "c.db"))
     for technique in ("wireguard", "ipsec"):
@@ -64,6 +66,12 @@ def test_setup_twenty_times_then_rekeys_during_a_flow(tmp_path, clean_machine):
         assert detail["spi_in_before"] != detail["spi_in_after"] and detail["spi_out_before"] != detail["spi_out_after"]
     first, second = list(spis)
     assert second["spi_in_before"] == first["spi_in_after"]
+    # the baseline's flow is the control: the same moments marked, nothing renewed, its wobble measured
+    control = by[("baseline", "rekey")]
+    marks = data.events[data.events.cell_id == control["cell_id"]]
+    assert list(marks.kind) == ["rekey-control"] * 2 and control["metrics"]["rekeys"] == 0
+    assert all(d["control"] and d["throughput_before_bps"] > 0 for d in marks.detail)
+    assert 0 <= control["metrics"]["dip_max_pct"] <= 100  # the floor the tunnels' dips are read against
 
 
 class FakeClient:
@@ -145,7 +153,6 @@ def test_installed_child_is_the_newest_installed():
     ("wireguard", 'kind = "setup"\ncount = 1001', "measurement[1].count"),
     ("wireguard", 'kind = "rekey"\nrekey_every = "0s"', "measurement[1].rekey_every"),
     ("wireguard", 'kind = "rekey"\nduration = "3s"\nrekey_every = "2s"', "measurement[1]: duration: 3 s leaves no rekey"),
-    ("baseline", 'kind = "rekey"', "technique[1]: baseline has no keys to renew, so measurement[1]"),
     ("openvpn", 'kind = "rekey"', "technique[1]: openvpn has no command to renegotiate"),
     ("macsec", 'kind = "rekey"', "technique[1]: macsec: vpnbench cannot renew its keys on demand"),
 ])

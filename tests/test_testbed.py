@@ -1,7 +1,10 @@
 """The namespace testbed on the real kernel."""
 
+import time
+
 import pytest
 
+from vpnbench.hosts.base import Host
 from vpnbench.monitor import Monitor
 from vpnbench.resources import RUN_ROOT, RunResources, cleanup_stale
 from vpnbench.testbed import Testbed, TestbedSpec, plan_pinning
@@ -74,3 +77,24 @@ def test_cleanup_leaves_live_runs_alone(clean_machine):
     finally:
         resources.close()
     assert not (RUN_ROOT / resources.run_id).exists()
+
+
+@pytest.mark.parametrize("udp", [False, True])
+def test_listening_reads_the_namespace_socket_table(testbed, udp):
+    """NetnsHost.listening answers from /proc without `ss`: false before the daemon binds, true
+    after, and only for its port; `ss` (the default for remote hosts) agrees."""
+    port = 5399
+    script = (f"import socket,time; s=socket.socket(socket.AF_INET6, socket.{'SOCK_DGRAM' if udp else 'SOCK_STREAM'}); "
+              f"time.sleep(0.3); s.bind(('::', {port})); {'' if udp else 's.listen(); '}time.sleep(5)")
+    proc = testbed.server.spawn(["python3", "-c", script], name="listener")
+    try:
+        assert not testbed.server.listening(proc, port, udp)
+        deadline = time.monotonic() + 5
+        while not testbed.server.listening(proc, port, udp):
+            assert time.monotonic() < deadline and proc.alive(), proc.output()
+            time.sleep(0.005)
+        assert not testbed.server.listening(proc, port + 1, udp)
+        assert not testbed.client.listening(proc, port, udp)  # not the client's namespace
+        assert Host.listening(testbed.server, proc, port, udp)
+    finally:
+        proc.stop(1)

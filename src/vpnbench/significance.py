@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
+from vpnbench.distributions import shapiro_p, skewness, welch_p
 from vpnbench.quality import outlier_indices
 from vpnbench.stats import finite_values
 
@@ -54,9 +54,9 @@ def choose_test(a: Sequence[float], b: Sequence[float]) -> tuple[str, str]:
         data = np.asarray(values, dtype=float)
         if len(data) >= MIN_OUTLIER_N and any(_far_from_the_rest(data, i) for i in outlier_indices(data)):
             return "mann_whitney_u", f"{name} has a gross outlier (beyond 3 scaled MADs and 5 sds of the rest)"
-        if len(data) >= 3 and np.ptp(data) > 0 and sps.shapiro(data).pvalue < ALPHA:
+        if len(data) >= 3 and np.ptp(data) > 0 and shapiro_p(data) < ALPHA:
             return "mann_whitney_u", f"{name} fails Shapiro-Wilk at {ALPHA:g}"
-        if len(data) >= 20 and np.ptp(data) > 0 and abs(sps.skew(data)) > 1:
+        if len(data) >= 20 and np.ptp(data) > 0 and abs(skewness(data)) > 1:
             return "mann_whitney_u", f"{name} is skewed (|skewness| > 1, n >= 20)"
     return "welch_t", "both samples plausibly normal"
 
@@ -77,6 +77,8 @@ def compare(a_values: Sequence[float], b_values: Sequence[float], a: str = "A", 
     if test == "welch_t":
         p_value, effect, effect_name = _welch_p(da, db), hedges_g(da, db), "hedges_g"
     else:
+        from scipy import stats as sps  # ~0.6 s to import: only when a sample is not normal (distributions.py)
+
         p_value = float(sps.mannwhitneyu(da, db, alternative="two-sided").pvalue)
         effect, effect_name = cliffs_delta(da, db), "cliffs_delta"
     if test == "mann_whitney_u" and min_mwu_p(len(da), len(db)) >= ALPHA:
@@ -100,7 +102,7 @@ def verdict(p_value: float, direction: float, a: str = "A", b: str = "B") -> str
 def _welch_p(a: list[float], b: list[float]) -> float:
     if np.var(a) == 0 and np.var(b) == 0:  # t is undefined; constant samples differ or they don't
         return 1.0 if np.mean(a) == np.mean(b) else 0.0
-    return float(sps.ttest_ind(a, b, equal_var=False).pvalue)
+    return welch_p(a, b)
 
 
 def hedges_g(a: Sequence[float], b: Sequence[float]) -> float:

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
+
+from vpnbench.distributions import t_ppf
 
 CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 4000
@@ -35,7 +36,7 @@ def headline_kind(metric: str) -> str:
 def _t_quantile(df: float) -> float:
     """Two-sided 95 % Student's t quantile for (possibly fractional) degrees of freedom; equals
     analysis.t95 to the table's three decimals for 1..30 df."""
-    return float(sps.t.ppf(0.5 + CONFIDENCE / 2, df)) if df > 0 and math.isfinite(df) else math.nan
+    return t_ppf(0.5 + CONFIDENCE / 2, df) if df > 0 and math.isfinite(df) else math.nan
 
 
 @dataclasses.dataclass(frozen=True)

@@ -22,6 +22,8 @@ from vpnbench.techniques.base import Tunnel
 from vpnbench.testbed import CapturePoint
 
 MARKER_PINGS = 5
+PING_INTERVAL = 0.01  # s; root may go below ping's 0.2 s floor, and 5 pings are no load
+TAIL_S = 0.05
 PING_SIZE = 200
 # ICMP data under IPComp: 16 bytes of timestamp, then the pattern (one whole aligned copy at
 # 16..31); the packet stays under 90 bytes in both families (IPv6: 40 + 8 + 40).
@@ -51,9 +53,11 @@ def check_wire(tunnel: Tunnel, client: Host, points: list[CapturePoint], resourc
             captures.append((point, pcap, proc))
             _wait_capturing(proc)
         size = PING_SIZE_UNCOMPRESSED if tunnel.compresses else PING_SIZE
-        ping = client.run(["ping", "-n", "-c", str(MARKER_PINGS), "-i", "0.05", "-s", str(size), "-W", "2",
+        ping = client.run(["ping", "-n", "-c", str(MARKER_PINGS), "-i", str(PING_INTERVAL), "-s", str(size), "-W", "2",
                            "-p", marker.hex(), tunnel.server_addrs[family]], timeout=15, check=False)
-        time.sleep(0.2)  # let the last replies reach the capture points
+        # Every reply crossed the underlay before ping saw it; this is tcpdump's time to take the
+        # last ones from its socket (immediate mode) and write them before SIGINT ends its loop.
+        time.sleep(TAIL_S)
     finally:
         for _, _, proc in captures:
             proc.interrupt()
@@ -106,7 +110,7 @@ def _wait_capturing(capture, timeout: float = 5.0) -> None:
     while "listening on" not in capture.output():
         if not capture.alive() or time.monotonic() > deadline:
             raise TechniqueError(f"tcpdump did not start: {capture.output().strip()[-200:]}")
-        time.sleep(0.02)
+        time.sleep(0.005)
 
 
 def _count(host: Host, pcap, wire_filter: str) -> int:

@@ -258,11 +258,14 @@ def _points(entry: dict, where: str) -> list[dict]:
 
 
 def _require_rekeyable(techniques: list[Params], measurements: list[Params]) -> None:
-    """A rekey measurement runs on every technique of the campaign: each must rekey on demand."""
+    """A rekey measurement runs on every technique of the campaign: each but the baseline (the
+    control) must rekey on demand."""
     where = next((n for n, m in enumerate(measurements, start=1) if m.kind == "rekey"), None)
     if where is None:
         return
     for number, params in enumerate(techniques, start=1):
+        if params.kind == "baseline":
+            continue  # it runs the same flow without rekeys: the control its dips are compared with
         reason = TECHNIQUES[params.kind].cannot_rekey(params)
         if reason:
             able = [kind for kind, cls in TECHNIQUES.items() if _rekeys_by_default(cls)]

@@ -106,6 +106,11 @@ class Host(abc.ABC):
     @abc.abstractmethod
     def has_command(self, name: str) -> bool: ...
 
+    def listening(self, proc: Proc, port: int, udp: bool = False) -> bool:
+        """Does something on this host listen on `port` (TCP, or UDP)? `proc` is the process
+        expected to; a host that can look at it directly needs no `ss` round trip."""
+        return bool(self.run(["ss", "-Hlun" if udp else "-Hltn", f"sport = :{port}"], check=False).stdout.strip())
+
     def missing_commands(self, names: list[str]) -> list[str]:
         """Those of names this host lacks (a remote host answers all in one round trip)."""
         return [name for name in names if not self.has_command(name)]

@@ -137,3 +137,32 @@ class NetnsHost(Host):
 
     def netns_inode(self) -> int:
         return os.stat(f"/run/netns/{self.netns}").st_ino
+
+    def listening(self, proc: Proc, port: int, udp: bool = False) -> bool:
+        """Read the socket table through the process's own /proc entry: no `ss` to start, so it
+        can be polled every few ms. `ip netns exec` (and taskset) exec in place, so the pid is the
+        daemon's; until it has entered the namespace its /proc/PID/net is the root namespace's,
+        hence the inode check."""
+        try:
+            if os.stat(f"/proc/{proc.pid}/ns/net").st_ino != self.netns_inode():
+                return False
+            return any(_listens(Path(f"/proc/{proc.pid}/net/{table}").read_text(), port, udp)
+                       for table in (("udp", "udp6") if udp else ("tcp", "tcp6")))
+        except OSError:  # the process has exited: the caller's alive() check says why
+            return False
+
+
+TCP_LISTEN = "0A"  # st column of /proc/net/tcp (include/net/tcp_states.h: TCP_LISTEN = 10)
+UDP_UNCONNECTED = "07"  # a bound, unconnected UDP socket shows TCP_CLOSE (7)
+
+
+def _listens(table: str, port: int, udp: bool) -> bool:
+    """True if a line of a /proc/net/{tcp,udp}[6] table is a socket bound to `port` in the
+    state `ss -l` lists (TCP LISTEN, UDP unconnected)."""
+    wanted = f":{port:04X}"
+    state = UDP_UNCONNECTED if udp else TCP_LISTEN
+    for line in table.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) > 3 and fields[1].endswith(wanted) and fields[3] == state:
+            return True
+    return False

@@ -4,6 +4,10 @@ tunnel while the technique renews its keys every `rekey_every` seconds (Techniqu
 throughput in the second before it, the lowest throughput in the 2 s after, the dip between them,
 and the probe's highest RTT and lost pings in those 2 s.
 
+On the baseline (no keys to renew) the same flow and probe run as the control: the same moments
+are marked `rekey-control` events, nothing is done at them, and their "dips" are what a flow
+through this path wobbles by anyway — the floor the tunnels' dips are compared with.
+
 Times are seconds since the flow's client started; iperf3's intervals count from its test start,
 a few ms later (its control connection), which is well inside one interval.
 """
@@ -63,7 +67,8 @@ class Rekey(Measurement):
         return f"rekey_{self.params.load}" + ("_v6" if self.params.family == "ipv6" else "")
 
     def run(self, ctx: MeasureContext) -> MeasureResult:
-        if ctx.rekey is None:
+        control = ctx.technique_params.get("kind") == "baseline"
+        if ctx.rekey is None and not control:
             raise MeasurementError("rekey: this runner cannot rekey the technique")
         p = self.params
         port = ctx.ports.next()
@@ -77,7 +82,7 @@ class Rekey(Measurement):
                                            ctx.target(p.family)], name="ping"))
             started = time.monotonic()
             procs.append(ctx.client.spawn(self._client_argv(ctx, port), name="iperf3"))
-            rekeys = self._rekey_while_loaded(ctx, started, raw)
+            rekeys = self._rekey_while_loaded(None if control else ctx.rekey, started, raw)
             self._finish(procs, raw)
         finally:
             for proc in procs:
@@ -92,7 +97,7 @@ class Rekey(Measurement):
         probe = [(t + offset, rtt) for t, rtt in probe]
         sent = (parse_ping(raw["ping"]) or {}).get("sent", 0.0)
         probe_sent = [(n * p.probe_interval + offset) for n in range(int(sent))]
-        events = [(at, "rekey", impact(at, took, detail, throughput, probe, probe_sent))
+        events = [(at, "rekey-control" if control else "rekey", impact(at, took, detail, throughput, probe, probe_sent))
                   for at, took, detail in rekeys]
         series = {"throughput_bps": throughput, "rtt_ms": probe}
         return MeasureResult(rekey_metrics(events, throughput, probe), raw, series=series, events=events)
@@ -103,9 +108,10 @@ class Rekey(Measurement):
                 str(CONNECT_TIMEOUT_MS), "-t", f"{p.duration:g}"]
         return argv + (["-u", "-b", str(p.rate), "-l", str(p.length)] if p.load == "udp" else [])
 
-    def _rekey_while_loaded(self, ctx: MeasureContext, started: float, raw: dict) -> list[tuple[float, float, dict]]:
-        """A rekey at every multiple of rekey_every that leaves AFTER_S of load after it:
-        (seconds since the flow started, seconds the rekey took, what changed)."""
+    def _rekey_while_loaded(self, renew, started: float, raw: dict) -> list[tuple[float, float, dict]]:
+        """A rekey (`renew()`; None: the baseline's control, nothing done) at every multiple of
+        rekey_every that leaves AFTER_S of load after it: (seconds since the flow started, seconds
+        the rekey took, what changed)."""
         p = self.params
         rekeys = []
         number = 1
@@ -113,7 +119,7 @@ class Rekey(Measurement):
             time.sleep(max(0.0, started + number * p.rekey_every - time.monotonic()))
             at = time.monotonic() - started
             try:
-                detail = ctx.rekey()
+                detail = renew() if renew else {"control": True}
             except (VpnbenchError, OSError) as exc:
                 raise MeasurementError(f"rekey {number} at {at:.1f} s: {exc}", raw) from None
             rekeys.append((round(at, 3), round(time.monotonic() - started - at, 3), detail))
@@ -152,7 +158,7 @@ def rekey_metrics(events: list[tuple[float, str, dict]], throughput: list[tuple[
     details = [detail for _, _, detail in events]
     dips = [d["dip_pct"] for d in details if d.get("dip_pct") is not None]
     rtts = [d["rtt_max_ms"] for d in details if d.get("rtt_max_ms") is not None]
-    metrics = {"rekeys": float(len(details)),
+    metrics = {"rekeys": float(sum(1 for d in details if not d.get("control"))),
                "rekey_seconds_mean": sum(d["rekey_seconds"] for d in details) / len(details) if details else 0.0,
                "pings_lost_rekey": float(sum(d["pings_lost"] for d in details))}
     if throughput:

@@ -40,9 +40,9 @@ def wait_listening(host: Host, proc: Proc, port: int, what: str, timeout: float 
     while time.monotonic() < deadline:
         if not proc.alive():
             raise MeasurementError(f"{what} exited: {tail(proc.output())}", {what: proc.output()})
-        if host.run(["ss", "-Hlun" if udp else "-Hltn", f"sport = :{port}"], check=False).stdout.strip():
+        if host.listening(proc, port, udp):
             return
-        time.sleep(0.05)
+        time.sleep(0.01)
     raise MeasurementError(f"{what} not listening on port {port} after {timeout:g} s", {what: proc.output()})
 
 

@@ -1,0 +1,149 @@
+"""The few distribution functions the summary needs, without scipy.
+
+Importing scipy.stats costs ~0.6 s of CPU (it loads scipy.spatial, optimize, linalg, ...), which
+a 30 s campaign pays before its first cell (the summary's imports are warmed while the testbed
+is built, and must be done before a measurement starts). Student's t (Welch's test, confidence
+intervals) and Shapiro-Wilk (which test to choose) are small algorithms: they are here, checked
+against scipy in tests/test_stats.py. Mann-Whitney U, needed only for samples that fail the
+normality check, still comes from scipy, imported when first used.
+"""
+
+import math
+from collections.abc import Sequence
+from statistics import NormalDist
+
+_NORMAL = NormalDist()
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz; Numerical Recipes §6.4)."""
+    tiny, eps = 1e-300, 1e-15
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 1000):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < eps:
+            break
+    return h
+
+
+def betainc(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
+
+
+def t_sf2(t: float, df: float) -> float:
+    """Two-sided tail of Student's t: P(|T| >= |t|) with df (possibly fractional) degrees of freedom."""
+    if math.isinf(df):
+        return 2.0 * _NORMAL.cdf(-abs(t))
+    return betainc(df / 2.0, 0.5, df / (df + t * t))
+
+
+def t_ppf(p: float, df: float) -> float:
+    """Quantile of Student's t (0.5 < p < 1): Newton's method on the CDF from the normal quantile."""
+    target = 2.0 * (1.0 - p)  # the two-sided tail at the answer
+    t = _NORMAL.inv_cdf(p)
+    for _ in range(100):
+        pdf = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+                       - (df + 1) / 2 * math.log1p(t * t / df))
+        step = (t_sf2(t, df) - target) / (2.0 * pdf)
+        t = t + step if t + step > 0 else t / 2
+        if abs(step) <= 1e-13 * max(1.0, t):
+            break
+    return t
+
+
+def welch_p(a: Sequence[float], b: Sequence[float]) -> float:
+    """Two-sided p of Welch's unequal-variance t test (scipy's ttest_ind(equal_var=False))."""
+    na, nb = len(a), len(b)
+    ma, mb = math.fsum(a) / na, math.fsum(b) / nb
+    va = math.fsum((x - ma) ** 2 for x in a) / (na - 1) / na
+    vb = math.fsum((x - mb) ** 2 for x in b) / (nb - 1) / nb
+    t = (ma - mb) / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1))
+    return t_sf2(t, df)
+
+
+def skewness(data: Sequence[float]) -> float:
+    """Sample skewness, biased (scipy.stats.skew's default): m3 / m2^1.5."""
+    n = len(data)
+    mean = math.fsum(data) / n
+    m2 = math.fsum((x - mean) ** 2 for x in data) / n
+    m3 = math.fsum((x - mean) ** 3 for x in data) / n
+    return m3 / m2 ** 1.5 if m2 > 0 else math.nan
+
+
+def _poly(coefficients: Sequence[float], x: float) -> float:
+    return sum(c * x ** i for i, c in enumerate(coefficients))
+
+
+# Royston's polynomial approximations (algorithm AS R94, Applied Statistics 44(4), 1995).
+_C1 = (0.0, 0.221157, -0.147981, -2.07119, 4.434685, -2.706056)
+_C2 = (0.0, 0.042981, -0.293762, -1.752461, 5.682633, -3.582633)
+_C3 = (0.544, -0.39978, 0.025054, -6.714e-4)
+_C4 = (1.3822, -0.77857, 0.062767, -0.0020322)
+_C5 = (-1.5861, -0.31082, -0.083751, 0.0038915)
+_C6 = (-0.4803, -0.082676, 0.0030302)
+_G = (-2.273, 0.459)
+
+
+def _sw_coefficients(n: int) -> list[float]:
+    """The n // 2 largest Shapiro-Wilk coefficients a_n, a_(n-1), ... (positive)."""
+    if n == 3:
+        return [math.sqrt(0.5)]
+    half = n // 2
+    m = [_NORMAL.inv_cdf((i - 0.375) / (n + 0.25)) for i in range(1, half + 1)]  # negative: the low tail
+    summ2 = 2 * math.fsum(v * v for v in m)
+    ssumm2, rsn = math.sqrt(summ2), 1 / math.sqrt(n)
+    a = [-v / ssumm2 for v in m]
+    a[0] = _poly(_C1, rsn) - m[0] / ssumm2
+    if n > 5:
+        a[1] = _poly(_C2, rsn) - m[1] / ssumm2
+        fac = math.sqrt((summ2 - 2 * m[0] ** 2 - 2 * m[1] ** 2) / (1 - 2 * a[0] ** 2 - 2 * a[1] ** 2))
+        first = 2
+    else:
+        fac = math.sqrt((summ2 - 2 * m[0] ** 2) / (1 - 2 * a[0] ** 2))
+        first = 1
+    return a[:first] + [-v / fac for v in m[first:]]
+
+
+def shapiro_p(data: Sequence[float]) -> float:
+    """p of the Shapiro-Wilk test (3 <= n <= 5000; the data must not be all equal): W from
+    Royston's coefficients, its p from his normalising transformation."""
+    x = sorted(data)
+    n = len(x)
+    a = _sw_coefficients(n)
+    full = [-v for v in a] + ([0.0] if n % 2 else []) + a[::-1]
+    span = x[-1] - x[0]
+    xs = [(v - x[n // 2]) / span for v in x]
+    mean_a, mean_x = math.fsum(full) / n, math.fsum(xs) / n
+    ssa = math.fsum((v - mean_a) ** 2 for v in full)
+    ssx = math.fsum((v - mean_x) ** 2 for v in xs)
+    sax = math.fsum((u - mean_a) * (v - mean_x) for u, v in zip(full, xs))
+    root = math.sqrt(ssa * ssx)
+    w1 = (root - sax) * (root + sax) / (ssa * ssx)  # 1 - W, exact near W = 1
+    if n == 3:
+        return max(0.0, 6 / math.pi * (math.asin(math.sqrt(1 - w1)) - math.pi / 3))
+    y = math.log(w1)
+    if n <= 11:
+        gamma = _poly(_G, n)
+        if y >= gamma:
+            return 1e-19  # beyond the approximation's range: as far from normal as it gets
+        y, mean, sd = -math.log(gamma - y), _poly(_C3, n), math.exp(_poly(_C4, n))
+    else:
+        mean, sd = _poly(_C5, math.log(n)), math.exp(_poly(_C6, math.log(n)))
+    return 0.5 * math.erfc((y - mean) / sd / math.sqrt(2))
