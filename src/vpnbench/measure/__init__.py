@@ -5,6 +5,7 @@ from vpnbench.measure.latency_under_load import LatencyUnderLoad
 from vpnbench.measure.mtu import Mtu
 from vpnbench.measure.ping import Ping
 from vpnbench.measure.rate_search import RateSearch
+from vpnbench.measure.soak import Soak
 from vpnbench.measure.stream import Stream
 from vpnbench.measure.tcp import Tcp
 from vpnbench.measure.transfer import Transfer
@@ -12,4 +13,5 @@ from vpnbench.measure.udp import Udp
 from vpnbench.measure.udp_sweep import UdpSweep
 
 MEASUREMENTS: dict[str, type[Measurement]] = {
-    cls.kind: cls for cls in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch, Transfer, Stream, LatencyUnderLoad)}
+    cls.kind: cls for cls in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch, Transfer, Stream, LatencyUnderLoad,
+                             Soak)}

@@ -6,6 +6,7 @@ import itertools
 from typing import ClassVar
 
 from vpnbench.hosts.base import Host
+from vpnbench.live import Live
 from vpnbench.params import Params
 from vpnbench.records import SeriesPoint, Trial
 from vpnbench.techniques.base import Tunnel
@@ -20,6 +21,8 @@ class MeasureContext:
     # The technique's kind and settings (Params.settings()), for measurements that compare with
     # what the protocol should give (mtu's expected MTU).
     technique_params: dict = dataclasses.field(default_factory=dict)
+    # Where a long measurement writes as it goes (vpnbench.live), for kinds that are `resumable`.
+    live: "Live | None" = None
 
     def target(self, family: str) -> str:
         return self.tunnel.server_addrs[family]
@@ -81,6 +84,10 @@ class Measurement(abc.ABC):
     columns: ClassVar[tuple[Column, ...]] = ()
     headline: ClassVar[Headline | None] = None
     cpu_figures: ClassVar[bool] = False  # per-core and user/system/softirq figures (throughput kinds)
+    # Writes its series and events as it runs (ctx.live), and a killed cell of it continues
+    # under --resume as a new segment instead of starting over (a soak).
+    resumable: ClassVar[bool] = False
+    repeats: ClassVar[bool] = True  # False: one cell per technique × impairment whatever the repetitions
 
     def __init__(self, params: Params):
         self.params = params
