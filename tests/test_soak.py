@@ -3,6 +3,7 @@ soaks through the baseline: one with a 5 s blackout injected mid-soak (the stall
 the cell is still ok), one killed with SIGKILL and resumed (a second segment of the same cell)."""
 
 import json
+import sqlite3
 import subprocess
 import time
 import tomllib
@@ -19,7 +20,7 @@ from vpnbench.live import MemoryLive
 from vpnbench.measure.drift import (Stall, StallDetector, by_segment, growth, parse_counters, pooled_slope,
                                     process_rss, segment_of)
 from vpnbench.measure.soak import INTERVAL, PingSecond, Session, SoakParams, soak_metrics
-from vpnbench.records import SeriesPoint
+from vpnbench.records import Cell, Run, SeriesPoint
 from vpnbench.store import Store
 
 # --- pure parts ---------------------------------------------------------------------------------
@@ -235,3 +236,38 @@ def test_a_killed_soak_resumes_as_a_second_segment_of_the_same_cell(tmp_path, cl
     # the second segment ran only what was left: the cell ends near 16 s, not 16 s after the kill
     assert 14 < times[-1] < 18
     assert sum(t > offset for t in times) >= 16 - offset - 2
+
+
+# --- the store's segments ---------------------------------------------------------------------------
+
+
+def soak_cell(store: Store) -> Cell:
+    store.start_run(Run("r1", "c", {}, {}, "t0"))
+    cell = Cell("r1", "c", "k", "baseline", {}, "none", {}, "soak", "soak", {}, 1, "t0")
+    store.start_cell(cell)
+    return cell
+
+
+def test_an_unfinished_cell_continues_with_its_series_kept_and_a_finished_one_does_not(tmp_path):
+    store = Store(tmp_path / "s.db")
+    cell = soak_cell(store)
+    store.add_series(cell.id, [SeriesPoint("throughput_bps", t, 1.0) for t in (1.0, 2.0, 7.5)]
+                     + [SeriesPoint("cpu_pct", 30.0, 1.0, "client")])  # the monitor's do not count
+    assert store.series_end(cell.id) == 7.5
+    earlier = store.unfinished_cell("r1", "k")
+    assert earlier.id == cell.id and earlier.segments == 1
+    earlier.segments, earlier.status = 2, "ok"
+    store.continue_cell(earlier)
+    assert store.unfinished_cell("r1", "k") is None
+    assert store.cells()[0].segments == 2 and len(store.series(cell.id, "throughput_bps")) == 3
+
+
+def test_a_schema_1_file_gains_segments(tmp_path):
+    path = tmp_path / "v1.db"
+    soak_cell(Store(path))
+    with sqlite3.connect(path) as raw:  # as vpnbench with schema 1 wrote it
+        raw.execute("ALTER TABLE cells DROP COLUMN segments")
+        raw.execute("PRAGMA user_version = 1")
+    store = Store(path)
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert [c.segments for c in store.cells()] == [1]

@@ -12,6 +12,7 @@ segment of the same cell; the metrics cover every segment (computed from the sto
 
 import dataclasses
 import json
+import math
 import os
 import re
 import statistics
@@ -148,9 +149,9 @@ class Session:
             self.t0 = time.monotonic()
             procs["iperf3_client"] = ctx.client.spawn(
                 ["iperf3", "-c", target, "-p", str(port), "-u", "-b", str(p.rate), "-l", str(p.length),
-                 "-t", f"{self.seconds:g}", "--connect-timeout", str(CONNECT_TIMEOUT_MS)], name="iperf3")
-            procs["ping"] = ctx.client.spawn(
-                ["ping", "-n", "-O", "-i", f"{p.probe_interval:g}", "-w", f"{self.seconds:g}", target],
+                 "-t", str(math.ceil(self.seconds)), "--connect-timeout", str(CONNECT_TIMEOUT_MS)], name="iperf3")
+            procs["ping"] = ctx.client.spawn(  # both tools take whole seconds
+                ["ping", "-n", "-O", "-i", f"{p.probe_interval:g}", "-w", str(math.ceil(self.seconds)), target],
                 name="ping", interactive=True)
             try:
                 self._loop(procs)
