@@ -9,10 +9,17 @@ from vpnbench.store import Store
 
 def records(store: Store) -> list[dict]:
     """Every cell as its export record (records.Cell.export: the fields ARCHITECTURE.md lists),
-    with its cost relative to its run's baseline and the methodology warnings that concern it."""
+    with its cost relative to its run's baseline, the methodology warnings that concern it and
+    its events."""
     from vpnbench.verdicts import export_records  # noqa: PLC0415 - scipy only when exporting
 
-    return [record for run in store.runs() for record in export_records(store.cells(run.run_id))]
+    return [with_events(record, store) for run in store.runs() for record in export_records(store.cells(run.run_id))]
+
+
+def with_events(record: dict, store: Store) -> dict:
+    """A cell's own events (a soak's stalls and segments, a load's start), when it has any."""
+    events = [{"kind": e.kind, "t": e.t, "detail": e.detail} for e in store.events(record["run_id"], record["cell_id"])]
+    return {**record, "events": events} if events else record
 
 
 def export_json(store: Store, out: Path) -> int:

@@ -2,6 +2,8 @@
 transaction when the file is opened (store.Store). MIGRATIONS[n] takes a file from schema
 n to n + 1; the tables that did not exist yet are created afterwards from records.py.
 
+Schema 1 -> 2: cells gained `segments`.
+
 Schema 0 (vpnbench 0.1, no user_version): a cell row carried its bring-up's wire verdict
 and negotiated parameters and, in its metrics, the set-up time; monitor samples were JSON
 rows in `samples`.
@@ -73,4 +75,9 @@ def _samples_to_series(db: sqlite3.Connection) -> None:
         db.executemany("INSERT INTO series VALUES (?, ?, ?, ?, ?, ?, ?)", encode_chunks(cell_id, points))
 
 
-MIGRATIONS = {0: _v0_to_v1}
+def _v1_to_v2(db: sqlite3.Connection) -> None:
+    """Schema 2: a cell can run in segments (a soak resumed after a kill); earlier cells had one."""
+    db.execute("ALTER TABLE cells ADD COLUMN segments INTEGER DEFAULT 1")
+
+
+MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2}

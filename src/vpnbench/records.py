@@ -100,6 +100,7 @@ class Cell:
     hosts: dict = dataclasses.field(default_factory=dict)  # role -> the monitor's summary of that host
     finished_at: str | None = None
     bringup_id: int | None = None
+    segments: int = 1  # a resumable kind (soak) killed and resumed: each --resume adds a segment
     id: int | None = None
     bringup: "Bringup | None" = not_stored()
 

@@ -28,6 +28,7 @@ from vpnbench.measure import MEASUREMENTS
 from vpnbench.measure.base import Cycled, MeasureContext, PortAllocator
 from vpnbench.measure.ping import rtts
 from vpnbench.hostfacts import collect_host_facts
+from vpnbench.live import StoreLive
 from vpnbench.hosts.base import CommandFailed
 from vpnbench.monitor import Monitor
 from vpnbench.probe import LocalKernelProbe, has_qdisc
@@ -522,13 +523,12 @@ class Runner:
             record.status, record.error, record.finished_at = "failed", bringup.error or impairment_error, now_iso()
             self.store.save_cell(record)
             return record
-        self.store.start_cell(record)
         measurement = MEASUREMENTS[cell.measurement_params.kind](cell.measurement_params)
-        writer = SeriesWriter(self.store, record.id)
+        writer, live = self._open_cell(record, measurement)
         raw: dict[str, str] = {}
         result = None
         stats_before = self.impairer.stats() if self.impairer else {}
-        monitor = Monitor(testbed.hosts, self.campaign.testbed.monitor_interval, sink=writer.add)
+        monitor = Monitor(testbed.hosts, self.campaign.testbed.monitor_interval, sink=live.add if live else writer.add)
         try:
             testbed.client.require(*measurement.tools)
             testbed.server.require(*measurement.server_tools)
@@ -536,7 +536,7 @@ class Runner:
             try:
                 result = measurement.run(MeasureContext(testbed.client, testbed.server, bringup.tunnel, self.ports,
                                                         record.technique_params, cycler(technique, bringup),
-                                                        technique.rekey))
+                                                        technique.rekey, live))
             finally:
                 record.hosts = monitor.stop()
             record.metrics, record.status, raw = result.metrics, "ok", result.raw
@@ -558,6 +558,23 @@ class Runner:
         for t, kind, detail in (result.events if result else []):
             self.store.add_event(Event(run_id, kind, now_iso(), detail, cell_id=record.id, bringup_id=bringup.id, t=t))
         return record
+
+    def _open_cell(self, record: CellRecord, measurement) -> tuple[SeriesWriter, StoreLive | None]:
+        """Store the cell as running. A resumable kind (soak) under --resume continues the attempt
+        a kill cut short as its next segment: same cell, earlier series kept, times after them."""
+        earlier = (self.store.unfinished_cell(record.run_id, record.cell_key)
+                   if self.resume and measurement.resumable else None)
+        if earlier is None:
+            self.store.start_cell(record)
+        else:
+            record.id, record.started_at, record.segments = earlier.id, earlier.started_at, earlier.segments + 1
+            self.store.continue_cell(record)
+        writer = SeriesWriter(self.store, record.id)
+        if not measurement.resumable:
+            return writer, None
+        offset = self.store.series_end(record.id) if earlier else 0.0
+        return writer, StoreLive(self.store, writer, record.run_id, record.id, record.bringup_id, offset,
+                                 record.segments)
 
     def _report(self, record: CellRecord, outcome: RunOutcome, progress) -> None:
         progress.advance(progress.task)

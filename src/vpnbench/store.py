@@ -23,7 +23,7 @@ from vpnbench.records import (Bringup, Cell, Event, HostFacts, Run, SeriesPoint,
 
 __all__ = ["Store", "SeriesWriter", "now_iso", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FLUSH_SECONDS = 5.0
 
 # table -> (record type, primary key column); every *_id column is a foreign key with an index.
@@ -230,6 +230,26 @@ class Store:
                 self._delete_cell(old["id"])
             cell.id = self._insert("cells", cell)
         return cell.id
+
+    def unfinished_cell(self, run_id: str, cell_key: str) -> Cell | None:
+        """The attempt at this key that was cut short (status still running: killed or interrupted)."""
+        with self.lock:
+            found = self._select(Cell, "SELECT * FROM cells WHERE run_id = ? AND cell_key = ? AND status = 'running' "
+                                       "ORDER BY id DESC LIMIT 1", (run_id, cell_key))
+        return found[0] if found else None
+
+    def continue_cell(self, cell: Cell) -> None:
+        """Write a cell that continues an unfinished attempt (cell.id set): its series and events stay."""
+        with self.lock, self.db:
+            self._update("cells", cell)
+
+    def series_end(self, cell_id: int) -> float:
+        """The last time the cell's own series (the measurement's, host "") reached, 0 without any."""
+        with self.lock:
+            rows = self.db.execute("SELECT host, name, t0, t, v FROM series WHERE cell_id = ? AND host = ''",
+                                   (cell_id,)).fetchall()
+        ends = [decode_chunk(r["host"], r["name"], r["t0"], r["t"], r["v"])[-1].t for r in rows]
+        return max(ends, default=0.0)
 
     def _delete_cell(self, cell_id: int) -> None:
         for table in ("raw_outputs", "series", "trials", "events"):

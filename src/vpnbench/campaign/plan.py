@@ -10,6 +10,7 @@ import random
 
 from vpnbench.campaign.spec import Campaign, measurement_label, technique_label
 from vpnbench.impair.model import Impairment
+from vpnbench.measure import MEASUREMENTS
 from vpnbench.params import Params
 
 
@@ -44,7 +45,8 @@ class TechniqueBlock:
 
 def expand(campaign: Campaign, repetitions: range | None = None) -> list[TechniqueBlock]:
     """Every technique's cells, for the campaign's repetitions (or those given: adaptive
-    repetitions expand one round at a time)."""
+    repetitions expand one round at a time); a kind that does not repeat (a soak: hours, its
+    seconds are its samples) has one cell, repetition 1."""
     rng = random.Random(campaign.info.seed)
     repetitions = repetitions or range(1, campaign.info.most_repetitions + 1)
     blocks = []
@@ -57,7 +59,7 @@ def expand(campaign: Campaign, repetitions: range | None = None) -> list[Techniq
                 for impairment in campaign.impairments
                 for meas in campaign.measurements
                 for cores in cores_axis
-                for rep in repetitions
+                for rep in repetitions if rep == 1 or MEASUREMENTS[meas.kind].repeats
             ]
             if campaign.info.order == "shuffled":
                 rng.shuffle(cells)

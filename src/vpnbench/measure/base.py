@@ -6,6 +6,7 @@ import itertools
 from typing import Callable, ClassVar
 
 from vpnbench.hosts.base import Host
+from vpnbench.live import Live
 from vpnbench.params import Params
 from vpnbench.records import SeriesPoint, Trial
 from vpnbench.techniques.base import Tunnel
@@ -34,6 +35,8 @@ class MeasureContext:
     # repeated), and renew its keys now (Technique.rekey: what changed, or TechniqueError).
     cycle: Callable[[], Cycled] | None = None
     rekey: Callable[[], dict] | None = None
+    # Where a long measurement writes as it goes (vpnbench.live), for kinds that are `resumable`.
+    live: "Live | None" = None
 
     def target(self, family: str) -> str:
         return self.tunnel.server_addrs[family]
@@ -95,6 +98,10 @@ class Measurement(abc.ABC):
     columns: ClassVar[tuple[Column, ...]] = ()
     headline: ClassVar[Headline | None] = None
     cpu_figures: ClassVar[bool] = False  # per-core and user/system/softirq figures (throughput kinds)
+    # Writes its series and events as it runs (ctx.live), and a killed cell of it continues
+    # under --resume as a new segment instead of starting over (a soak).
+    resumable: ClassVar[bool] = False
+    repeats: ClassVar[bool] = True  # False: one cell per technique × impairment whatever the repetitions
 
     def __init__(self, params: Params):
         self.params = params
