@@ -166,7 +166,7 @@ def test_rate_search_with_gen_counts_every_trial_by_gens_sequence_numbers(tmp_pa
 
     import vpnbench
 
-    # 20 Gbit/s of 1300-byte datagrams (1.9 Mpps): beyond the path or gen itself, so the search has to bisect
+    # 20 Gbit/s of 1300-byte datagrams (1.9 Mpps): at or beyond what the path or gen itself can do here
     text = SEARCH.format(max_rate="20G").replace('[[technique]]\nkind = "wireguard"', "") + 'tool = "gen"\n'
     _, cells = run_campaign(tmp_path, text)
     (cell,) = cells
@@ -175,7 +175,10 @@ def test_rate_search_with_gen_counts_every_trial_by_gens_sequence_numbers(tmp_pa
     assert cell["measurement_params"]["tool"] == "gen" and cell["measurement_label"] == "rate_search_1300_gen"
     assert ("ndr_bps" in m) != bool(m.get("ndr_generator_limited")), m
     trials = vpnbench.load(tmp_path / "c.db").trials
-    assert len(trials) == m["trials"] >= 2 and trials.offered_bps.iloc[0] == 20e9
+    # one trial when 20 Gbit/s already passes (GSO batches on a quiet machine) or gen cannot send it
+    # (said, never a false NDR); else a bisection
+    assert len(trials) == m["trials"] >= (1 if m.get("ndr_generator_limited") or m.get("ndr_bps") == 20e9 else 2)
+    assert trials.offered_bps.iloc[0] == 20e9
     for trial in trials.itertuples():
         assert trial.data["interfaces"]["generator_sent"] == trial.sent_packets  # gen's own count
         assert trial.received_packets <= trial.sent_packets

@@ -17,9 +17,10 @@ def records(store: Store) -> list[dict]:
 
 
 def with_events(record: dict, store: Store) -> dict:
-    """A cell's own events (a soak's stalls and segments, a load's start), when it has any."""
+    """A cell's own events (a soak's stalls and segments, a load's start, rekeys); [] when it has
+    none, so every record has the same keys."""
     events = [{"kind": e.kind, "t": e.t, "detail": e.detail} for e in store.events(record["run_id"], record["cell_id"])]
-    return {**record, "events": events} if events else record
+    return {**record, "events": events}
 
 
 def export_json(store: Store, out: Path) -> int:
