@@ -13,14 +13,22 @@ def records(store: Store) -> list[dict]:
     its events."""
     from vpnbench.verdicts import export_records  # noqa: PLC0415 - scipy only when exporting
 
-    return [with_events(record, store) for run in store.runs() for record in export_records(store.cells(run.run_id))]
+    out = []
+    for run in store.runs():
+        events = events_by_cell(store, run.run_id)
+        out += [{**record, "events": events.get(record["cell_id"], [])}
+                for record in export_records(store.cells(run.run_id))]
+    return out
 
 
-def with_events(record: dict, store: Store) -> dict:
-    """A cell's own events (a soak's stalls and segments, a load's start, rekeys); [] when it has
-    none, so every record has the same keys."""
-    events = [{"kind": e.kind, "t": e.t, "detail": e.detail} for e in store.events(record["run_id"], record["cell_id"])]
-    return {**record, "events": events}
+def events_by_cell(store: Store, run_id: str) -> dict[int, list[dict]]:
+    """Each cell's own events (a soak's stalls and segments, a load's start, rekeys), read once per
+    run; a cell without any gets [], so every record has the same keys."""
+    out: dict[int, list[dict]] = {}
+    for e in store.events(run_id):
+        if e.cell_id is not None:
+            out.setdefault(e.cell_id, []).append({"kind": e.kind, "t": e.t, "detail": e.detail})
+    return out
 
 
 def export_json(store: Store, out: Path) -> int:
