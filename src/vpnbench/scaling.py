@@ -124,8 +124,8 @@ def fit_tunnel(hosts_and_peers: list[tuple[Host, str]], technique: dict, underla
     changed = {}
     for host, peer in hosts_and_peers:
         device = route_device(host, peer)
-        current = path_mtu(host, peer)
-        if device and current and current > expectation.protocol_mtu:
+        current = device_mtu(host, device) if device else None
+        if current and current > expectation.protocol_mtu:
             fitted = expectation.protocol_mtu
             host.run(["ip", "link", "set", "dev", device, "mtu", str(fitted)], timeout=10)
             changed[host.role] = fitted
