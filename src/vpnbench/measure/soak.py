@@ -27,6 +27,7 @@ from vpnbench.live import Live, MemoryLive
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.drift import StallDetector, by_segment, growth, parse_counters, pooled_slope, process_rss
 from vpnbench.measure.iperf import CONNECT_TIMEOUT_MS
+from vpnbench.measure.ping import rtts
 from vpnbench.params import Duration, Family, Params, Rate
 from vpnbench.records import SeriesPoint
 from vpnbench.servers.base import wait_listening
@@ -38,7 +39,6 @@ MIN_SEGMENT_S = 2.0  # a resumed soak killed in its last seconds still runs this
 OWN_TOOLS = frozenset({"iperf3", "ping", "cat", "ip"})  # not the technique's: left out of daemon RSS
 # iperf3 -f k server interval line: [  5]   3.00-4.00   sec  1.17 KBytes  9.60 Kbits/sec  0.015 ms  0/1 (0%)
 INTERVAL = re.compile(r"\]\s+([\d.]+)-([\d.]+)\s+sec\s.*?([\d.]+) Kbits/sec\s.*?(\d+)/(\d+) \(")
-RTT = re.compile(r"time=([\d.]+) ms")
 LOAD_SERIES = ("throughput_bps", "lost_packets", "packets", "rtt_ms", "ping_loss_pct")
 DRIFT_SERIES = ("daemon_rss_bytes", "slab_bytes", "udp_rcvbuf_errors", "udp_in_errors", "xfrm_errors")
 COUNTER_NAMES = {"udp_RcvbufErrors": "udp_rcvbuf_errors", "udp_InErrors": "udp_in_errors",
@@ -215,8 +215,8 @@ class Session:
             self.ping = PingSecond(second)
         if "no answer yet" in line:
             self.ping.unanswered += 1
-        elif match := RTT.search(line):
-            self.ping.rtts.append(float(match.group(1)))
+        else:
+            self.ping.rtts += rtts(line)  # a reply line gives its RTT, any other line nothing
 
     def _check_stall(self, now: float) -> None:
         stalled = self.detector.stalled_for(now)
