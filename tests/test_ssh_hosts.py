@@ -187,7 +187,9 @@ def test_kill9_mid_run_then_cleanup_reconnects_and_removes_remote_leftovers(tmp_
     proc = subprocess.Popen([*lab.exec_argv(), *VPNBENCH, "run", str(write(tmp_path, "x.toml", campaign)),
                              "--db", str(tmp_path / "x.db")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
-    while not any(lab.comm(p) == "iperf3" for p in lab.pids("server")):
+    # mid-flow, iperf3 on both ends: once, killed as soon as the server's iperf3 appeared, that
+    # server was gone 0.5 s later (why was not found); a flow under way leaves both running
+    while not all(any(lab.comm(p) == "iperf3" for p in lab.pids(role)) for role in ("client", "server")):
         assert proc.poll() is None and time.monotonic() < deadline
         time.sleep(0.1)
     os.kill(proc.pid, signal.SIGKILL)  # ip netns exec execs python: this is vpnbench itself
