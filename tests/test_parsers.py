@@ -131,3 +131,19 @@ def test_proc_net_listen_table():
   7: 00000000:11D7 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 3 2 0 0
 """
     assert _listens(udp, 4567, udp=True) and not _listens(udp, 4567, udp=False)
+
+
+@pytest.mark.parametrize("order", ["<", ">"])
+def test_pcap_packets_counts_whole_records_of_a_growing_file(order):
+    """The encryption proof stops tcpdump once its capture holds the pings' packets
+    (wirecheck._wait_written); a record still being written does not count."""
+    import struct
+
+    from vpnbench.wirecheck import pcap_packets
+
+    header = struct.pack(order + "IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1)
+    record = struct.pack(order + "IIII", 1, 2, 60, 60) + bytes(60)
+    assert pcap_packets(b"") == pcap_packets(header) == 0
+    assert pcap_packets(header + record) == 1
+    assert pcap_packets(header + record * 2 + record[:30]) == 2
+    assert pcap_packets(header + record * 3) == 3

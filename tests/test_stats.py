@@ -475,7 +475,7 @@ def test_distributions_agree_with_scipy():
     import numpy as np
     from scipy import stats as sps
 
-    from vpnbench.distributions import shapiro_p, skewness, t_ppf, welch_p
+    from vpnbench.distributions import mann_whitney_p, shapiro_p, skewness, t_ppf, welch_p
 
     rng = np.random.default_rng(7)
     for n in [*range(3, 30), 50, 200, 1000]:
@@ -491,3 +491,12 @@ def test_distributions_agree_with_scipy():
                                                            abs=1e-300)
     for df in (1, 1.5, 2, 2.7, 4, 9.9, 30, 1e3, 1e6):
         assert t_ppf(0.975, df) == pytest.approx(sps.t.ppf(0.975, df), rel=1e-9)
+    # Mann-Whitney: exact (no ties, a side of at most 8) and normal (ties, or both sides above 8)
+    for _ in range(1000):
+        na, nb = rng.integers(2, 30, size=2)
+        a, b = rng.normal(0, 1, na), rng.normal(rng.uniform(-2, 2), 1, nb)
+        if rng.random() < 0.5:
+            a, b = np.round(a, 1), np.round(b, 1)
+        assert mann_whitney_p(list(a), list(b)) == pytest.approx(
+            sps.mannwhitneyu(a, b, alternative="two-sided").pvalue, rel=1e-6, abs=1e-300), (a, b)
+    assert mann_whitney_p([1.0, 1.0], [1.0, 1.0]) == 1.0  # all tied: no spread, no difference

@@ -31,9 +31,21 @@ def test_direct_link_without_router(clean_machine):
         # no third box: each end is watched for what it sends (its incoming side shows what it decrypted)
         assert [(p.host.role, p.iface, p.direction) for p in bed.capture_points()] == [
             ("client", bed.links[0].a_iface, "out"), ("server", bed.links[0].b_iface, "out")]
+        # Each veth end's index differs from its peer's (iflink): with equal ones the kernel delays
+        # the carrier event and IPv6 stays deaf for up to a second (Testbed._veth).
+        link = bed.links[0]
+        client_index, client_peer = _indexes(bed.client, link.a_iface)
+        server_index, server_peer = _indexes(bed.server, link.b_iface)
+        assert (client_peer, server_peer) == (server_index, client_index)
+        assert client_index != client_peer
     finally:
         bed.down()
         resources.close()
+
+
+def _indexes(host: Host, iface: str) -> tuple[int, int]:
+    out = host.run(["cat", f"/sys/class/net/{iface}/ifindex", f"/sys/class/net/{iface}/iflink"]).stdout.split()
+    return int(out[0]), int(out[1])
 
 
 def test_pinning_plan():

@@ -1,3 +1,3 @@
-from vpnbench.cli import main
+from vpnbench.cli import entry
 
-raise SystemExit(main())
+raise SystemExit(entry())

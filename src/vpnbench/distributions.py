@@ -3,9 +3,8 @@
 Importing scipy.stats costs ~0.6 s of CPU (it loads scipy.spatial, optimize, linalg, ...), which
 a 30 s campaign pays before its first cell (the summary's imports are warmed while the testbed
 is built, and must be done before a measurement starts). Student's t (Welch's test, confidence
-intervals) and Shapiro-Wilk (which test to choose) are small algorithms: they are here, checked
-against scipy in tests/test_stats.py. Mann-Whitney U, needed only for samples that fail the
-normality check, still comes from scipy, imported when first used.
+intervals), Shapiro-Wilk (which test to choose) and Mann-Whitney U (for samples that are not
+normal) are small algorithms: they are here, checked against scipy in tests/test_stats.py.
 """
 
 import math
@@ -147,3 +146,48 @@ def shapiro_p(data: Sequence[float]) -> float:
     else:
         mean, sd = _poly(_C5, math.log(n)), math.exp(_poly(_C6, math.log(n)))
     return 0.5 * math.erfc((y - mean) / sd / math.sqrt(2))
+
+
+def mann_whitney_p(a: Sequence[float], b: Sequence[float]) -> float:
+    """Two-sided p of the Mann-Whitney U test, as scipy.stats.mannwhitneyu (method "auto") gives
+    it: the exact null distribution of U when a sample has at most 8 values and nothing is tied,
+    else the normal approximation with the tie and continuity corrections."""
+    n1, n2 = len(a), len(b)
+    ranks, tie_sizes = _average_ranks([*a, *b])
+    u1 = sum(ranks[:n1]) - n1 * (n1 + 1) / 2
+    u = max(u1, n1 * n2 - u1)
+    if (n1 > 8 and n2 > 8) or any(size > 1 for size in tie_sizes):
+        n = n1 + n2
+        tie_term = sum(size ** 3 - size for size in tie_sizes)
+        sd = math.sqrt(n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))))
+        return min(1.0, 2.0 * _NORMAL.cdf(-(u - n1 * n2 / 2 - 0.5) / sd)) if sd > 0 else 1.0
+    counts = _u_counts(n1, n2)
+    return min(1.0, 2.0 * sum(counts[int(u):]) / sum(counts))
+
+
+def _average_ranks(values: list[float]) -> tuple[list[float], list[int]]:
+    """1-based ranks with ties given their average rank, and the size of every group of equal values."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks, tie_sizes, start = [0.0] * len(values), [], 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for i in order[start:end + 1]:
+            ranks[i] = (start + end) / 2 + 1
+        tie_sizes.append(end - start + 1)
+        start = end + 1
+    return ranks, tie_sizes
+
+
+def _u_counts(n1: int, n2: int) -> list[int]:
+    """How many of the C(n1 + n2, n1) orderings give U = 0, 1, ..., n1 * n2: the coefficients of
+    the Gaussian binomial prod_{i=1..n1} (1 - q^(n2+i)) / (1 - q^i)."""
+    length = n1 * n2 + 1
+    counts = [1] + [0] * (length - 1)
+    for i in range(1, n1 + 1):
+        for k in range(length - 1, n2 + i - 1, -1):  # times (1 - q^(n2+i))
+            counts[k] -= counts[k - n2 - i]
+        for k in range(i, length):  # divided by (1 - q^i)
+            counts[k] += counts[k - i]
+    return counts

@@ -11,7 +11,7 @@ def records(store: Store) -> list[dict]:
     """Every cell as its export record (records.Cell.export: the fields ARCHITECTURE.md lists),
     with its cost relative to its run's baseline, the methodology warnings that concern it and
     its events."""
-    from vpnbench.verdicts import export_records  # noqa: PLC0415 - scipy only when exporting
+    from vpnbench.verdicts import export_records  # noqa: PLC0415 - pandas only when exporting
 
     out = []
     for run in store.runs():

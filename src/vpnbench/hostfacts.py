@@ -11,11 +11,13 @@ every part of it may be missing on a given host, and a missing part is recorded 
 """
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 from vpnbench.hosts.base import Host
 from vpnbench.records import HostFacts
 
-SCRIPT = r"""
+# Machine-wide: the same for every network namespace of one machine.
+MACHINE_SCRIPT = r"""
 s() { echo "### $1"; }
 s cpu_model; grep -m1 -E '^(model name|Model|Hardware)' /proc/cpuinfo | cut -d: -f2-
 s cpu_flags; grep -m1 -E '^(flags|Features)' /proc/cpuinfo | cut -d: -f2-
@@ -28,11 +30,7 @@ s boost; cat /sys/devices/system/cpu/cpufreq/boost 2>/dev/null
 s smt; cat /sys/devices/system/cpu/smt/active 2>/dev/null
 s mitigations; grep -H . /sys/devices/system/cpu/vulnerabilities/* 2>/dev/null
 s irqbalance; pgrep -x irqbalance >/dev/null 2>&1 && echo running
-s nft_lines; command -v nft >/dev/null && nft list ruleset 2>/dev/null | wc -l
 s crypto; cat /proc/crypto 2>/dev/null
-s interfaces; for d in /sys/class/net/*; do n=${d##*/}; [ "$n" = lo ] && continue; drv=$(basename "$(readlink "$d/device/driver" 2>/dev/null)" 2>/dev/null); echo "$n ${drv:--} $(cat "$d/mtu")"; done
-s offloads; command -v ethtool >/dev/null && for d in /sys/class/net/*; do n=${d##*/}; [ "$n" = lo ] && continue; ethtool -k "$n" 2>/dev/null | sed -n "s/^\(generic-segmentation-offload\|generic-receive-offload\|tcp-segmentation-offload\|rx-udp-gro-forwarding\|tx-checksumming\|rx-checksumming\): \([a-z]*\).*/$n \1 \2/p"; done
-s qdisc; tc qdisc show 2>/dev/null
 s v_iperf3; iperf3 --version 2>&1 | head -1
 s v_iperf2; iperf -v 2>&1 | head -1
 s v_wireguard_go; wireguard-go --version 2>&1 | head -1
@@ -43,8 +41,17 @@ s v_libreswan; /opt/vpnbench/libreswan/usr/sbin/ipsec --version 2>/dev/null | he
 s v_openvpn; openvpn --version 2>&1 | head -1
 s v_wpa_supplicant; wpa_supplicant -v 2>&1 | head -1
 s v_openssl; openssl version 2>&1 | head -1
+"""
+# Per network namespace: its interfaces, offloads, qdiscs and firewall.
+NETWORK_SCRIPT = r"""
+s() { echo "### $1"; }
+s nft_lines; command -v nft >/dev/null && nft list ruleset 2>/dev/null | wc -l
+s interfaces; for d in /sys/class/net/*; do n=${d##*/}; [ "$n" = lo ] && continue; drv=$(basename "$(readlink "$d/device/driver" 2>/dev/null)" 2>/dev/null); echo "$n ${drv:--} $(cat "$d/mtu")"; done
+s offloads; command -v ethtool >/dev/null && for d in /sys/class/net/*; do n=${d##*/}; [ "$n" = lo ] && continue; ethtool -k "$n" 2>/dev/null | sed -n "s/^\(generic-segmentation-offload\|generic-receive-offload\|tcp-segmentation-offload\|rx-udp-gro-forwarding\|tx-checksumming\|rx-checksumming\): \([a-z]*\).*/$n \1 \2/p"; done
+s qdisc; tc qdisc show 2>/dev/null
 s end
 """
+SCRIPT = MACHINE_SCRIPT + NETWORK_SCRIPT
 
 CRYPTO_FLAGS = ("aes", "vaes", "avx", "avx2", "avx512f", "pclmulqdq", "vpclmulqdq", "sha_ni", "pmull", "sha2")
 # The algorithms the techniques use, as the kernel names them: whichever driver has the highest
@@ -54,9 +61,22 @@ CRYPTO_NAMES = ("gcm(aes)", "rfc4106(gcm(aes))", "cbc(aes)", "ctr(aes)", "aes", 
 NOT_INSTALLED = re.compile(r"not found|No such file|command not found", re.IGNORECASE)
 
 
-def collect_host_facts(run_id: str, role: str, host: Host) -> HostFacts:
-    result = host.run(["sh", "-c", SCRIPT], timeout=60, check=False)
-    return HostFacts(run_id, role, parse_facts(result.stdout))
+def collect_host_facts(run_id: str, hosts: dict[str, Host]) -> list[HostFacts]:
+    """Every host's facts, all at once, one round trip each (~0.1 s whatever the number of hosts).
+    Hosts that are namespaces of one machine (`Host.machine`) read its machine-wide part once and
+    each its own network part: the three namespaces of a local testbed took 0.25 s of CPU on two
+    cores with the whole script each."""
+    machines: set[str] = set()
+    jobs = []
+    for role, host in hosts.items():
+        whole = host.machine is None or host.machine not in machines
+        machines.add(host.machine)
+        jobs.append((role, host, SCRIPT if whole else NETWORK_SCRIPT))
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        texts = list(pool.map(lambda job: job[1].run(["sh", "-c", job[2]], timeout=60, check=False).stdout, jobs))
+    machine_texts = {host.machine: text for (_, host, script), text in zip(jobs, texts) if script is SCRIPT}
+    return [HostFacts(run_id, role, parse_facts(text, "" if script is SCRIPT else machine_texts[host.machine]))
+            for (role, host, script), text in zip(jobs, texts)]
 
 
 def sections(text: str) -> dict[str, str]:
@@ -73,8 +93,10 @@ def sections(text: str) -> dict[str, str]:
     return found
 
 
-def parse_facts(text: str) -> dict:
-    parts = sections(text)
+def parse_facts(text: str, machine_text: str = "") -> dict:
+    """The facts in a script's output; `machine_text`: the machine-wide part read by another
+    namespace of the same machine."""
+    parts = sections(machine_text) | sections(text)
     flags = set(parts.get("cpu_flags", "").split())
     facts = {
         "cpu_model": parts.get("cpu_model", "").strip() or None,

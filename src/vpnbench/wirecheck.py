@@ -13,6 +13,7 @@ threshold (90 bytes for deflate), which it sends uncompressed.
 
 import dataclasses
 import secrets
+import struct
 import time
 
 from vpnbench.errors import TechniqueError
@@ -22,8 +23,8 @@ from vpnbench.techniques.base import Tunnel
 from vpnbench.testbed import CapturePoint
 
 MARKER_PINGS = 5
-PING_INTERVAL = 0.01  # s; root may go below ping's 0.2 s floor, and 5 pings are no load
-TAIL_S = 0.05
+PING_INTERVAL = 0.005  # s; root may go below ping's 0.2 s floor, and 5 pings are no load
+TAIL_S = 0.05  # s: the most to wait for tcpdump to write the pings' last packets
 PING_SIZE = 200
 # ICMP data under IPComp: 16 bytes of timestamp, then the pattern (one whole aligned copy at
 # 16..31); the packet stays under 90 bytes in both families (IPv6: 40 + 8 + 40).
@@ -51,13 +52,12 @@ def check_wire(tunnel: Tunnel, client: Host, points: list[CapturePoint], resourc
             proc = point.host.spawn(["tcpdump", "-Z", "root", "--immediate-mode", *point.tcpdump_args(), "-n", "-U",
                                      "-s", "0", "-w", str(pcap)], name="tcpdump")
             captures.append((point, pcap, proc))
+        for _, _, proc in captures:  # started together: each takes ~15 ms to open its socket
             _wait_capturing(proc)
         size = PING_SIZE_UNCOMPRESSED if tunnel.compresses else PING_SIZE
         ping = client.run(["ping", "-n", "-c", str(MARKER_PINGS), "-i", str(PING_INTERVAL), "-s", str(size), "-W", "2",
                            "-p", marker.hex(), tunnel.server_addrs[family]], timeout=15, check=False)
-        # Every reply crossed the underlay before ping saw it; this is tcpdump's time to take the
-        # last ones from its socket (immediate mode) and write them before SIGINT ends its loop.
-        time.sleep(TAIL_S)
+        _wait_written(captures)
     finally:
         for _, _, proc in captures:
             proc.interrupt()
@@ -76,10 +76,7 @@ def check_wire(tunnel: Tunnel, client: Host, points: list[CapturePoint], resourc
 def _read_capture(host: Host, pcap, marker: bytes, wire_filter: str | None) -> tuple[bool, int]:
     """Was the marker in this capture, and how many packets matched the technique's filter?
     The capture file is removed either way."""
-    try:
-        data = host.read_file(pcap)  # the capture host may be another machine
-    except FileNotFoundError:
-        data = b""
+    data = _read(host, pcap)  # the capture host may be another machine
     packets = _count(host, pcap, wire_filter) if wire_filter else 0
     host.remove_file(pcap)
     return marker in data, packets
@@ -111,6 +108,40 @@ def _wait_capturing(capture, timeout: float = 5.0) -> None:
         if not capture.alive() or time.monotonic() > deadline:
             raise TechniqueError(f"tcpdump did not start: {capture.output().strip()[-200:]}")
         time.sleep(0.005)
+
+
+def _wait_written(captures, timeout: float = TAIL_S) -> None:
+    """Every reply crossed the underlay before ping saw it; tcpdump (immediate mode) may still be
+    taking the last packets from its socket. Wait until each capture holds at least the packets
+    the pings made at its point (a request and a reply per ping both ways, one of them through an
+    "out" point), at most `timeout`, before SIGINT ends tcpdump's loop."""
+    deadline = time.monotonic() + timeout
+    for point, pcap, _ in captures:
+        expected = MARKER_PINGS * (1 if point.direction else 2)
+        while pcap_packets(_read(point.host, pcap)) < expected and time.monotonic() < deadline:
+            time.sleep(0.002)
+
+
+def _read(host: Host, pcap) -> bytes:
+    try:
+        return host.read_file(pcap)
+    except FileNotFoundError:
+        return b""
+
+
+def pcap_packets(data: bytes) -> int:
+    """Whole packet records in a (possibly still growing) pcap file."""
+    if len(data) < 24:
+        return 0
+    order = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+    count, offset = 0, 24
+    while offset + 16 <= len(data):
+        (captured,) = struct.unpack_from(order + "I", data, offset + 8)
+        offset += 16 + captured
+        if offset > len(data):
+            break
+        count += 1
+    return count
 
 
 def _count(host: Host, pcap, wire_filter: str) -> int:

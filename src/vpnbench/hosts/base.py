@@ -7,6 +7,7 @@ network namespace, a machine over SSH or a VM.
 import abc
 import dataclasses
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from vpnbench.errors import HostError
@@ -75,6 +76,10 @@ class Proc(abc.ABC):
 class Host(abc.ABC):
     """One machine of the testbed: client, server or router."""
 
+    # Hosts with the same value are namespaces of one machine (kernel, CPUs and files shared);
+    # None: a machine of its own.
+    machine: str | None = None
+
     def __init__(self, role: str, cpus: list[int] | None):
         self.role = role
         self.cpus = cpus  # cores this host's processes are pinned to; None = not pinned
@@ -123,6 +128,14 @@ class Host(abc.ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.role}>"
+
+
+def stop_all(procs: list[Proc], timeout: float = 3.0) -> None:
+    """Stop processes together, so daemons that take a moment to exit after SIGTERM
+    (wireguard-go: ~28 ms) do not wait their turn."""
+    if procs:
+        with ThreadPoolExecutor(max_workers=len(procs)) as pool:
+            list(pool.map(lambda proc: proc.stop(timeout), procs))
 
 
 def completed(argv: list[str], proc: subprocess.CompletedProcess) -> CommandResult:

@@ -106,7 +106,7 @@ def _wait_listening(ctx: MeasureContext, server, port: int, timeout: float = 5.0
                                    {"iperf3_server": server.output()})
         if ctx.server.listening(server, port):
             return
-        time.sleep(0.005)  # a local check is ~0.1 ms; the server listens a few ms after its start
+        time.sleep(0.002)  # a local check is ~0.1 ms; the server listens a few ms after its start
     raise MeasurementError(f"iperf3 server not listening on port {port} after {timeout:g} s",
                            {"iperf3_server": server.output()})
 

@@ -23,6 +23,7 @@ from pydantic import ValidationInfo, field_validator
 
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
+from vpnbench.hosts.base import stop_all
 from vpnbench.params import Params
 from vpnbench.resources import wipe_file
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
@@ -200,8 +201,7 @@ class MACsec(Technique):
     def down(self) -> None:
         if self.tunnel is None:
             return
-        for proc in self.tunnel.procs:
-            proc.stop()
+        stop_all(self.tunnel.procs)
         for host, dev in self.devices.values():
             host.run(["ip", "link", "del", dev], check=False)  # its addresses and routes go with it
         for path in self.files:

@@ -17,6 +17,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
+from vpnbench.hosts.base import stop_all
 from vpnbench.params import Family, Params, Size
 from vpnbench.resources import wipe_file
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
@@ -241,8 +242,7 @@ class OpenVPN(Technique):
     def down(self) -> None:
         if self.tunnel is None:
             return
-        for proc in self.tunnel.procs:
-            proc.stop()
+        stop_all(self.tunnel.procs)
         for path in self.files:
             wipe_file(path)
         self.tunnel = None

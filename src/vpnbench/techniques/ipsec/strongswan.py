@@ -80,7 +80,7 @@ def strongswan_conf(backend: str) -> str:
 
 def swanctl_conf(side: Side, params, backend: str, auth: dict[str, str], ppk_secret: str | None) -> str:
     """One connection with one child; `auth` holds this side's credential lines."""
-    ppk = f"    ppk_id = ppk@vpnbench\n    ppk_required = yes\n" if ppk_secret else ""
+    ppk = "    ppk_id = ppk@vpnbench\n    ppk_required = yes\n" if ppk_secret else ""
     # libipsec hands ESP to charon's own UDP socket, so ESP is always UDP-encapsulated there.
     encap = "yes" if backend == "userspace" else "no"
     return f"""connections {{

@@ -1,0 +1,43 @@
+"""Host facts: namespaces of one machine read the machine-wide part once."""
+
+import os
+import subprocess
+
+from vpnbench.hostfacts import NETWORK_SCRIPT, SCRIPT, collect_host_facts
+from vpnbench.hosts.base import CommandResult, Host
+
+
+class ShellHost(Host):
+    """Runs commands on this machine as they are (no namespace), and records them."""
+
+    def __init__(self, role: str, machine: str | None):
+        super().__init__(role, None)
+        self.machine, self.commands = machine, []
+
+    def run(self, argv, timeout=30.0, check=True, input=None):
+        self.commands.append(list(argv))
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        return CommandResult(list(argv), proc.returncode, proc.stdout, proc.stderr)
+
+    def spawn(self, argv, name, env=None, interactive=False):
+        raise NotImplementedError
+
+    def write_file(self, path, data, mode=0o600):
+        raise NotImplementedError
+
+    def pids(self):
+        return []
+
+    def has_command(self, name):
+        return True
+
+
+def test_namespaces_of_one_machine_read_its_machine_wide_part_once():
+    hosts = {"client": ShellHost("client", "here"), "server": ShellHost("server", "here"),
+             "router": ShellHost("router", None)}
+    facts = {f.host: f.facts for f in collect_host_facts("r1", hosts)}
+    assert [h.commands[0][-1] for h in hosts.values()] == [SCRIPT, NETWORK_SCRIPT, SCRIPT]
+    for role in hosts:  # the server's machine-wide facts come from the client's run
+        assert facts[role]["kernel"] == os.uname().release
+        assert facts[role]["cpu_count"] == os.cpu_count()
+        assert facts[role]["interfaces"], role  # its own network part
