@@ -116,6 +116,32 @@ def test_ipsec_on_ssh_hosts_resolves_its_backend_on_the_hosts_and_proves_encrypt
     assert leftovers() == []
 
 
+def test_gen_runs_on_ssh_hosts_from_a_copy_in_the_run_directory(tmp_path, lab):
+    """The lab's hosts have no vpnbench-gen on PATH: the run writes this checkout's binary into
+    its directory on each host, runs it there over ssh, and removes it with the directory."""
+    campaign = lab.testbed_toml() + """
+[[technique]]
+kind = "baseline"
+
+[[measurement]]
+kind = "udp"
+tool = "gen"
+rate = "20M"
+length = 1200
+duration = "1s"
+"""
+    proc = in_lab(lab, "run", str(write(tmp_path, "gen.toml", campaign)), "--db", str(tmp_path / "g.db"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (cell,) = export(tmp_path / "g.db", tmp_path / "g.json")
+    assert cell["status"] == "ok", cell["error"]
+    assert cell["metrics"]["received_packets"] > 1000  # 20 Mbit/s of 1200-byte datagrams for 1 s: ~2080
+    # The copy ran, not this checkout's binary (the lab's hosts share this filesystem, so either
+    # would work): the server's process name is its copy's file name, cut to the kernel's 15
+    # characters. (The client's run is one ssh command, which the remote sampler does not list.)
+    assert "vpnbench-gen-se" in json.dumps(cell["hosts"]["server"]["procs_cpu_pct"])
+    assert leftovers() == []
+
+
 def test_doctor_testbed_prints_a_host_by_capability_table(tmp_path, lab):
     path = write(tmp_path, "tb.toml", lab.testbed_toml())
     proc = in_lab(lab, "doctor", "--testbed", str(path), "--json", timeout=120)

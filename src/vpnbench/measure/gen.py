@@ -12,9 +12,11 @@ datagram is one lost packet and never a hang: no retry loop is needed here.
 import json
 import os
 import shutil
+import weakref
 from pathlib import Path
 
 from vpnbench.errors import MeasurementError
+from vpnbench.hosts.base import Host
 from vpnbench.measure.base import MeasureContext, MeasureResult
 
 GEN_NAME = "vpnbench-gen"
@@ -33,6 +35,26 @@ def gen_binary() -> str | None:
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     return None
+
+
+_COPIES: "weakref.WeakKeyDictionary[Host, str]" = weakref.WeakKeyDictionary()
+
+
+def binary_on(host: Host, local_binary: str) -> str:
+    """The vpnbench-gen that `host` runs. A namespace of this machine runs this machine's. A
+    remote host (ssh, VM) runs its own when it has one on PATH, else a copy of this machine's,
+    written once per run into the run's directory there (removed with it); that copy needs the
+    same CPU architecture and a compatible C library (it links only libc)."""
+    if not getattr(host, "remote", False):
+        return local_binary
+    if host not in _COPIES:
+        if host.has_command(GEN_NAME):
+            _COPIES[host] = GEN_NAME
+        else:
+            copy = host.workdir / f"{GEN_NAME}-{host.role}"  # two hosts may share one filesystem
+            host.write_file(copy, Path(local_binary).read_bytes(), 0o700)
+            _COPIES[host] = str(copy)
+    return _COPIES[host]
 
 
 def client_args(target: str, port: int, rate: int, length: int, duration: float,
@@ -54,10 +76,10 @@ def run_gen(ctx: MeasureContext, family: str, rate: int, length: int, duration: 
             raise MeasurementError(f"threads: {threads} is more than the {host.role}'s {len(host.cpus)} pinned core(s); "
                                    f"allowed values: 1 to {len(host.cpus)}, or [testbed] pin = \"off\"")
     port = ctx.ports.next()
-    server = ctx.server.spawn([binary, "server", "--port", str(port), "--accept-timeout", f"{ACCEPT_TIMEOUT_S:g}"],
+    server = ctx.server.spawn([binary_on(ctx.server, binary), "server", "--port", str(port), "--accept-timeout", f"{ACCEPT_TIMEOUT_S:g}"],
                               name="gen-server")
     try:
-        argv = [binary, *client_args(ctx.target(family), port, rate, length, duration, threads, interval, gso)]
+        argv = [binary_on(ctx.client, binary), *client_args(ctx.target(family), port, rate, length, duration, threads, interval, gso)]
         result = ctx.client.run(argv, timeout=duration + min(duration, 60) + FIXED_WAITS_S, check=False)
         server.wait(5)
     finally:
