@@ -61,13 +61,17 @@ def check_wire(tunnel: Tunnel, client: Host, points: list[CapturePoint], resourc
     finally:
         for _, _, proc in captures:
             proc.interrupt()
+    marker_seen, protocol_packets = False, 0
+    try:
+        # Read while tcpdump exits: -U wrote every packet as it came, and closing its packet
+        # socket waits for an RCU grace period (~20 ms), which nothing here needs.
+        for point, pcap, _ in captures:
+            seen, packets = _read_capture(point.host, pcap, marker, tunnel.wire_filter)
+            marker_seen, protocol_packets = marker_seen or seen, protocol_packets + packets
+    finally:
         for _, _, proc in captures:
             proc.wait(3)
             proc.stop(1)
-    marker_seen, protocol_packets = False, 0
-    for point, pcap, _ in captures:
-        seen, packets = _read_capture(point.host, pcap, marker, tunnel.wire_filter)
-        marker_seen, protocol_packets = marker_seen or seen, protocol_packets + packets
     if not ping.ok:
         raise TechniqueError(f"encryption proof: no reply through the tunnel ({ping.describe_failure()})")
     return judge(tunnel, marker_seen, protocol_packets)

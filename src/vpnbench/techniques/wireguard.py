@@ -80,9 +80,10 @@ class WireGuard(Technique):
             peer_args += ["endpoint", endpoint, "allowed-ips", f"{INNER[peer]['ipv4']}/32,{INNER[peer]['ipv6']}/128"]
             self.peer_args[role] = peer_args
             host.run(["wg", "set", iface, "listen-port", str(p.port), "private-key", str(keys[role][0]), *peer_args])
-            host.run(["ip", "addr", "add", f"{INNER[role]['ipv4']}/24", "dev", iface])
-            host.run(["ip", "-6", "addr", "add", f"{INNER[role]['ipv6']}/64", "dev", iface, "nodad"])
-            host.run(["ip", "link", "set", iface, "mtu", str(p.mtu), "up"])
+            # One `ip` for the three (each command is a process, and over ssh a round trip).
+            host.run(["ip", "-batch", "-"], input=f"addr add {INNER[role]['ipv4']}/24 dev {iface}\n"
+                                                  f"addr add {INNER[role]['ipv6']}/64 dev {iface} nodad\n"
+                                                  f"link set {iface} mtu {p.mtu} up\n")
         return self.tunnel
 
     @classmethod
