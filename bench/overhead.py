@@ -56,6 +56,7 @@ RUNS = int(os.environ.get("BENCH_RUNS", "2"))
 # server are pinned to their own cores (the testbed's default); monitor and control runs alternate.
 PERIOD_S, INTERVAL_S, PERIODS = 2.0, 0.5, int(os.environ.get("BENCH_PERIODS", "32"))
 RUN_PAIRS = int(os.environ.get("BENCH_RUN_PAIRS", "2"))
+DOSE_INTERVAL_S = 0.0005  # the sampler back to back: a sample takes ~0.25 ms
 
 
 def harness_overhead(router: bool) -> float:
@@ -113,10 +114,17 @@ def monitor_cost() -> dict:
                     gbps[watched] += [on.bps / 1e9, off.bps / 1e9]
                 print(f"run {pair + 1} {'monitor' if watched else 'A/A'}: {Ratios(ratios[watched]).text()}; "
                       f"efficiency {Ratios(efficiency[watched]).text()}", flush=True)
+        # Dose and response: sampling as fast as it can, the sampler takes a share of the flow's CPU
+        # large enough to see in throughput. If the throughput falls by about that share, the
+        # share is what the monitor costs, and the 10 Hz share above bounds the 10 Hz effect.
+        dose_cpu, dose_busy = {True: 0.0, False: 0.0}, []
+        dose = toggled_run(testbed, tunnel.server_addrs["ipv4"], ports.next(), True, dose_cpu, dose_busy, DOSE_INTERVAL_S)
         sampler = {hz: sampler_cpu(testbed, 1 / hz, 10.0 if hz == 1 else 5.0) for hz in (1, 10)}
     on_seconds = RUN_PAIRS * PERIODS / 2 * PERIOD_S  # half the periods of the watched runs are "on"
     sampler_pct = 100 * (cpu[True] - cpu[False]) / on_seconds
+    dose_share = 100 * (dose_cpu[True] - dose_cpu[False]) / (PERIODS / 2 * PERIOD_S) / statistics.median(dose_busy)
     return {"monitor": Ratios(ratios[True]), "control": Ratios(ratios[False]), "gbps": statistics.median(gbps[True]),
+            "dose": Ratios([on.bps / off.bps for on, off in paired(dose)]), "dose_share_pct": dose_share,
             "efficiency": Ratios(efficiency[True]), "efficiency_control": Ratios(efficiency[False]),
             "sampler": sampler, "loaded_pct": sampler_pct, "busy_pct": statistics.median(busy)}
 
@@ -154,7 +162,7 @@ def paired(periods: list[float]) -> list[tuple[float, float]]:
 
 
 def toggled_run(testbed, target: str, port: int, watched: bool, cpu: dict[bool, float],
-                busy: list[float]) -> list[float]:
+                busy: list[float], interval: float = 0.1) -> list["Period"]:
     """One iperf3 TCP run of PERIODS × PERIOD_S; with `watched` the monitor samples at 10 Hz in the
     "on" periods. Returns each period's mean throughput (bit/s) over its intervals after the first
     (that one holds the switch, and absorbs the ms between our clock and iperf3's). Adds this
@@ -171,7 +179,7 @@ def toggled_run(testbed, target: str, port: int, watched: bool, cpu: dict[bool, 
             or list(range(os.cpu_count() or 1))
         started, flow_cpu = time.monotonic(), []
         for period in range(PERIODS):
-            monitor = Monitor(testbed.hosts, 0.1, sink=lambda points: None) if watched and schedule(period) else None
+            monitor = Monitor(testbed.hosts, interval, sink=lambda points: None) if watched and schedule(period) else None
             before, busy_before = os.times(), busy_core_seconds(cores)
             if monitor:
                 monitor.start()
@@ -237,12 +245,15 @@ sessions at work, so single runs are noisy: every figure comes with its spread.
 | the flow's efficiency with the monitor on ÷ off: bits per second of CPU the client's and server's cores spent (their busy time without steal, less the sampler's own CPU), the same on/off periods — steal and the host's noise cancel, what the monitor does to the flow's own work (caches, /proc locks) stays | {mon['efficiency'].text()} | – |
 | the same, A/A control | {mon['efficiency_control'].text()} | contains 1 |
 | the sampler's CPU while it watches that traffic (on periods − off periods of the same runs), ÷ the CPU the traffic keeps busy (client + server, {mon['busy_pct']:.0f} % of one core): the most it can take from a CPU-bound flow | {mon['loaded_pct']:.2f} % of one core → **≤ {mon['loaded_pct'] / mon['busy_pct'] * 100:.2f} %** of the throughput | ≤ 1 % |
+| dose and response: one more watched run with the sampler back to back ({DOSE_INTERVAL_S * 1000:g} ms interval), where its CPU is {mon['dose_share_pct']:.1f} % of the flow's: throughput on ÷ off | {mon['dose'].text()} | ≈ 1 − {mon['dose_share_pct'] / 100:.3f} |
 | sampler CPU at 1 Hz | **{mon['sampler'][1]:.2f} %** of one core | ≤ 1 % |
 | sampler CPU at 10 Hz (for reference) | {mon['sampler'][10]:.2f} % of one core | – |
 
-The monitor's effect on a CPU-bound flow is its efficiency effect (the flow's bits per CPU second)
-times the CPU it takes from the flow's cores (the sampler's share). Both are measured above; the
-throughput ratio itself cannot resolve 1 % here (see the A/A control).
+The throughput ratio cannot resolve 1 % here: the A/A control's pairs spread as widely as the
+monitor's. The flow's efficiency (bits per busy CPU second, steal left out) spreads as much, so
+the noise is not steal but the shared host's caches and memory. What does resolve is the
+sampler's share of the flow's CPU; the dose-and-response row checks that a share large enough
+to see costs about that much throughput.
 
 The harness overhead includes Python start-up, building and removing the namespace
 testbed, bringing WireGuard up twice (with the encryption proof) and an iperf3 server per cell.
