@@ -122,7 +122,8 @@ def monitor_cost() -> dict:
         sampler = {hz: sampler_cpu(testbed, 1 / hz, 10.0 if hz == 1 else 5.0) for hz in (1, 10)}
     on_seconds = RUN_PAIRS * PERIODS / 2 * PERIOD_S  # half the periods of the watched runs are "on"
     sampler_pct = 100 * (cpu[True] - cpu[False]) / on_seconds
-    dose_share = 100 * (dose_cpu[True] - dose_cpu[False]) / (PERIODS / 2 * PERIOD_S) / statistics.median(dose_busy)
+    # % of one core ÷ % of one core the flow keeps busy, as a percentage
+    dose_share = 100 * (100 * (dose_cpu[True] - dose_cpu[False]) / (PERIODS / 2 * PERIOD_S)) / statistics.median(dose_busy)
     return {"monitor": Ratios(ratios[True]), "control": Ratios(ratios[False]), "gbps": statistics.median(gbps[True]),
             "dose": Ratios([on.bps / off.bps for on, off in paired(dose)]), "dose_share_pct": dose_share,
             "efficiency": Ratios(efficiency[True]), "efficiency_control": Ratios(efficiency[False]),
