@@ -246,7 +246,7 @@ sessions at work, so single runs are noisy: every figure comes with its spread.
 | the flow's efficiency with the monitor on ÷ off: bits per second of CPU the client's and server's cores spent (their busy time without steal, less the sampler's own CPU), the same on/off periods — steal and the host's noise cancel, what the monitor does to the flow's own work (caches, /proc locks) stays | {mon['efficiency'].text()} | – |
 | the same, A/A control | {mon['efficiency_control'].text()} | contains 1 |
 | the sampler's CPU while it watches that traffic (on periods − off periods of the same runs), ÷ the CPU the traffic keeps busy (client + server, {mon['busy_pct']:.0f} % of one core): the most it can take from a CPU-bound flow | {mon['loaded_pct']:.2f} % of one core → **≤ {mon['loaded_pct'] / mon['busy_pct'] * 100:.2f} %** of the throughput | ≤ 1 % |
-| dose and response: one more watched run with the sampler back to back ({DOSE_INTERVAL_S * 1000:g} ms interval), where its CPU is {mon['dose_share_pct']:.1f} % of the flow's: throughput on ÷ off | {mon['dose'].text()} | ≈ 1 − {mon['dose_share_pct'] / 100:.3f} |
+| dose and response: one more watched run with the sampler back to back ({DOSE_INTERVAL_S * 1000:g} ms interval), where its CPU is {mon['dose_share_pct']:.1f} % of the flow's: throughput on ÷ off | {mon['dose'].text()} | between 1 − {mon['dose_share_pct'] / 100:.3f} and 1: the share bounds the cost |
 | sampler CPU at 1 Hz | **{mon['sampler'][1]:.2f} %** of one core | ≤ 1 % |
 | sampler CPU at 10 Hz (for reference) | {mon['sampler'][10]:.2f} % of one core | – |
 
