@@ -55,11 +55,11 @@ class Monitor:
         ncores = psutil.cpu_count() or 1
         self.interval = interval
         # Hosts on other machines (ssh, vm) are sampled there, by reading their /proc over ssh.
-        self.remote = [RemoteWatch(host) for host in hosts.values() if getattr(host, "remote", False)]
+        self.remote = [RemoteWatch(host) for host in hosts.values() if host.remote]
         self.watched = [
             Watched(role, host.cpus if host.cpus is not None else list(range(ncores)), host.cpus is not None,
                     getattr(host, "netns_inode", lambda: None)())
-            for role, host in hosts.items() if not getattr(host, "remote", False)
+            for role, host in hosts.items() if not host.remote
         ]
         self.sample_counts: dict[str, int] = collections.Counter()
         self.mem_max: dict[str, float] = {}

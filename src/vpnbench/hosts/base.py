@@ -79,6 +79,8 @@ class Host(abc.ABC):
     # Hosts with the same value are namespaces of one machine (kernel, CPUs and files shared);
     # None: a machine of its own.
     machine: str | None = None
+    # Reached over ssh (a lab machine or a VM): its /proc and files are not this machine's.
+    remote: bool = False
 
     def __init__(self, role: str, cpus: list[int] | None):
         self.role = role

@@ -45,7 +45,7 @@ def binary_on(host: Host, local_binary: str) -> str:
     remote host (ssh, VM) runs its own when it has one on PATH, else a copy of this machine's,
     written once per run into the run's directory there (removed with it); that copy needs the
     same CPU architecture and a compatible C library (it links only libc)."""
-    if not getattr(host, "remote", False):
+    if not host.remote:
         return local_binary
     if host not in _COPIES:
         if host.has_command(GEN_NAME):
@@ -76,10 +76,11 @@ def run_gen(ctx: MeasureContext, family: str, rate: int, length: int, duration: 
             raise MeasurementError(f"threads: {threads} is more than the {host.role}'s {len(host.cpus)} pinned core(s); "
                                    f"allowed values: 1 to {len(host.cpus)}, or [testbed] pin = \"off\"")
     port = ctx.ports.next()
-    server = ctx.server.spawn([binary_on(ctx.server, binary), "server", "--port", str(port), "--accept-timeout", f"{ACCEPT_TIMEOUT_S:g}"],
-                              name="gen-server")
+    server = ctx.server.spawn([binary_on(ctx.server, binary), "server", "--port", str(port),
+                               "--accept-timeout", f"{ACCEPT_TIMEOUT_S:g}"], name="gen-server")
     try:
-        argv = [binary_on(ctx.client, binary), *client_args(ctx.target(family), port, rate, length, duration, threads, interval, gso)]
+        argv = [binary_on(ctx.client, binary),
+                *client_args(ctx.target(family), port, rate, length, duration, threads, interval, gso)]
         result = ctx.client.run(argv, timeout=duration + min(duration, 60) + FIXED_WAITS_S, check=False)
         server.wait(5)
     finally:
