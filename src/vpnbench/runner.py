@@ -154,11 +154,13 @@ class Runner:
         self.pinner: CorePinner | None = None  # [testbed] cores: moves each cell's processes
 
     def run(self) -> RunOutcome:
+        switch_interval = sys.getswitchinterval()  # _run lowers it while the warm-up imports
         with stop_signals_raise():
             resources = RunResources()
             try:
                 return self._run(resources)
             finally:
+                sys.setswitchinterval(switch_interval)  # also when set-up failed before the join
                 # A second Ctrl-C must not cut the cleanup short.
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -169,7 +171,7 @@ class Runner:
             # The warm-up imports hold the GIL for up to the switch interval (5 ms) each time the
             # set-up's thread returns from a command and wants it back; 0.5 ms keeps the set-up's
             # forty-odd commands from queueing behind them.
-            self._switch_interval = sys.getswitchinterval()
+            switch_interval = sys.getswitchinterval()
             sys.setswitchinterval(0.0005)
             self.meanwhile.start()
         testbed, probe, backends, impair_backend = self._prepare(resources)
@@ -194,7 +196,7 @@ class Runner:
             self._set_up(testbed, impair_backend, run_id)
             if self.meanwhile is not None:
                 self.meanwhile.join(timeout=30)
-                sys.setswitchinterval(self._switch_interval)
+                sys.setswitchinterval(switch_interval)
             with self._progress(todo) as progress:
                 for round_blocks in self._rounds(run_id):
                     for block in round_blocks:
