@@ -120,14 +120,18 @@ def monitor_cost() -> dict:
         dose_cpu, dose_busy = {True: 0.0, False: 0.0}, []
         dose = toggled_run(testbed, tunnel.server_addrs["ipv4"], ports.next(), True, dose_cpu, dose_busy, DOSE_INTERVAL_S)
         sampler = {hz: sampler_cpu(testbed, 1 / hz, 10.0 if hz == 1 else 5.0) for hz in (1, 10)}
-    on_seconds = RUN_PAIRS * PERIODS / 2 * PERIOD_S  # half the periods of the watched runs are "on"
-    sampler_pct = 100 * (cpu[True] - cpu[False]) / on_seconds
-    # % of one core ÷ % of one core the flow keeps busy, as a percentage
-    dose_share = 100 * (100 * (dose_cpu[True] - dose_cpu[False]) / (PERIODS / 2 * PERIOD_S)) / statistics.median(dose_busy)
+    sampler_pct = sampler_load(cpu, RUN_PAIRS)
+    dose_share = 100 * sampler_load(dose_cpu, 1) / statistics.median(dose_busy)  # of the CPU the flow keeps busy
     return {"monitor": Ratios(ratios[True]), "control": Ratios(ratios[False]), "gbps": statistics.median(gbps[True]),
             "dose": Ratios([on.bps / off.bps for on, off in paired(dose)]), "dose_share_pct": dose_share,
             "efficiency": Ratios(efficiency[True]), "efficiency_control": Ratios(efficiency[False]),
             "sampler": sampler, "loaded_pct": sampler_pct, "busy_pct": statistics.median(busy)}
+
+
+def sampler_load(cpu: dict[bool, float], watched_runs: int) -> float:
+    """The sampler's CPU in % of one core: this process's CPU in the on periods less that in the off
+    periods, over the on periods' seconds (half the periods of each watched run)."""
+    return 100 * (cpu[True] - cpu[False]) / (watched_runs * PERIODS / 2 * PERIOD_S)
 
 
 @dataclasses.dataclass
@@ -164,9 +168,10 @@ def paired(periods: list[float]) -> list[tuple[float, float]]:
 
 def toggled_run(testbed, target: str, port: int, watched: bool, cpu: dict[bool, float],
                 busy: list[float], interval: float = 0.1) -> list["Period"]:
-    """One iperf3 TCP run of PERIODS × PERIOD_S; with `watched` the monitor samples at 10 Hz in the
-    "on" periods. Returns each period's mean throughput (bit/s) over its intervals after the first
-    (that one holds the switch, and absorbs the ms between our clock and iperf3's). Adds this
+    """One iperf3 TCP run of PERIODS × PERIOD_S; with `watched` the monitor samples every `interval`
+    in the "on" periods. Returns each period's mean throughput (bit/s) over its intervals after the
+    first (that one holds the switch, and absorbs the ms between our clock and iperf3's), and its
+    bits per second of the flow's CPU (Period). Adds this
     process's CPU seconds to cpu[on] / cpu[off], and the client's + server's busy % (of one core)
     of each watched period to busy."""
     seconds = PERIODS * PERIOD_S
