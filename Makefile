@@ -46,13 +46,13 @@ test: test-host test-kernel
 test-host: deps kernel-deps browser-deps
 	cargo test -q --release --manifest-path linkem/Cargo.toml
 	cargo test -q --release --manifest-path gen/Cargo.toml
-	$(BIN)/python -m pytest -q -m "not vmtestbed" tests
+	$(BIN)/python -m pytest -q -m "not vmtestbed" --durations=25 tests
 
 # Tests marked `vm`, inside a QEMU VM booting the distribution kernel (netem, kernel
 # WireGuard, ...) with this machine's root filesystem read-only over 9p.
 test-kernel: deps kernel-deps
-	flock /run/vpnbench-tests.lock $(BIN)/python -m vpnbench.kernelvm --timeout 1500 --accel $(ACCEL) -- $(BIN)/python -m pytest -q --color=no -p no:cacheprovider -m vm tests
-	$(BIN)/python -m pytest -q -m vmtestbed tests
+	flock /run/vpnbench-tests.lock $(BIN)/python -m vpnbench.kernelvm --timeout 1500 --accel $(ACCEL) -- $(BIN)/python -m pytest -q --color=no -p no:cacheprovider -m vm --durations=15 tests
+	$(BIN)/python -m pytest -q -m vmtestbed --durations=10 tests
 
 .PHONY: kernel-deps browser-deps
 kernel-deps:
