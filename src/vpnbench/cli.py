@@ -78,6 +78,12 @@ def build_parser() -> Parser:
     export.add_argument("-o", "--output", required=True, help="output file")
 
     sub.add_parser("cleanup", help="remove what killed runs left behind (namespaces, daemons, key files)")
+
+    trend = sub.add_parser("trend", help="every run of a campaign over time, with regressions and progressions")
+    trend.add_argument("--db", default=os.environ.get("VPNBENCH_DB"),
+                       help="results file holding the runs (default: $VPNBENCH_DB)")
+    trend.add_argument("--campaign", required=True, help="the campaign's name")
+    trend.add_argument("-o", "--output", metavar="FILE.html", help="also write the trend page with a figure per metric")
     return parser
 
 
@@ -145,12 +151,12 @@ def cmd_presets() -> int:
     return 0
 
 
-def check_report_path(path: str | None) -> Path | None:
+def check_report_path(path: str | None, flag: str = "--report") -> Path | None:
     if path is None:
         return None
     out = Path(path)
     if not out.parent.is_dir():
-        raise UserError(f"--report: directory {str(out.parent)!r} does not exist")
+        raise UserError(f"{flag}: directory {str(out.parent)!r} does not exist")
     return out
 
 
@@ -313,6 +319,36 @@ def cmd_export(db: str, fmt: str, output: str) -> int:
     return 0
 
 
+def cmd_trend(db: str | None, campaign: str, output: str | None) -> int:
+    from rich.table import Table
+
+    from vpnbench import trend
+    from vpnbench.store import Store
+
+    if not db:
+        raise UserError("trend: give --db FILE (or set VPNBENCH_DB)")
+    if not Path(db).is_file():
+        raise UserError(f"--db: database {db!r} does not exist")
+    out = check_report_path(output, "-o")
+    store = Store(db)
+    try:
+        history = trend.load_history(store, campaign)
+    finally:
+        store.close()
+    found = trend.trends(history)
+    table = Table("testbed", "technique", "measurement", "impairment", "metric", "runs", "latest", "change points",
+                  title=f"{campaign}: {len(history.runs)} runs")
+    for row in trend.summary_rows(found):
+        table.add_row(*row)
+    console.print(table)
+    changes = sum(len(t.changes) for t in found)
+    console.print(f"{changes} change point(s) in {len(found)} series")
+    if out:
+        out.write_text(trend.render_html(history, found))
+        console.print(f"wrote the trend page to {out}")
+    return 0
+
+
 def cmd_cleanup() -> int:
     from vpnbench.resources import cleanup_stale
 
@@ -351,6 +387,8 @@ def dispatch(args) -> int:
         return cmd_presets()
     if args.command == "export":
         return cmd_export(args.db, args.format, args.output)
+    if args.command == "trend":
+        return cmd_trend(args.db, args.campaign, args.output)
     if args.command == "cleanup":
         require_root("cleanup")
         return cmd_cleanup()
