@@ -188,29 +188,15 @@ impl Drop for FastPath {
 
 /// A classic BPF socket filter returning 0 (drop) for every frame, or none.
 fn drop_all(fd: RawFd, on: bool) -> io::Result<()> {
-    let r = unsafe {
-        if on {
-            let mut code = [libc::sock_filter { code: 0x06, jt: 0, jf: 0, k: 0 }]; // BPF_RET|BPF_K 0
-            let prog = libc::sock_fprog { len: 1, filter: code.as_mut_ptr() };
-            libc::setsockopt(
-                fd,
-                libc::SOL_SOCKET,
-                libc::SO_ATTACH_FILTER,
-                &prog as *const _ as *const libc::c_void,
-                std::mem::size_of::<libc::sock_fprog>() as u32,
-            )
-        } else {
-            let v: libc::c_int = 0;
-            libc::setsockopt(
-                fd,
-                libc::SOL_SOCKET,
-                libc::SO_DETACH_FILTER,
-                &v as *const _ as *const libc::c_void,
-                std::mem::size_of::<libc::c_int>() as u32,
-            )
-        }
+    let mut code = [libc::sock_filter { code: 0x06, jt: 0, jf: 0, k: 0 }]; // BPF_RET|BPF_K 0
+    let prog = libc::sock_fprog { len: 1, filter: code.as_mut_ptr() };
+    let unused: libc::c_int = 0;
+    let (name, val, len) = if on {
+        (libc::SO_ATTACH_FILTER, &prog as *const _ as *const libc::c_void, std::mem::size_of_val(&prog))
+    } else {
+        (libc::SO_DETACH_FILTER, &unused as *const _ as *const libc::c_void, std::mem::size_of_val(&unused))
     };
-    if r < 0 {
+    if unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, name, val, len as u32) } < 0 {
         Err(io::Error::last_os_error())
     } else {
         Ok(())
