@@ -4,8 +4,8 @@ kernel forwarding (a Linux bridge in the same topology), in one run.
 
     sudo python3 bench/linkem/run.py [--only throughput,delay,...] [--json out.json]
 
-Sections: throughput delay jitter loss rate load physics. Needs root,
-iproute2, iperf3, python3; builds linkem with cargo if needed. All
+Sections: throughput tunnel delay jitter loss rate load physics. Needs root,
+iproute2, iperf3, wireguard-go and wg (tunnel), python3; builds linkem with cargo if needed. All
 namespaces are named vpbt-lkb*, and are removed at the end (also on error
 or Ctrl-C). Only per-namespace sysctls (inside the throwaway namespaces)
 are changed, so nothing on the host needs restoring.
@@ -65,7 +65,14 @@ def topo_up():
 def topo_down():
     for p in PROCS:
         if p.poll() is None:
+            p.terminate()  # wireguard-go removes its UAPI socket on SIGTERM
+    for p in PROCS:
+        try:
+            p.wait(3)
+        except subprocess.TimeoutExpired:
             p.kill()
+    for dev in (WG_C, WG_S):
+        Path(f"/var/run/wireguard/{dev}.sock").unlink(missing_ok=True)
     for ns in (C, L, S):
         for pid in subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split():
             try:
@@ -167,26 +174,42 @@ def out(s=""):
 
 # ------------------------------------------------------------------ sections
 
-def sec_throughput():
-    out("### Throughput: one TCP stream, no impairment (3 s runs, median of 3, interleaved)")
-    runs = {"bridge": [], "linkem": [], "linkem-seg": []}
-    for _ in range(3):
-        for k in runs:
-            if k == "bridge":
-                f = Fwd("bridge")
-            elif k == "linkem":
-                f = Fwd()
-            else:
-                f = Fwd(env={"LINKEM_FORCE_SEGMENT": "1"})
-            with f:
-                runs[k].append(iperf_tcp(3)[0])
-    med = {k: statistics.median(v) for k, v in runs.items()}
-    out("| path | Gbit/s (runs) | median | ratio to bridge |")
+def ab_pairs(arms, pairs, run):
+    """Alternate the arms (A, B, ...) `pairs` times in one run; per arm the values, and per
+    non-first arm the ratio to the first arm within each round (same minute, same load)."""
+    vals = {k: [] for k in arms}
+    for i in range(pairs):
+        order = arms if i % 2 == 0 else arms[::-1]  # no arm always goes first
+        for k in order:
+            vals[k].append(run(k))
+    ratios = {k: [b / a for a, b in zip(vals[arms[0]], vals[k])] for k in arms[1:]}
+    return vals, ratios
+
+
+def spread(xs):
+    return f"{statistics.median(xs):.3f} (min {min(xs):.3f}, max {max(xs):.3f})"
+
+
+def sec_throughput(pairs=7):
+    out(f"### Throughput: one TCP stream, no impairment (3 s runs, {pairs} alternating rounds)")
+    arms = ("bridge", "linkem", "linkem-userspace", "linkem-seg")
+    env = {"bridge": None, "linkem": {}, "linkem-userspace": {"LINKEM_NO_FASTPATH": "1"},
+           "linkem-seg": {"LINKEM_FORCE_SEGMENT": "1"}}
+
+    def run(k):
+        with (Fwd("bridge") if k == "bridge" else Fwd(env=env[k])):
+            return iperf_tcp(3)[0]
+
+    runs, ratios = ab_pairs(arms, pairs, run)
+    out("| path | Gbit/s (runs, in order) | median | ratio to bridge per round: median (min, max) |")
     out("|---|---|---|---|")
     for k, v in runs.items():
-        out(f"| {k} | {' / '.join(f'{x/1e9:.2f}' for x in v)} | {med[k]/1e9:.2f} | {med[k]/med['bridge']:.2f} |")
-    RES["throughput"] = {k: med[k] for k in med}
-    out(f"target linkem/bridge >= 0.5: {'PASS' if med['linkem']/med['bridge'] >= 0.5 else 'FAIL'}")
+        r = spread(ratios[k]) if k in ratios else "1"
+        out(f"| {k} | {' / '.join(f'{x/1e9:.2f}' for x in v)} | {statistics.median(v)/1e9:.2f} | {r} |")
+    med = statistics.median(ratios["linkem"])
+    RES["throughput"] = {k: statistics.median(v) for k, v in runs.items()}
+    RES["throughput_ratio"] = {k: statistics.median(v) for k, v in ratios.items()}
+    out(f"target linkem/bridge >= 0.95 (median of the per-round ratios): {'PASS' if med >= 0.95 else 'FAIL'}")
     out()
 
 
@@ -339,7 +362,72 @@ def sec_physics():
     out()
 
 
-SECTIONS = {"throughput": sec_throughput, "delay": sec_delay, "jitter": sec_jitter, "loss": sec_loss,
+WG_C, WG_S = f"wgc{os.getpid() % 10000}", f"wgs{os.getpid() % 10000}"  # machine-wide names (UAPI socket)
+WGIP_C, WGIP_S = "10.79.0.1", "10.79.0.2"
+
+
+def wg_up():
+    """wireguard-go between c and s, across the linkem bump; fresh keys, never on disk."""
+    keys = {}
+    for side in ("c", "s"):
+        priv = sh("wg", "genkey").stdout.strip()
+        pub = subprocess.run(["wg", "pubkey"], input=priv, capture_output=True, text=True, check=True).stdout.strip()
+        keys[side] = (priv, pub)
+    env = dict(os.environ, WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD="1")
+    os.makedirs("/var/run/wireguard", exist_ok=True)
+    for ns, dev, mine, peer, ip, peer_ep in ((C, WG_C, "c", "s", WGIP_C, SIP), (S, WG_S, "s", "c", WGIP_S, CIP)):
+        popen(ns, "wireguard-go", "-f", dev, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            if nsx(ns, "wg", "show", dev, check=False).returncode == 0:
+                break
+            time.sleep(0.02)
+        subprocess.run(["ip", "netns", "exec", ns, "wg", "set", dev, "listen-port", "51820", "private-key", "/dev/stdin",
+                        "peer", keys[peer][1], "endpoint", f"{peer_ep}:51820", "allowed-ips", "10.79.0.0/24"],
+                       input=keys[mine][0], capture_output=True, text=True, check=True)
+        nsx(ns, "ip", "addr", "add", ip + "/24", "dev", dev)
+        nsx(ns, "ip", "link", "set", dev, "up")
+    keys.clear()
+
+
+def sec_tunnel(pairs=5):
+    out("### Tunnel at 80 ms RTT: wireguard-go, `delay 40ms` each way, one TCP stream through the tunnel")
+    big_r, big_w = "4096 131072 67108864", "4096 65536 67108864"
+    set_tcp_bufs(big_r, big_w)
+    wg_up()
+    arms = ("limit 100000", "default", "limit 1000")
+
+    def run(k):
+        spec = "delay 40ms" + ("" if k == "default" else f" {k}")
+        with Fwd(a2b=spec, b2a=spec) as f:
+            srv = popen(S, "iperf3", "-s", "-1", "-B", WGIP_S, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.3)
+            r = nsx(C, "iperf3", "-c", WGIP_S, "-t", "6", "-O", "2", "-J", timeout=60)
+            srv.wait(10)
+            st = f.stats()
+        bps = json.loads(r.stdout)["end"]["sum_received"]["bits_per_second"]
+        drops[k].append(st["a2b"]["dropped_limit"] + st["b2a"]["dropped_limit"])
+        return bps
+
+    drops = {k: [] for k in arms}
+    try:
+        runs, ratios = ab_pairs(arms, pairs, run)
+    finally:
+        set_tcp_bufs(DEFAULT_RMEM, DEFAULT_WMEM)
+    out(f"sysctls (only inside the client/server namespaces): net.ipv4.tcp_rmem=\"{big_r}\", "
+        f"net.ipv4.tcp_wmem=\"{big_w}\"; 6 s runs (2 s omitted), {pairs} alternating rounds")
+    out("| linkem spec (both ways) | Mbit/s (runs, in order) | median | ratio to `limit 100000` per round: median (min, max) | frames dropped by the limit per run |")
+    out("|---|---|---|---|---|")
+    for k, v in runs.items():
+        r = spread(ratios[k]) if k in ratios else "1"
+        out(f"| delay 40ms{'' if k == 'default' else ' ' + k} | {' / '.join(f'{x/1e6:.0f}' for x in v)} "
+            f"| {statistics.median(v)/1e6:.0f} | {r} | {' / '.join(map(str, drops[k]))} |")
+    med = statistics.median(ratios["default"])
+    RES["tunnel"] = {k: statistics.median(v) for k, v in runs.items()}
+    out(f"target default/ample >= 0.9 (median of the per-round ratios): {'PASS' if med >= 0.9 else 'FAIL'}")
+    out()
+
+
+SECTIONS = {"throughput": sec_throughput, "tunnel": sec_tunnel, "delay": sec_delay, "jitter": sec_jitter, "loss": sec_loss,
             "rate": sec_rate, "load": sec_load, "physics": sec_physics}
 
 

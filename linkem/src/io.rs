@@ -171,15 +171,18 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// Wait until `fd` is readable or `timeout_ns` passed (ns precision).
-pub fn wait_readable(fd: RawFd, timeout_ns: u64) {
-    let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+/// Wait until `fd` or `wake` is readable or `timeout_ns` passed (ns precision).
+pub fn wait_readable(fd: RawFd, wake: RawFd, timeout_ns: u64) {
+    let mut pfd = [
+        libc::pollfd { fd, events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 },
+    ];
     let ts = libc::timespec {
         tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
     };
     unsafe {
-        libc::ppoll(&mut pfd, 1, &ts, std::ptr::null());
+        libc::ppoll(pfd.as_mut_ptr(), 2, &ts, std::ptr::null());
     }
 }
 

@@ -1,6 +1,7 @@
 //! vpnbench-linkem: a transparent L2 bump-in-the-wire between two
 //! interfaces with netem-style impairments per direction.
 
+mod fastpath;
 mod gso;
 mod io;
 mod netem;
@@ -156,14 +157,16 @@ fn main() {
     let stats = [Arc::new(DirStats::default()), Arc::new(DirStats::default())];
     let slots = [Arc::new(SpecSlot::default()), Arc::new(SpecSlot::default())];
     let dirs = [
-        (sa.fd, sb.fd, args.a2b.clone(), seed),
-        (sb.fd, sa.fd, args.b2a.clone(), seed ^ 0x5851_f42d_4c95_7f2d),
+        (sa.fd, sb.fd, ia, ib, args.a2b.clone(), seed),
+        (sb.fd, sa.fd, ib, ia, args.b2a.clone(), seed ^ 0x5851_f42d_4c95_7f2d),
     ];
     let mut handles = vec![];
-    for (k, (rx, tx, spec, seed)) in dirs.into_iter().enumerate() {
+    for (k, (rx, tx, rx_if, tx_if, spec, seed)) in dirs.into_iter().enumerate() {
         let w = Worker {
             rx,
             tx,
+            rx_if,
+            tx_if,
             spec,
             seed,
             stats: stats[k].clone(),
@@ -179,6 +182,11 @@ fn main() {
         );
     }
 
+    // both workers have their start-up spec in place (and the kernel
+    // forwarding for an empty one)
+    for slot in &slots {
+        slot.wait_applied(1);
+    }
     let mut out = std::io::stdout();
     let _ = writeln!(out, "ready");
     let _ = out.flush();
@@ -241,11 +249,14 @@ mod tests {
     fn control_commands() {
         let slots = [Arc::new(SpecSlot::default()), Arc::new(SpecSlot::default())];
         let stats = [Arc::new(DirStats::default()), Arc::new(DirStats::default())];
+        for slot in &slots {
+            slot.mark_applied(u64::MAX); // no worker here: `set` need not wait for one
+        }
         assert_eq!(handle_command("set a2b delay 10ms\n", &slots, &stats), "ok");
         assert!(slots[0].changed.load(Relaxed));
         assert!(!slots[1].changed.load(Relaxed));
         assert_eq!(handle_command("set both", &slots, &stats), "ok");
-        assert!(slots[1].pending.lock().unwrap().as_ref().unwrap().is_passthrough());
+        assert!(slots[1].take().0.unwrap().is_passthrough());
         let e = handle_command("set b2a delay 10ms jiter", &slots, &stats);
         assert!(e.starts_with("error: ") && e.contains("\"jiter\""), "{e}");
         let e = handle_command("set up delay 1ms", &slots, &stats);

@@ -650,6 +650,21 @@ mod tests {
     }
 
     #[test]
+    fn default_limit_holds_the_delay_line() {
+        // 5000 frames in flight on a 40 ms delay line: netem's default 1000
+        // would drop 4000; linkem's default holds them, an explicit
+        // `limit 1000` drops exactly as netem does.
+        let mut e = Engine::new(parse("delay 40ms").unwrap(), 1);
+        let mut x = Engine::new(parse("delay 40ms limit 1000").unwrap(), 1);
+        for i in 0..5000 {
+            e.enqueue(p(i), i as u64 * 1000);
+            x.enqueue(p(i), i as u64 * 1000);
+        }
+        assert_eq!((e.queue_len(), e.counters.dropped_limit), (5000, 0));
+        assert_eq!((x.queue_len(), x.counters.dropped_limit), (1000, 4000));
+    }
+
+    #[test]
     fn set_spec_keeps_schedule() {
         let mut e = Engine::new(parse("delay 100ms").unwrap(), 1);
         e.enqueue(p(1), 0);

@@ -75,6 +75,14 @@ impl Default for Spec {
 pub const DEFAULT_LIMIT: u32 = 1000;
 /// Frame size used to turn the bandwidth-delay product into packets.
 pub const BDP_FRAME: u64 = 1514;
+/// Line rate (bytes/s) the default limit assumes for the delay line when no
+/// rate is set: 10 Gbit/s of 1514-byte frames is ~826 k frames/s, more than
+/// linkem forwards per-frame on any machine it was measured on, so the delay
+/// line never fills the default queue.
+pub const LINE_RATE: u64 = 10_000_000_000 / 8;
+/// Ceiling of every default limit (memory: at most 512 MiB per direction
+/// are queued anyway).
+pub const MAX_DEFAULT_LIMIT: u32 = 1_000_000;
 
 impl Spec {
     /// Nothing to do: frames are copied straight through.
@@ -99,21 +107,29 @@ impl Spec {
             || self.rate != 0
     }
 
-    /// Queue limit in packets. netem's default is 1000; when a rate is set
-    /// and no explicit limit was given, linkem sizes the queue to hold twice
-    /// the bandwidth-delay product of the configured rate and delay
-    /// (latency + jitter), in 1514-byte frames, never below 1000.
+    /// Queue limit in packets. An explicit `limit` is obeyed as netem does
+    /// (it counts every frame held, also those on the delay line). Without
+    /// one, the default holds the delay line plus a queue, so `delay` alone
+    /// never turns into a queue limit (netem's trap: its 1000 frames count
+    /// the frames in flight on the delay line):
+    /// * with `rate`: twice the bandwidth-delay product of the rate and
+    ///   (latency + jitter), in 1514-byte frames (half delay line, half a
+    ///   bottleneck buffer of the same duration), at least 1000;
+    /// * without `rate`: netem's 1000 frames plus the delay line at
+    ///   LINE_RATE, i.e. 1000 + (latency + jitter) x 10 Gbit/s / 1514 B.
     pub fn effective_limit(&self) -> u32 {
         if let Some(l) = self.limit {
             return l;
         }
-        if self.rate == 0 {
-            return DEFAULT_LIMIT;
-        }
-        let d = self.latency + self.jitter; // ns
-        let bdp_bytes = (self.rate as u128) * (d as u128) / 1_000_000_000u128;
-        let pkts = (2 * bdp_bytes).div_ceil(BDP_FRAME as u128);
-        pkts.clamp(DEFAULT_LIMIT as u128, 1_000_000) as u32
+        let d = (self.latency + self.jitter) as u128; // ns
+        // bytes in flight at `rate` over the delay
+        let bytes = |rate: u64| rate as u128 * d / 1_000_000_000u128;
+        let pkts = if self.rate == 0 {
+            DEFAULT_LIMIT as u128 + bytes(LINE_RATE).div_ceil(BDP_FRAME as u128)
+        } else {
+            (2 * bytes(self.rate)).div_ceil(BDP_FRAME as u128).max(DEFAULT_LIMIT as u128)
+        };
+        pkts.min(MAX_DEFAULT_LIMIT as u128) as u32
     }
 }
 
@@ -560,7 +576,16 @@ mod tests {
         assert_eq!(s.effective_limit(), 4129);
         // small BDP -> floor
         assert_eq!(parse("rate 10mbit").unwrap().effective_limit(), 1000);
-        assert_eq!(parse("delay 50ms").unwrap().effective_limit(), 1000);
+        // no rate: netem's 1000 plus the delay line at 10 Gbit/s:
+        // 1.25e9 B/s * 50 ms / 1514 = 41281.4 -> 1000 + 41282
+        assert_eq!(parse("delay 50ms").unwrap().effective_limit(), 42282);
+        assert_eq!(parse("delay 40ms").unwrap().effective_limit(), 1000 + 33026);
+        assert_eq!(parse("delay 40ms 10ms").unwrap().effective_limit(), 42282); // latency + jitter
+        assert_eq!(parse("loss 1%").unwrap().effective_limit(), 1000); // no delay line: netem's
+        assert_eq!(parse("").unwrap().effective_limit(), 1000);
+        assert_eq!(parse("delay 10s").unwrap().effective_limit(), MAX_DEFAULT_LIMIT);
+        // an explicit limit is obeyed as given, also below the delay line
+        assert_eq!(parse("delay 50ms limit 1000").unwrap().effective_limit(), 1000);
         assert_eq!(parse("delay 50ms rate 500mbit limit 10").unwrap().effective_limit(), 10);
     }
 

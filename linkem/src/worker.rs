@@ -1,13 +1,15 @@
 //! One forwarding thread per direction: read frames from one interface,
 //! run them through the netem engine, write them out of the other.
 
+use crate::fastpath::{self, FastPath};
 use crate::gso::{self, VNET_HDR_LEN};
 use crate::io::{self, BATCH, RX_BUF};
 use crate::netem::{Engine, Packet, Prng};
 use crate::spec::Spec;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 /// Frames at most this long are copied into a small buffer before being
 /// queued, so the queue never pins 64 KiB receive buffers for small frames.
@@ -62,17 +64,21 @@ pub struct DirStats {
     /// How late (vs. the scheduled time) delayed frames left, max and mean.
     pub late_max_ns: AtomicU64,
     pub late_mean_ns: AtomicU64,
+    /// The in-kernel pass-through's counter map (-1: none); its frames count
+    /// as received and sent.
+    pub fast_map: AtomicI32,
 }
 
 impl DirStats {
     pub fn json(&self) -> String {
         let f = |a: &AtomicU64| a.load(Relaxed);
+        let (fast, fast_b) = fastpath::counters(self.fast_map.load(Relaxed));
         format!(
             "{{\"received\":{},\"received_bytes\":{},\"sent\":{},\"sent_bytes\":{},\"dropped_loss\":{},\"dropped_limit\":{},\"dropped_error\":{},\"duplicated\":{},\"corrupted\":{},\"reordered\":{},\"gso_segmented\":{},\"queue_len\":{},\"late_max_us\":{:.1},\"late_mean_us\":{:.1}}}",
-            f(&self.received),
-            f(&self.received_bytes),
-            f(&self.sent),
-            f(&self.sent_bytes),
+            f(&self.received) + fast,
+            f(&self.received_bytes) + fast_b,
+            f(&self.sent) + fast,
+            f(&self.sent_bytes) + fast_b,
             f(&self.dropped_loss),
             f(&self.dropped_limit),
             f(&self.dropped_error),
@@ -87,23 +93,78 @@ impl DirStats {
     }
 }
 
-/// A spec change handed from the control thread to a worker.
-#[derive(Default)]
+/// A spec change handed from the control thread to a worker. `set` returns
+/// once the worker applies it (so frames sent after the reply see the new
+/// spec, also when the worker was idle with the kernel forwarding for it).
 pub struct SpecSlot {
-    pub pending: Mutex<Option<Spec>>,
+    /// the new spec and its generation
+    pending: Mutex<(Option<Spec>, u64)>,
     pub changed: AtomicBool,
+    applied: Mutex<u64>,
+    applied_cv: Condvar,
+    /// wakes the worker from its poll
+    pub wake_fd: RawFd,
+}
+
+impl Default for SpecSlot {
+    fn default() -> Self {
+        SpecSlot {
+            pending: Mutex::new((None, 1)), // generation 1: the start-up spec
+            changed: AtomicBool::new(false),
+            applied: Mutex::new(0),
+            applied_cv: Condvar::new(),
+            wake_fd: unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) },
+        }
+    }
+}
+
+impl Drop for SpecSlot {
+    fn drop(&mut self) {
+        if self.wake_fd >= 0 {
+            unsafe { libc::close(self.wake_fd) };
+        }
+    }
 }
 
 impl SpecSlot {
     pub fn set(&self, s: Spec) {
-        *self.pending.lock().unwrap() = Some(s);
+        let generation = {
+            let mut p = self.pending.lock().unwrap();
+            p.0 = Some(s);
+            p.1 += 1;
+            p.1
+        };
         self.changed.store(true, Relaxed);
+        let one: u64 = 1;
+        unsafe { libc::write(self.wake_fd, &one as *const u64 as *const libc::c_void, 8) };
+        self.wait_applied(generation);
+    }
+
+    /// Wait (at most a second) until the worker applied generation `g`.
+    pub fn wait_applied(&self, g: u64) {
+        let guard = self.applied.lock().unwrap();
+        let _ = self.applied_cv.wait_timeout_while(guard, Duration::from_secs(1), |a| *a < g);
+    }
+
+    pub fn take(&self) -> (Option<Spec>, u64) {
+        let mut buf = 0u64;
+        unsafe { libc::read(self.wake_fd, &mut buf as *mut u64 as *mut libc::c_void, 8) };
+        let mut p = self.pending.lock().unwrap();
+        (p.0.take(), p.1)
+    }
+
+    pub fn mark_applied(&self, g: u64) {
+        *self.applied.lock().unwrap() = g;
+        self.applied_cv.notify_all();
     }
 }
 
 pub struct Worker {
     pub rx: RawFd,
     pub tx: RawFd,
+    /// interface indexes of rx and tx (for the in-kernel pass-through)
+    pub rx_if: i32,
+    pub tx_if: i32,
     pub spec: Spec,
     pub seed: u64,
     pub stats: Arc<DirStats>,
@@ -142,6 +203,25 @@ impl Pool {
 }
 
 impl Worker {
+    /// The in-kernel pass-through, unless the kernel refuses it or a
+    /// benchmark asks for the userspace path (LINKEM_NO_FASTPATH=1, or
+    /// LINKEM_FORCE_SEGMENT=1 which needs every frame in userspace).
+    fn load_fast_path(&self, force_seg: bool) -> Option<FastPath> {
+        if force_seg || std::env::var_os("LINKEM_NO_FASTPATH").is_some_and(|v| v == "1") {
+            return None;
+        }
+        match FastPath::load(self.rx_if, self.tx_if, self.rx) {
+            Ok(f) => {
+                self.stats.fast_map.store(f.map_fd, Relaxed);
+                Some(f)
+            }
+            Err(e) => {
+                eprintln!("linkem: in-kernel pass-through unavailable ({e}); forwarding in userspace");
+                None
+            }
+        }
+    }
+
     pub fn run(self) {
         if let Some(c) = self.cpu {
             let _ = io::pin_cpu(c);
@@ -156,6 +236,8 @@ impl Worker {
         // packet path that AF_XDP, TAP without offloads or AF_PACKET without
         // PACKET_VNET_HDR would impose).
         let force_seg = std::env::var_os("LINKEM_FORCE_SEGMENT").is_some_and(|v| v == "1");
+        let mut fast = self.load_fast_path(force_seg);
+        let mut started = false;
         let mut pool = Pool { large: vec![], small: vec![] };
         let mut slots: Vec<Vec<u8>> = (0..BATCH).map(|_| pool.large()).collect();
         let mut lens = [0usize; BATCH];
@@ -167,18 +249,40 @@ impl Worker {
         let (mut late_sum, mut late_n, mut late_max) = (0u64, 0u64, 0u64);
 
         while !self.stop.load(Relaxed) {
-            if self.slot.changed.swap(false, Relaxed) {
-                if let Some(s) = self.slot.pending.lock().unwrap().take() {
+            let change = self.slot.changed.swap(false, Relaxed) || !started;
+            let generation = if change {
+                let (s, g) = self.slot.take();
+                if let Some(s) = s {
                     eng.set_spec(s);
                 }
-            }
+                Some(g)
+            } else {
+                None
+            };
             let passthrough = eng.spec().is_passthrough() && !force_seg;
+            // The kernel forwards while there is nothing to do and nothing
+            // queued (frames still queued leave on their schedule first).
+            if let Some(f) = fast.as_mut() {
+                let want = passthrough && eng.is_empty();
+                if want && !f.active() {
+                    if let Err(e) = f.attach() {
+                        eprintln!("linkem: in-kernel pass-through unavailable ({e}); forwarding in userspace");
+                        fast = None;
+                    }
+                } else if !want && f.active() {
+                    f.detach();
+                }
+            }
+            if let Some(g) = generation {
+                self.slot.mark_applied(g);
+                started = true;
+            }
             let segment = eng.spec().needs_segmentation() || force_seg;
 
             let n = match io::recv_batch(self.rx, &mut slots, &mut lens) {
                 Ok(n) => n,
                 Err(_) => {
-                    io::wait_readable(self.rx, 10_000_000);
+                    io::wait_readable(self.rx, self.slot.wake_fd, 10_000_000);
                     0
                 }
             };
@@ -282,7 +386,7 @@ impl Worker {
                 None => 100_000_000,
             };
             if wait > SPIN_NS {
-                io::wait_readable(self.rx, (wait - SPIN_NS).min(100_000_000));
+                io::wait_readable(self.rx, self.slot.wake_fd, (wait - SPIN_NS).min(100_000_000));
             } else if n == 0 {
                 std::hint::spin_loop();
             }

@@ -11,6 +11,8 @@ import math
 import statistics
 from collections.abc import Iterable
 
+from vpnbench.impair.linkem_limit import NETEM_DEFAULT_LIMIT, linkem_default_limit
+
 SENDER_RECEIVER_GAP = 0.05  # share of the sender's rate
 CEILING_MATCH = 0.03  # a tunnel within 3 % of the baseline's throughput
 FLAT_CV = 0.005  # throughput varying less than 0.5 % across repetitions
@@ -18,8 +20,11 @@ FLAT_CV = 0.005  # throughput varying less than 0.5 % across repetitions
 # own headers take a few % of a shaped link, so it never matches the baseline there within 3 %)
 LIMIT_SHARE = 0.85
 BUSY_CORE_PCT = 95.0
-NETEM_DEFAULT_LIMIT = 1000  # packets
 PACKET_BYTES = 1500  # one MTU-sized packet per queue slot
+MSS_BYTES = 1448  # one TCP segment
+# TCP cells through a short queue retransmitting at most this share of their segments: the
+# queue dropped none of them (a queue that limits TCP drops every round of window growth)
+RETRANSMIT_SHARE = 1e-4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,7 +40,8 @@ class Ref:
 @dataclasses.dataclass(frozen=True)
 class MethodologyWarning:
     # sender_receiver_gap, same_ceiling_as_baseline, flat_throughput, offered_rate_reached,
-    # core_saturated, softirq_bound, backend_substituted, one_direction, queue_below_bdp
+    # core_saturated, softirq_bound, backend_substituted, one_direction, queue_below_bdp,
+    # window_below_bdp
     code: str
     concerns: tuple[Ref, ...]
     message: str  # one sentence
@@ -272,10 +278,12 @@ def queue_below_bdp(cells: list[dict], packet_bytes: int = PACKET_BYTES) -> list
     """An impairment whose queue limit (netem's default 1000 packets unless given) holds fewer
     packets than the path's bandwidth × (delay + jitter) in that direction: the queue drops what
     is in flight and TCP stays far below the path's rate (measured here: netem's limit 1000 held
-    one stream through delay 40ms to 0.50-0.64 Gbit/s, against 4.7-5.0 Gbit/s with limit 100000;
-    linkem's 1000 held delay 20ms to 589 Mbit/s against the 600 that 1000 × 1500 B per 20 ms allows).
+    one stream through delay 40ms to 0.50-0.64 Gbit/s, against 4.7-5.0 Gbit/s with limit 100000).
     The bandwidth is the impairment's rate where set, else the highest throughput measured in
-    these cells. linkem sizes its own queue when a rate is set without a limit: silent then."""
+    these cells. linkem's default limit holds the delay line (impair/linkem_limit.py), so it is
+    rarely short. Where the TCP cells through the impairment retransmitted (next to) nothing, the
+    queue dropped none of their segments: the TCP window, not the queue, was the lower limit,
+    and the warning (window_below_bdp) names it instead."""
     capacity = max((v for c in cells if (v := _metric(c, "throughput_bps")) is not None), default=0.0)
     out, seen = [], set()
     for cell in cells:
@@ -283,33 +291,65 @@ def queue_below_bdp(cells: list[dict], packet_bytes: int = PACKET_BYTES) -> list
         if cell["impairment"] in seen or not params:
             continue
         seen.add(cell["impairment"])
+        window = _window_in_flight([c for c in cells if c["impairment"] == cell["impairment"]], params)
         sides = ("egress_spec", "ingress_spec")
         if params.get("egress_spec") == params.get("ingress_spec"):
             sides = ("egress_spec",)  # one finding for both directions
         for side in sides:
-            finding = _queue_finding(params, side, capacity, packet_bytes)
+            finding = _queue_finding(params, side, capacity, packet_bytes, window)
             if finding:
+                code, text = finding
                 way = "both directions" if len(sides) == 1 else side.removesuffix("_spec")
-                out.append(MethodologyWarning("queue_below_bdp", (Ref(impairment=cell["impairment"]),),
-                                              f"impairment {cell['impairment']!r}, {way}: {finding}"))
+                out.append(MethodologyWarning(code, (Ref(impairment=cell["impairment"]),),
+                                              f"impairment {cell['impairment']!r}, {way}: {text}"))
     return out
 
 
-def _queue_finding(params: dict, side: str, capacity: float, packet_bytes: int) -> str | None:
+def _window_in_flight(cells: list[dict], params: dict) -> tuple[float, float] | None:
+    """(throughput, round trip in s) of the fastest TCP cell through an impairment when none of
+    its TCP cells retransmitted more than RETRANSMIT_SHARE of their segments (the queue dropped
+    nothing they felt, so their window held them back); None when any did or none reports it."""
+    tcp = [c for c in cells if c.get("measurement") == "tcp"]
+    rtt_s = sum(((params.get(side) or {}).get("delay_us") or 0) for side in ("egress_spec", "ingress_spec")) / 1e6
+    if not tcp or rtt_s <= 0:
+        return None
+    for c in tcp:
+        retransmits, received = _metric(c, "retransmits"), _metric(c, "bytes_received")
+        if retransmits is None or retransmits > RETRANSMIT_SHARE * (received or 0) / MSS_BYTES:
+            return None
+    best = max((v for c in tcp if (v := _metric(c, "throughput_bps")) is not None), default=0.0)
+    return (best, rtt_s) if best > 0 else None
+
+
+def _queue_finding(params: dict, side: str, capacity: float, packet_bytes: int,
+                   window: tuple[float, float] | None) -> tuple[str, str] | None:
     spec = params.get(side) or {}
     hold_s = ((spec.get("delay_us") or 0) + (spec.get("jitter_us") or 0)) / 1e6
     rate = spec.get("rate_bps") or 0
     backend = params.get("backend_used") or params.get("backend")
-    if hold_s <= 0 or (rate and spec.get("limit") is None and backend == "linkem"):
+    if hold_s <= 0:
         return None
+    limit = spec.get("limit")
+    if limit is None:
+        limit = (linkem_default_limit(spec.get("delay_us") or 0, spec.get("jitter_us") or 0, rate)
+                 if backend == "linkem" else NETEM_DEFAULT_LIMIT)
     bandwidth = min(rate, capacity) if rate and capacity else rate or capacity
-    limit = spec.get("limit") or NETEM_DEFAULT_LIMIT
     needed = math.ceil(bandwidth * hold_s / 8 / packet_bytes)
     if bandwidth <= 0 or limit >= needed:
         return None
     given = f"{backend if backend == 'linkem' else 'netem'}'s default" if spec.get("limit") is None else "the"
+    if window:
+        reached, rtt_s = window
+        return "window_below_bdp", (
+            f"TCP's window, not the queue, is the lower limit: the TCP cells through it retransmitted "
+            f"(next to) nothing, so {given} queue limit of {limit} packets dropped none of their segments; "
+            f"the fastest reached {rate_text(reached)}, {reached * rtt_s / 8 / 1e6:.1f} MB in flight over the "
+            f"{rtt_s * 1e3:g} ms round trip, which is its window (socket buffers: tcp_rmem/tcp_wmem or the "
+            f"measurement's window); filling {rate_text(bandwidth)} needs a larger window, then a queue limit "
+            f"of at least {needed}.")
     cap = limit * packet_bytes * 8 / hold_s
-    return (f"{given} queue limit of {limit} packets is below the {needed} packets of {packet_bytes} B in "
-            f"flight at {rate_text(bandwidth)} × {hold_s * 1e3:g} ms, so the queue, not the delay, limits "
-            f"throughput (to about {rate_text(cap)} with {packet_bytes} B packets, more where GSO packs "
-            f"several in one); set limit to at least {needed}.")
+    return "queue_below_bdp", (
+        f"{given} queue limit of {limit} packets is below the {needed} packets of {packet_bytes} B in "
+        f"flight at {rate_text(bandwidth)} × {hold_s * 1e3:g} ms, so the queue, not the delay, limits "
+        f"throughput (to about {rate_text(cap)} with {packet_bytes} B packets, more where GSO packs "
+        f"several in one); set limit to at least {needed}.")

@@ -173,6 +173,34 @@ def test_rate(topo, linkem, rate_mbit):
     assert 0.85 * rate_mbit * 1e6 < bps <= 1.01 * rate_mbit * 1e6, bps
 
 
+def test_default_limit_holds_the_delay_line(topo, linkem):
+    """~8000 datagrams in flight on a 400 ms delay line: linkem's default limit holds them
+    all; an explicit `limit 1000` counts the delay line as netem does and drops the rest."""
+    for spec, trapped in (("delay 400ms", False), ("delay 400ms limit 1000", True)):
+        lk = linkem(a2b=spec)
+        r = iperf_udp(topo, 1, "16M", length=100)  # ~20000 pps for 1 s
+        time.sleep(0.5)  # the delay line drains
+        st = lk.stats()["a2b"]
+        lk.stop()
+        assert st["received"] > 5000, (spec, st, r)  # more than 1000 in flight at once
+        if trapped:
+            assert st["dropped_limit"] > 0.3 * st["received"], (spec, st)
+        else:
+            assert st["dropped_limit"] == 0 and st["queue_len"] == 0, (spec, st)
+
+
+def test_kill9_cuts_the_wire(topo, linkem):
+    """The in-kernel pass-through is a BPF link owned by the process: kill -9 removes it."""
+    lk = linkem()
+    rep, _ = ping(topo, 3, 0.05)
+    assert len(rep) == 3
+    assert lk.stats()["a2b"]["sent"] >= 3
+    lk.p.kill()
+    lk.p.wait(5)
+    rep, _ = ping(topo, 2, 0.05)
+    assert rep == []
+
+
 # ---------------------------------------------------------------- control
 
 def test_set_in_place_and_stats(topo, linkem):
