@@ -8,7 +8,7 @@ from vpnbench.techniques.ipsec.daemon import spawn_private
 
 SSHD = "/usr/sbin/sshd"  # sshd re-executes itself, so it must be started by its absolute path
 
-# StrictModes off: the files live under /dev/shm (mode 1777), which sshd would refuse.
+# StrictModes on: the keys and this file live in the run's 0700 directory, never on the tmpfs.
 # internal-sftp: no dependence on where the distribution keeps sftp-server.
 CONFIG = """\
 Port {port}
@@ -20,7 +20,7 @@ PermitRootLogin prohibit-password
 PasswordAuthentication no
 KbdInteractiveAuthentication no
 UsePAM no
-StrictModes no
+StrictModes yes
 PrintMotd no
 Ciphers {cipher}
 Subsystem sftp internal-sftp
