@@ -24,6 +24,7 @@ from vpnbench.hosts.base import CommandFailed, CommandResult, Host
 from vpnbench.hosts.netns import LocalProc
 from vpnbench.kernelvm import _die_with_parent
 from vpnbench.params import Duration
+from vpnbench.safe_files import REMOTE_WRITE, wipe_command
 
 # Host names, aliases and users go to ssh as argv elements; a leading '-' would be an option.
 NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.:%\[\]-]*$"
@@ -83,7 +84,9 @@ class SshConnection:
         argv = [*self.prefix, "ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
                 "-o", f"ConnectTimeout={max(1, round(s.connect_timeout))}",
                 "-o", f"ServerAliveInterval={max(1, round(s.keepalive))}", "-o", "ServerAliveCountMax=3",
-                "-o", f"ControlPath={self.control_path}", "-o", "ControlMaster=no", "-o", "LogLevel=ERROR"]
+                "-o", f"ControlPath={self.control_path}", "-o", "ControlMaster=no", "-o", "LogLevel=ERROR",
+                # whatever ~/.ssh/config says: root's agent and forwardings never reach a lab machine
+                "-o", "ForwardAgent=no", "-o", "ClearAllForwardings=yes", "-o", "ForwardX11=no"]
         if s.config_file:
             argv += ["-F", s.config_file]
         if s.identity_file:
@@ -187,7 +190,7 @@ class SshHost(Host):
         self._failure: tuple[float, str] | None = None  # (when, why) of the last failed connect
         self.spawned: list[SshProc] = []
         self._record_path = workdir / f"remote-{role}.json"
-        self._record = {"ssh": connection.argv(), "pidfiles": [], "files": [], "sysctls": {}}
+        self._record = {"ssh": connection.argv(), "pidfiles": [], "files": [], "dirs": [], "sysctls": {}}
 
     # -- connection ------------------------------------------------------------------------
     def connect(self) -> None:
@@ -195,12 +198,14 @@ class SshHost(Host):
         self._save_record()
         self.run(["mkdir", "-p", "-m", "0700", "--", str(self.workdir)])
 
-    def record(self, file: str | None = None, pidfile: str | None = None) -> None:
+    def record(self, file: str | None = None, pidfile: str | None = None, directory: str | None = None) -> None:
         """Remember what to remove from this host should the run be killed."""
         if pidfile:
             self._record["pidfiles"].append(pidfile)
         if file and file not in self._record["files"]:
             self._record["files"].append(file)
+        if directory and directory not in self._record["dirs"]:
+            self._record["dirs"].append(directory)
         self._save_record()
 
     def set_sysctl(self, key: str, value: str) -> None:
@@ -293,9 +298,8 @@ class SshHost(Host):
     def write_file(self, path: Path, data: str | bytes, mode: int = 0o600) -> None:
         payload = data.encode() if isinstance(data, str) else data
         self.record(file=str(path))
-        # umask first, so the file never exists with wider permissions; content via stdin, never argv
-        script = 'umask 077; cat > "$1" && chmod "$2" "$1"'
-        result = self._run_bytes(["sh", "-c", script, "write", str(path), f"{mode:o}"], 30, payload)
+        # a fresh 0600 name renamed into place (safe_files); content via stdin, never argv
+        result = self._run_bytes(["sh", "-c", REMOTE_WRITE, "write", str(path), f"{mode:o}"], 30, payload)
         if not result.ok:
             result.stdout = result.stdout.decode(errors="replace")
             raise CommandFailed(result)
@@ -337,6 +341,10 @@ def remove_remote(run, record: dict, workdir: Path) -> list[str]:
         run(["shred", "-u", "-z", "--", *files], timeout=30, check=False)
         run(["rm", "-f", "--", *files], timeout=15, check=False)
         removed += [f"remote file {f}" for f in files]
+    dirs = record.get("dirs", [])
+    if dirs:  # scratch and per-cell key directories: small files shredded, then all removed
+        wiped = run(wipe_command(dirs), timeout=120, check=False).stdout.split("\n")
+        removed += [f"remote directory {d}" for d in wiped if d]
     for key, value in record.get("sysctls", {}).items():
         if run(["sysctl", "-qw", f"{key}={value}"], timeout=15, check=False).returncode == 0:
             removed.append(f"remote sysctl {key}={value}")
