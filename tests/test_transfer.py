@@ -100,6 +100,12 @@ def test_kill9_mid_transfer_then_cleanup_leaves_nothing(tmp_path, clean_machine,
     ('size = "100000G"', "measurement[1].size: 107374182400000 bytes x 2 files"),
     ('protocol = "http"\ndirection = "upload"', "direction: 'upload' is not allowed for protocol 'http'"),
     ('directory = "/nonexistent"\nsize = "1M"', "measurement[1].size: directory '/nonexistent' does not exist"),
+    # the path goes into sshd, nginx and vsftpd configuration lines: no value may become a line of its own
+    ('directory = "/dev/shm\\nAuthorizedKeysCommand /tmp/x"', "measurement[1].directory: '/dev/shm\\nAuthorizedKeysCommand"),
+    ('directory = "/dev/shm\\u0007"', "measurement[1].directory: '/dev/shm\\x07' is not allowed; allowed: an absolute path"),
+    ('directory = "/dev/shm;write_enable=YES"', "measurement[1].directory: '/dev/shm;write_enable=YES' is not allowed"),
+    ('directory = "/dev/{shm}#"', "measurement[1].directory: '/dev/{shm}#' is not allowed"),
+    ('directory = "dev/shm"', "measurement[1].directory: 'dev/shm' is not allowed"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, entry, message):
     (tmp_path / "c.toml").write_text(f'[[technique]]\nkind = "baseline"\n[[measurement]]\nkind = "transfer"\n{entry}\n')

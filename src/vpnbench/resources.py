@@ -24,6 +24,7 @@ from vpnbench.sysctls import restore_sysctls
 RUN_ROOT = Path(os.environ.get("VPNBENCH_RUN_ROOT", "/run/vpnbench"))
 NETNS_PATTERN = re.compile(r"^vpb-([0-9a-f]{6})-[a-z0-9]+$")
 WIREGUARD_SOCKETS = Path("/var/run/wireguard")
+SHM = Path("/dev/shm")  # the transfers' default directory (a tmpfs)
 
 
 class RunResources:
@@ -123,7 +124,8 @@ def remove_recorded_dirs(run_dir: Path, run_id: str) -> list[str]:
     """The directories the run made on this machine (transfer data on a tmpfs, wherever the
     campaign pointed it), each only if it is still root's own real directory of this run."""
     removed = []
-    for line in recorded_dirs(run_dir / DIRS_RECORD):
+    default = str(SHM / f"vpnbench-{run_id}")  # the default place, also when the record was lost
+    for line in dict.fromkeys([*recorded_dirs(run_dir / DIRS_RECORD), default]):
         path = Path(line)
         try:
             info = path.lstat()
