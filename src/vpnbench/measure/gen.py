@@ -80,8 +80,9 @@ def run_gen(ctx: MeasureContext, family: str, rate: int, length: int, duration: 
     port = ctx.ports.next()
     tokens = token_files(ctx, port)
     # bound to the measured address only; it serves only a client that shows the token
-    server = ctx.server.spawn([binary_on(ctx.server, binary), "server", "--port", str(port), "--bind", ctx.target(family),
-                               "--accept-timeout", f"{ACCEPT_TIMEOUT_S:g}", "--token-file", str(tokens[ctx.server])],
+    server = ctx.server.spawn([binary_on(ctx.server, binary), "server", "--port", str(port),
+                               "--bind", ctx.target(family), "--accept-timeout", f"{ACCEPT_TIMEOUT_S:g}",
+                               "--token-file", str(tokens[ctx.server])],
                               name="gen-server")
     try:
         argv = [binary_on(ctx.client, binary), *client_args(ctx.target(family), port, rate, length, duration, threads,
