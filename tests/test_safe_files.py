@@ -189,3 +189,31 @@ def test_cleanup_removes_recorded_directories_but_never_another_users(run_host, 
         assert theirs.is_dir()
     finally:
         os.rmdir(theirs)
+
+
+def test_the_remote_write_replaces_a_planted_symlink_too(run_host, victim):
+    """SshHost.write_file's script (mktemp + mv -T), run here as the remote shell would run it."""
+    from vpnbench.safe_files import REMOTE_WRITE
+    link = run_host.workdir / "vsftpd.conf"
+    link.symlink_to(victim)
+    done = subprocess.run(["sh", "-c", REMOTE_WRITE, "write", str(link), "600"], input=b"write_enable=YES\n",
+                          capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert victim.read_text() == "root's\n" and not link.is_symlink() and link.read_text() == "write_enable=YES\n"
+    assert stat.S_IMODE(link.stat().st_mode) == 0o600
+    assert sorted(p.name for p in run_host.workdir.iterdir()) == ["vsftpd.conf"]
+
+
+def test_remote_cleanup_wipes_recorded_directories_and_says_which_were_there(tmp_path):
+    """After a kill -9, cleanup's reconnected runner wipes the directories the run recorded on a
+    host (a cell's keys, the scratch data); here a local runner stands in for ssh."""
+    from vpnbench.hosts.ssh import remove_remote
+    cell = tmp_path / "cell-0a0b0c"
+    cell.mkdir(mode=0o700)
+    (cell / "host_key").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    gone = tmp_path / "never-made"
+
+    def run(argv, timeout=30, check=False):
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    removed = remove_remote(run, {"dirs": [str(cell), str(gone)]}, tmp_path / "workdir")
+    assert removed == [f"remote directory {cell}"] and not cell.exists()
