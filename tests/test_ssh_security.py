@@ -171,6 +171,10 @@ directory = "{custom}"
         assert "remote directory" in cleanup.stdout and str(custom) in cleanup.stdout, cleanup.stdout
         assert key_files(Path("/run/vpnbench"), Path("/dev/shm")) == []
         assert list(custom.iterdir()) == []
+        # the server's scp sink ends when the killed client's connection is torn down, a moment later
+        deadline = time.monotonic() + 5
+        while lab.strays() and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert lab.strays() == []
         assert leftovers() == []
     finally:
