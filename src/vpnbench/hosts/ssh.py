@@ -36,11 +36,13 @@ PID_TAG = "vpnbench-pid "
 # that process still carries it, never an unrelated process that reused the number.
 LAUNCHER = ["sh", "-c", f'echo "$$" > "$1" && echo "{PID_TAG}$$" >&2 && export VPNBENCH_PIDFILE="$1" '
             '&& shift && exec "$@"', "vpnbench"]
-# The process group goes with it (sshd started the command as a session leader): scp's own ssh
-# child, for one, would otherwise keep the transfer's connection open.
-KILL_PIDFILES = ('for f; do p=$(cat -- "$f" 2>/dev/null) || continue; '
-                 'tr "\\0" "\\n" < "/proc/$p/environ" 2>/dev/null | grep -qxF "VPNBENCH_PIDFILE=$f" '
-                 '&& { kill -9 -- "-$p" 2>/dev/null || kill -9 "$p"; } && echo "$p"; done; exit 0')
+# Its descendants go with it (listed before the kill, which would orphan them): scp's own ssh
+# child, for one, would otherwise keep the transfer's connection open, and a cell's sshd has
+# a process per connection.
+KILL_PIDFILES = ('kids() { for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do kids "$c"; echo "$c"; done; }; '
+                 'for f; do p=$(cat -- "$f" 2>/dev/null) || continue; '
+                 'tr "\\0" "\\n" < "/proc/$p/environ" 2>/dev/null | grep -qxF "VPNBENCH_PIDFILE=$f" || continue; '
+                 'k=$(kids "$p"); kill -9 "$p" $k 2>/dev/null; echo "$p"; done; exit 0')
 
 
 
