@@ -359,7 +359,9 @@ def remove_remote(run, record: dict, workdir: Path) -> list[str]:
 def cleanup_remote_records(run_dir: Path) -> list[str]:
     """After a kill -9: reconnect to every host the run recorded and remove what it left."""
     removed = []
-    for path in sorted(run_dir.glob("remote-*.json")):
+    # The server first: killing a client first ends its connections, and the server's per-connection
+    # processes (a transfer's sshd session and its scp) then leave the process tree cleanup kills by.
+    for path in sorted(run_dir.glob("remote-*.json"), key=lambda p: (p.name != "remote-server.json", p.name)):
         try:
             record = json.loads(path.read_text())
         except (OSError, ValueError):
