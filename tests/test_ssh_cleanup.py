@@ -31,13 +31,16 @@ def running(pid: int) -> bool:
 def test_cleanup_kills_a_launched_process_but_never_a_reused_pid(tmp_path):
     ours_file, stale_file = tmp_path / "ours.pid", tmp_path / "stale.pid"
     # ours has a child of its own (as scp has its ssh): it must go too
-    ours = subprocess.Popen([*LAUNCHER, str(ours_file), "sh", "-c", "sleep 60 & echo $! > \"$0\"; wait",
+    # and an environment cleared (as sshd's and nginx's process titles overwrite it): its start time identifies it
+    ours = subprocess.Popen([*LAUNCHER, str(ours_file), "env", "-i", "sh", "-c", "sleep 60 & echo $! > \"$0\"; wait",
                              str(tmp_path / "child.pid")], stderr=subprocess.DEVNULL)
     other = subprocess.Popen(["sleep", "60"])  # not ours: plays a process that reused a recorded pid
     try:
         wait_for(ours_file)
-        assert int(ours_file.read_text()) == ours.pid  # the launcher execs: the pid is the command's
-        stale_file.write_text(f"{other.pid}\n")
+        pid, started = ours_file.read_text().split()
+        assert int(pid) == ours.pid  # the launcher execs: the pid is the command's
+        assert started == Path(f"/proc/{ours.pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+        stale_file.write_text(f"{other.pid} 1\n")  # a reused number: another start time, no pid file in its environment
         record = {"pidfiles": [str(ours_file), str(stale_file), str(tmp_path / "never-written.pid")],
                   "files": [str(ours_file), str(stale_file)]}
         wait_for(tmp_path / "child.pid")

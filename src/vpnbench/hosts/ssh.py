@@ -29,21 +29,23 @@ from vpnbench.safe_files import REMOTE_WRITE, wipe_command
 # Host names, aliases and users go to ssh as argv elements; a leading '-' would be an option.
 NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.:%\[\]-]*$"
 PID_TAG = "vpnbench-pid "
-# Sent to the remote shell: writes its pid to a pid file (named in the run record before the
-# spawn, so a kill -9 of vpnbench at any moment still leaves cleanup a way to the process),
-# prints it, then becomes the command (so kill reaches it).
-# The pid file's path also goes into the process's environment: cleanup kills a pid only when
-# that process still carries it, never an unrelated process that reused the number.
-LAUNCHER = ["sh", "-c", f'echo "$$" > "$1" && echo "{PID_TAG}$$" >&2 && export VPNBENCH_PIDFILE="$1" '
-            '&& shift && exec "$@"', "vpnbench"]
+# Sent to the remote shell: writes its pid and start time (/proc/PID/stat field 22, kept across
+# exec) to a pid file (named in the run record before the spawn, so a kill -9 of vpnbench at any
+# moment still leaves cleanup a way to the process), prints the pid, then becomes the command.
+# Cleanup kills a pid only when that process is still the one started: the same start time, or
+# the pid file's path in its environment (which daemons that rewrite their process title, sshd
+# and nginx, overwrite) - never an unrelated process that reused the number.
+LAUNCHER = ["sh", "-c", 'echo "$$ $(cut -d" " -f22 /proc/$$/stat)" > "$1" '
+            f'&& echo "{PID_TAG}$$" >&2 && export VPNBENCH_PIDFILE="$1" && shift && exec "$@"', "vpnbench"]
 # Its descendants go with it (listed before the kill, which would orphan them): scp's own ssh
 # child, for one, would otherwise keep the transfer's connection open, and a cell's sshd has
 # a process per connection.
 KILL_PIDFILES = ('kids() { for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do kids "$c"; echo "$c"; done; }; '
-                 'for f; do p=$(cat -- "$f" 2>/dev/null) || continue; '
+                 'for f; do { read -r p t < "$f"; } 2>/dev/null && [ -n "$p" ] || continue; '
+                 'now=$(sed "s/.*) //" "/proc/$p/stat" 2>/dev/null | cut -d" " -f20); '
+                 '{ [ -n "$t" ] && [ "$now" = "$t" ]; } || '
                  'tr "\\0" "\\n" < "/proc/$p/environ" 2>/dev/null | grep -qxF "VPNBENCH_PIDFILE=$f" || continue; '
                  'k=$(kids "$p"); kill -9 "$p" $k 2>/dev/null; echo "$p"; done; exit 0')
-
 
 
 class SshSettings(BaseModel):
