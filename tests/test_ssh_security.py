@@ -6,10 +6,8 @@ The lab's machines share this machine's filesystem, so "on a host" is read from 
 itself records per host (remote-<role>.json: every file it wrote there), sampled while it runs."""
 
 import json
-import os
 import re
 import secrets
-import signal
 import subprocess
 import threading
 import time
@@ -174,10 +172,9 @@ directory = "{custom}"
         assert key_files(Path("/run/vpnbench"), Path("/dev/shm")) == []
         assert list(custom.iterdir()) == []
         assert leftovers() == []
-        strays = lab.strays()
-        if strays:  # seen once (server: scp) before cleanup took the server first; the lab fixture would fail too
-            for item in strays:
-                os.kill(int(item.split()[1]), signal.SIGKILL)
-            pytest.xfail(f"no key file left, but processes outlived cleanup: {strays}")
+        # the cell's sshd too (its process title overwrites the environment cleanup once checked),
+        # and with it the server's scp of the transfer under way
+        assert "remote process" in cleanup.stdout
+        assert lab.strays() == []
     finally:
         subprocess.run(["rm", "-rf", "--", str(custom)])
