@@ -194,8 +194,9 @@ def test_keys_are_private_never_on_a_command_line_and_wiped(testbed):
         tunnel = technique.up("userspace")
         wait_reachable(testbed.client, tunnel.server_addrs["ipv6"], 10)
         secret_files = [p for p in ctx.resources.dir.iterdir() if p.suffix in (".key", ".crt")]
-        assert {p.name for p in secret_files} == {"ca.crt", "server.key", "server.crt", "client.key",
-                                                  "client.crt", "ovpn-tls-crypt.key"}  # the CA key is gone
+        assert {p.name for p in secret_files} == {"ovpn-ca.crt", "ovpn-server.key", "ovpn-server.crt", "ovpn-client.key",
+                                                  "ovpn-client.crt", "ovpn-tls-crypt.key"}  # the CA key is gone
+        assert not [p for p in ctx.resources.dir.iterdir() if p.name.startswith("ovpn-pki-")]  # made and wiped
         assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in secret_files)
         for proc in tunnel.procs:
             argv = open(f"/proc/{_openvpn_pid(proc.pid)}/cmdline").read().split("\0")

@@ -100,6 +100,14 @@ def test_kill9_mid_transfer_then_cleanup_leaves_nothing(tmp_path, clean_machine,
     ('size = "100000G"', "measurement[1].size: 107374182400000 bytes x 2 files"),
     ('protocol = "http"\ndirection = "upload"', "direction: 'upload' is not allowed for protocol 'http'"),
     ('directory = "/nonexistent"\nsize = "1M"', "measurement[1].size: directory '/nonexistent' does not exist"),
+    # the path goes into sshd, nginx and vsftpd configuration lines: no value may become a line of its own
+    ('directory = "/dev/shm\\nAuthorizedKeysCommand /tmp/x"',
+     "measurement[1].directory: '/dev/shm\\nAuthorizedKeysCommand"),
+    ('directory = "/dev/shm\\u0007"',
+     "measurement[1].directory: '/dev/shm\\x07' is not allowed; allowed: an absolute path"),
+    ('directory = "/dev/shm;write_enable=YES"', "measurement[1].directory: '/dev/shm;write_enable=YES' is not allowed"),
+    ('directory = "/dev/{shm}#"', "measurement[1].directory: '/dev/{shm}#' is not allowed"),
+    ('directory = "dev/shm"', "measurement[1].directory: 'dev/shm' is not allowed"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, entry, message):
     (tmp_path / "c.toml").write_text(f'[[technique]]\nkind = "baseline"\n[[measurement]]\nkind = "transfer"\n{entry}\n')
@@ -138,3 +146,45 @@ def test_curl_timings_are_the_mean_of_the_clients():
 def test_progress_series_rates_over_whole_seconds():
     series = progress_series([(0.0, 0), (0.5, 100), (1.0, 250), (1.5, 300), (2.1, 400)])
     assert series["goodput_bps"] == [(1.0, 2000.0), (2.1, pytest.approx(150 * 8 / 1.1))]
+
+
+@pytest.mark.netns
+def test_a_scratch_directory_another_user_made_first_makes_the_cell_refuse(tmp_path, clean_machine):
+    """The run id is public (/run/vpnbench is 0755): `nobody` watches for it and creates
+    /dev/shm/vpnbench-<id> before the transfer cell. The cell refuses with one line naming the
+    path and its owner, and root writes nothing into it (issue 21)."""
+    import subprocess
+    import time
+    from pathlib import Path
+
+    from test_safe_files import as_nobody
+
+    (tmp_path / "c.toml").write_text('[[technique]]\nkind = "baseline"\n[[measurement]]\nkind = "tcp"\n'
+                                     'duration = "2s"\n' + PROTOCOLS.format(protocol="http", direction="download"))
+    before = set(os.listdir("/run/vpnbench")) if os.path.isdir("/run/vpnbench") else set()
+    proc = subprocess.Popen([*VPNBENCH, "run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    trap = None
+    try:
+        deadline = time.monotonic() + 30
+        while trap is None:
+            assert proc.poll() is None and time.monotonic() < deadline, "the run's directory never appeared"
+            new = set(os.listdir("/run/vpnbench")) - before if os.path.isdir("/run/vpnbench") else set()
+            if new:
+                trap = Path("/dev/shm") / f"vpnbench-{new.pop()}"
+                as_nobody(lambda: (os.mkdir(trap), os.chmod(trap, 0o777)))
+            time.sleep(0.01)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 1, out + err
+        run_cli("export", str(tmp_path / "c.db"), "--format", "json", "-o", str(tmp_path / "c.json"))
+        tcp, transfer = json.loads((tmp_path / "c.json").read_text())
+        assert tcp["status"] == "ok" and transfer["status"] == "failed"
+        assert str(trap) in transfer["error"] and "uid 65534" in transfer["error"], transfer["error"]
+        assert "\n" not in transfer["error"]
+        assert os.listdir(trap) == []  # nothing of root's in it
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if trap is not None and trap.exists():
+            os.rmdir(trap)  # the other user's: cleanup rightly leaves it alone

@@ -4,6 +4,10 @@ use std::net::IpAddr;
 
 pub const HEADER_LEN: usize = 24;
 pub const MAX_LEN: usize = 65507;
+/// Seconds a test may last and between interval reports: the client's flags and the server's
+/// check of the client's HELLO take the same ranges (an interval of 1e-12 s would be 0 ns).
+pub const DURATION_S: (f64, f64) = (0.1, 86400.0);
+pub const INTERVAL_S: (f64, f64) = (0.01, 3600.0);
 
 #[derive(Debug, Clone)]
 pub struct ClientArgs {
@@ -19,6 +23,8 @@ pub struct ClientArgs {
     pub connect_timeout: f64,
     /// Token-bucket depth in packets per thread; None = 5 ms of packets.
     pub burst: Option<u64>,
+    /// A file holding the run's secret for this test: the server talks only to a client that knows it.
+    pub token_file: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -26,6 +32,9 @@ pub struct ServerArgs {
     pub port: u16,
     pub accept_timeout: f64,
     pub gro: bool,
+    /// Listen on this address only (default: every address).
+    pub bind: Option<IpAddr>,
+    pub token_file: Option<String>,
 }
 
 #[derive(Debug)]
@@ -35,9 +44,11 @@ pub enum Command {
     Help,
 }
 
-pub const USAGE: &str = "usage: vpnbench-gen server --port P [--accept-timeout S] [--gro auto|off]
+pub const USAGE: &str = "usage: vpnbench-gen server --port P [--accept-timeout S] [--gro auto|off] [--bind ADDR]
+                           [--token-file PATH]
        vpnbench-gen client --target ADDR --port P --rate R|max --length L --duration D
                            [--threads N] [--interval S] [--gso auto|off] [--connect-timeout S] [--burst PACKETS]
+                           [--token-file PATH]
 rates are UDP payload bits/s (k, M, G suffixes, powers of 1000); times in seconds (optional 's')";
 
 pub struct UsageError(pub String);
@@ -113,11 +124,13 @@ pub fn parse(args: &[String]) -> Result<Command, UsageError> {
 }
 
 fn parse_server(args: &[String]) -> Result<ServerArgs, UsageError> {
-    let mut s = ServerArgs { port: 0, accept_timeout: 60.0, gro: true };
-    for (flag, v) in pairs(args, &["--port", "--accept-timeout", "--gro"])? {
+    let mut s = ServerArgs { port: 0, accept_timeout: 60.0, gro: true, bind: None, token_file: None };
+    for (flag, v) in pairs(args, &["--port", "--accept-timeout", "--gro", "--bind", "--token-file"])? {
         match flag.as_str() {
             "--port" => s.port = number(&flag, &v, 1u16, 65535)?,
             "--accept-timeout" => s.accept_timeout = seconds(&flag, &v, 0.1, 86400.0)?,
+            "--bind" => s.bind = Some(v.parse().map_err(|_| bad(&flag, &v, "an IPv4 or IPv6 address"))?),
+            "--token-file" => s.token_file = Some(v),
             _ => s.gro = on_off(&flag, &v)?,
         }
     }
@@ -128,7 +141,10 @@ fn parse_server(args: &[String]) -> Result<ServerArgs, UsageError> {
 }
 
 fn parse_client(args: &[String]) -> Result<ClientArgs, UsageError> {
-    let known = ["--target", "--port", "--rate", "--length", "--duration", "--threads", "--interval", "--gso", "--connect-timeout", "--burst"];
+    let known = [
+        "--target", "--port", "--rate", "--length", "--duration", "--threads", "--interval", "--gso", "--connect-timeout",
+        "--burst", "--token-file",
+    ];
     let mut c = ClientArgs {
         target: IpAddr::from([0, 0, 0, 0]),
         port: 0,
@@ -140,6 +156,7 @@ fn parse_client(args: &[String]) -> Result<ClientArgs, UsageError> {
         gso: true,
         connect_timeout: 10.0,
         burst: None,
+        token_file: None,
     };
     let (mut have_target, mut have_rate) = (false, false);
     let max_threads = cores();
@@ -159,9 +176,10 @@ fn parse_client(args: &[String]) -> Result<ClientArgs, UsageError> {
                 have_rate = true;
             }
             "--length" => c.length = number(&flag, &v, HEADER_LEN, MAX_LEN)?,
-            "--duration" => c.duration = seconds(&flag, &v, 0.1, 86400.0)?,
+            "--duration" => c.duration = seconds(&flag, &v, DURATION_S.0, DURATION_S.1)?,
             "--threads" => c.threads = number(&flag, &v, 1usize, max_threads)?,
-            "--interval" => c.interval = seconds(&flag, &v, 0.01, 3600.0)?,
+            "--interval" => c.interval = seconds(&flag, &v, INTERVAL_S.0, INTERVAL_S.1)?,
+            "--token-file" => c.token_file = Some(v),
             "--gso" => c.gso = on_off(&flag, &v)?,
             "--burst" => c.burst = Some(number(&flag, &v, 1u64, 1 << 20)?),
             _ => c.connect_timeout = seconds(&flag, &v, 0.1, 600.0)?,

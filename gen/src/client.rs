@@ -29,9 +29,10 @@ fn connect(addr: SocketAddr, secs: f64) -> Result<TcpStream, String> {
 /// Exit code: 0 when the receiver's counts came back, 1 otherwise (the JSON says why).
 pub fn run(a: ClientArgs) -> Result<i32, String> {
     let addr = SocketAddr::new(a.target, a.port);
-    let mut line = Line::new(connect(addr, a.connect_timeout)?).map_err(|e| e.to_string())?;
+    let token = control::read_token(&a.token_file)?.map(|t| format!(" token={t}")).unwrap_or_default();
+    let mut line = Line::new(connect(addr, a.connect_timeout)?, control::MAX_RESULT).map_err(|e| e.to_string())?;
     line.send(&format!(
-        "HELLO 1 threads={} length={} duration={} interval={} boot={}",
+        "HELLO 1 threads={} length={} duration={} interval={} boot={}{token}",
         a.threads, a.length, a.duration, a.interval, control::boot_id()
     ))?;
     let ready = control::parse(&line.recv(a.connect_timeout, "READY")?, "READY")?;

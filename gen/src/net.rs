@@ -79,7 +79,9 @@ pub fn connected_udp(target: SocketAddr) -> io::Result<OwnedFd> {
 /// One of N receive sockets sharing `port` (SO_REUSEPORT spreads the senders' flows over
 /// them), dual-stack so IPv4 and IPv6 both arrive; 50 ms receive timeout so a thread
 /// notices it should stop.
-pub fn receive_socket(port: u16) -> io::Result<OwnedFd> {
+/// A dual-stack UDP socket on `port`, bound to `bind` only when given (an IPv4 address as its
+/// IPv4-mapped form, which the dual-stack socket receives as IPv4).
+pub fn receive_socket(bind: Option<IpAddr>, port: u16) -> io::Result<OwnedFd> {
     let fd = unsafe { OwnedFd::from_raw_fd(check(libc::socket(libc::AF_INET6, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0))?) };
     let raw = fd.as_raw_fd();
     set_int(raw, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, 0)?;
@@ -92,8 +94,12 @@ pub fn receive_socket(port: u16) -> io::Result<OwnedFd> {
     check(unsafe {
         libc::setsockopt(raw, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv as *const _ as *const libc::c_void, std::mem::size_of::<libc::timeval>() as u32)
     })?;
-    let any = SocketAddr::new(IpAddr::from([0u16; 8]), port);
-    let (ss, len) = sockaddr(&any);
+    let local = match bind {
+        Some(IpAddr::V4(a)) => IpAddr::V6(a.to_ipv6_mapped()),
+        Some(a) => a,
+        None => IpAddr::from([0u16; 8]),
+    };
+    let (ss, len) = sockaddr(&SocketAddr::new(local, port));
     check(unsafe { libc::bind(raw, &ss as *const _ as *const libc::sockaddr, len) })?;
     Ok(fd)
 }

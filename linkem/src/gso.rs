@@ -164,8 +164,10 @@ pub fn segment(buf: &[u8], mut alloc: impl FnMut(usize) -> Vec<u8>) -> Option<Ve
         (GSO_UDP_L4, 17) => (8, false),
         _ => return None,
     };
+    // A TCP header is at least 20 bytes (data offset 5): with 2-4 the checksum and flags written
+    // below would land past a short last segment's end.
     let hdr_end = lay.l4 + hl;
-    if f.len() <= hdr_end || hl < 8 {
+    if f.len() <= hdr_end || hl < if is_tcp { 20 } else { 8 } {
         return None;
     }
     let payload = &f[hdr_end..];
@@ -231,6 +233,9 @@ pub fn segment(buf: &[u8], mut alloc: impl FnMut(usize) -> Vec<u8>) -> Option<Ve
 /// Finish a CHECKSUM_PARTIAL frame in software (skb_checksum_help), so a
 /// later bit flip is detectable by the receiver.
 pub fn complete_checksum(buf: &mut [u8]) {
+    if buf.len() < VNET_HDR_LEN {
+        return;
+    }
     let vh = VnetHdr::read(buf);
     if vh.flags & F_NEEDS_CSUM == 0 {
         return;
@@ -364,5 +369,83 @@ mod tests {
             0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7,
         ];
         assert_eq!(!csum_fold(csum_add(0, &h)), 0xb861);
+    }
+
+    fn gso_buf(frame: &[u8], gso_type: u8, gso_size: u16) -> Vec<u8> {
+        let mut buf = vec![0u8; VNET_HDR_LEN];
+        VnetHdr { flags: F_NEEDS_CSUM, gso_type, hdr_len: 66, gso_size, csum_start: 34, csum_offset: 16 }.write(&mut buf);
+        buf.extend_from_slice(frame);
+        buf
+    }
+
+    #[test]
+    fn tcp_data_offset_below_five_is_not_split() {
+        for doff in 0..5u8 {
+            let mut f = tcp4_frame(1449, 0x10); // one MSS and one byte: a 1-byte last segment
+            f[34 + 12] = doff << 4;
+            let buf = gso_buf(&f, GSO_TCPV4, 1448);
+            assert!(segment(&buf, Vec::with_capacity).is_none(), "data offset {doff}");
+            let _ = wire_len(&buf);
+        }
+    }
+
+    /// xorshift64*: reproducible random frames without a dependency.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    /// A GSO frame as the kernel would hand it over, then broken at random: header bytes
+    /// overwritten (data offset, IHL, ethertype, protocol, vnet fields), the frame cut short.
+    fn malformed(rng: &mut Rng) -> Vec<u8> {
+        let mut f = tcp4_frame(rng.below(5000), (rng.next() & 0xff) as u8);
+        if rng.below(4) == 0 {
+            f[23] = 17; // UDP
+        }
+        let types = [GSO_TCPV4, GSO_TCPV6, GSO_UDP_L4, GSO_NONE, GSO_TCPV4 | GSO_ECN, (rng.next() & 0xff) as u8];
+        let mut buf = gso_buf(&f, types[rng.below(types.len())], rng.below(3000) as u16);
+        let hot = [VNET_HDR_LEN + 12, VNET_HDR_LEN + 13, VNET_HDR_LEN + 14, VNET_HDR_LEN + 23, VNET_HDR_LEN + 46];
+        for _ in 0..rng.below(6) {
+            let at = if rng.below(2) == 0 { hot[rng.below(hot.len())] } else { rng.below(buf.len()) };
+            if at < buf.len() {
+                buf[at] = (rng.next() & 0xff) as u8;
+            }
+        }
+        if rng.below(3) == 0 {
+            buf.truncate(rng.below(buf.len() + 1));
+        }
+        buf
+    }
+
+    #[test]
+    fn malformed_frames_never_panic_and_segments_stay_inside_their_frame() {
+        let mut rng = Rng(0x853c_49e6_748f_ea9b);
+        let mut split = 0;
+        for _ in 0..100_000 {
+            let buf = malformed(&mut rng);
+            let _ = wire_len(&buf);
+            let mut whole = buf.clone();
+            complete_checksum(&mut whole);
+            if let Some(segs) = segment(&buf, Vec::with_capacity) {
+                split += 1;
+                let mss = VnetHdr::read(&buf).gso_size as usize;
+                for mut s in segs {
+                    assert!(s.len() > VNET_HDR_LEN && s.len() <= buf.len(), "a segment larger than its frame");
+                    let vh = VnetHdr::read(&s);
+                    assert!(vh.csum_start as usize + vh.csum_offset as usize + 2 <= s.len() - VNET_HDR_LEN);
+                    assert!(s.len() - VNET_HDR_LEN - (vh.csum_start as usize) <= mss + 60, "payload over the MSS");
+                    complete_checksum(&mut s);
+                }
+            }
+        }
+        assert!(split > 1000, "only {split} frames were split: the generator lost its valid cases");
     }
 }

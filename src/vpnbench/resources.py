@@ -10,20 +10,21 @@ import json
 import os
 import re
 import secrets
-import shutil
 import signal
+import stat
 import subprocess
 import time
 from pathlib import Path
 
 import psutil
 
+from vpnbench.safe_files import DIRS_RECORD, recorded_dirs, wipe_tree
 from vpnbench.sysctls import restore_sysctls
 
 RUN_ROOT = Path(os.environ.get("VPNBENCH_RUN_ROOT", "/run/vpnbench"))
 NETNS_PATTERN = re.compile(r"^vpb-([0-9a-f]{6})-[a-z0-9]+$")
 WIREGUARD_SOCKETS = Path("/var/run/wireguard")
-SHM = Path("/dev/shm")  # transfer measurements keep their files in SHM/vpnbench-<run id> (a tmpfs)
+SHM = Path("/dev/shm")  # the transfers' default directory (a tmpfs)
 
 
 class RunResources:
@@ -93,17 +94,6 @@ def delete_netns(netns: str) -> None:
     subprocess.run(["ip", "netns", "del", netns], capture_output=True)
 
 
-def wipe_tree(directory: Path) -> None:
-    """Overwrite every file with zeros before removing it: keys must not linger."""
-    for path in sorted(directory.rglob("*"), reverse=True):
-        if path.is_file() and not path.is_symlink():
-            try:
-                wipe_file(path)
-            except OSError:
-                pass
-    shutil.rmtree(directory, ignore_errors=True)
-
-
 def remove_run(run_id: str) -> list[str]:
     """Remove every namespace, socket and file tagged with run_id. Returns what was removed."""
     removed = []
@@ -122,14 +112,29 @@ def remove_run(run_id: str) -> list[str]:
         for sock in WIREGUARD_SOCKETS.glob(f"vpb{run_id}*.sock"):
             sock.unlink(missing_ok=True)
             removed.append(f"socket {sock}")
-    shm_dir = SHM / f"vpnbench-{run_id}"
-    if shm_dir.exists():
-        shutil.rmtree(shm_dir, ignore_errors=True)  # random data and throwaway per-cell keys
-        removed.append(f"directory {shm_dir}")
+    removed += remove_recorded_dirs(run_dir, run_id)
     if run_dir.exists():
         removed += restore_sysctls(run_dir)
         wipe_tree(run_dir)
         removed.append(f"directory {run_dir}")
+    return removed
+
+
+def remove_recorded_dirs(run_dir: Path, run_id: str) -> list[str]:
+    """The directories the run made on this machine (transfer data on a tmpfs, wherever the
+    campaign pointed it), each only if it is still root's own real directory of this run."""
+    removed = []
+    default = str(SHM / f"vpnbench-{run_id}")  # the default place, also when the record was lost
+    for line in dict.fromkeys([*recorded_dirs(run_dir / DIRS_RECORD), default]):
+        path = Path(line)
+        try:
+            info = path.lstat()
+        except OSError:
+            continue
+        ours = f"vpnbench-{run_id}" in path.parts or path.is_relative_to(run_dir)
+        if ours and stat.S_ISDIR(info.st_mode) and info.st_uid == 0:
+            wipe_tree(path)
+            removed.append(f"directory {path}")
     return removed
 
 
@@ -148,16 +153,3 @@ def cleanup_stale() -> list[str]:
     for run_id in sorted(stale):
         removed += remove_run(run_id)
     return removed
-
-
-def wipe_file(path: Path) -> None:
-    """Overwrite a key file with zeros, then remove it."""
-    try:
-        size = path.stat().st_size
-        with open(path, "r+b") as handle:
-            handle.write(b"\0" * size)
-            handle.flush()
-            os.fsync(handle.fileno())
-        path.unlink()
-    except FileNotFoundError:
-        pass

@@ -12,6 +12,7 @@ place when opened, a newer one is refused with one clear line.
 import array
 import zlib
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -78,10 +79,23 @@ def schema_sql() -> str:
     return "\n".join(table_sql(table) for table in TABLES) + EXTRA_SCHEMA
 
 
+def create_private(path: Path) -> None:
+    """A new results file is made 0600 before SQLite opens it (it holds host names, the inventory
+    and hook paths); SQLite gives its -wal and -shm files the database file's mode. An existing
+    file keeps the mode its owner gave it."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+    except FileExistsError:
+        pass
+    except OSError:
+        pass  # a directory that is not there or not writable: sqlite3 says so in its own words
+
+
 class Store:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.lock = threading.RLock()  # the monitor's thread flushes series while the runner writes cells
+        create_private(self.path)
         self.db = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
         self.db.row_factory = sqlite3.Row
         try:

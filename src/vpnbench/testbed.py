@@ -356,14 +356,17 @@ class Testbed:
 
 
 EVIDENCE_COMMANDS = (["ip", "-d", "link"], ["ip", "-s", "link"], ["ip", "addr"], ["ip", "route"], ["ip", "-6", "route"],
-                     ["ip", "xfrm", "state"])
+                     ["ip", "xfrm", "state", "list", "nokeys"])  # nokeys: iproute2 leaves the keys out
 DMESG_TAIL = "dmesg 2>&1 | tail -n 40"  # fixed text, no config values in it
-_XFRM_KEY = re.compile(r"^(\s*(?:auth|auth-trunc|enc|aead|comp)\s+\S+\s+)0x[0-9a-fA-F]+", re.M)
+# The second layer under nokeys: an algorithm's key, on a line of its own or inside `ip -o`'s one line
+# per SA (fields joined by "\"), and any hex run as long as a key (SPIs and marks are 8 digits).
+_XFRM_KEY = re.compile(r"(?<![\w-])((?:auth-trunc|auth|enc|aead|comp)\s+\S+\s+)0x[0-9a-fA-F]+")
+_LONG_HEX = re.compile(r"0x[0-9a-fA-F]{24,}")
 
 
 def _hide_keys(text: str) -> str:
     """`ip xfrm state` prints the SAs' keys: evidence keeps the algorithms, never the keys."""
-    return _XFRM_KEY.sub(r"\1(key hidden)", text)
+    return _LONG_HEX.sub("(key hidden)", _XFRM_KEY.sub(r"\1(key hidden)", text))
 
 
 def _sysctl(netns: str, *settings: str) -> None:

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from vpnbench.hosts.base import CommandFailed, CommandResult, Host, Proc, completed
+from vpnbench.safe_files import write_private
 from vpnbench.tools import which
 
 
@@ -135,14 +136,7 @@ class NetnsHost(Host):
         return LocalProc(name, popen, log_path)
 
     def write_file(self, path: Path, data: str | bytes, mode: int = 0o600) -> None:
-        path = Path(path)
-        payload = data.encode() if isinstance(data, str) else data
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        try:
-            os.fchmod(fd, mode)
-            os.write(fd, payload)
-        finally:
-            os.close(fd)
+        write_private(Path(path), data.encode() if isinstance(data, str) else data, mode)
 
     def pids(self) -> list[int]:
         out = subprocess.run(["ip", "netns", "pids", self.netns], capture_output=True, text=True).stdout

@@ -24,21 +24,28 @@ from vpnbench.hosts.base import CommandFailed, CommandResult, Host
 from vpnbench.hosts.netns import LocalProc
 from vpnbench.kernelvm import _die_with_parent
 from vpnbench.params import Duration
+from vpnbench.safe_files import REMOTE_WRITE, wipe_command
 
 # Host names, aliases and users go to ssh as argv elements; a leading '-' would be an option.
 NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.:%\[\]-]*$"
 PID_TAG = "vpnbench-pid "
-# Sent to the remote shell: writes its pid to a pid file (named in the run record before the
-# spawn, so a kill -9 of vpnbench at any moment still leaves cleanup a way to the process),
-# prints it, then becomes the command (so kill reaches it).
-# The pid file's path also goes into the process's environment: cleanup kills a pid only when
-# that process still carries it, never an unrelated process that reused the number.
-LAUNCHER = ["sh", "-c", f'echo "$$" > "$1" && echo "{PID_TAG}$$" >&2 && export VPNBENCH_PIDFILE="$1" '
-            '&& shift && exec "$@"', "vpnbench"]
-KILL_PIDFILES = ('for f; do p=$(cat -- "$f" 2>/dev/null) || continue; '
-                 'tr "\\0" "\\n" < "/proc/$p/environ" 2>/dev/null | grep -qxF "VPNBENCH_PIDFILE=$f" '
-                 '&& kill -9 "$p" && echo "$p"; done; exit 0')
-
+# Sent to the remote shell: writes its pid and start time (/proc/PID/stat field 22, kept across
+# exec) to a pid file (named in the run record before the spawn, so a kill -9 of vpnbench at any
+# moment still leaves cleanup a way to the process), prints the pid, then becomes the command.
+# Cleanup kills a pid only when that process is still the one started: the same start time, or
+# the pid file's path in its environment (which daemons that rewrite their process title, sshd
+# and nginx, overwrite) - never an unrelated process that reused the number.
+LAUNCHER = ["sh", "-c", 'echo "$$ $(cut -d" " -f22 /proc/$$/stat)" > "$1" '
+            f'&& echo "{PID_TAG}$$" >&2 && export VPNBENCH_PIDFILE="$1" && shift && exec "$@"', "vpnbench"]
+# Its descendants go with it (listed before the kill, which would orphan them): scp's own ssh
+# child, for one, would otherwise keep the transfer's connection open, and a cell's sshd has
+# a process per connection.
+KILL_PIDFILES = ('kids() { for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do kids "$c"; echo "$c"; done; }; '
+                 'for f; do { read -r p t < "$f"; } 2>/dev/null && [ -n "$p" ] || continue; '
+                 'now=$(sed "s/.*) //" "/proc/$p/stat" 2>/dev/null | cut -d" " -f20); '
+                 '{ [ -n "$t" ] && [ "$now" = "$t" ]; } || '
+                 'tr "\\0" "\\n" < "/proc/$p/environ" 2>/dev/null | grep -qxF "VPNBENCH_PIDFILE=$f" || continue; '
+                 'k=$(kids "$p"); kill -9 "$p" $k 2>/dev/null; echo "$p"; done; exit 0')
 
 
 class SshSettings(BaseModel):
@@ -83,7 +90,9 @@ class SshConnection:
         argv = [*self.prefix, "ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
                 "-o", f"ConnectTimeout={max(1, round(s.connect_timeout))}",
                 "-o", f"ServerAliveInterval={max(1, round(s.keepalive))}", "-o", "ServerAliveCountMax=3",
-                "-o", f"ControlPath={self.control_path}", "-o", "ControlMaster=no", "-o", "LogLevel=ERROR"]
+                "-o", f"ControlPath={self.control_path}", "-o", "ControlMaster=no", "-o", "LogLevel=ERROR",
+                # whatever ~/.ssh/config says: root's agent and forwardings never reach a lab machine
+                "-o", "ForwardAgent=no", "-o", "ClearAllForwardings=yes", "-o", "ForwardX11=no"]
         if s.config_file:
             argv += ["-F", s.config_file]
         if s.identity_file:
@@ -187,7 +196,7 @@ class SshHost(Host):
         self._failure: tuple[float, str] | None = None  # (when, why) of the last failed connect
         self.spawned: list[SshProc] = []
         self._record_path = workdir / f"remote-{role}.json"
-        self._record = {"ssh": connection.argv(), "pidfiles": [], "files": [], "sysctls": {}}
+        self._record = {"ssh": connection.argv(), "pidfiles": [], "files": [], "dirs": [], "sysctls": {}}
 
     # -- connection ------------------------------------------------------------------------
     def connect(self) -> None:
@@ -195,12 +204,14 @@ class SshHost(Host):
         self._save_record()
         self.run(["mkdir", "-p", "-m", "0700", "--", str(self.workdir)])
 
-    def record(self, file: str | None = None, pidfile: str | None = None) -> None:
+    def record(self, file: str | None = None, pidfile: str | None = None, directory: str | None = None) -> None:
         """Remember what to remove from this host should the run be killed."""
         if pidfile:
             self._record["pidfiles"].append(pidfile)
         if file and file not in self._record["files"]:
             self._record["files"].append(file)
+        if directory and directory not in self._record["dirs"]:
+            self._record["dirs"].append(directory)
         self._save_record()
 
     def set_sysctl(self, key: str, value: str) -> None:
@@ -293,9 +304,8 @@ class SshHost(Host):
     def write_file(self, path: Path, data: str | bytes, mode: int = 0o600) -> None:
         payload = data.encode() if isinstance(data, str) else data
         self.record(file=str(path))
-        # umask first, so the file never exists with wider permissions; content via stdin, never argv
-        script = 'umask 077; cat > "$1" && chmod "$2" "$1"'
-        result = self._run_bytes(["sh", "-c", script, "write", str(path), f"{mode:o}"], 30, payload)
+        # a fresh 0600 name renamed into place (safe_files); content via stdin, never argv
+        result = self._run_bytes(["sh", "-c", REMOTE_WRITE, "write", str(path), f"{mode:o}"], 30, payload)
         if not result.ok:
             result.stdout = result.stdout.decode(errors="replace")
             raise CommandFailed(result)
@@ -337,6 +347,10 @@ def remove_remote(run, record: dict, workdir: Path) -> list[str]:
         run(["shred", "-u", "-z", "--", *files], timeout=30, check=False)
         run(["rm", "-f", "--", *files], timeout=15, check=False)
         removed += [f"remote file {f}" for f in files]
+    dirs = record.get("dirs", [])
+    if dirs:  # scratch and per-cell key directories: small files shredded, then all removed
+        wiped = run(wipe_command(dirs), timeout=120, check=False).stdout.split("\n")
+        removed += [f"remote directory {d}" for d in wiped if d]
     for key, value in record.get("sysctls", {}).items():
         if run(["sysctl", "-qw", f"{key}={value}"], timeout=15, check=False).returncode == 0:
             removed.append(f"remote sysctl {key}={value}")
@@ -347,7 +361,9 @@ def remove_remote(run, record: dict, workdir: Path) -> list[str]:
 def cleanup_remote_records(run_dir: Path) -> list[str]:
     """After a kill -9: reconnect to every host the run recorded and remove what it left."""
     removed = []
-    for path in sorted(run_dir.glob("remote-*.json")):
+    # The server first: killing a client first ends its connections, and the server's per-connection
+    # processes (a transfer's sshd session and its scp) then leave the process tree cleanup kills by.
+    for path in sorted(run_dir.glob("remote-*.json"), key=lambda p: (p.name != "remote-server.json", p.name)):
         try:
             record = json.loads(path.read_text())
         except (OSError, ValueError):

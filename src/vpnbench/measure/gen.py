@@ -11,6 +11,7 @@ datagram is one lost packet and never a hang: no retry loop is needed here.
 
 import json
 import os
+import secrets
 import shutil
 import weakref
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 from vpnbench.errors import MeasurementError
 from vpnbench.hosts.base import Host
 from vpnbench.measure.base import MeasureContext, MeasureResult
+from vpnbench.safe_files import wipe
 
 GEN_NAME = "vpnbench-gen"
 REPO_GEN = Path(__file__).resolve().parents[3] / "gen" / "target" / "release" / GEN_NAME
@@ -76,15 +78,21 @@ def run_gen(ctx: MeasureContext, family: str, rate: int, length: int, duration: 
             raise MeasurementError(f"threads: {threads} is more than the {host.role}'s {len(host.cpus)} pinned core(s); "
                                    f"allowed values: 1 to {len(host.cpus)}, or [testbed] pin = \"off\"")
     port = ctx.ports.next()
+    tokens = token_files(ctx, port)
+    # bound to the measured address only; it serves only a client that shows the token
     server = ctx.server.spawn([binary_on(ctx.server, binary), "server", "--port", str(port),
-                               "--accept-timeout", f"{ACCEPT_TIMEOUT_S:g}"], name="gen-server")
+                               "--bind", ctx.target(family), "--accept-timeout", f"{ACCEPT_TIMEOUT_S:g}",
+                               "--token-file", str(tokens[ctx.server])],
+                              name="gen-server")
     try:
-        argv = [binary_on(ctx.client, binary),
-                *client_args(ctx.target(family), port, rate, length, duration, threads, interval, gso)]
+        argv = [binary_on(ctx.client, binary), *client_args(ctx.target(family), port, rate, length, duration, threads,
+                                                            interval, gso), "--token-file", str(tokens[ctx.client])]
         result = ctx.client.run(argv, timeout=duration + min(duration, 60) + FIXED_WAITS_S, check=False)
         server.wait(5)
     finally:
         server.stop(1)
+        for host, path in tokens.items():
+            wipe(host, path)
     raw = {"gen_client": result.stdout + result.stderr, "gen_server": server.output()}
     try:
         doc = parse_gen_json(result.stdout)
@@ -94,6 +102,17 @@ def run_gen(ctx: MeasureContext, family: str, rate: int, length: int, duration: 
         if not result.ok:
             reason += f" ({result.describe_failure()})"
         raise MeasurementError(reason, raw) from None
+
+
+def token_files(ctx: MeasureContext, port: int) -> dict[Host, Path]:
+    """A fresh secret for one test, 0600 in each host's private run directory (never on a command
+    line, where `ps` shows it): the server's control channel serves only the client that has it."""
+    token = secrets.token_hex(16)
+    files = {}
+    for host in (ctx.server, ctx.client):
+        files[host] = Path(host.workdir) / f"gen-token-{host.role}-{port}"  # two hosts may share one filesystem
+        host.write_file(files[host], token + "\n", 0o600)
+    return files
 
 
 def parse_gen_json(text: str) -> dict:

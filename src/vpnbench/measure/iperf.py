@@ -70,7 +70,9 @@ def run_iperf(ctx: MeasureContext, family: str, client_args: list[str], seconds:
 
 def _attempt(ctx: MeasureContext, family: str, client_args: list[str], seconds: float):
     port = ctx.ports.next()
-    server = ctx.server.spawn(["iperf3", "-s", "-1", "-J", "-p", str(port)], name="iperf3-server")
+    # -B: only the address measured, not every interface of a lab machine
+    server = ctx.server.spawn(["iperf3", "-s", "-1", "-J", "-p", str(port), "-B", ctx.target(family)],
+                              name="iperf3-server")
     outputs: dict[str, str] = {}
     try:
         _wait_listening(ctx, server, port)

@@ -147,7 +147,8 @@ def run_iperf2(ctx: MeasureContext, family: str, client_args: list[str], seconds
     """One-off server, one client run; returns (sender's report, receiver's report, raw outputs)."""
     port = ctx.ports.next()
     common = ["-e", "-i", "1", "-f", "b"] + (["-u"] if udp else []) + (["-V"] if family == "ipv6" else [])
-    server = ctx.server.spawn(["iperf", "-s", "-p", str(port), "-t", f"{seconds + SERVER_GRACE:g}", *common],
+    server = ctx.server.spawn(["iperf", "-s", "-B", ctx.target(family), "-p", str(port),
+                               "-t", f"{seconds + SERVER_GRACE:g}", *common],
                               name="iperf2-server")
     raw: dict[str, str] = {}
     try:

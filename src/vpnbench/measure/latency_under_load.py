@@ -103,7 +103,8 @@ class LatencyUnderLoad(Measurement):
         for way, flows in (("up", self.params.flows_up), ("down", self.params.flows_down)):
             if flows:
                 port = ctx.ports.next()
-                proc = ctx.server.spawn(["iperf3", "-s", "-1", "-J", "-p", str(port)], name="iperf3-server")
+                proc = ctx.server.spawn(["iperf3", "-s", "-1", "-J", "-p", str(port),
+                                         "-B", ctx.target(self.params.family)], name="iperf3-server")
                 servers.append((way, proc, port))
                 wait_listening(ctx.server, proc, port, "iperf3 server")
         return servers

@@ -72,7 +72,8 @@ class Rekey(Measurement):
             raise MeasurementError("rekey: this runner cannot rekey the technique")
         p = self.params
         port = ctx.ports.next()
-        server = ctx.server.spawn(["iperf3", "-s", "-1", "-J", "-p", str(port)], name="iperf3-server")
+        server = ctx.server.spawn(["iperf3", "-s", "-1", "-J", "-p", str(port), "-B", ctx.target(p.family)],
+                                  name="iperf3-server")
         raw: dict[str, str] = {}
         procs: list[Proc] = [server]
         try:

@@ -143,7 +143,7 @@ class Session:
         failure: MeasurementError | None = None
         try:
             procs["iperf3_server"] = ctx.server.spawn(
-                ["iperf3", "-s", "-1", "-p", str(port), "-i", "1", "-f", "k", "--forceflush"],
+                ["iperf3", "-s", "-1", "-p", str(port), "-B", target, "-i", "1", "-f", "k", "--forceflush"],
                 name="iperf3-server", interactive=True)
             wait_listening(ctx.server, procs["iperf3_server"], port, "iperf3 server")
             self.t0 = time.monotonic()

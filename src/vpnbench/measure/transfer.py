@@ -7,6 +7,7 @@ cell. goodput_bps is the bytes of all copies over the wall-clock time from the c
 to the last one's exit, handshakes included: the time a user waits.
 """
 
+import re
 import time
 from pathlib import Path
 from typing import Literal
@@ -17,7 +18,8 @@ from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.transfer_clients import Flows, client_argv, curl_timings, make_server
 from vpnbench.params import Duration, Family, Params, Size
-from vpnbench.servers.base import free_bytes, remove_dir, scratch_dir
+from vpnbench.safe_files import wipe
+from vpnbench.servers.base import config_dir, free_bytes, remove_dir, scratch_dir
 from vpnbench.servers.files import file_sizes, make_random_file, sha256s
 
 SSH_CIPHERS = Literal["aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com",
@@ -36,6 +38,16 @@ class TransferParams(Params):
     cipher: SSH_CIPHERS = "aes128-gcm@openssh.com"  # scp and sftp
     timeout: Duration = 600.0
     family: Family = "ipv4"
+
+    @field_validator("directory")
+    @classmethod
+    def _plain_path(cls, directory: str) -> str:
+        """The path goes into sshd, nginx and vsftpd configuration lines: a newline, a ';' or a
+        '#' there would be configuration of its own, so only plain path characters pass."""
+        if not re.fullmatch(r"/[A-Za-z0-9._+/-]*", directory) or "/../" in f"{directory}/":
+            raise ValueError(f"{directory!r} is not allowed; allowed: an absolute path of letters, digits "
+                             f"and . _ + - / (no '..'), such as '/dev/shm'")
+        return directory
 
     @field_validator("size")
     @classmethod
@@ -92,13 +104,14 @@ class Transfer(Measurement):
     def run(self, ctx: MeasureContext) -> MeasureResult:
         p = self.params
         sdir, cdir = scratch_dir(ctx.server, Path(p.directory)), scratch_dir(ctx.client, Path(p.directory))
+        sconf, cconf = config_dir(ctx.server), config_dir(ctx.client)
         server = None
         raw: dict[str, str] = {}
         try:
-            flows = Flows.plan(p, sdir, cdir)
+            flows = Flows.plan(p, sdir, cdir, cconf)
             source_host = ctx.server if p.direction == "download" else ctx.client
             expected = make_random_file(source_host, flows.source, p.size)
-            server = make_server(p, ctx, sdir, cdir)
+            server = make_server(p, ctx, sconf, cconf, sdir)
             server.start()
             return self._transfer(ctx, flows, server, expected, raw)
         finally:
@@ -106,6 +119,8 @@ class Transfer(Measurement):
                 raw[f"{p.protocol}_server"] = server.stop()
             remove_dir(ctx.server, sdir)
             remove_dir(ctx.client, cdir)
+            wipe(ctx.server, sconf)
+            wipe(ctx.client, cconf)
 
     def _transfer(self, ctx: MeasureContext, flows: "Flows", server, expected: str, raw: dict) -> MeasureResult:
         p = self.params

@@ -16,22 +16,24 @@ class Flows:
 
     source: Path
     copies: list[Path]
-    batch_dir: Path  # the client's directory: sftp batch files
+    batch_dir: Path  # the client's private directory: sftp batch files
 
     @classmethod
-    def plan(cls, p, server_dir: Path, client_dir: Path) -> "Flows":
+    def plan(cls, p, server_dir: Path, client_dir: Path, client_conf: Path) -> "Flows":
         src_dir, dst_dir = (server_dir, client_dir) if p.direction == "download" else (client_dir, server_dir)
-        return cls(src_dir / "original.bin", [dst_dir / f"copy-{i + 1}.bin" for i in range(p.parallel)], client_dir)
+        return cls(src_dir / "original.bin", [dst_dir / f"copy-{i + 1}.bin" for i in range(p.parallel)], client_conf)
 
 
-def make_server(p, ctx: MeasureContext, server_dir: Path, client_dir: Path):
+def make_server(p, ctx: MeasureContext, server_conf: Path, client_conf: Path, data: Path):
+    """The protocol's server: keys and configuration in each host's private directory (server_conf,
+    client_conf), the served or received files in `data` on the tmpfs."""
     address = ctx.target(p.family)
     if p.protocol in ("scp", "sftp"):
-        return SshServer(ctx.server, ctx.client, server_dir, client_dir, address, ctx.ports.next(), p.cipher)
+        return SshServer(ctx.server, ctx.client, server_conf, client_conf, address, ctx.ports.next(), p.cipher)
     if p.protocol == "http":
-        return HttpServer(ctx.server, server_dir, server_dir, address, ctx.ports.next())
+        return HttpServer(ctx.server, server_conf, data, address, ctx.ports.next())
     control = ctx.ports.next()
-    return FtpServer(ctx.server, server_dir, server_dir, address, control, [ctx.ports.next() for _ in range(p.parallel)])
+    return FtpServer(ctx.server, server_conf, data, address, control, [ctx.ports.next() for _ in range(p.parallel)])
 
 
 def client_argv(p, server, flows: Flows, index: int) -> list[str]:

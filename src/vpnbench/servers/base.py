@@ -7,10 +7,12 @@ from pathlib import Path
 
 from vpnbench.errors import MeasurementError
 from vpnbench.hosts.base import Host, Proc
+from vpnbench.safe_files import check_parent, make_dir, remember
 
 # Data files live on a tmpfs: S3 found the disk, not the network, limited its downloads until it
-# used a RAM disk. /dev/shm is a tmpfs on every Linux machine; the run's own directory under
-# /run/vpnbench may be on disk. resources.remove_run removes SHM_PREFIX<run id>* after a kill -9.
+# used a RAM disk. /dev/shm is a tmpfs on every Linux machine. Only that random data goes there;
+# keys and configurations stay in the run's 0700 directory. Every directory made is recorded
+# (safe_files.remember), so `vpnbench cleanup` removes it after a kill -9, wherever it is.
 SHM_PREFIX = "vpnbench-"
 
 
@@ -20,12 +22,22 @@ def run_id_of(host: Host) -> str:
 
 
 def scratch_dir(host: Host, parent: Path) -> Path:
-    """A fresh directory for one cell on `parent` (a tmpfs): <parent>/vpnbench-<run id>/<nonce>.
-    World-readable: nginx's workers and vsftpd's anonymous user read the files (random data)."""
-    path = Path(parent) / f"{SHM_PREFIX}{run_id_of(host)}" / secrets.token_hex(3)
-    host.run(["mkdir", "-p", "-m", "0755", "--", str(path)])
-    host.run(["chmod", "0755", "--", str(path.parent)])
-    return path
+    """A fresh directory for one cell's random data on `parent` (a tmpfs that everyone may write,
+    such as /dev/shm): <parent>/vpnbench-<run id>/<nonce>. The run's directory there is root's
+    and 0700, made by mkdir and checked (see safe_files), so nobody else can be in it; the cell's
+    is 0755 inside it: nginx's workers and vsftpd's anonymous user read the files."""
+    run_dir = check_parent(host, parent) / f"{SHM_PREFIX}{run_id_of(host)}"
+    remember(host, run_dir)
+    make_dir(host, run_dir, 0o700, reuse=True)
+    return make_dir(host, run_dir / secrets.token_hex(3), 0o755)
+
+
+def config_dir(host: Host) -> Path:
+    """A fresh 0700 directory in the run's private directory for one cell's keys, configuration,
+    pid and log files: never on the shared tmpfs."""
+    path = Path(host.workdir) / f"cell-{secrets.token_hex(3)}"
+    remember(host, path)
+    return make_dir(host, path, 0o700)
 
 
 def remove_dir(host: Host, path: Path) -> None:

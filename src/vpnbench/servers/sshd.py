@@ -6,9 +6,10 @@ from vpnbench.hosts.base import Host, Proc
 from vpnbench.servers.base import url_host, wait_listening
 from vpnbench.techniques.ipsec.daemon import spawn_private
 
-SSHD = "/usr/sbin/sshd"  # sshd re-executes itself, so it must be started by its absolute path
+SSHD = "/usr/sbin/sshd"
+SEEN_AS = "/run"  # the cell's private directory, as sshd sees it  # sshd re-executes itself, so it must be started by its absolute path
 
-# StrictModes off: the files live under /dev/shm (mode 1777), which sshd would refuse.
+# StrictModes on: the keys and this file live in the run's 0700 directory, never on the tmpfs.
 # internal-sftp: no dependence on where the distribution keeps sftp-server.
 CONFIG = """\
 Port {port}
@@ -20,7 +21,7 @@ PermitRootLogin prohibit-password
 PasswordAuthentication no
 KbdInteractiveAuthentication no
 UsePAM no
-StrictModes no
+StrictModes yes
 PrintMotd no
 Ciphers {cipher}
 Subsystem sftp internal-sftp
@@ -43,13 +44,13 @@ class SshServer:
                          str(self.client_dir / "client_key")])
         public = self.client.read_file(self.client_dir / "client_key.pub")
         self.server.write_file(self.dir / "authorized_keys", public, 0o600)
+        # The cell's private directory becomes sshd's /run (a mount namespace of its own): it holds
+        # the privilege-separation directory /run/sshd that sshd insists on, and sshd reads its
+        # files at the paths it sees there.
         self.server.write_file(self.dir / "sshd_config", CONFIG.format(port=self.port, address=self.address,
-                                                                      dir=self.dir, cipher=self.cipher))
-        # sshd insists on its privilege-separation directory /run/sshd: a private /run holds one.
-        private_run = self.dir / "run"
-        self.server.run(["mkdir", "-p", "-m", "0755", str(private_run / "sshd")])
-        self.proc = spawn_private(self.server, private_run, [SSHD, "-D", "-e", "-f", str(self.dir / "sshd_config")],
-                                  name="sshd")
+                                                                      dir=SEEN_AS, cipher=self.cipher))
+        self.server.run(["mkdir", "-m", "0755", "--", str(self.dir / "sshd")])
+        self.proc = spawn_private(self.server, self.dir, [SSHD, "-D", "-e", "-f", f"{SEEN_AS}/sshd_config"], name="sshd")
         wait_listening(self.server, self.proc, self.port, "sshd")
 
     def client_options(self) -> list[str]:

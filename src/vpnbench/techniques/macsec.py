@@ -25,7 +25,7 @@ from vpnbench import evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import stop_all
 from vpnbench.params import Params
-from vpnbench.resources import wipe_file
+from vpnbench.safe_files import wipe
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 
 LINK = {"a": ("10.97.0.1", "fd97::1"), "b": ("10.97.0.2", "fd97::2")}
@@ -151,7 +151,7 @@ class MACsec(Technique):
             conf = self.ctx.resources.path(f"mka-{name}.conf")
             side["host"].write_file(conf, _wpa_conf(cak, ckn, p.cipher, p.encrypt, priority=16 if name == "a" else 32),
                                     0o600)
-            self.files.append(conf)
+            self.files.append((side["host"], conf))
             before = set(_macsec_links(side["host"]))
             proc = side["host"].spawn(["wpa_supplicant", "-D", "macsec_linux", "-i", side["lower"], "-c", str(conf)],
                                       name="wpa_supplicant")
@@ -204,8 +204,8 @@ class MACsec(Technique):
         stop_all(self.tunnel.procs)
         for host, dev in self.devices.values():
             host.run(["ip", "link", "del", dev], check=False)  # its addresses and routes go with it
-        for path in self.files:
-            wipe_file(path)
+        for host, path in self.files:
+            wipe(host, path)  # on the host that holds it, now
         self.tunnel = None
 
 

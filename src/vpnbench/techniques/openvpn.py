@@ -9,6 +9,7 @@ namespaces could collide on). Every path handed to openvpn is absolute. Keys are
 import re
 import secrets
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Literal
@@ -17,9 +18,9 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
-from vpnbench.hosts.base import stop_all
+from vpnbench.hosts.base import Host, stop_all
 from vpnbench.params import Family, Params, Size
-from vpnbench.resources import wipe_file
+from vpnbench.safe_files import wipe, wipe_tree, write_private
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 from vpnbench.tools import missing_tool_reason, which
 
@@ -123,7 +124,7 @@ class OpenVPN(Technique):
 
     def up(self, backend: str) -> Tunnel:
         p = self.params
-        self.files: list[Path] = []
+        self.files: list[tuple[Host, Path]] = []
         self.tunnel = Tunnel(
             backend=backend,
             server_addrs=dict(INNER["server"]),
@@ -184,30 +185,33 @@ class OpenVPN(Technique):
         return args
 
     def _static_key(self) -> dict[str, list[str]]:
-        key = self._secret("ovpn-static.key", static_key_file())
+        key = self._secret("ovpn-static.key", static_key_file(), ("server", "client"))
         # Key direction: each side uses the other half for sending, so the two directions differ.
         return {"server": ["--secret", str(key), "0"], "client": ["--secret", str(key), "1"]}
 
     def _tls_material(self) -> dict[str, list[str]]:
-        """A throwaway CA and one certificate per side, made with the openssl CLI; the CA key
-        is wiped as soon as both certificates are signed."""
-        pki = generate_pki(self.ctx.resources.dir, self._secret)
-        tls_crypt = self._secret("ovpn-tls-crypt.key", static_key_file())
+        """A throwaway CA and one certificate per side, made with the openssl CLI on this machine:
+        the CA key never leaves it (wiped once both certificates are signed); each side's private
+        key goes only to the host that uses it."""
+        pki = generate_pki(self.ctx.resources.dir)
+        both = ("server", "client")
+        ca = self._secret("ovpn-ca.crt", pki["ca.crt"], both)
+        tls_crypt = self._secret("ovpn-tls-crypt.key", static_key_file(), both)  # shared by design
         self.tunnel.negotiated["certificates"] = "throwaway CA, EC P-256, per bring-up"
-        common = ["--ca", str(pki["ca.crt"]), "--tls-crypt", str(tls_crypt), "--data-ciphers", self.params.cipher]
+        common = ["--ca", str(ca), "--tls-crypt", str(tls_crypt), "--data-ciphers", self.params.cipher]
+        own = {role: ["--cert", str(self._secret(f"ovpn-{role}.crt", pki[f"{role}.crt"], (role,))),
+                      "--key", str(self._secret(f"ovpn-{role}.key", pki[f"{role}.key"], (role,)))] for role in both}
         return {
-            "server": ["--tls-server", "--dh", "none", "--cert", str(pki["server.crt"]),
-                       "--key", str(pki["server.key"]), "--remote-cert-tls", "client", *common],
-            "client": ["--tls-client", "--cert", str(pki["client.crt"]), "--key", str(pki["client.key"]),
-                       "--remote-cert-tls", "server", *common],
+            "server": ["--tls-server", "--dh", "none", *own["server"], "--remote-cert-tls", "client", *common],
+            "client": ["--tls-client", *own["client"], "--remote-cert-tls", "server", *common],
         }
 
-    def _secret(self, name: str, content: str) -> Path:
-        """Write a file 0600 in the run directory; every one is wiped at down()."""
+    def _secret(self, name: str, content: str, roles: tuple[str, ...]) -> Path:
+        """Write a file 0600 into the run directory of each host in roles; wiped there at down()."""
         path = self.ctx.resources.path(name)
-        for role in ("server", "client"):  # one shared directory here; on remote hosts each needs its copy
+        for role in roles:
             self._host(role).write_file(path, content, 0o600)
-        self.files.append(path)
+            self.files.append((self._host(role), path))
         return path
 
     def _wait_ready(self) -> None:
@@ -243,8 +247,8 @@ class OpenVPN(Technique):
         if self.tunnel is None:
             return
         stop_all(self.tunnel.procs)
-        for path in self.files:
-            wipe_file(path)
+        for host, path in self.files:
+            wipe(host, path)  # on the host that holds it: a remote copy goes now, not at disconnect
         self.tunnel = None
 
 
@@ -275,34 +279,34 @@ def static_key_file() -> str:
     return "\n".join(["-----BEGIN OpenVPN Static key V1-----", *lines, "-----END OpenVPN Static key V1-----", ""])
 
 
-def generate_pki(directory: Path, write_secret) -> dict[str, Path]:
-    """CA, server and client certificates. Private keys leave openssl on its stdout and are
-    written 0600 by write_secret; certificates are public."""
-    files: dict[str, Path] = {}
+def generate_pki(directory: Path) -> dict[str, str]:
+    """CA, server and client certificates and the two leaf keys, as PEM text. The keys exist as
+    files only in a fresh 0700 directory inside `directory` (this machine's run directory), for
+    openssl to read, and are wiped before this returns: the CA key is never anywhere else."""
+    pems: dict[str, str] = {}
+    work = Path(tempfile.mkdtemp(prefix="ovpn-pki-", dir=directory))
+    try:
+        def key(name: str) -> Path:
+            pems[name] = _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256")
+            write_private(work / name, pems[name].encode())
+            return work / name
 
-    def key(name: str) -> Path:
-        pem = _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256")
-        files[name] = write_secret(name, pem)
-        return files[name]
-
-    def cert(name: str, pem: str) -> Path:
-        files[name] = write_secret(name, pem)  # 0600 and wiped too: harmless for a public file
-        return files[name]
-
-    ca_key = key("ovpn-ca.key")
-    cert("ca.crt", _openssl("req", "-x509", "-new", "-key", str(ca_key), "-subj", "/CN=vpnbench throwaway CA",
-                            "-days", "2", "-addext", "basicConstraints=critical,CA:TRUE",
-                            "-addext", "keyUsage=critical,keyCertSign,cRLSign"))
-    for role, usage in (("server", "serverAuth"), ("client", "clientAuth")):
-        leaf_key = key(f"{role}.key")
-        csr = _openssl("req", "-new", "-key", str(leaf_key), "-subj", f"/CN=vpnbench-{role}",
-                       "-addext", "keyUsage=critical,digitalSignature,keyAgreement",
-                       "-addext", f"extendedKeyUsage={usage}")
-        cert(f"{role}.crt", _openssl("x509", "-req", "-CA", str(files["ca.crt"]), "-CAkey", str(ca_key),
-                                     "-days", "2", "-set_serial", str(secrets.randbits(63)),
-                                     "-copy_extensions", "copyall", stdin=csr))
-    wipe_file(ca_key)  # nothing else is ever signed with it
-    return files
+        ca_key = key("ca.key")
+        pems["ca.crt"] = _openssl("req", "-x509", "-new", "-key", str(ca_key), "-subj", "/CN=vpnbench throwaway CA",
+                                  "-days", "2", "-addext", "basicConstraints=critical,CA:TRUE",
+                                  "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+        write_private(work / "ca.crt", pems["ca.crt"].encode())
+        for role, usage in (("server", "serverAuth"), ("client", "clientAuth")):
+            csr = _openssl("req", "-new", "-key", str(key(f"{role}.key")), "-subj", f"/CN=vpnbench-{role}",
+                           "-addext", "keyUsage=critical,digitalSignature,keyAgreement",
+                           "-addext", f"extendedKeyUsage={usage}")
+            pems[f"{role}.crt"] = _openssl("x509", "-req", "-CA", str(work / "ca.crt"), "-CAkey", str(ca_key),
+                                           "-days", "2", "-set_serial", str(secrets.randbits(63)),
+                                           "-copy_extensions", "copyall", stdin=csr)
+    finally:
+        wipe_tree(work)  # nothing else is ever signed with the CA key
+    del pems["ca.key"]
+    return pems
 
 
 def _openssl(*args: str, stdin: str | None = None) -> str:

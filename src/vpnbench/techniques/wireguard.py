@@ -14,7 +14,7 @@ from vpnbench import evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import stop_all
 from vpnbench.params import Family, Params
-from vpnbench.resources import wipe_file
+from vpnbench.safe_files import wipe
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 from vpnbench.tools import missing_tool_reason, which
 
@@ -122,7 +122,7 @@ class WireGuard(Technique):
         path = self.ctx.resources.path(name)
         for role in roles:
             self._host(role).write_file(path, content, 0o600)
-        self.key_files.append(path)
+            self.key_files.append((self._host(role), path))
         return path
 
     def _create_interface(self, host, iface: str, backend: str) -> None:
@@ -164,8 +164,8 @@ class WireGuard(Technique):
         if self.tunnel.backend == "kernel":
             for role, iface in self.ifaces.items():
                 self._host(role).run(["ip", "link", "del", iface], check=False)
-        for path in self.key_files:
-            wipe_file(path)
+        for host, path in self.key_files:
+            wipe(host, path)  # on the host that holds it, now
         self.tunnel = None
 
 

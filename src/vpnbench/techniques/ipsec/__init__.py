@@ -180,7 +180,8 @@ class Ipsec(Technique):
         for role in ("server", "client"):
             daemon = l2tp.Xl2tpd(self._host(role), self.ctx.resources.path(f"l2tp-{role}"))
             self.daemons[f"l2tp-{role}"] = daemon
-            config = l2tp.lns_conf() if role == "server" else l2tp.lac_conf(self.ctx.underlay["server"]["ipv4"])
+            config = l2tp.lns_conf(self.ctx.underlay["client"]["ipv4"]) if role == "server" \
+                else l2tp.lac_conf(self.ctx.underlay["server"]["ipv4"])
             self.tunnel.procs.append(daemon.start(config, password))
             if role == "server":
                 daemon.wait_for_listening()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
-from vpnbench.resources import wipe_tree
+from vpnbench.safe_files import remember, wipe
 from vpnbench.techniques.ipsec.daemon import spawn_private, tail, wait_until
 
 PORT = 1701
@@ -34,12 +34,14 @@ def missing_software() -> str | None:
     return None
 
 
-def lns_conf() -> str:
-    """The server: one PPP peer, addressed from INNER."""
+def lns_conf(client_addr: str) -> str:
+    """The server: one PPP peer, addressed from INNER; access control: tunnels only from the
+    client's address (on a lab server the port is open to the whole lab otherwise)."""
     return f"""[global]
 port = {PORT}
-access control = no
+access control = yes
 [lns default]
+lac = {client_addr}
 ip range = {INNER['client']}-{INNER['client']}
 local ip = {INNER['server']}
 require chap = yes
@@ -55,7 +57,7 @@ def lac_conf(server_addr: str) -> str:
     """The client: dials the server at start (autodial); no redial, so a failure shows."""
     return f"""[global]
 port = {PORT}
-access control = no
+access control = yes
 [lac vpb]
 lns = {server_addr}
 require authentication = no
@@ -86,6 +88,7 @@ class Xl2tpd:
 
     def start(self, config: str, password: str) -> Proc:
         ppp = self.dir / "ppp"
+        remember(self.host, self.dir)  # cleanup after a kill -9 wipes it on the host, keys included
         for folder in (self.dir, ppp):
             self.host.run(["mkdir", "-p", "-m", "700", str(folder)])
         self.host.write_file(ppp / "xl2tpd.conf", config, 0o600)
@@ -124,5 +127,5 @@ class Xl2tpd:
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.stop(5)  # SIGTERM: xl2tpd hangs up its calls, and pppd exits with them
-        wipe_tree(self.dir)
+        wipe(self.host, self.dir)  # on the host that holds it, now
 

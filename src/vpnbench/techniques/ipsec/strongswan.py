@@ -14,7 +14,7 @@ from pathlib import Path
 
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
-from vpnbench.resources import wipe_tree
+from vpnbench.safe_files import remember, wipe
 from vpnbench.techniques.ipsec.daemon import spawn_private, tail, wait_until
 
 CHARON = "/usr/lib/ipsec/charon"
@@ -131,6 +131,7 @@ class Charon:
         return f"unix://{self.dir}/charon.vici"
 
     def start(self, backend: str) -> Proc:
+        remember(self.host, self.dir)  # cleanup after a kill -9 wipes it on the host, keys included
         self.host.run(["mkdir", "-p", "-m", "700", str(self.dir)])
         self.host.write_file(self.dir / "strongswan.conf", strongswan_conf(backend), 0o600)
         self.proc = spawn_private(self.host, self.dir, [CHARON], name=f"charon-{self.host.role}",
@@ -184,7 +185,7 @@ class Charon:
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.stop(5)
-        wipe_tree(self.dir)
+        wipe(self.host, self.dir)  # on the host that holds it, now
 
 
 TOKEN = re.compile(r"([^\s{}=\[\]]+)=\[((?:[^\[\]]|\[[^\]]*\])*)\]"  # key=[a b], items may hold [udp/1701]

@@ -1,0 +1,158 @@
+"""Files and directories root makes where another user might have been first, and their wiping.
+
+vpnbench runs as root; a shared tmpfs such as /dev/shm is writable by everyone, and run ids
+are public (/run/vpnbench is 0755). So:
+
+- a directory is made with `mkdir` (never `-p`, which accepts one someone else made) and then
+  checked with lstat semantics (`stat` without -L): a directory, owned by root, the mode asked
+  for. An existing one is accepted only if it passes the same check, which no other user can
+  fake (only root can own a file as root);
+- the directory it is made in is checked first: every component from / down must be owned
+  by root and not writable by others unless sticky (1777: nobody can rename our entry away);
+- files are written to a fresh name (O_CREAT|O_EXCL|O_NOFOLLOW, 0600 before any byte) and
+  renamed over the target: a planted symlink is replaced, never followed.
+
+Checks go through the host's own commands, so a namespace, an ssh host and a VM answer
+alike. Keys and configurations live in the run's 0700 directory; only random transfer data
+goes to the shared tmpfs.
+"""
+
+import os
+import secrets
+import shutil
+from pathlib import Path
+
+from vpnbench.errors import HostError
+
+# Remote (and namespace) writes: mktemp makes a fresh 0600 name (O_EXCL), mv -T renames it over
+# the target (a symlink there is replaced, not followed; a directory there fails).
+REMOTE_WRITE = ('umask 077; tmp=$(mktemp -- "$1.XXXXXXXX") || exit 1; '
+                'if cat > "$tmp" && chmod "$2" "$tmp" && mv -fT -- "$tmp" "$1"; then exit 0; fi; '
+                'rm -f -- "$tmp"; exit 1')
+DIRS_RECORD = "dirs"  # in the run directory: the directories made on this machine, one a line
+SMALL = "-1M"  # find -size: keys and configurations are shredded; random transfer data is just removed
+
+
+class UnsafePath(HostError):
+    """A path root was about to write through is (or could be) someone else's."""
+
+
+def write_private(path: Path, payload: bytes, mode: int = 0o600) -> None:
+    """Write a local file through a fresh name in its directory and rename it into place."""
+    path = Path(path)
+    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        tmp = f".{path.name}.{secrets.token_hex(4)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
+        try:
+            os.fchmod(fd, mode)
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view):]
+        except BaseException:
+            os.close(fd)
+            os.unlink(tmp, dir_fd=dir_fd)
+            raise
+        os.close(fd)
+        os.rename(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _stat(host, paths: list[str]) -> list[tuple[int, int, str]]:
+    """(uid, mode bits, file type) of each path, without following a final symlink."""
+    result = host.run(["stat", "-c", "%u %a %F", "--", *paths], check=False, timeout=15)
+    lines = result.stdout.splitlines()
+    if not result.ok or len(lines) != len(paths):
+        raise UnsafePath(f"cannot check {paths[-1]} on {host.role}: {result.describe_failure()}")
+    return [(int(uid), int(mode, 8), kind) for uid, mode, kind in (line.split(" ", 2) for line in lines)]
+
+
+def check_parent(host, directory: Path) -> Path:
+    """The directory's real path, once every component of it is safe for root to create in."""
+    real = host.run(["readlink", "-e", "--", str(directory)], check=False, timeout=15).stdout.strip()
+    if not real.startswith("/"):
+        raise UnsafePath(f"directory {str(directory)!r} does not exist on {host.role}")
+    parts = Path(real).parts
+    chain = [str(Path(*parts[:i + 1])) for i in range(len(parts))]
+    for path, (uid, mode, kind) in zip(chain, _stat(host, chain)):
+        if kind != "directory" or uid != 0 or (mode & 0o022 and not mode & 0o1000):
+            raise UnsafePath(f"directory {str(directory)!r} on {host.role}: {path} is owned by uid {uid} with "
+                             f"mode {mode:o}; allowed: directories owned by root, not writable by others "
+                             f"unless sticky (like /dev/shm)")
+    return Path(real)
+
+
+def make_dir(host, path: Path, mode: int = 0o700, reuse: bool = False) -> Path:
+    """mkdir (never -p), then check it is root's, a real directory, with `mode`. reuse: one that
+    already exists passes if it has exactly those properties (only root could have made it)."""
+    made = host.run(["mkdir", "-m", f"{mode:o}", "--", str(path)], check=False, timeout=15)
+    if not made.ok and not reuse:
+        raise UnsafePath(f"{path} on {host.role}: {made.describe_failure()}; refusing to use it")
+    uid, bits, kind = _stat(host, [str(path)])[0]
+    if kind != "directory" or uid != 0 or bits & 0o7777 != mode:
+        raise UnsafePath(f"{path} on {host.role} already exists and is not this run's ({kind}, uid {uid}, "
+                         f"mode {bits:o}): refusing to write there")
+    return Path(path)
+
+
+def remember(host, path: Path) -> None:
+    """Name a directory the run made, so `vpnbench cleanup` removes it after a kill -9."""
+    if host.remote:
+        host.record(directory=str(path))
+        return
+    record = Path(host.workdir) / DIRS_RECORD
+    if str(path) not in recorded_dirs(record):
+        with open(record, "a") as out:
+            out.write(f"{path}\n")
+
+
+def recorded_dirs(record: Path) -> list[str]:
+    try:
+        return record.read_text().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+def wipe(host, path: Path) -> None:
+    """Shred a file, or a directory's small files (keys, configurations), and remove it, on the
+    host that holds it: a remote copy is gone at down(), not when the connection closes."""
+    if not host.remote:
+        (wipe_tree if Path(path).is_dir() else wipe_file)(Path(path))
+        return
+    host.run(wipe_command([str(path)]), timeout=60, check=False)
+
+
+# prints each path that was there
+WIPE_SCRIPT = ('for d; do { [ -e "$d" ] || [ -L "$d" ]; } || continue; '
+               f'find "$d" -xdev -type f -size {SMALL} -exec shred -u -z -- {{}} + 2>/dev/null; '
+               'rm -rf -- "$d" && echo "$d"; done; exit 0')
+
+
+def wipe_command(paths: list[str]) -> list[str]:
+    """The argv that wipes these paths on a host (cleanup's reconnected runner uses it too)."""
+    return ["sh", "-c", WIPE_SCRIPT, "wipe", *paths]
+
+
+def wipe_tree(directory: Path) -> None:
+    """Overwrite every file with zeros before removing it: keys must not linger."""
+    for path in sorted(directory.rglob("*"), reverse=True):
+        if path.is_file() and not path.is_symlink():
+            try:
+                wipe_file(path)
+            except OSError:
+                pass
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def wipe_file(path: Path) -> None:
+    """Overwrite a key file with zeros, then remove it."""
+    try:
+        size = path.stat().st_size
+        with open(path, "r+b") as handle:
+            handle.write(b"\0" * size)
+            handle.flush()
+            os.fsync(handle.fileno())
+        path.unlink()
+    except FileNotFoundError:
+        pass
