@@ -88,8 +88,23 @@ def test_esp_transport_mode_counts_the_packets_own_header(cipher, family, expect
     technique = {"kind": "ipsec", "cipher": cipher, "mode": "transport", "family": family, "backend": "kernel"}
     e = overhead.expect(technique, 1500)
     assert e.protocol_mtu == expected and e.expected_mtu == expected
+    # Linux's own formula (net/xfrm/xfrm_state.c, xfrm_state_mtu), which the kernel data path
+    # uses for a don't-fragment send: ((mtu - ESP header and IV - ICV - net_adj) & ~(block - 1))
+    # + net_adj - 2, net_adj being the packet's own IP header in transport mode.
+    c, net_adj = overhead.ESP_CIPHERS[cipher], {"ipv4": 20, "ipv6": 40}[family]
+    assert ((1500 - (8 + c.iv) - c.icv - net_adj) & ~(c.block - 1)) + net_adj - 2 == expected
     assert overhead.esp_outer(expected, family, cipher, "transport") <= 1500
     assert overhead.esp_outer(expected + 1, family, cipher, "transport") > 1500
+
+
+def test_every_esp_cipher_mode_and_family_agrees_with_the_kernels_formula():
+    for cipher, c in overhead.ESP_CIPHERS.items():
+        for family, ip in (("ipv4", 20), ("ipv6", 40)):
+            for mode in ("tunnel", "transport"):
+                header, net_adj = (8 + c.iv + ip, 0) if mode == "tunnel" else (8 + c.iv, ip)
+                kernel = ((1500 - header - c.icv - net_adj) & ~(c.block - 1)) + net_adj - 2
+                technique = {"kind": "ipsec", "cipher": cipher, "mode": mode, "family": family, "backend": "kernel"}
+                assert overhead.expect(technique, 1500).protocol_mtu == kernel, (cipher, family, mode)
 
 
 # --- 6: a baseline that moved nothing --------------------------------------------------------
