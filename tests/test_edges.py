@@ -20,7 +20,7 @@ from vpnbench.methodology import ceilings, methodology_warnings
 from vpnbench.report import render_with_figures
 from vpnbench.report.judgement import cost_rows
 from vpnbench.significance import compare, compare_all
-from vpnbench.stats import fieller_ratio, ratio_interval, relative_cost, welch_difference
+from vpnbench.stats import fieller_ratio, ratio_interval, relative_cost, relative_ratios, welch_difference
 from vpnbench.verdicts import Verdicts
 
 COLUMNS = ["measurement_label", "measurement", "technique", "impairment", "repetition", "metric", "value"]
@@ -142,6 +142,14 @@ def test_unbounded_ratio_gives_no_interval_and_the_difference_instead():
     assert "×" not in row["headline"] + row["interval"] and "…" in row["interval"]
     answers = Verdicts("baseline", relative_cost(frame, "baseline"), pd.DataFrame(), [], {})
     assert answers.cost("wireguard", "none", "tcp", "throughput_bps") == "+5.33 Mbit/s (ratio unbounded)"
+
+
+def test_export_relative_is_null_where_the_ratio_is_unbounded():
+    frame = pd.concat([long_frame({"baseline": [0, 1, 0], "wireguard": [5, 3, 9]}),
+                       long_frame({"baseline": [10, 11, 12], "wireguard": [5, 6, 7]}, metric="rtt_avg_ms")])
+    ratios = relative_ratios(frame, "baseline")
+    assert ratios[("wireguard", "none", "tcp")] == {"throughput_bps": None, "rtt_avg_ms": pytest.approx(6 / 11)}
+    assert ratios[("baseline", "none", "tcp")] == {"throughput_bps": 1.0, "rtt_avg_ms": 1.0}
 
 
 def test_report_with_a_zero_baseline_says_unbounded():

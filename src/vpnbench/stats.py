@@ -138,18 +138,21 @@ def _cost_row(key: tuple, technique: str, baseline: str, values, base) -> dict:
             "difference": diff, "difference_low": d_low, "difference_high": d_high}
 
 
-def relative_ratios(frame: pd.DataFrame, baseline: str) -> dict[tuple[str, str, str], dict[str, float]]:
+def relative_ratios(frame: pd.DataFrame, baseline: str) -> dict[tuple[str, str, str], dict[str, float | None]]:
     """{(technique, impairment, measurement_label): {metric: mean / baseline mean}} for the export's
     `relative` field; the baseline's own groups map to 1.0. A metric whose baseline mean is 0 or
-    missing is left out (JSON has no NaN)."""
-    means = _results(frame).groupby(["technique", "impairment", "measurement_label", "metric"],
-                                    sort=False)["value"].mean()
-    out: dict[tuple[str, str, str], dict[str, float]] = {}
-    for (technique, impairment, label, metric), mean in means.items():
-        base = means.get((baseline, impairment, label, metric))
-        if base is None or base == 0 or not math.isfinite(base):
+    missing is left out (JSON has no NaN); one whose ratio is unbounded (`ratio_interval`: the
+    baseline's interval contains 0) maps to None (null), never to a number the data cannot carry."""
+    groups = _results(frame).groupby(["technique", "impairment", "measurement_label", "metric"], sort=False)["value"]
+    values = {key: list(group) for key, group in groups}
+    out: dict[tuple[str, str, str], dict[str, float | None]] = {}
+    for (technique, impairment, label, metric), mine in values.items():
+        base = values.get((baseline, impairment, label, metric))
+        base_mean = Moments.of(base).mean if base is not None else math.nan
+        if base_mean == 0 or not math.isfinite(base_mean):
             continue
-        out.setdefault((technique, impairment, label), {})[metric] = float(mean / base)
+        ratio, _, _, method = (1.0, 1.0, 1.0, "same") if technique == baseline else ratio_interval(mine, base)
+        out.setdefault((technique, impairment, label), {})[metric] = None if method == UNBOUNDED else float(ratio)
     return out
 
 

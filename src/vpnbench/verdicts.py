@@ -29,7 +29,7 @@ class Verdicts:
     relative: pd.DataFrame  # stats.relative_cost rows
     comparisons: pd.DataFrame  # significance.compare_all rows: each technique vs the baseline
     warnings: list[MethodologyWarning]
-    ratios: dict[tuple[str, str, str], dict[str, float]]  # (technique, impairment, label) -> metric -> ratio
+    ratios: dict[tuple[str, str, str], dict[str, float | None]]  # (technique, impairment, label) -> metric -> ratio
 
     def cost(self, technique: str, impairment: str, label: str, metric: str) -> str:
         """'0.41 ×' or '+0.62' (with a significance mark) for a table cell; '' where there is none."""
