@@ -235,8 +235,10 @@ def test_relative_cost_and_its_rendering_never_raise(a, b):
     for row in cost.itertuples():
         if row.ratio_method != "fieller":
             assert math.isnan(row.ratio_low) and math.isnan(row.ratio_high)
-    finite = frame[frame["value"].map(math.isfinite)]  # metric_frame keeps only finite values
+    finite = frame[frame["value"].map(math.isfinite).astype(bool)]  # metric_frame keeps only finite values
     for row in cost_rows(finite, "baseline"):
         assert "×" not in row["headline"] or row["method"] in ("Fieller", "no interval (fewer than 2 repetitions)")
     if not finite.empty:
         compare_all(finite, pairs=[("wireguard", "baseline")])
+    for ratios in relative_ratios(finite, "baseline").values():  # the export's: a finite number or null
+        assert all(r is None or math.isfinite(r) for r in ratios.values())
