@@ -10,21 +10,16 @@ import math
 
 import pandas as pd
 
+from vpnbench.distributions import t_ppf
 from vpnbench.records import Cell
 from vpnbench.stats import cpu_seconds_per_gib
 
 GROUP = ["measurement_label", "technique", "impairment", "metric"]
-# Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom; beyond 30 the
-# normal quantile is within 2 % of them.
-T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-       2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-       2.045, 2.042)
-
-
-def t95(degrees_of_freedom: int) -> float:
-    if degrees_of_freedom < 1:
+def t95(degrees_of_freedom: float) -> float:
+    """Two-sided 95 % quantile of Student's t (12.706 at 1 df, 2.040 at 31, 1.984 at 100); NaN below 1."""
+    if not degrees_of_freedom >= 1:
         return math.nan
-    return T95[degrees_of_freedom - 1] if degrees_of_freedom <= len(T95) else 1.960
+    return t_ppf(0.975, degrees_of_freedom)
 
 
 # Host facts of the monitor's summary that become metrics `<host>_<name>` (the CPU a host

@@ -66,15 +66,46 @@ def t_ppf(p: float, df: float) -> float:
     return t
 
 
+def mean_var(data: Sequence[float]) -> tuple[float, float]:
+    """Mean and unbiased variance (n >= 2), both taken on the deviations from the first value.
+
+    This is the one variance computation behind Welch's t, Hedges' g and the constant-sample
+    rule (`is_constant`). Centred on a value of the sample, a constant sample gives exactly its
+    value and a variance of exactly 0.0: a mean taken first (fsum / n) can be off by an ulp
+    (6 × 1.1 / 6 is not 1.1), and its squared deviations are rounding noise (~1e-32) that a
+    test for == 0 misses and a t statistic divides by."""
+    first = data[0]
+    deviations = [x - first for x in data]
+    shift = math.fsum(deviations) / len(data)
+    var = math.fsum((d - shift) * (d - shift) for d in deviations) / (len(data) - 1)
+    return first + shift, var
+
+
+def is_constant(data: Sequence[float]) -> bool:
+    """No spread to test against: `mean_var`'s variance is exactly 0. That is when every value
+    is equal (max == min; a group-wise path can test that), and also when the values differ by
+    less than ~1e-154 in absolute terms, where the squared deviations underflow to 0."""
+    return len(data) < 2 or mean_var(data)[1] == 0
+
+
 def welch_p(a: Sequence[float], b: Sequence[float]) -> float:
-    """Two-sided p of Welch's unequal-variance t test (scipy's ttest_ind(equal_var=False))."""
-    na, nb = len(a), len(b)
-    ma, mb = math.fsum(a) / na, math.fsum(b) / nb
-    va = math.fsum((x - ma) ** 2 for x in a) / (na - 1) / na
-    vb = math.fsum((x - mb) ** 2 for x in b) / (nb - 1) / nb
-    t = (ma - mb) / math.sqrt(va + vb)
-    df = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1))
-    return t_sf2(t, df)
+    """Two-sided p of Welch's unequal-variance t test (scipy's ttest_ind(equal_var=False)).
+    Both samples constant (`is_constant`): t is undefined, and two constants are equal (p 1)
+    or they differ (p 0)."""
+    (ma, va), (mb, vb) = mean_var(a), mean_var(b)
+    se_a, se_b = va / len(a), vb / len(b)
+    if se_a + se_b == 0:
+        return 1.0 if ma == mb else 0.0
+    t = (ma - mb) / math.sqrt(se_a + se_b)
+    return t_sf2(t, satterthwaite_df(se_a, len(a), se_b, len(b)))
+
+
+def satterthwaite_df(va: float, na: int, vb: float, nb: int) -> float:
+    """Welch-Satterthwaite degrees of freedom of va + vb, the variances of two means of na and nb
+    values (va + vb > 0). Taken in shares of the sum, so that variances whose squares underflow
+    (below ~1e-154) cannot make it 0 / 0; it lies between min(na, nb) - 1 and na + nb - 2."""
+    wa, wb = va / (va + vb), vb / (va + vb)
+    return 1 / (wa * wa / (na - 1) + wb * wb / (nb - 1))
 
 
 def skewness(data: Sequence[float]) -> float:

@@ -32,6 +32,8 @@ With every default (T = 0, no loss) R = 93.2 and MOS = 4.41, as clause 7.7 state
 import dataclasses
 import math
 
+from vpnbench.errors import MeasurementError
+
 # Ro and Is with every default of clause 7.7; computed once here from eq. 7-2 to 7-20 by
 # default_ro() below (the tests check both against the values the Recommendation quotes).
 NC, NFOR, PS, PR, SLR, RLR, STMR, DS, DR, TELR, WEPL = -70.0, -64.0, 35.0, 35.0, 8.0, 2.0, 15.0, 3.0, 3.0, 65.0, 110.0
@@ -97,12 +99,13 @@ def ie_eff(codec: Codec, ppl_pct: float, burst_r: float = 1.0) -> float:
 
 
 def mos_from_r(r: float) -> float:
-    """Annex B, eq. B-4."""
+    """Annex B, eq. B-4, kept within [1, 4.5]: the polynomial dips to 0.99 for R between 0 and
+    about 6.5, below the scale's floor of 1."""
     if r < 0:
         return 1.0
     if r > 100:
         return 4.5
-    return 1 + 0.035 * r + r * (r - 60) * (100 - r) * 7e-6
+    return min(4.5, max(1.0, 1 + 0.035 * r + r * (r - 60) * (100 - r) * 7e-6))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,9 +130,19 @@ class Rating:
 
 def rate_call(delay_ms: float, ppl_pct: float, codec: str = "g711", burst_r: float = 1.0) -> Rating:
     """The E-model rating of a call with mean one-way mouth-to-ear delay delay_ms (T = Ta, Tr = 2T)
-    and ppl_pct % of packets lost or late, every other input at its default."""
+    and ppl_pct % of packets lost or late, every other input at its default. A delay that is
+    not a finite number >= 0 ms, or a loss outside 0..100 %, is a MeasurementError (a
+    measurement produced it), never a NaN rating."""
+    if not _number(delay_ms) or delay_ms < 0:
+        raise MeasurementError(f"E-model: the one-way delay must be a finite number of ms >= 0, not {delay_ms!r}")
+    if not _number(ppl_pct) or not 0 <= ppl_pct <= 100:
+        raise MeasurementError(f"E-model: the packet loss must be a percentage 0..100, not {ppl_pct!r}")
     c = CODECS[codec]
     ro, terms = default_ro(), (idte(delay_ms), idle(2 * delay_ms), idd(delay_ms))
     eff = ie_eff(c, ppl_pct, burst_r)
     r = ro - IS_DEFAULT - sum(terms) - eff
     return Rating(r, mos_from_r(r), delay_ms, ppl_pct, codec, ro, IS_DEFAULT, *terms, eff, c.ie, c.bpl, c.source)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -122,13 +122,15 @@ def ceilings(cells: list[dict], match: float = CEILING_MATCH, flat_cv: float = F
             continue
         values, base = _throughputs(group), baselines.get((key[1], key[2]))
         mean = statistics.fmean(values)
+        # A baseline that moved nothing is no ceiling to compare with (and no divisor).
+        base_mean = statistics.fmean(base) if base else 0.0
         limit = _rate_limited(group[0])
-        if base and not _is_baseline(group) and abs(mean / statistics.fmean(base) - 1) <= match:
+        if base_mean > 0 and not _is_baseline(group) and abs(mean / base_mean - 1) <= match:
             cause = (f"the impairment's rate limit ({rate_text(limit)}) is what is measured, not the tunnel"
                      if limit else "a rate limit or the traffic generator may be what is measured, not the tunnel")
             out.append(MethodologyWarning("same_ceiling_as_baseline", _refs(group), (
                 f"{_where(key)} reaches {rate_text(mean)}, within {match:.0%} of the baseline's "
-                f"{rate_text(statistics.fmean(base))}: {cause}.")))
+                f"{rate_text(base_mean)}: {cause}.")))
         elif limit and not _is_baseline(group) and mean >= LIMIT_SHARE * limit:
             out.append(MethodologyWarning("rate_limit_reached", _refs(group), (
                 f"{_where(key)} reaches {rate_text(mean)}, {mean / limit * 100:.0f} % of the impairment's rate limit "

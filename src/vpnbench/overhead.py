@@ -66,13 +66,14 @@ def wireguard_outer(inner: int, family: str) -> int:
     return inner + IP_HEADER[family] + UDP_HEADER + WIREGUARD_HEADER + POLY1305_TAG
 
 
-def esp_outer(inner: int, family: str, cipher: str, mode: str = "tunnel", natt: bool = False,
-              inner_family: str = "ipv4") -> int:
-    """Tunnel mode wraps the whole inner packet in a new IP header; transport mode keeps the
-    packet's own header and protects what follows it."""
+def esp_outer(inner: int, family: str, cipher: str, mode: str = "tunnel", natt: bool = False) -> int:
+    """Tunnel mode wraps the whole inner packet in a new IP header of `family`; transport mode
+    keeps the packet's own header and protects what follows it. A transport-mode packet is one
+    packet between the two underlay addresses, so its header is `family`'s (40 bytes for IPv6):
+    there is no other inner family to ask for."""
     c = ESP_CIPHERS[cipher]
-    protected = inner if mode == "tunnel" else inner - IP_HEADER[inner_family]
-    ip = IP_HEADER[family] if mode == "tunnel" else IP_HEADER[inner_family]
+    protected = inner if mode == "tunnel" else inner - IP_HEADER[family]
+    ip = IP_HEADER[family]
     return ip + (UDP_HEADER if natt else 0) + ESP_HEADER + c.iv + _pad(protected + ESP_TRAILER, c.block) + c.icv
 
 

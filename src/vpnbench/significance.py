@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from vpnbench.distributions import mann_whitney_p, shapiro_p, skewness, welch_p
+from vpnbench.distributions import mann_whitney_p, mean_var, shapiro_p, skewness, welch_p
 from vpnbench.quality import outlier_indices
 from vpnbench.stats import finite_values
 
@@ -75,7 +75,7 @@ def compare(a_values: Sequence[float], b_values: Sequence[float], a: str = "A", 
                           "fewer than 2 values on a side")
     test, why = choose_test(da, db)
     if test == "welch_t":
-        p_value, effect, effect_name = _welch_p(da, db), hedges_g(da, db), "hedges_g"
+        p_value, effect, effect_name = welch_p(da, db), hedges_g(da, db), "hedges_g"
     else:
         p_value = mann_whitney_p(da, db)
         effect, effect_name = cliffs_delta(da, db), "cliffs_delta"
@@ -97,17 +97,14 @@ def verdict(p_value: float, direction: float, a: str = "A", b: str = "B") -> str
     return f"{a} higher" if direction > 0 else f"{b} higher"
 
 
-def _welch_p(a: list[float], b: list[float]) -> float:
-    if np.var(a) == 0 and np.var(b) == 0:  # t is undefined; constant samples differ or they don't
-        return 1.0 if np.mean(a) == np.mean(b) else 0.0
-    return welch_p(a, b)
-
-
 def hedges_g(a: Sequence[float], b: Sequence[float]) -> float:
-    """(mean a − mean b) / pooled sd, times the small-sample correction 1 − 3 / (4(na + nb) − 9)."""
+    """(mean a − mean b) / pooled sd, times the small-sample correction 1 − 3 / (4(na + nb) − 9).
+    Means and variances from distributions.mean_var, as Welch's p: two constant samples give 0
+    when equal and ±inf when not, never a ratio of rounding noise."""
     na, nb = len(a), len(b)
-    pooled = math.sqrt(((na - 1) * np.var(a, ddof=1) + (nb - 1) * np.var(b, ddof=1)) / (na + nb - 2))
-    diff = float(np.mean(a) - np.mean(b))
+    (ma, va), (mb, vb) = mean_var(a), mean_var(b)
+    pooled = math.sqrt(((na - 1) * va + (nb - 1) * vb) / (na + nb - 2))
+    diff = ma - mb
     if pooled == 0:
         return 0.0 if diff == 0 else math.copysign(math.inf, diff)
     return diff / pooled * (1 - 3 / (4 * (na + nb) - 9))

@@ -5,8 +5,8 @@ measurement, technique, impairment, repetition, metric, value) and, for the effi
 metric, over export-shaped cell dicts. No I/O. Whether a difference is real: significance.py.
 
 - `relative_cost`: per (measurement_label, impairment, metric) and technique, the ratio of
-  means to the baseline (Fieller's 95 % interval; a seeded bootstrap where Fieller's is
-  unbounded) and the difference of means (Welch's 95 % interval).
+  means to the baseline (Fieller's 95 % interval; "unbounded" where the baseline's own interval
+  contains 0, and then no interval at all) and the difference of means (Welch's 95 % interval).
 - `efficiency_frame`: CPU-seconds per GiB moved, per host.
 """
 
@@ -17,11 +17,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from vpnbench.distributions import t_ppf
+from vpnbench.distributions import mean_var, satterthwaite_df, t_ppf
 
 CONFIDENCE = 0.95
-BOOTSTRAP_RESAMPLES = 4000
-BOOTSTRAP_SEED = 20260
 COST_KEYS = ["measurement_label", "impairment", "metric"]
 # Metrics whose natural reading is "+ so much" rather than "× so much": latencies, shares
 # of a CPU or of packets, seconds. Everything else (rates, counts of bytes) reads as a ratio.
@@ -34,8 +32,7 @@ def headline_kind(metric: str) -> str:
 
 
 def _t_quantile(df: float) -> float:
-    """Two-sided 95 % Student's t quantile for (possibly fractional) degrees of freedom; equals
-    analysis.t95 to the table's three decimals for 1..30 df."""
+    """Two-sided 95 % Student's t quantile for (possibly fractional) degrees of freedom."""
     return t_ppf(0.5 + CONFIDENCE / 2, df) if df > 0 and math.isfinite(df) else math.nan
 
 
@@ -51,9 +48,10 @@ class Moments:
     def of(cls, values: Sequence[float]) -> "Moments":
         data = finite_values(values)
         n = len(data)
-        mean = float(np.mean(data)) if n else math.nan
-        var = float(np.var(data, ddof=1)) if n > 1 else math.nan
-        return cls(n, mean, var / n if n > 1 else math.nan)
+        if n < 2:
+            return cls(n, data[0] if n else math.nan, math.nan)
+        mean, var = mean_var(data)  # as Welch's test takes them: a constant sample has exactly 0
+        return cls(n, mean, var / n)
 
 
 def welch_difference(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
@@ -65,8 +63,7 @@ def welch_difference(a: Sequence[float], b: Sequence[float]) -> tuple[float, flo
     se2 = ma.var_mean + mb.var_mean
     if se2 == 0:  # both samples constant: the difference is exact
         return diff, diff, diff
-    df = se2 ** 2 / (ma.var_mean ** 2 / (ma.n - 1) + mb.var_mean ** 2 / (mb.n - 1))
-    half = _t_quantile(df) * math.sqrt(se2)
+    half = _t_quantile(satterthwaite_df(ma.var_mean, ma.n, mb.var_mean, mb.n)) * math.sqrt(se2)
     return diff, diff - half, diff + half
 
 
@@ -74,52 +71,42 @@ def fieller_ratio(a: Sequence[float], b: Sequence[float]) -> tuple[float, float,
     """mean(a) / mean(b) with Fieller's 95 % interval for independent samples of unequal
     variance (df by Satterthwaite at the estimated ratio, as Tamhane & Logan 2004).
     None when the interval is unbounded: mean(b) is not clearly away from zero
-    (g = t²·var(mean b)/mean(b)² ≥ 1), or a side has fewer than 2 values."""
+    (g = t²·var(mean b)/mean(b)² ≥ 1: the baseline's own interval contains 0), or a side has
+    fewer than 2 values."""
     ma, mb = Moments.of(a), Moments.of(b)
     if ma.n < 2 or mb.n < 2 or mb.mean == 0:
         return None
     ratio = ma.mean / mb.mean
     va, vb = ma.var_mean, mb.var_mean
-    denom_df = va ** 2 / (ma.n - 1) + ratio ** 4 * vb ** 2 / (mb.n - 1)
-    if denom_df == 0:  # both constant
+    if va + ratio * ratio * vb == 0:  # both constant
         return ratio, ratio, ratio
-    t = _t_quantile((va + ratio ** 2 * vb) ** 2 / denom_df)
+    t = _t_quantile(satterthwaite_df(va, ma.n, ratio * ratio * vb, mb.n))
     # (a − ρb)² = t²(va + ρ²vb) is a quadratic in ρ: A ρ² − 2ab ρ + C = 0.
-    quad_a = mb.mean ** 2 - t ** 2 * vb
-    if quad_a <= 0:
+    quad_a = mb.mean * mb.mean - t * t * vb
+    if not quad_a > 0:
         return None
-    root = math.sqrt(t ** 2 * (va * mb.mean ** 2 + vb * ma.mean ** 2 - t ** 2 * va * vb))
+    root = math.sqrt(max(0.0, t * t * (va * quad_a + vb * ma.mean * ma.mean)))
     low, high = sorted(((ma.mean * mb.mean - root) / quad_a, (ma.mean * mb.mean + root) / quad_a))
     return ratio, low, high
 
 
-def bootstrap_ratio(a: Sequence[float], b: Sequence[float], seed: int = BOOTSTRAP_SEED,
-                    resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float, float]:
-    """mean(a) / mean(b) with a seeded percentile-bootstrap 95 % interval (each side resampled
-    on its own); resamples whose baseline mean is 0 are left out."""
-    da, db = np.asarray(finite_values(a)), np.asarray(finite_values(b))
-    ratio = float(da.mean() / db.mean()) if db.mean() != 0 else math.nan
-    rng = np.random.default_rng(seed)
-    num = rng.choice(da, (resamples, len(da))).mean(axis=1)
-    den = rng.choice(db, (resamples, len(db))).mean(axis=1)
-    keep = den != 0
-    if not keep.any():
-        return ratio, math.nan, math.nan
-    tail = 100 * (1 - CONFIDENCE) / 2
-    low, high = np.percentile(num[keep] / den[keep], [tail, 100 - tail])
-    return ratio, float(low), float(high)
+UNBOUNDED = "unbounded"
+UNBOUNDED_WHY = "unbounded: the baseline's interval contains 0"
 
 
 def ratio_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float, str]:
-    """(ratio, low, high, method): Fieller where bounded, else the seeded bootstrap; 'none' below 2 per side."""
+    """(ratio, low, high, method): Fieller's interval ('fieller'); 'none' below 2 values a side.
+    Where Fieller's interval is unbounded ('unbounded') no finite interval is true to the data,
+    so low and high are NaN: a bootstrap's percentiles would be one (at n = 3 it covered the
+    true ratio 87-94 % of the time, not 95 %); the difference of means answers there instead."""
+    mb = Moments.of(b).mean
+    ratio = Moments.of(a).mean / mb if mb else math.nan
     if len(finite_values(a)) < 2 or len(finite_values(b)) < 2:
-        mb = Moments.of(b).mean
-        ratio = Moments.of(a).mean / mb if mb else math.nan
         return ratio, math.nan, math.nan, "none"
     fieller = fieller_ratio(a, b)
-    if fieller is not None:
-        return (*fieller, "fieller")
-    return (*bootstrap_ratio(a, b), "bootstrap")
+    if fieller is None:
+        return ratio, math.nan, math.nan, UNBOUNDED
+    return (*fieller, "fieller")
 
 
 COST_COLUMNS = [*COST_KEYS, "technique", "baseline", "n", "n_baseline", "mean", "baseline_mean", "headline",
@@ -145,24 +132,27 @@ def _cost_row(key: tuple, technique: str, baseline: str, values, base) -> dict:
     ratio, r_low, r_high, method = ratio_interval(values, base)
     diff, d_low, d_high = welch_difference(values, base)
     return {**dict(zip(COST_KEYS, key)), "technique": technique, "baseline": baseline,
-            "n": len(values), "n_baseline": len(base), "mean": float(np.mean(values)),
-            "baseline_mean": float(np.mean(base)), "headline": headline_kind(key[2]),
+            "n": len(values), "n_baseline": len(base), "mean": Moments.of(values).mean,
+            "baseline_mean": Moments.of(base).mean, "headline": headline_kind(key[2]),
             "ratio": ratio, "ratio_low": r_low, "ratio_high": r_high, "ratio_method": method,
             "difference": diff, "difference_low": d_low, "difference_high": d_high}
 
 
-def relative_ratios(frame: pd.DataFrame, baseline: str) -> dict[tuple[str, str, str], dict[str, float]]:
+def relative_ratios(frame: pd.DataFrame, baseline: str) -> dict[tuple[str, str, str], dict[str, float | None]]:
     """{(technique, impairment, measurement_label): {metric: mean / baseline mean}} for the export's
     `relative` field; the baseline's own groups map to 1.0. A metric whose baseline mean is 0 or
-    missing is left out (JSON has no NaN)."""
-    means = _results(frame).groupby(["technique", "impairment", "measurement_label", "metric"],
-                                    sort=False)["value"].mean()
-    out: dict[tuple[str, str, str], dict[str, float]] = {}
-    for (technique, impairment, label, metric), mean in means.items():
-        base = means.get((baseline, impairment, label, metric))
-        if base is None or base == 0 or not math.isfinite(base):
+    missing is left out (JSON has no NaN); one whose ratio is unbounded (`ratio_interval`: the
+    baseline's interval contains 0) maps to None (null), never to a number the data cannot carry."""
+    groups = _results(frame).groupby(["technique", "impairment", "measurement_label", "metric"], sort=False)["value"]
+    values = {key: list(group) for key, group in groups}
+    out: dict[tuple[str, str, str], dict[str, float | None]] = {}
+    for (technique, impairment, label, metric), mine in values.items():
+        base = values.get((baseline, impairment, label, metric))
+        base_mean = Moments.of(base).mean if base is not None else math.nan
+        if base_mean == 0 or not math.isfinite(base_mean):
             continue
-        out.setdefault((technique, impairment, label), {})[metric] = float(mean / base)
+        ratio, _, _, method = (1.0, 1.0, 1.0, "same") if technique == baseline else ratio_interval(mine, base)
+        out.setdefault((technique, impairment, label), {})[metric] = None if method == UNBOUNDED else float(ratio)
     return out
 
 

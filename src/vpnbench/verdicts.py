@@ -15,7 +15,7 @@ from vpnbench.analysis import efficiency_metrics, metric_frame
 from vpnbench.methodology import MethodologyWarning, Ref, methodology_warnings
 from vpnbench.records import Cell
 from vpnbench.significance import compare_all
-from vpnbench.stats import relative_cost, relative_ratios
+from vpnbench.stats import UNBOUNDED, relative_cost, relative_ratios
 
 
 def baseline_label(cells: list[Cell]) -> str | None:
@@ -29,7 +29,7 @@ class Verdicts:
     relative: pd.DataFrame  # stats.relative_cost rows
     comparisons: pd.DataFrame  # significance.compare_all rows: each technique vs the baseline
     warnings: list[MethodologyWarning]
-    ratios: dict[tuple[str, str, str], dict[str, float]]  # (technique, impairment, label) -> metric -> ratio
+    ratios: dict[tuple[str, str, str], dict[str, float | None]]  # (technique, impairment, label) -> metric -> ratio
 
     def cost(self, technique: str, impairment: str, label: str, metric: str) -> str:
         """'0.41 ×' or '+0.62' (with a significance mark) for a table cell; '' where there is none."""
@@ -38,10 +38,12 @@ class Verdicts:
         if rows.empty:
             return ""
         row = rows.iloc[0]
-        if row["headline"] == "ratio":
+        if row["headline"] == "ratio" and row["ratio_method"] != UNBOUNDED:
             text = f"{row['ratio']:.2f} ×" if math.isfinite(row["ratio"]) else ""
         else:
-            text = f"{row['difference']:+.3g}" if math.isfinite(row["difference"]) else ""
+            text = _difference_text(metric, row["difference"])
+            if row["headline"] == "ratio":  # the baseline's interval contains 0: no ratio to give
+                text = f"{text} (ratio unbounded)".strip()
         return f"{text} {self.mark(technique, impairment, label, metric)}".strip()
 
     def mark(self, technique: str, impairment: str, label: str, metric: str) -> str:
@@ -74,7 +76,14 @@ def verdicts(cells: list[Cell]) -> Verdicts:
     return Verdicts(baseline, relative, comparisons, methodology_warnings([c.export() for c in cells]), ratios)
 
 
-_RELATIVE_COLUMNS = ["measurement_label", "impairment", "metric", "technique", "headline", "ratio", "difference"]
+_RELATIVE_COLUMNS = ["measurement_label", "impairment", "metric", "technique", "headline", "ratio", "ratio_method",
+                     "difference"]
+
+
+def _difference_text(metric: str, value: float) -> str:
+    if not math.isfinite(value):
+        return ""
+    return f"{value / 1e6:+.3g} Mbit/s" if metric.endswith("_bps") else f"{value:+.3g}"
 
 
 def _concerns(ref: Ref, cell: Cell) -> bool:

@@ -7,11 +7,12 @@ import math
 import pandas as pd
 
 from vpnbench.significance import compare_all
-from vpnbench.stats import relative_cost
+from vpnbench.stats import UNBOUNDED, UNBOUNDED_WHY, relative_cost
 
 # How a difference reads, by the metric's suffix: (unit, scale).
 DIFFERENCE_UNITS = (("_ms", "ms", 1.0), ("_pct", "points", 1.0), ("_per_gib", "s/GiB", 1.0), ("_s", "s", 1.0))
-METHODS = {"fieller": "Fieller", "bootstrap": "bootstrap", "none": "no interval (fewer than 2 repetitions)"}
+METHODS = {"fieller": "Fieller", "none": "no interval (fewer than 2 repetitions)",
+           UNBOUNDED: f"{UNBOUNDED_WHY}; the difference of means instead (Welch)"}
 
 
 def ratio_text(ratio: float) -> str:
@@ -30,12 +31,14 @@ def difference_text(metric: str, value: float) -> str:
 
 def cost_rows(frame: pd.DataFrame, baseline: str) -> list[dict]:
     """A row per technique, impairment and metric: the headline number (ratio or difference, as
-    stats.headline_kind says) with its 95 % interval and the ratio's method."""
+    stats.headline_kind says) with its 95 % interval and the ratio's method. Where the ratio is
+    unbounded (the baseline's interval contains 0) the row gives the difference and says why."""
     if frame.empty:
         return []
     rows = []
     for row in relative_cost(frame, baseline).itertuples():
-        if row.headline == "ratio":
+        kind = "difference" if row.ratio_method == UNBOUNDED else row.headline
+        if kind == "ratio":
             text, low, high = ratio_text(row.ratio), row.ratio_low, row.ratio_high
             interval = f"{low:.{_digits(low)}f} – {high:.{_digits(high)}f}" if _finite(low) and _finite(high) else ""
         else:
@@ -44,7 +47,7 @@ def cost_rows(frame: pd.DataFrame, baseline: str) -> list[dict]:
                         f"{difference_text(row.metric, row.difference_high)}"
                         if _finite(row.difference_low) and _finite(row.difference_high) else "")
         rows.append({"technique": row.technique, "impairment": row.impairment, "metric": row.metric,
-                     "headline": text, "interval": interval, "kind": row.headline,
+                     "headline": text, "interval": interval, "kind": kind,
                      "method": METHODS.get(row.ratio_method, row.ratio_method) if row.headline == "ratio" else "Welch",
                      "ratio": row.ratio, "difference": row.difference})
     return rows
