@@ -13,11 +13,10 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
-from vpnbench.analysis import metric_frame, summarize
+from vpnbench.analysis import summarize
 from vpnbench.errors import UserError
 from vpnbench.hostfacts import summary_line
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.methodology import methodology_warnings
 from vpnbench.quality import monitor_frame, qualities
 from vpnbench.records import Cell, HostFacts, Run
 from vpnbench.report.figures import (Canvas, Drawing, NoData, figures_for, headline, impairment_entries,
@@ -25,6 +24,7 @@ from vpnbench.report.figures import (Canvas, Drawing, NoData, figures_for, headl
 from vpnbench.report.judgement import cost_rows, significance_rows
 from vpnbench.store import Store
 from vpnbench.tables import bringup_times, bringups_of, digits_for, format_mean_sd, mean_sd
+from vpnbench.verdicts import Verdicts, verdicts
 
 # Methodology findings about what a run leaves out (one direction only; a UDP rate every technique
 # carried) rather than numbers that may describe something else: told as notes, not warnings.
@@ -62,26 +62,29 @@ def write_report(db: Path, out: Path, run_id: str | None = None, figures: Path |
 
 
 def render(run: Run, cells: list[Cell], host_facts: list[HostFacts] = (), data=None, figures: Path | None = None,
-           timeseries: bool = False) -> str:
+           timeseries: bool = False, answers: Verdicts | None = None) -> str:
     """The report's HTML. `data` answers trials / series / events (the Store; none without it)."""
-    return render_with_figures(run, cells, host_facts, data, figures, timeseries)[0]
+    return render_with_figures(run, cells, host_facts, data, figures, timeseries, answers)[0]
 
 
 def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, figures: Path | None = None,
-                        timeseries: bool = False) -> tuple[str, list]:
-    """The HTML and every Figure drawn (their `meta` says what each shows)."""
-    frame = metric_frame(cells)
+                        timeseries: bool = False, answers: Verdicts | None = None) -> tuple[str, list]:
+    """The HTML and every Figure drawn (their `meta` says what each shows). The costs, the
+    significance and the methodology warnings are the run's answers (`verdicts`, as the terminal
+    and the export give them), never recomputed here."""
+    answers = answers or verdicts(cells)
+    frame = answers.frame
     summary = summarize(frame)
     exports = [c.export() for c in cells]
     canvas = Canvas(figures)
-    baseline = baseline_of(cells)
+    baseline = answers.baseline
     judged = _qualities(frame, exports)
     entries = impairment_entries(run.spec, list(dict.fromkeys(c.impairment for c in cells)))
-    measurements = [_measurement_section(number, label, summary, frame, cells, judged, baseline, entries,
+    measurements = [_measurement_section(number, label, summary, cells, judged, answers, entries,
                                          data or NoData(), canvas, timeseries)
                     for number, label in enumerate(dict.fromkeys(c.measurement_label for c in cells), start=1)]
     scaling = _scaling_figures(canvas, summary, cells, entries)
-    found = methodology_warnings(exports)
+    found = answers.warnings
     template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
         package_files.files("vpnbench.report").joinpath("report.html.j2").read_text())
     html = template.render(run=run, environment=_environment_rows(run.environment),
@@ -95,11 +98,6 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
                            n_ok=sum(c.ok for c in cells), n_cells=len(cells))
     drawn = [f for m in measurements for f in m["figures"]] + scaling
     return html, drawn
-
-
-def baseline_of(cells: list[Cell]) -> str | None:
-    """The technique the others are measured against: the first of kind baseline."""
-    return next((c.technique for c in cells if c.technique_params.get("kind") == "baseline"), None)
 
 
 def _environment_rows(environment: dict) -> list[tuple[str, str]]:
@@ -133,9 +131,8 @@ def _technique_rows(cells: list[Cell]) -> list[dict]:
     return rows
 
 
-def _measurement_section(number: int, label: str, summary: pd.DataFrame, frame: pd.DataFrame, cells: list[Cell],
-                         judged: dict, baseline: str | None, entries, data, canvas: Canvas,
-                         timeseries: bool) -> dict:
+def _measurement_section(number: int, label: str, summary: pd.DataFrame, cells: list[Cell], judged: dict,
+                         answers: Verdicts, entries, data, canvas: Canvas, timeseries: bool) -> dict:
     mine = [c for c in cells if c.measurement_label == label]
     kind = mine[0].measurement
     known = MEASUREMENTS[kind].columns if kind in MEASUREMENTS else []
@@ -159,19 +156,20 @@ def _measurement_section(number: int, label: str, summary: pd.DataFrame, frame: 
     pick = headline(kind, present)
     metrics = [*(pick.metrics if pick else ()), "client_cpu_pct", "server_cpu_pct",
                *(metric for metric, _, _ in EFFICIENCY_METRICS if metric in present)]
-    part = frame[(frame["measurement_label"] == label) & frame["metric"].isin(metrics)]
+    baseline = answers.baseline
     short = {(t, i, m) for (lab, t, i), q in judged.items() if lab == label for m in q.insufficient}
     shown = summary[summary["measurement_label"] == label]
     shown = shown[[key not in short for key in zip(shown["technique"], shown["impairment"], shown["metric"])]]
-    costs = _without_basis(cost_rows(part, baseline) if baseline else [], short, baseline)
-    comparisons = _without_basis(significance_rows(part, baseline), short, baseline)
+    relative, compared = answers.relative_of(label), answers.comparisons_of(label)
+    costs = _without_basis(cost_rows(relative[relative["metric"].isin(metrics)]), short, baseline)
+    comparisons = _without_basis(significance_rows(compared[compared["metric"].isin(metrics)]), short, baseline)
     drawing = Drawing(label, kind, shown, mine, entries, data, canvas, timeseries)
     return {"number": number, "label": label, "kind": kind, "columns": [title for _, title, _ in columns],
             "impaired": len({c.impairment for c in mine}) > 1 or mine[0].impairment != "none",
             "rows": rows, "processes": _process_rows(mine), "baseline": baseline,
             "costs": costs, "comparisons": comparisons,
             "glance": _glance(costs, comparisons, pick.metrics[0] if pick else None, baseline),
-            "repeated": _repeated(part),
+            "repeated": _repeated(summary[(summary["measurement_label"] == label) & summary["metric"].isin(metrics)]),
             "figures": figures_for(drawing)}
 
 
@@ -218,11 +216,9 @@ def _without_basis(rows: list[dict], short: set, baseline: str | None) -> list[d
     return out
 
 
-def _repeated(part: pd.DataFrame) -> bool:
+def _repeated(summary: pd.DataFrame) -> bool:
     """Whether any technique has 2 or more values of a metric somewhere: else no test can run."""
-    if part.empty:
-        return False
-    return bool((part.groupby(["impairment", "metric", "technique"], sort=False).size() >= 2).any())
+    return bool((summary["n"] >= 2).any())
 
 
 def _value_cell(group: pd.DataFrame, metric: str, scale: float, insufficient: bool) -> tuple[str, str]:
