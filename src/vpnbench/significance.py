@@ -240,8 +240,8 @@ class _Samples:
                                     int(nb[k]), verdict(p_value[k], effect[k], a, b), "both samples plausibly normal")
             else:
                 result = self._rank_test(i, j, a, b)
-            for name, value in dataclasses.asdict(result).items():
-                out[name].append(value)
+            for name in out:
+                out[name].append(getattr(result, name))
         return out
 
     def _rank_test(self, i: int, j: int, a: str, b: str) -> Comparison:

@@ -13,6 +13,7 @@ import math
 import pandas as pd
 
 from vpnbench.analysis import efficiency_metrics, metric_frame
+from vpnbench.measure import MEASUREMENTS
 from vpnbench.methodology import MethodologyWarning, Ref, methodology_warnings
 from vpnbench.records import Cell
 from vpnbench.significance import COLUMNS, compare_all
@@ -89,10 +90,32 @@ def verdicts(cells: list[Cell]) -> Verdicts:
     if baseline is None or frame.empty:
         relative, comparisons, ratios = pd.DataFrame(columns=_RELATIVE_COLUMNS), pd.DataFrame(columns=COLUMNS), {}
     else:
-        relative = relative_cost(frame, baseline)
-        comparisons = compare_all(frame, baseline=baseline)
+        kept = {pair: answered(*pair) for pair in set(zip(frame["measurement"], frame["metric"]))}
+        asked = frame[[kept[pair] for pair in zip(frame["measurement"], frame["metric"])]]
+        relative = relative_cost(asked, baseline)
+        comparisons = compare_all(asked, baseline=baseline)
         ratios = relative_ratios(frame, baseline)
     return Verdicts(baseline, relative, comparisons, methodology_warnings([c.export() for c in cells]), ratios, frame)
+
+
+def shown_metric(metric: str, known=frozenset(c.metric for m in MEASUREMENTS.values() for c in m.columns)) -> bool:
+    """The metrics a table shows: a measurement's columns, the hosts' CPU, steal and efficiency."""
+    return metric in known or metric.startswith(("client_", "server_", "router_"))
+
+
+def answered(kind: str, metric: str) -> bool:
+    """Whether a cost and a test are taken of a metric: its measurement's headline (the report's
+    cost and significance tables), its first column (the terminal's cost column), the hosts' CPU
+    share and CPU-seconds per GiB. The others stay in the table and the export; a cost and a
+    test of each would only cost time (a report of 10 000 cells has some 70 000 of them)."""
+    measurement = MEASUREMENTS.get(kind)
+    if metric.endswith(("_cpu_pct", "_cpu_s_per_gib")) and metric.startswith(("client_", "server_", "router_")):
+        return True
+    if measurement is None:
+        return False
+    if measurement.headline is None:  # the report picks the first rate or time metric: any column may be it
+        return any(c.metric == metric for c in measurement.columns)
+    return metric in measurement.headline.metrics or bool(measurement.columns) and measurement.columns[0].metric == metric
 
 
 _RELATIVE_COLUMNS = ["measurement_label", "impairment", "metric", "technique", "headline", "ratio", "difference"]

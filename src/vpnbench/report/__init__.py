@@ -4,6 +4,7 @@ differences are real, and the figures the studies drew. One self-contained file 
 inline SVG), so it can be mailed or archived beside the database; `figures` also writes each
 figure as SVG and PNG for papers."""
 
+import collections
 import json
 import math
 import statistics
@@ -24,7 +25,7 @@ from vpnbench.report.figures import (Canvas, Drawing, NoData, figures_for, headl
 from vpnbench.report.judgement import cost_rows, significance_rows
 from vpnbench.store import Store
 from vpnbench.tables import bringup_times, bringups_of, digits_for, format_mean_sd, mean_sd
-from vpnbench.verdicts import Verdicts, verdicts
+from vpnbench.verdicts import Verdicts, shown_metric, verdicts
 
 # Methodology findings about what a run leaves out (one direction only; a UDP rate every technique
 # carried) rather than numbers that may describe something else: told as notes, not warnings.
@@ -139,18 +140,18 @@ def _measurement_section(number: int, label: str, summary: pd.DataFrame, cells: 
     present = set(summary.loc[summary["measurement_label"] == label, "metric"])
     columns = [(c.metric, c.title, c.scale) for c in known] + HOST_METRICS
     columns += [column for column in EFFICIENCY_METRICS if column[0] in present]
+    part = summary[summary["measurement_label"] == label]
+    stats = {(r.technique, r.impairment, r.metric): r for r in part.itertuples()}
+    counts = collections.Counter((c.technique, c.impairment) for c in mine)
+    ok = collections.Counter((c.technique, c.impairment) for c in mine if c.ok)
     rows = []
-    groups = {key: group.set_index("metric") for key, group in
-              summary[summary["measurement_label"] == label].groupby(["technique", "impairment"], sort=False)}
-    empty = summary.iloc[0:0].set_index("metric")
-    for technique, impairment in dict.fromkeys((c.technique, c.impairment) for c in mine):
-        group = groups.get((technique, impairment), empty)
+    for technique, impairment in counts:
         verdict = judged.get((label, technique, impairment))
         short = set(verdict.insufficient) if verdict else set()
-        values = [_value_cell(group, metric, scale, metric in short) for metric, _, scale in columns]
+        values = [_value_cell(stats.get((technique, impairment, metric)), scale, metric in short)
+                  for metric, _, scale in columns]
         rows.append({"technique": technique, "impairment": impairment, "values": values,
-                     "ok": sum(c.ok for c in mine if c.technique == technique and c.impairment == impairment),
-                     "n": sum(1 for c in mine if c.technique == technique and c.impairment == impairment),
+                     "ok": ok[technique, impairment], "n": counts[technique, impairment],
                      "quality": verdict.verdict if verdict else "–",
                      "reasons": list(verdict.reasons) if verdict else []})
     pick = headline(kind, present)
@@ -196,11 +197,7 @@ def _qualities(frame: pd.DataFrame, exports: list[dict]) -> dict:
     if frame.empty:
         return {}
     both = pd.concat([frame, monitor_frame(exports)], ignore_index=True)
-    return qualities(both[both["metric"].map(_shown)])
-
-
-def _shown(metric: str, known=frozenset(c.metric for m in MEASUREMENTS.values() for c in m.columns)) -> bool:
-    return metric in known or metric.startswith(("client_", "server_", "router_"))
+    return qualities(both[both["metric"].map(shown_metric)])
 
 
 def _without_basis(rows: list[dict], short: set, baseline: str | None) -> list[dict]:
@@ -221,14 +218,14 @@ def _repeated(summary: pd.DataFrame) -> bool:
     return bool((summary["n"] >= 2).any())
 
 
-def _value_cell(group: pd.DataFrame, metric: str, scale: float, insufficient: bool) -> tuple[str, str]:
-    if metric not in group.index:
+def _value_cell(row, scale: float, insufficient: bool) -> tuple[str, str]:
+    """'mean ± sd' and the 95 % CI of one summary row (none: '–')."""
+    if row is None:
         return "–", ""
     if insufficient:
         return "insufficient basis", "fewer than 3 monitor samples"
-    row = group.loc[metric]
-    ci = row["ci95"] * scale
-    return (format_mean_sd(row["mean"] * scale, row["sd"] * scale),
+    ci = row.ci95 * scale
+    return (format_mean_sd(row.mean * scale, row.sd * scale),
             "" if math.isnan(ci) else f"95 % CI ± {ci:.{digits_for(ci)}f}")
 
 
