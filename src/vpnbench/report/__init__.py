@@ -5,6 +5,7 @@ inline SVG), so it can be mailed or archived beside the database; `figures` also
 figure as SVG and PNG for papers."""
 
 import collections
+import datetime
 import json
 import math
 import statistics
@@ -86,8 +87,10 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
                     for number, label in enumerate(dict.fromkeys(c.measurement_label for c in cells), start=1)]
     scaling = _scaling_figures(canvas, summary, cells, entries)
     found = answers.warnings
-    template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
-        package_files.files("vpnbench.report").joinpath("report.html.j2").read_text())
+    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                                     lstrip_blocks=True)
+    environment.filters["timestamp"] = timestamp
+    template = environment.from_string(package_files.files("vpnbench.report").joinpath("report.html.j2").read_text())
     html = template.render(run=run, environment=_environment_rows(run.environment),
                            hosts=_host_rows(host_facts, cells), baseline=baseline,
                            warnings=[w for w in found if w.code not in NOTES],
@@ -101,8 +104,34 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
     return html, drawn
 
 
-def _environment_rows(environment: dict) -> list[tuple[str, str]]:
-    return [(key, value if isinstance(value, str) else json.dumps(value)) for key, value in environment.items()]
+def _environment_rows(environment: dict) -> list[tuple[str, list[str]]]:
+    """Each fact as lines a person reads: a mapping as 'key: value' lines (nested ones flattened),
+    a list joined by commas, a timestamp to the second."""
+    return [(key, _readable(value)) for key, value in environment.items()]
+
+
+def _readable(value, prefix: str = "") -> list[str]:
+    if isinstance(value, dict):
+        lines = [line for key, item in value.items() for line in _readable(item, f"{prefix}{key}: ")]
+        return lines or [f"{prefix}–"]
+    if isinstance(value, (list, tuple)):
+        return [prefix + ", ".join(_readable(item)[0] for item in value)] if value else [f"{prefix}–"]
+    if value is None or value == "":
+        return [f"{prefix}–"]
+    return [prefix + (timestamp(value) if isinstance(value, str) else str(value))]
+
+
+def timestamp(value: str | None) -> str:
+    """'2026-01-01 10:00:03 UTC' for an ISO timestamp (no fractions of a second); other text as it is."""
+    if not value:
+        return ""
+    try:
+        moment = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if moment.tzinfo is None or moment.utcoffset() == datetime.timedelta(0):
+        return moment.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if moment.tzinfo is not None else "")
+    return moment.strftime("%Y-%m-%d %H:%M:%S %z")
 
 
 def _host_rows(host_facts: list[HostFacts], cells: list[Cell]) -> list[dict]:
@@ -223,7 +252,7 @@ def _value_cell(row, scale: float, insufficient: bool) -> tuple[str, str]:
     if row is None:
         return "–", ""
     if insufficient:
-        return "insufficient basis", "fewer than 3 monitor samples"
+        return "insufficient basis", "< 3 samples"
     ci = row.ci95 * scale
     return (format_mean_sd(row.mean * scale, row.sd * scale),
             "" if math.isnan(ci) else f"95 % CI ± {ci:.{digits_for(ci)}f}")
