@@ -141,8 +141,10 @@ def _assemble(metrics: list[tuple], cv_limit: float, steal_limit: float, materia
             reasons.append(f"{metric}: repetition {', '.join(map(str, serious))} lies beyond "
                            f"{OUTLIER_LIMIT:g} scaled MADs of the median and {material:.0%} away from it")
     noisy = bool(reasons)
-    steal = {metric.removesuffix("_steal_pct"): float(mean)
-             for metric, _, mean, _, _, _ in sorted(metrics) if metric.endswith("_steal_pct")}
+    steal: dict[str, float] = {}  # per host: the monitor's `<host>_cpu_steal_pct` (or `<host>_steal_pct`), once
+    for metric, _, mean, _, _, _ in sorted(metrics):
+        if metric.endswith("_steal_pct"):
+            steal.setdefault(metric.removesuffix("_steal_pct").removesuffix("_cpu"), float(mean))
     reasons += [f"{host} lost {pct:.1f} % of its CPU time to steal (limit {steal_limit:g} %): "
                 "another guest ran on its cores" for host, pct in steal.items() if pct > steal_limit]
     short = {metric.removesuffix("_samples") for metric, _, _, _, low, _ in metrics

@@ -155,7 +155,7 @@ def _technique_rows(cells: list[Cell]) -> list[dict]:
         rows.append({"technique": technique, "kind": mine[0].technique_params.get("kind", ""),
                      "params": ", ".join(f"{k}={v}" for k, v in params.items()),
                      "backend": bringups[-1].backend if bringups else "–",
-                     "wire_check": mine[0].wire_check, "negotiated": json.dumps(mine[0].negotiated),
+                     "wire_check": mine[0].wire_check, "negotiated": "; ".join(_readable(mine[0].negotiated)),
                      "setup": mean_sd(bringup_times(mine), 1), "bringups": len(bringups),
                      "ok": sum(c.ok for c in mine), "n": len(mine)})
     return rows

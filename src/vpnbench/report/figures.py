@@ -74,7 +74,7 @@ class Canvas:
 
     def finish(self, fig, caption: str, meta: dict) -> Figure:
         buffer = io.StringIO()
-        fig.savefig(buffer, format="svg", bbox_inches="tight")
+        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})  # no time stamp: same data, same SVG
         name = self._name(caption)
         if self.directory is not None:
             (self.directory / f"{name}.svg").write_text(buffer.getvalue())
