@@ -37,8 +37,9 @@ EFFICIENCY_METRICS = [("client_cpu_s_per_gib", "client CPU-s/GiB", 1.0), ("serve
 
 
 def write_report(db: Path, out: Path, run_id: str | None = None, figures: Path | None = None,
-                 timeseries: bool = False) -> str:
-    """Render the report of run_id (default: the newest run in db) to out; returns the run id."""
+                 timeseries: bool = False, answers: Verdicts | None = None) -> str:
+    """Render the report of run_id (default: the newest run in db) to out; returns the run id.
+    `answers`: the run's Verdicts when the caller has them already (`run --report`)."""
     if not db.is_file():
         raise UserError(f"report: database {str(db)!r} does not exist")
     if not out.parent.is_dir():
@@ -56,7 +57,7 @@ def write_report(db: Path, out: Path, run_id: str | None = None, figures: Path |
         if figures is not None:
             figures.mkdir(exist_ok=True)
         html = render(run, store.cells(run_id), store.host_facts(run_id), data=store, figures=figures,
-                      timeseries=timeseries)
+                      timeseries=timeseries, answers=answers)
     finally:
         store.close()
     out.write_text(html)
