@@ -1,14 +1,13 @@
 """The HTML report of a real run, opened in a real browser (headless Chromium)."""
 
 import re
-import shutil
 import subprocess
 
 import pytest
 from PIL import Image
 
 from conftest import run_cli
-from report_browser import check_readable, screenshot
+from report_browser import check_readable, chromium, screenshot
 
 CAMPAIGN = """
 [campaign]
@@ -30,13 +29,6 @@ kind = "ping"
 count = 5
 interval = "0.01s"
 """
-
-
-def chromium() -> str:
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        pytest.fail("chromium is not installed (make test installs it)")
-    return path
 
 
 def browse(html, tmp_path, *args) -> subprocess.CompletedProcess:
