@@ -1,6 +1,6 @@
-"""significance.compare_all, computed group-wise for large reports, gives `compare`'s answers
-pair by pair: on random samples of many sizes (both tests chosen), on tied and constant ones,
-and with samples too small to test."""
+"""The statistics a large report needs, computed group-wise (issue 19 item 4), give the per-group
+answers: significance.compare_all is `compare` pair by pair (random samples of many sizes, both
+tests chosen, tied, constant and too small samples), quality.qualities is `quality` per group."""
 
 import math
 import random

@@ -6,7 +6,6 @@ figure as SVG and PNG for papers."""
 
 import collections
 import datetime
-import json
 import math
 import statistics
 from importlib import resources as package_files
@@ -143,7 +142,7 @@ def _host_rows(host_facts: list[HostFacts], cells: list[Cell]) -> list[dict]:
                  if c.ok and (c.hosts.get(facts.host) or {}).get("cpu_steal_pct") is not None]
         rows.append({"host": facts.host, "summary": summary_line(facts.facts),
                      "steal": f"mean {statistics.fmean(steal):.2f} %, max {max(steal):.2f} %" if steal else "–",
-                     "details": json.dumps(facts.facts, indent=1)})
+                     "details": "\n".join(_readable(facts.facts))})
     return rows
 
 
