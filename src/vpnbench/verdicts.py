@@ -27,6 +27,10 @@ def baseline_label(cells: list[Cell]) -> str | None:
 
 @dataclasses.dataclass
 class Verdicts:
+    """The run's answers. The comparisons are the report's (each technique against the baseline,
+    then neighbours in the ranking by mean), so Holm's correction runs over the same family
+    wherever a verdict is read: a '*' in the terminal is a "higher" in the report."""
+
     baseline: str | None
     relative: pd.DataFrame  # stats.relative_cost rows
     comparisons: pd.DataFrame  # significance.compare_all rows: each technique vs the baseline, then neighbours by rank
@@ -111,10 +115,8 @@ def answered(kind: str, metric: str) -> bool:
     measurement = MEASUREMENTS.get(kind)
     if metric.endswith(("_cpu_pct", "_cpu_s_per_gib")) and metric.startswith(("client_", "server_", "router_")):
         return True
-    if measurement is None:
-        return False
-    if measurement.headline is None:  # the report picks the first rate or time metric: any column may be it
-        return any(c.metric == metric for c in measurement.columns)
+    if measurement is None or measurement.headline is None:  # the report picks its first rate or time metric
+        return True
     return metric in measurement.headline.metrics or bool(measurement.columns) and measurement.columns[0].metric == metric
 
 
