@@ -46,7 +46,8 @@ def report(db: Path, out: Path) -> dict:
     html = out.read_text()
     return {"seconds": time.monotonic() - started,
             "cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
-            "bytes": out.stat().st_size, "svgs": html.count("<svg"), "sections": html.count('<section class="measurement"')}
+            "bytes": out.stat().st_size, "svgs": html.count("<svg"),
+            "sections": html.count('<section class="measurement"')}
 
 
 def main() -> None:

@@ -117,7 +117,8 @@ def answered(kind: str, metric: str) -> bool:
         return True
     if measurement is None or measurement.headline is None:  # the report picks its first rate or time metric
         return True
-    return metric in measurement.headline.metrics or bool(measurement.columns) and measurement.columns[0].metric == metric
+    first = measurement.columns[0].metric if measurement.columns else None
+    return metric in measurement.headline.metrics or metric == first
 
 
 _RELATIVE_COLUMNS = ["measurement_label", "impairment", "metric", "technique", "headline", "ratio", "difference"]

@@ -74,7 +74,8 @@ class Canvas:
 
     def finish(self, fig, caption: str, meta: dict) -> Figure:
         buffer = io.StringIO()
-        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})  # no time stamp: same data, same SVG
+        # No time stamp in the SVG: the same data draws the same figure.
+        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
         name = self._name(caption)
         if self.directory is not None:
             (self.directory / f"{name}.svg").write_text(buffer.getvalue())
