@@ -7,6 +7,8 @@ start-up and imports included) in its own process.
 Target (issue 19 item 4): 10 000 cells in <= 10 s and <= 20 MB of HTML.
 
 No root needed: .venv/bin/python bench/report.py   (results go to bench/RESULTS.md)
+With BEFORE=/path/to/other/checkout/src the same files are also reported by that code, side by side
+(e.g. BEFORE=/work/main/src: the report before it was made group-wise).
 """
 
 import os
@@ -36,12 +38,14 @@ def spec(points: int) -> dict:
             "measurement": [{"kind": "tcp", "duration": "2s"}, {"kind": "ping", "count": 10}]}
 
 
-def report(db: Path, out: Path) -> dict:
-    """`vpnbench report` in its own process: wall seconds, its CPU seconds, the HTML's size."""
+def report(db: Path, out: Path, source: str | None = None) -> dict:
+    """`vpnbench report` in its own process (of the code in `source`, default this checkout):
+    wall seconds, its CPU seconds, the HTML's size."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
+    env = {**os.environ, "PYTHONPATH": source} if source else None
     subprocess.run([sys.executable, "-m", "vpnbench", "report", str(db), "-o", str(out)], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     html = out.read_text()
     return {"seconds": time.monotonic() - started,
@@ -64,12 +68,19 @@ def main() -> None:
         dbs.append((len(cells), Path(tmp) / "s1.db"))
         for cells, db in dbs:
             results.append({"cells": cells, "name": db.stem, **report(db, db.with_suffix(".html"))})
+            if os.environ.get("BEFORE"):
+                results[-1]["before"] = report(db, db.with_suffix(".before.html"), os.environ["BEFORE"])
     lines = [f"{platform.node()}, {os.cpu_count()} CPUs shared with other sessions (wall time is noisy; "
              "CPU time is the report process's own). `python bench/report.py`: each row is `vpnbench report` "
              "(the CLI, imports included) on a results file written through the Store.", "",
              "| results | cells | wall s | CPU s | HTML MB | figures |", "|---|---|---|---|---|---|"]
     lines += [f"| {'S1 preset' if r['name'] == 's1' else 'delay sweep'} | {r['cells']} | {r['seconds']:.1f} | "
               f"{r['cpu']:.1f} | {r['bytes'] / 1e6:.2f} | {r['svgs']} |" for r in results]
+    if all("before" in r for r in results):
+        lines += ["", f"The same files reported by the code in {os.environ['BEFORE']} (before), in the same run:", "",
+                  "| cells | before wall s | before CPU s | before MB | CPU before ÷ now |", "|---|---|---|---|---|"]
+        lines += [f"| {r['cells']} | {r['before']['seconds']:.1f} | {r['before']['cpu']:.1f} | "
+                  f"{r['before']['bytes'] / 1e6:.2f} | {r['before']['cpu'] / r['cpu']:.1f} |" for r in results]
     target = next(r for r in results if r["cells"] == 10000)
     verdict = "met" if target["seconds"] <= 10 and target["bytes"] <= 20e6 else "NOT met"
     lines += ["", f"Target (10 000 cells in <= 10 s, <= 20 MB): {verdict} "

@@ -7,6 +7,7 @@ figure as SVG and PNG for papers."""
 import collections
 import datetime
 import math
+import re
 import statistics
 from importlib import resources as package_files
 from pathlib import Path
@@ -30,6 +31,7 @@ from vpnbench.verdicts import Verdicts, shown_metric, verdicts
 # Methodology findings about what a run leaves out (one direction only; a UDP rate every technique
 # carried) rather than numbers that may describe something else: told as notes, not warnings.
 NOTES = ("one_direction", "offered_rate_reached")
+ISO_MOMENT = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d")
 HOST_METRICS = [("client_cpu_pct", "client CPU %", 1.0), ("server_cpu_pct", "server CPU %", 1.0)]
 # Shown where a cell moved bytes (throughput measurements): CPU-seconds per GiB, per host.
 EFFICIENCY_METRICS = [("client_cpu_s_per_gib", "client CPU-s/GiB", 1.0), ("server_cpu_s_per_gib", "server CPU-s/GiB", 1.0)]
@@ -125,6 +127,8 @@ def timestamp(value: str | None) -> str:
     """'2026-01-01 10:00:03 UTC' for an ISO timestamp (no fractions of a second); other text as it is."""
     if not value:
         return ""
+    if not ISO_MOMENT.match(value):  # a version, a kernel release or a path is not a moment
+        return value
     try:
         moment = datetime.datetime.fromisoformat(value)
     except ValueError:
