@@ -89,8 +89,8 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
                     for number, label in enumerate(dict.fromkeys(c.measurement_label for c in cells), start=1)]
     scaling = _scaling_figures(canvas, summary, cells, entries)
     found = answers.warnings
-    environment = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                                     lstrip_blocks=True)
+    environment = _Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                               lstrip_blocks=True)
     environment.filters["timestamp"] = timestamp
     template = environment.from_string(package_files.files("vpnbench.report").joinpath("report.html.j2").read_text())
     html = template.render(run=run, environment=_environment_rows(run.environment),
@@ -104,6 +104,17 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
                            n_ok=sum(c.ok for c in cells), n_cells=len(cells))
     drawn = [f for m in measurements for f in m["figures"]] + scaling
     return html, drawn
+
+
+class _Environment(jinja2.Environment):
+    """Reads `row.key` of a dict row as its item straight away: jinja tries the attribute first and
+    pays an AttributeError each time, some 500 000 times in a report of 10 000 cells (a quarter
+    of the template's time)."""
+
+    def getattr(self, obj, attribute):
+        if type(obj) is dict and attribute in obj:
+            return obj[attribute]
+        return super().getattr(obj, attribute)
 
 
 def _environment_rows(environment: dict) -> list[tuple[str, list[str]]]:
