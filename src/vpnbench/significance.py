@@ -211,7 +211,7 @@ class _Samples:
             data = values[index]
             self.groups.setdefault(key[:3], {})[key[3]] = len(self.values)
             self.values.append(data[np.isfinite(data)])
-        stats = [_sample_stats(data) for data in self.values]
+        stats = [_sample_stats(data) for data in self.values] or [(0, math.nan, math.nan, None)]
         self.n, self.mean, self.var = (np.array(column) for column in zip(*(s[:3] for s in stats)))
         self.reason = [s[3] for s in stats]
 
