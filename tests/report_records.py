@@ -24,7 +24,12 @@ def preset(name: str) -> dict:
 
 def records(spec: dict, repetitions: int | None = None, seed: int = 1, run_id: str = "hand") -> tuple[Run, list[Cell]]:
     """A finished run of `spec` (a campaign as TOML data) with one ok cell per point."""
-    campaign = campaign_from_dict(spec)
+    return campaign_records(campaign_from_dict(spec), repetitions, seed, run_id)
+
+
+def campaign_records(campaign, repetitions: int | None = None, seed: int = 1,
+                     run_id: str = "hand") -> tuple[Run, list[Cell]]:
+    """A finished run of a Campaign (e.g. campaign.spec.rehearsal of a preset) with one ok cell per point."""
     rng = random.Random(seed)
     run = Run(run_id, campaign.name, campaign.source, {"vpnbench": "test"}, "2026-01-01T00:00:00", "2026-01-01T01:00:00",
               "finished")

@@ -75,3 +75,25 @@ def test_efficiency_in_the_export_the_ratio_and_the_terminal():
         console.print(table)
     text = console.export_text()
     assert "CPU-s/GiB client/server" in text and "0.855 ± " in text and "17.1 ± " in text
+
+
+def test_the_report_renders_the_runs_answers_and_recomputes_none():
+    # Issue 18 item 6: the report reads the same Verdicts as the terminal and the export. Answers
+    # altered after they were computed must appear as altered: nothing in the report recomputed them.
+    from vpnbench.methodology import MethodologyWarning
+    from vpnbench.records import Run
+    from vpnbench.report import render
+
+    cells = run_cells()
+    answers = verdicts(cells)
+    throughput = (answers.relative["technique"] == "wireguard") & (answers.relative["metric"] == "throughput_bps")
+    assert throughput.sum() == 1
+    answers.relative.loc[throughput, "ratio"] = 0.777
+    against = (answers.comparisons["a"] == "wireguard") & (answers.comparisons["metric"] == "throughput_bps")
+    answers.comparisons.loc[against, "verdict"] = "a verdict only the answers know"
+    answers.warnings = [MethodologyWarning("made_up", (), "a warning only the answers know")]
+    run = Run("r", "c", {}, {"vpnbench": "test"}, "2026-01-01T00:00:00", "2026-01-01T00:01:00", "finished")
+    html = render(run, cells, answers=answers)
+    assert "0.78 ×" in html and "0.050 ×" not in html  # the true ratio is 0.050
+    assert "a verdict only the answers know" in html
+    assert "a warning only the answers know" in html and "sender_receiver_gap" not in html

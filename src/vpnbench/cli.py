@@ -226,7 +226,7 @@ def cmd_run(campaign: Campaign, db_path: Path, resume: bool, report: Path | None
     if report is not None:
         from vpnbench.report import write_report
 
-        write_report(db_path, report, outcome.run_id)
+        write_report(db_path, report, outcome.run_id, answers=answers)  # the answers the tables printed
         console.print(f"report: {report}")
     if outcome.interrupted:
         return 130

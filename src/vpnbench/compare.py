@@ -15,10 +15,11 @@ from vpnbench.analysis import metric_frame
 from vpnbench.errors import UserError
 from vpnbench.hostfacts import summary_line
 from vpnbench.records import Cell, Run
-from vpnbench.report import baseline_of
 from vpnbench.report.figures import headline
 from vpnbench.report.judgement import cost_rows, ratio_text
+from vpnbench.stats import relative_cost
 from vpnbench.store import Store
+from vpnbench.verdicts import baseline_label
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -89,10 +90,10 @@ def compare_rows(sources: list[Source]) -> list[Row]:
         frame = _headline_frame(source.cells)
         means.append(frame.groupby(["measurement_label", "technique", "impairment", "metric"], sort=False)["value"]
                      .mean().to_dict())
-        baseline = baseline_of(source.cells)
+        baseline = baseline_label(source.cells)
         costs.append({(c["technique"], c["impairment"], c["metric"], label): c
                       for label, part in frame.groupby("measurement_label", sort=False)
-                      for c in (cost_rows(part, baseline) if baseline else [])})
+                      for c in (cost_rows(relative_cost(part, baseline)) if baseline else [])})
     keys = list(dict.fromkeys(key for per_source in means for key in per_source))
     rows = []
     for key in keys:

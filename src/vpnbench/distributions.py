@@ -11,6 +11,8 @@ import math
 from collections.abc import Sequence
 from statistics import NormalDist
 
+import numpy as np
+
 _NORMAL = NormalDist()
 
 
@@ -55,7 +57,7 @@ def t_sf2(t: float, df: float) -> float:
 def t_ppf(p: float, df: float) -> float:
     """Quantile of Student's t (0.5 < p < 1): Newton's method on the CDF from the normal quantile."""
     target = 2.0 * (1.0 - p)  # the two-sided tail at the answer
-    t = _NORMAL.inv_cdf(p)
+    t = _t_start(p, df)
     for _ in range(100):
         pdf = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
                        - (df + 1) / 2 * math.log1p(t * t / df))
@@ -222,3 +224,75 @@ def _u_counts(n1: int, n2: int) -> list[int]:
         for k in range(i, length):  # divided by (1 - q^i)
             counts[k] += counts[k - i]
     return counts
+
+
+# --- many at once ------------------------------------------------------------------------
+# compare_all asks for tens of thousands of Welch p-values in a large report; the continued
+# fraction above, run element-wise over arrays, does them in one pass. Every element takes the
+# same steps as the scalar functions (it stops when the scalar loop would), so the answers agree.
+
+_lgamma = np.frompyfunc(math.lgamma, 1, 1)
+
+
+def _betacf_many(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    tiny, eps = 1e-300, 1e-15
+    c, d = np.ones_like(x), 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / np.where(np.abs(d) > tiny, d, tiny)
+    h, active = d.copy(), np.ones(x.shape, dtype=bool)
+    for m in range(1, 1000):
+        if not active.any():
+            break
+        aa, bb, xx = a[active], b[active], x[active]
+        cc, dd, hh = c[active], d[active], h[active]
+        for numerator in (m * (bb - m) * xx / ((aa + 2 * m - 1) * (aa + 2 * m)),
+                          -(aa + m) * (aa + bb + m) * xx / ((aa + 2 * m) * (aa + 2 * m + 1))):
+            dd = 1.0 + numerator * dd
+            dd = 1.0 / np.where(np.abs(dd) > tiny, dd, tiny)
+            cc = 1.0 + numerator / cc
+            cc = np.where(np.abs(cc) > tiny, cc, tiny)
+            hh = hh * (dd * cc)
+        c[active], d[active], h[active] = cc, dd, hh
+        active[active] = ~(np.abs(dd * cc - 1.0) < eps)
+    return h
+
+
+def betainc_many(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """`betainc` element-wise over arrays of equal shape."""
+    a, b, x = (np.array(v, dtype=float) for v in np.broadcast_arrays(a, b, x))
+    out = np.where(x <= 0.0, 0.0, 1.0)
+    inside = (x > 0.0) & (x < 1.0)
+    a, b, x = a[inside], b[inside], x[inside]
+    log_front = (_lgamma(a + b) - _lgamma(a) - _lgamma(b)).astype(float) + a * np.log(x) + b * np.log1p(-x)
+    low = x < (a + 1.0) / (a + b + 2.0)
+    values = np.empty(x.shape)
+    values[low] = np.exp(log_front[low]) * _betacf_many(a[low], b[low], x[low]) / a[low]
+    high = ~low
+    values[high] = 1.0 - np.exp(log_front[high]) * _betacf_many(b[high], a[high], 1.0 - x[high]) / b[high]
+    out[inside] = values
+    return out
+
+
+def t_sf2_many(t: np.ndarray, df: np.ndarray) -> np.ndarray:
+    """`t_sf2` element-wise over arrays of equal shape."""
+    t, df = (np.array(v, dtype=float) for v in np.broadcast_arrays(t, df))
+    out = np.empty(t.shape)
+    infinite = np.isinf(df)
+    out[infinite] = [2.0 * _NORMAL.cdf(-abs(v)) for v in t[infinite]]
+    finite = ~infinite
+    out[finite] = betainc_many(df[finite] / 2.0, 0.5, df[finite] / (df[finite] + t[finite] * t[finite]))
+    return out
+
+
+def _t_start(p: float, df: float) -> float:
+    """Where t_ppf's Newton steps start: the normal quantile with the Cornish-Fisher terms of
+    Student's t up to 1/df^4 (Abramowitz & Stegun 26.7.5). A report of 10 000 cells asks for
+    some 30 000 quantiles at 1-3 degrees of freedom; from there Newton needs 3 steps instead of
+    6 (each a continued fraction), to the same answer within 1e-15."""
+    z = _NORMAL.inv_cdf(p)
+    if df < 1:
+        return z
+    z2 = z * z
+    terms = ((z2 + 1) * z / 4, ((5 * z2 + 16) * z2 + 3) * z / 96, (((3 * z2 + 19) * z2 + 17) * z2 - 15) * z / 384,
+             ((((79 * z2 + 776) * z2 + 1482) * z2 - 1920) * z2 - 945) * z / 92160)
+    start = z + sum(term / df ** (k + 1) for k, term in enumerate(terms))
+    return start if start > 0 else z

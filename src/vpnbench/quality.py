@@ -79,38 +79,13 @@ def quality(group: pd.DataFrame, cv_limit: float = CV_NOISY, steal_limit: float 
     """The verdict for one measurement_label × technique × impairment group of the long frame.
     `<host>_samples` and `<host>_steal_pct` rows (see `monitor_frame`) feed the CPU checks;
     where they are absent (older results) those checks are silent."""
-    cv, outliers, reasons = {}, {}, []
-    for metric, rows in group.groupby("metric", sort=False):
-        if not judged(metric):
-            continue
-        cv[metric] = coefficient_of_variation(rows["value"])
-        floor = CPU_SD_FLOOR if metric.endswith("_cpu_pct") else 0.0
-        if cv[metric] > cv_limit and rows["value"].std() > floor:
-            reasons.append(f"{metric} varies by {cv[metric]:.0%} of its mean (limit {cv_limit:.0%})")
-        flagged = outlier_indices(rows["value"])
-        if flagged:
-            outliers[metric] = tuple(int(rows["repetition"].iloc[i]) for i in flagged)
-        serious = [int(rows["repetition"].iloc[i]) for i in flagged
-                   if _material(rows["value"], i, material, floor)]
-        if serious:
-            reasons.append(f"{metric}: repetition {', '.join(map(str, serious))} lies beyond "
-                           f"{OUTLIER_LIMIT:g} scaled MADs of the median and {material:.0%} away from it")
-    noisy = bool(reasons)
-    steal = _host_means(group, "_steal_pct")
-    reasons += [f"{host} lost {pct:.1f} % of its CPU time to steal (limit {steal_limit:g} %): "
-                "another guest ran on its cores" for host, pct in steal.items() if pct > steal_limit]
-    insufficient = _insufficient(group)
-    reasons += [f"{metric} rests on fewer than {MIN_SAMPLES} monitor samples: insufficient basis"
-                for metric in insufficient]
-    untrusted = any(pct > steal_limit for pct in steal.values()) or bool(insufficient)
-    verdict = "untrusted" if untrusted else "noisy" if noisy else "ok"
-    return Quality(verdict, tuple(reasons), cv, outliers, insufficient, steal)
+    judged_groups = _judge(group.assign(_group=0), ["_group"], cv_limit, steal_limit, material)
+    return next(iter(judged_groups.values()), Quality("ok", (), {}, {}, (), {}))
 
 
 def qualities(frame: pd.DataFrame, **limits) -> dict[tuple[str, str, str], Quality]:
     """{(measurement_label, technique, impairment): Quality} for every group of the long frame."""
-    keys = ["measurement_label", "technique", "impairment"]
-    return {key: quality(group, **limits) for key, group in frame.groupby(keys, sort=False)}
+    return _judge(frame, ["measurement_label", "technique", "impairment"], **limits)
 
 
 def judged(metric: str) -> bool:
@@ -118,25 +93,68 @@ def judged(metric: str) -> bool:
     return metric.endswith(NOISE_SUFFIXES) and not any(word in metric for word in SPREAD_WORDS)
 
 
-def _material(values: pd.Series, index: int, share: float, floor: float = 0.0) -> bool:
-    """An outlier that matters: more than `share` of the median (and `floor`) away from it. Three
-    scaled MADs alone flag about a quarter of clean normal samples of 5-50 values (the MAD of a
-    few values runs low); with 3 % spread, also asking 10 % of the median flags 0.5-2 % (simulated)."""
-    median = float(values.median())
-    return abs(float(values.iloc[index]) - median) > max(share * abs(median), floor)
+def _judge(frame: pd.DataFrame, keys: list[str], cv_limit: float = CV_NOISY, steal_limit: float = STEAL_LIMIT_PCT,
+           material: float = MATERIAL_SHARE) -> dict[tuple, Quality]:
+    """`quality` of every group of `keys`, group-wise: the spread and the outliers of every group
+    and metric come from a few pandas groupby passes over the whole frame (a report of 10 000
+    cells has some 70 000 of them), then each group's reasons are put together in its metrics' order."""
+    if frame.empty:
+        return {}
+    frame = frame.reset_index(drop=True)
+    by = [*keys, "metric"]
+    values = frame["value"].astype(float)
+    grouped = values.groupby([frame[k] for k in by], sort=False)
+    stats = grouped.agg(["size", "mean", "std", "min"])
+    median = grouped.transform("median")
+    deviation = (values - median).abs()
+    spread = deviation.groupby([frame[k] for k in by], sort=False)
+    scale = MAD_SCALE * spread.transform("median")
+    scale = scale.where(scale != 0, MEANAD_SCALE * spread.transform("mean"))  # outlier_indices' fallback
+    flagged = (grouped.transform("size") >= 3) & (scale > 0) & (deviation / scale > OUTLIER_LIMIT)
+    floor = np.where(frame["metric"].str.endswith("_cpu_pct"), CPU_SD_FLOOR, 0.0)
+    serious = flagged & (deviation > np.maximum(material * median.abs(), floor))
+    far: dict[tuple, list[tuple[int, bool]]] = {}
+    for row in np.flatnonzero(flagged.to_numpy()):
+        key = tuple(frame.at[row, k] for k in by)
+        far.setdefault(key, []).append((int(frame.at[row, "repetition"]), bool(serious.iloc[row])))
+    groups: dict[tuple, list] = {}
+    for key, size, mean, sd, low in stats.itertuples(name=None):
+        groups.setdefault(key[:-1], []).append((key[-1], size, mean, sd, low, far.get(key, [])))
+    return {key if len(keys) > 1 else key[0]: _assemble(metrics, cv_limit, steal_limit, material)
+            for key, metrics in groups.items()}
 
 
-def _host_means(group: pd.DataFrame, suffix: str) -> dict[str, float]:
-    rows = group[group["metric"].str.endswith(suffix)]
-    return {metric.removesuffix(suffix): float(v) for metric, v in rows.groupby("metric")["value"].mean().items()}
-
-
-def _insufficient(group: pd.DataFrame) -> tuple[str, ...]:
-    """The CPU metrics of every host that had fewer than MIN_SAMPLES samples in any repetition."""
-    rows = group[group["metric"].str.endswith("_samples")]
-    short = {m.removesuffix("_samples") for m, v in rows.groupby("metric")["value"].min().items() if v < MIN_SAMPLES}
-    metrics = dict.fromkeys(group["metric"])
-    return tuple(m for m in metrics if any(m.startswith(f"{host}_cpu") for host in short))
+def _assemble(metrics: list[tuple], cv_limit: float, steal_limit: float, material: float) -> Quality:
+    """One group's Quality from (metric, n, mean, sd, min, [(repetition, material?) beyond 3 MADs])."""
+    cv, outliers, reasons = {}, {}, []
+    for metric, size, mean, sd, _, far in metrics:
+        if not judged(metric):
+            continue
+        cv[metric] = math.nan if size < 2 or mean == 0 else float(sd / abs(mean))
+        floor = CPU_SD_FLOOR if metric.endswith("_cpu_pct") else 0.0
+        if cv[metric] > cv_limit and sd > floor:
+            reasons.append(f"{metric} varies by {cv[metric]:.0%} of its mean (limit {cv_limit:.0%})")
+        if far:
+            outliers[metric] = tuple(repetition for repetition, _ in far)
+        serious = [repetition for repetition, matters in far if matters]
+        if serious:
+            reasons.append(f"{metric}: repetition {', '.join(map(str, serious))} lies beyond "
+                           f"{OUTLIER_LIMIT:g} scaled MADs of the median and {material:.0%} away from it")
+    noisy = bool(reasons)
+    steal: dict[str, float] = {}  # per host: the monitor's `<host>_cpu_steal_pct` (or `<host>_steal_pct`), once
+    for metric, _, mean, _, _, _ in sorted(metrics):
+        if metric.endswith("_steal_pct"):
+            steal.setdefault(metric.removesuffix("_steal_pct").removesuffix("_cpu"), float(mean))
+    reasons += [f"{host} lost {pct:.1f} % of its CPU time to steal (limit {steal_limit:g} %): "
+                "another guest ran on its cores" for host, pct in steal.items() if pct > steal_limit]
+    short = {metric.removesuffix("_samples") for metric, _, _, _, low, _ in metrics
+             if metric.endswith("_samples") and low < MIN_SAMPLES}
+    insufficient = tuple(m for m, *_ in metrics if any(m.startswith(f"{host}_cpu") for host in short))
+    reasons += [f"{metric} rests on fewer than {MIN_SAMPLES} monitor samples: insufficient basis"
+                for metric in insufficient]
+    untrusted = any(pct > steal_limit for pct in steal.values()) or bool(insufficient)
+    verdict = "untrusted" if untrusted else "noisy" if noisy else "ok"
+    return Quality(verdict, tuple(reasons), cv, outliers, insufficient, steal)
 
 
 def monitor_frame(cells: list[dict]) -> pd.DataFrame:

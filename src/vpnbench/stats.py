@@ -118,13 +118,14 @@ def relative_cost(frame: pd.DataFrame, baseline: str) -> pd.DataFrame:
     """One row per (measurement_label, impairment, metric) and technique other than `baseline`
     that has a baseline group in the same measurement and impairment (absent otherwise).
     `headline` says which of ratio / difference reads naturally for the metric."""
-    rows = []
-    for key, group in _results(frame).groupby(COST_KEYS, sort=False):
-        base = group.loc[group["technique"] == baseline, "value"].to_numpy()
-        if len(base) == 0:
-            continue
-        for technique, sub in group[group["technique"] != baseline].groupby("technique", sort=False):
-            rows.append(_cost_row(key, technique, baseline, sub["value"].to_numpy(), base))
+    frame = _results(frame)
+    values = frame["value"].to_numpy()
+    samples: dict[tuple, dict[str, np.ndarray]] = {}  # one groupby pass, not a filter per group (large reports)
+    for (*key, technique), index in frame.groupby([*COST_KEYS, "technique"], sort=False).indices.items():
+        samples.setdefault(tuple(key), {})[technique] = values[index]
+    rows = [_cost_row(key, technique, baseline, sample, by_technique[baseline])
+            for key, by_technique in samples.items() if baseline in by_technique
+            for technique, sample in by_technique.items() if technique != baseline]
     return pd.DataFrame(rows, columns=COST_COLUMNS)
 
 

@@ -7,14 +7,16 @@ methodology); this module only decides what they are applied to.
 """
 
 import dataclasses
+import functools
 import math
 
 import pandas as pd
 
 from vpnbench.analysis import efficiency_metrics, metric_frame
+from vpnbench.measure import MEASUREMENTS
 from vpnbench.methodology import MethodologyWarning, Ref, methodology_warnings
 from vpnbench.records import Cell
-from vpnbench.significance import compare_all
+from vpnbench.significance import COLUMNS, compare_all
 from vpnbench.stats import UNBOUNDED, relative_cost, relative_ratios
 
 
@@ -25,55 +27,100 @@ def baseline_label(cells: list[Cell]) -> str | None:
 
 @dataclasses.dataclass
 class Verdicts:
+    """The run's answers. The comparisons are the report's (each technique against the baseline,
+    then neighbours in the ranking by mean), so Holm's correction runs over the same family
+    wherever a verdict is read: a '*' in the terminal is a "higher" in the report."""
+
     baseline: str | None
     relative: pd.DataFrame  # stats.relative_cost rows
-    comparisons: pd.DataFrame  # significance.compare_all rows: each technique vs the baseline
+    comparisons: pd.DataFrame  # significance.compare_all rows: each technique vs the baseline, then neighbours by rank
     warnings: list[MethodologyWarning]
     ratios: dict[tuple[str, str, str], dict[str, float | None]]  # (technique, impairment, label) -> metric -> ratio
+    frame: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)  # analysis.metric_frame of the cells
 
     def cost(self, technique: str, impairment: str, label: str, metric: str) -> str:
         """'0.41 ×' or '+0.62' (with a significance mark) for a table cell; '' where there is none."""
-        rows = self.relative[(self.relative["technique"] == technique) & (self.relative["impairment"] == impairment)
-                             & (self.relative["measurement_label"] == label) & (self.relative["metric"] == metric)]
-        if rows.empty:
+        row = self._relative_index.get((technique, impairment, label, metric))
+        if row is None:
             return ""
-        row = rows.iloc[0]
-        if row["headline"] == "ratio" and row["ratio_method"] != UNBOUNDED:
-            text = f"{row['ratio']:.2f} ×" if math.isfinite(row["ratio"]) else ""
+        if row.headline == "ratio" and row.ratio_method != UNBOUNDED:
+            text = f"{row.ratio:.2f} ×" if math.isfinite(row.ratio) else ""
         else:
-            text = _difference_text(metric, row["difference"])
-            if row["headline"] == "ratio":  # the baseline's interval contains 0: no ratio to give
+            text = _difference_text(metric, row.difference)
+            if row.headline == "ratio":  # the baseline's interval contains 0: no ratio to give
                 text = f"{text} (ratio unbounded)".strip()
         return f"{text} {self.mark(technique, impairment, label, metric)}".strip()
 
     def mark(self, technique: str, impairment: str, label: str, metric: str) -> str:
         """'*' when the difference from the baseline is significant (Holm-adjusted p < 0.05),
         'n.d.' when not distinguishable, '' with too few repetitions to say."""
-        c = self.comparisons
-        if c.empty:
+        row = self._comparison_index.get((technique, impairment, label, metric))
+        if row is None or row.test == "none":
             return ""
-        rows = c[(c["a"] == technique) & (c["impairment"] == impairment) & (c["measurement_label"] == label)
-                 & (c["metric"] == metric)]
-        if rows.empty or rows.iloc[0]["test"] == "none":
-            return ""
-        return "n.d." if rows.iloc[0]["verdict"] == "not distinguishable" else "*"
+        return "n.d." if row.verdict == "not distinguishable" else "*"
+
+    def relative_of(self, label: str) -> pd.DataFrame:
+        """The relative-cost rows of one measurement label."""
+        return self._relative_by_label.get(label, self.relative.iloc[0:0])
+
+    def comparisons_of(self, label: str) -> pd.DataFrame:
+        """The significance rows of one measurement label."""
+        return self._comparisons_by_label.get(label, self.comparisons.iloc[0:0])
 
     def warnings_for(self, cell: Cell) -> list[dict]:
         return [{"code": w.code, "message": w.message} for w in self.warnings
                 if any(_concerns(ref, cell) for ref in w.concerns)]
+
+    # Lookups by key, built once: a table of thousands of rows asks for each of its cells.
+    @functools.cached_property
+    def _relative_index(self) -> dict:
+        return {(r.technique, r.impairment, r.measurement_label, r.metric): r for r in self.relative.itertuples()}
+
+    @functools.cached_property
+    def _comparison_index(self) -> dict:
+        against = self.comparisons[self.comparisons["b"] == self.baseline]
+        return {(r.a, r.impairment, r.measurement_label, r.metric): r for r in against.itertuples()}
+
+    @functools.cached_property
+    def _relative_by_label(self) -> dict[str, pd.DataFrame]:
+        return dict(iter(self.relative.groupby("measurement_label", sort=False)))
+
+    @functools.cached_property
+    def _comparisons_by_label(self) -> dict[str, pd.DataFrame]:
+        return dict(iter(self.comparisons.groupby("measurement_label", sort=False)))
 
 
 def verdicts(cells: list[Cell]) -> Verdicts:
     frame = metric_frame(cells)
     baseline = baseline_label(cells)
     if baseline is None or frame.empty:
-        relative, comparisons, ratios = pd.DataFrame(columns=_RELATIVE_COLUMNS), pd.DataFrame(), {}
+        relative, comparisons, ratios = pd.DataFrame(columns=_RELATIVE_COLUMNS), pd.DataFrame(columns=COLUMNS), {}
     else:
-        relative = relative_cost(frame, baseline)
-        pairs = [(t, baseline) for t in dict.fromkeys(frame["technique"]) if t != baseline]
-        comparisons = compare_all(frame, pairs=pairs)
+        kept = {pair: answered(*pair) for pair in set(zip(frame["measurement"], frame["metric"]))}
+        asked = frame[[kept[pair] for pair in zip(frame["measurement"], frame["metric"])]]
+        relative = relative_cost(asked, baseline)
+        comparisons = compare_all(asked, baseline=baseline)
         ratios = relative_ratios(frame, baseline)
-    return Verdicts(baseline, relative, comparisons, methodology_warnings([c.export() for c in cells]), ratios)
+    return Verdicts(baseline, relative, comparisons, methodology_warnings([c.export() for c in cells]), ratios, frame)
+
+
+def shown_metric(metric: str, known=frozenset(c.metric for m in MEASUREMENTS.values() for c in m.columns)) -> bool:
+    """The metrics a table shows: a measurement's columns, the hosts' CPU, steal and efficiency."""
+    return metric in known or metric.startswith(("client_", "server_", "router_"))
+
+
+def answered(kind: str, metric: str) -> bool:
+    """Whether a cost and a test are taken of a metric: its measurement's headline (the report's
+    cost and significance tables), its first column (the terminal's cost column), the hosts' CPU
+    share and CPU-seconds per GiB. The others stay in the table and the export; a cost and a
+    test of each would only cost time (a report of 10 000 cells has some 70 000 of them)."""
+    measurement = MEASUREMENTS.get(kind)
+    if metric.endswith(("_cpu_pct", "_cpu_s_per_gib")) and metric.startswith(("client_", "server_", "router_")):
+        return True
+    if measurement is None or measurement.headline is None:  # the report picks its first rate or time metric
+        return True
+    first = measurement.columns[0].metric if measurement.columns else None
+    return metric in measurement.headline.metrics or metric == first
 
 
 _RELATIVE_COLUMNS = ["measurement_label", "impairment", "metric", "technique", "headline", "ratio", "ratio_method",

@@ -4,8 +4,10 @@ differences are real, and the figures the studies drew. One self-contained file 
 inline SVG), so it can be mailed or archived beside the database; `figures` also writes each
 figure as SVG and PNG for papers."""
 
-import json
+import collections
+import datetime
 import math
+import re
 import statistics
 from importlib import resources as package_files
 from pathlib import Path
@@ -13,11 +15,10 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
-from vpnbench.analysis import metric_frame, summarize
+from vpnbench.analysis import summarize
 from vpnbench.errors import UserError
 from vpnbench.hostfacts import summary_line
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.methodology import methodology_warnings
 from vpnbench.quality import monitor_frame, qualities
 from vpnbench.records import Cell, HostFacts, Run
 from vpnbench.report.figures import (Canvas, Drawing, NoData, figures_for, headline, impairment_entries,
@@ -25,18 +26,21 @@ from vpnbench.report.figures import (Canvas, Drawing, NoData, figures_for, headl
 from vpnbench.report.judgement import cost_rows, significance_rows
 from vpnbench.store import Store
 from vpnbench.tables import bringup_times, bringups_of, digits_for, format_mean_sd, mean_sd
+from vpnbench.verdicts import Verdicts, shown_metric, verdicts
 
 # Methodology findings about what a run leaves out (one direction only; a UDP rate every technique
 # carried) rather than numbers that may describe something else: told as notes, not warnings.
 NOTES = ("one_direction", "offered_rate_reached")
+ISO_MOMENT = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d")
 HOST_METRICS = [("client_cpu_pct", "client CPU %", 1.0), ("server_cpu_pct", "server CPU %", 1.0)]
 # Shown where a cell moved bytes (throughput measurements): CPU-seconds per GiB, per host.
 EFFICIENCY_METRICS = [("client_cpu_s_per_gib", "client CPU-s/GiB", 1.0), ("server_cpu_s_per_gib", "server CPU-s/GiB", 1.0)]
 
 
 def write_report(db: Path, out: Path, run_id: str | None = None, figures: Path | None = None,
-                 timeseries: bool = False) -> str:
-    """Render the report of run_id (default: the newest run in db) to out; returns the run id."""
+                 timeseries: bool = False, answers: Verdicts | None = None) -> str:
+    """Render the report of run_id (default: the newest run in db) to out; returns the run id.
+    `answers`: the run's Verdicts when the caller has them already (`run --report`)."""
     if not db.is_file():
         raise UserError(f"report: database {str(db)!r} does not exist")
     if not out.parent.is_dir():
@@ -54,7 +58,7 @@ def write_report(db: Path, out: Path, run_id: str | None = None, figures: Path |
         if figures is not None:
             figures.mkdir(exist_ok=True)
         html = render(run, store.cells(run_id), store.host_facts(run_id), data=store, figures=figures,
-                      timeseries=timeseries)
+                      timeseries=timeseries, answers=answers)
     finally:
         store.close()
     out.write_text(html)
@@ -62,28 +66,33 @@ def write_report(db: Path, out: Path, run_id: str | None = None, figures: Path |
 
 
 def render(run: Run, cells: list[Cell], host_facts: list[HostFacts] = (), data=None, figures: Path | None = None,
-           timeseries: bool = False) -> str:
+           timeseries: bool = False, answers: Verdicts | None = None) -> str:
     """The report's HTML. `data` answers trials / series / events (the Store; none without it)."""
-    return render_with_figures(run, cells, host_facts, data, figures, timeseries)[0]
+    return render_with_figures(run, cells, host_facts, data, figures, timeseries, answers)[0]
 
 
 def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, figures: Path | None = None,
-                        timeseries: bool = False) -> tuple[str, list]:
-    """The HTML and every Figure drawn (their `meta` says what each shows)."""
-    frame = metric_frame(cells)
+                        timeseries: bool = False, answers: Verdicts | None = None) -> tuple[str, list]:
+    """The HTML and every Figure drawn (their `meta` says what each shows). The costs, the
+    significance and the methodology warnings are the run's answers (`verdicts`, as the terminal
+    and the export give them), never recomputed here."""
+    answers = answers or verdicts(cells)
+    frame = answers.frame
     summary = summarize(frame)
     exports = [c.export() for c in cells]
     canvas = Canvas(figures)
-    baseline = baseline_of(cells)
+    baseline = answers.baseline
     judged = _qualities(frame, exports)
     entries = impairment_entries(run.spec, list(dict.fromkeys(c.impairment for c in cells)))
-    measurements = [_measurement_section(number, label, summary, frame, cells, judged, baseline, entries,
+    measurements = [_measurement_section(number, label, summary, cells, judged, answers, entries,
                                          data or NoData(), canvas, timeseries)
                     for number, label in enumerate(dict.fromkeys(c.measurement_label for c in cells), start=1)]
     scaling = _scaling_figures(canvas, summary, cells, entries)
-    found = methodology_warnings(exports)
-    template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
-        package_files.files("vpnbench.report").joinpath("report.html.j2").read_text())
+    found = answers.warnings
+    environment = _Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                               lstrip_blocks=True)
+    environment.filters["timestamp"] = timestamp
+    template = environment.from_string(package_files.files("vpnbench.report").joinpath("report.html.j2").read_text())
     html = template.render(run=run, environment=_environment_rows(run.environment),
                            hosts=_host_rows(host_facts, cells), baseline=baseline,
                            warnings=[w for w in found if w.code not in NOTES],
@@ -97,13 +106,47 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
     return html, drawn
 
 
-def baseline_of(cells: list[Cell]) -> str | None:
-    """The technique the others are measured against: the first of kind baseline."""
-    return next((c.technique for c in cells if c.technique_params.get("kind") == "baseline"), None)
+class _Environment(jinja2.Environment):
+    """Reads `row.key` of a dict row as its item straight away: jinja tries the attribute first and
+    pays an AttributeError each time, some 500 000 times in a report of 10 000 cells (a quarter
+    of the template's time)."""
+
+    def getattr(self, obj, attribute):
+        if type(obj) is dict and attribute in obj:
+            return obj[attribute]
+        return super().getattr(obj, attribute)
 
 
-def _environment_rows(environment: dict) -> list[tuple[str, str]]:
-    return [(key, value if isinstance(value, str) else json.dumps(value)) for key, value in environment.items()]
+def _environment_rows(environment: dict) -> list[tuple[str, list[str]]]:
+    """Each fact as lines a person reads: a mapping as 'key: value' lines (nested ones flattened),
+    a list joined by commas, a timestamp to the second."""
+    return [(key, _readable(value)) for key, value in environment.items()]
+
+
+def _readable(value, prefix: str = "") -> list[str]:
+    if isinstance(value, dict):
+        lines = [line for key, item in value.items() for line in _readable(item, f"{prefix}{key}: ")]
+        return lines or [f"{prefix}–"]
+    if isinstance(value, (list, tuple)):
+        return [prefix + ", ".join(_readable(item)[0] for item in value)] if value else [f"{prefix}–"]
+    if value is None or value == "":
+        return [f"{prefix}–"]
+    return [prefix + (timestamp(value) if isinstance(value, str) else str(value))]
+
+
+def timestamp(value: str | None) -> str:
+    """'2026-01-01 10:00:03 UTC' for an ISO timestamp (no fractions of a second); other text as it is."""
+    if not value:
+        return ""
+    if not ISO_MOMENT.match(value):  # a version, a kernel release or a path is not a moment
+        return value
+    try:
+        moment = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return value
+    if moment.tzinfo is None or moment.utcoffset() == datetime.timedelta(0):
+        return moment.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if moment.tzinfo is not None else "")
+    return moment.strftime("%Y-%m-%d %H:%M:%S %z")
 
 
 def _host_rows(host_facts: list[HostFacts], cells: list[Cell]) -> list[dict]:
@@ -114,7 +157,7 @@ def _host_rows(host_facts: list[HostFacts], cells: list[Cell]) -> list[dict]:
                  if c.ok and (c.hosts.get(facts.host) or {}).get("cpu_steal_pct") is not None]
         rows.append({"host": facts.host, "summary": summary_line(facts.facts),
                      "steal": f"mean {statistics.fmean(steal):.2f} %, max {max(steal):.2f} %" if steal else "–",
-                     "details": json.dumps(facts.facts, indent=1)})
+                     "details": "\n".join(_readable(facts.facts))})
     return rows
 
 
@@ -127,51 +170,51 @@ def _technique_rows(cells: list[Cell]) -> list[dict]:
         rows.append({"technique": technique, "kind": mine[0].technique_params.get("kind", ""),
                      "params": ", ".join(f"{k}={v}" for k, v in params.items()),
                      "backend": bringups[-1].backend if bringups else "–",
-                     "wire_check": mine[0].wire_check, "negotiated": json.dumps(mine[0].negotiated),
+                     "wire_check": mine[0].wire_check, "negotiated": "; ".join(_readable(mine[0].negotiated)),
                      "setup": mean_sd(bringup_times(mine), 1), "bringups": len(bringups),
                      "ok": sum(c.ok for c in mine), "n": len(mine)})
     return rows
 
 
-def _measurement_section(number: int, label: str, summary: pd.DataFrame, frame: pd.DataFrame, cells: list[Cell],
-                         judged: dict, baseline: str | None, entries, data, canvas: Canvas,
-                         timeseries: bool) -> dict:
+def _measurement_section(number: int, label: str, summary: pd.DataFrame, cells: list[Cell], judged: dict,
+                         answers: Verdicts, entries, data, canvas: Canvas, timeseries: bool) -> dict:
     mine = [c for c in cells if c.measurement_label == label]
     kind = mine[0].measurement
     known = MEASUREMENTS[kind].columns if kind in MEASUREMENTS else []
     present = set(summary.loc[summary["measurement_label"] == label, "metric"])
     columns = [(c.metric, c.title, c.scale) for c in known] + HOST_METRICS
     columns += [column for column in EFFICIENCY_METRICS if column[0] in present]
+    part = summary[summary["measurement_label"] == label]
+    stats = {(r.technique, r.impairment, r.metric): r for r in part.itertuples()}
+    counts = collections.Counter((c.technique, c.impairment) for c in mine)
+    ok = collections.Counter((c.technique, c.impairment) for c in mine if c.ok)
     rows = []
-    groups = {key: group.set_index("metric") for key, group in
-              summary[summary["measurement_label"] == label].groupby(["technique", "impairment"], sort=False)}
-    empty = summary.iloc[0:0].set_index("metric")
-    for technique, impairment in dict.fromkeys((c.technique, c.impairment) for c in mine):
-        group = groups.get((technique, impairment), empty)
+    for technique, impairment in counts:
         verdict = judged.get((label, technique, impairment))
         short = set(verdict.insufficient) if verdict else set()
-        values = [_value_cell(group, metric, scale, metric in short) for metric, _, scale in columns]
+        values = [_value_cell(stats.get((technique, impairment, metric)), scale, metric in short)
+                  for metric, _, scale in columns]
         rows.append({"technique": technique, "impairment": impairment, "values": values,
-                     "ok": sum(c.ok for c in mine if c.technique == technique and c.impairment == impairment),
-                     "n": sum(1 for c in mine if c.technique == technique and c.impairment == impairment),
+                     "ok": ok[technique, impairment], "n": counts[technique, impairment],
                      "quality": verdict.verdict if verdict else "–",
                      "reasons": list(verdict.reasons) if verdict else []})
     pick = headline(kind, present)
     metrics = [*(pick.metrics if pick else ()), "client_cpu_pct", "server_cpu_pct",
                *(metric for metric, _, _ in EFFICIENCY_METRICS if metric in present)]
-    part = frame[(frame["measurement_label"] == label) & frame["metric"].isin(metrics)]
+    baseline = answers.baseline
     short = {(t, i, m) for (lab, t, i), q in judged.items() if lab == label for m in q.insufficient}
     shown = summary[summary["measurement_label"] == label]
     shown = shown[[key not in short for key in zip(shown["technique"], shown["impairment"], shown["metric"])]]
-    costs = _without_basis(cost_rows(part, baseline) if baseline else [], short, baseline)
-    comparisons = _without_basis(significance_rows(part, baseline), short, baseline)
+    relative, compared = answers.relative_of(label), answers.comparisons_of(label)
+    costs = _without_basis(cost_rows(relative[relative["metric"].isin(metrics)]), short, baseline)
+    comparisons = _without_basis(significance_rows(compared[compared["metric"].isin(metrics)]), short, baseline)
     drawing = Drawing(label, kind, shown, mine, entries, data, canvas, timeseries)
     return {"number": number, "label": label, "kind": kind, "columns": [title for _, title, _ in columns],
             "impaired": len({c.impairment for c in mine}) > 1 or mine[0].impairment != "none",
             "rows": rows, "processes": _process_rows(mine), "baseline": baseline,
             "costs": costs, "comparisons": comparisons,
             "glance": _glance(costs, comparisons, pick.metrics[0] if pick else None, baseline),
-            "repeated": _repeated(part),
+            "repeated": _repeated(summary[(summary["measurement_label"] == label) & summary["metric"].isin(metrics)]),
             "figures": figures_for(drawing)}
 
 
@@ -198,11 +241,7 @@ def _qualities(frame: pd.DataFrame, exports: list[dict]) -> dict:
     if frame.empty:
         return {}
     both = pd.concat([frame, monitor_frame(exports)], ignore_index=True)
-    return qualities(both[both["metric"].map(_shown)])
-
-
-def _shown(metric: str, known=frozenset(c.metric for m in MEASUREMENTS.values() for c in m.columns)) -> bool:
-    return metric in known or metric.startswith(("client_", "server_", "router_"))
+    return qualities(both[both["metric"].map(shown_metric)])
 
 
 def _without_basis(rows: list[dict], short: set, baseline: str | None) -> list[dict]:
@@ -218,21 +257,19 @@ def _without_basis(rows: list[dict], short: set, baseline: str | None) -> list[d
     return out
 
 
-def _repeated(part: pd.DataFrame) -> bool:
+def _repeated(summary: pd.DataFrame) -> bool:
     """Whether any technique has 2 or more values of a metric somewhere: else no test can run."""
-    if part.empty:
-        return False
-    return bool((part.groupby(["impairment", "metric", "technique"], sort=False).size() >= 2).any())
+    return bool((summary["n"] >= 2).any())
 
 
-def _value_cell(group: pd.DataFrame, metric: str, scale: float, insufficient: bool) -> tuple[str, str]:
-    if metric not in group.index:
+def _value_cell(row, scale: float, insufficient: bool) -> tuple[str, str]:
+    """'mean ± sd' and the 95 % CI of one summary row (none: '–')."""
+    if row is None:
         return "–", ""
     if insufficient:
-        return "insufficient basis", "fewer than 3 monitor samples"
-    row = group.loc[metric]
-    ci = row["ci95"] * scale
-    return (format_mean_sd(row["mean"] * scale, row["sd"] * scale),
+        return "insufficient basis", "< 3 samples"
+    ci = row.ci95 * scale
+    return (format_mean_sd(row.mean * scale, row.sd * scale),
             "" if math.isnan(ci) else f"95 % CI ± {ci:.{digits_for(ci)}f}")
 
 

@@ -74,7 +74,8 @@ class Canvas:
 
     def finish(self, fig, caption: str, meta: dict) -> Figure:
         buffer = io.StringIO()
-        fig.savefig(buffer, format="svg", bbox_inches="tight")
+        # No time stamp in the SVG: the same data draws the same figure.
+        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
         name = self._name(caption)
         if self.directory is not None:
             (self.directory / f"{name}.svg").write_text(buffer.getvalue())
@@ -253,25 +254,38 @@ def lines_with_bands(canvas: Canvas, rows: pd.DataFrame, xs: dict[str, float], l
 
 
 def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: str, scale: float, title: str,
-                 caption: str, meta: dict) -> Figure:
-    """A group per impairment (or one group), a bar per technique, error bars = 95 % CI."""
+                 caption: str, meta: dict, log: bool = False) -> Figure:
+    """A group per impairment (or one group), a bar per technique, error bars = 95 % CI. With `log`
+    allowed, a log y axis when the bars differ by more than LOG_SPREAD (as the line figures): on a
+    linear axis a tunnel at 1/30 of a 12 Gbit/s baseline is a bar too low to see. Each technique's
+    bars carry the ids `bar-<technique>-<group>` (numbers) in the SVG, so a browser can measure them."""
     techniques = list(dict.fromkeys(rows["technique"]))
     fig, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(techniques) * len(groups) + 1.5), 3.0))
     width = 0.8 / max(1, len(techniques))
+    logarithmic = _wants_log(rows["mean"].tolist(), log)
     for i, technique in enumerate(techniques):
         mine = rows[rows["technique"] == technique].set_index("impairment").reindex(groups)
         positions = [g + (i - (len(techniques) - 1) / 2) * width for g in range(len(groups))]
-        ax.bar(positions, mine["mean"] * scale, width, yerr=mine["ci95"].fillna(0) * scale, capsize=2,
-               label=technique)
+        ci = mine["ci95"].fillna(0) * scale
+        # On a log axis an error bar reaching 0 or below has no place: it is clipped at the bar's half.
+        low = np.minimum(ci, mine["mean"] * scale / 2) if logarithmic else ci
+        bars = ax.bar(positions, mine["mean"] * scale, width, yerr=[low, ci], capsize=2, label=technique)
+        for k, patch in enumerate(bars.patches):
+            patch.set_gid(f"bar-{i}-{k}")
+    if logarithmic:
+        ax.set_yscale("log")
     if len(groups) > 1:
         ax.set_xticks(range(len(groups)), groups, rotation=15 if len(groups) > 3 else 0, fontsize=8)
         ax.legend(frameon=False, fontsize=7)
     else:
         ax.set_xticks([(i - (len(techniques) - 1) / 2) * width for i in range(len(techniques))], techniques,
                       rotation=20 if len(techniques) > 4 else 0, fontsize=8)
-    ax.set_ylabel(ylabel)
+    ax.set_ylabel(ylabel + (" (log scale)" if logarithmic else ""))
     ax.set_title(title, loc="left")
-    return canvas.finish(fig, caption, {**meta, "type": "bars", "groups": groups, "bars": techniques})
+    return canvas.finish(fig, caption, {**meta, "type": "bars", "groups": groups, "bars": techniques,
+                                        "log": logarithmic,
+                                        "means": {t: (rows[rows["technique"] == t].set_index("impairment")
+                                                      .reindex(groups)["mean"] * scale).tolist() for t in techniques}})
 
 
 def heatmap(canvas: Canvas, points: dict[tuple[float, float], float], xlabel: str, ylabel: str, zlabel: str,
@@ -486,7 +500,7 @@ def impairment_figures(d: Drawing, pick: Headline) -> list[Figure]:
             caption = (f"{d.label}: {what} per technique" + (" and network" if len(groups) > 1 else "")
                        + " (mean, error bars: 95 % CI)")
             figures.append(grouped_bars(d.canvas, rows[rows["metric"] == metric], groups, pick.axis, pick.scale,
-                                        f"{d.label}: {what}", caption, {"metric": metric}))
+                                        f"{d.label}: {what}", caption, {"metric": metric}, log=pick.log))
     return figures + scaling_figures(d, pick)
 
 

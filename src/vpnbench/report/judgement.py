@@ -1,13 +1,12 @@
-"""The report's words for "what does it cost" and "is it real": stats.relative_cost and
-significance.compare_all turned into table rows ("0.41 ×", "+0.62 ms", "+38 points",
-"not distinguishable")."""
+"""The report's words for "what does it cost" and "is it real": the run's answers (verdicts.Verdicts:
+stats.relative_cost and significance.compare_all rows, computed once for the terminal, the export
+and the report) turned into table rows ("0.41 ×", "+0.62 ms", "+38 points", "not distinguishable")."""
 
 import math
 
 import pandas as pd
 
-from vpnbench.significance import compare_all
-from vpnbench.stats import UNBOUNDED, UNBOUNDED_WHY, relative_cost
+from vpnbench.stats import UNBOUNDED, UNBOUNDED_WHY
 
 # How a difference reads, by the metric's suffix: (unit, scale).
 DIFFERENCE_UNITS = (("_ms", "ms", 1.0), ("_pct", "points", 1.0), ("_per_gib", "s/GiB", 1.0), ("_s", "s", 1.0))
@@ -29,14 +28,13 @@ def difference_text(metric: str, value: float) -> str:
     return f"{scaled:+.{_digits(scaled)}f} {unit}".rstrip()
 
 
-def cost_rows(frame: pd.DataFrame, baseline: str) -> list[dict]:
-    """A row per technique, impairment and metric: the headline number (ratio or difference, as
-    stats.headline_kind says) with its 95 % interval and the ratio's method. Where the ratio is
-    unbounded (the baseline's interval contains 0) the row gives the difference and says why."""
-    if frame.empty:
-        return []
+def cost_rows(relative: pd.DataFrame) -> list[dict]:
+    """A row per stats.relative_cost row (technique, impairment and metric): the headline number
+    (ratio or difference, as stats.headline_kind says) with its 95 % interval and the ratio's method.
+    Where the ratio is unbounded (the baseline's interval contains 0) the row gives the difference
+    and says why."""
     rows = []
-    for row in relative_cost(frame, baseline).itertuples():
+    for row in relative.itertuples():
         kind = "difference" if row.ratio_method == UNBOUNDED else row.headline
         if kind == "ratio":
             text, low, high = ratio_text(row.ratio), row.ratio_low, row.ratio_high
@@ -53,19 +51,15 @@ def cost_rows(frame: pd.DataFrame, baseline: str) -> list[dict]:
     return rows
 
 
-def significance_rows(frame: pd.DataFrame, baseline: str | None) -> list[dict]:
-    """Each technique vs the baseline and neighbours in the ranking, per impairment and metric:
-    the test, raw and Holm-adjusted p, the effect size, the verdict in words."""
-    counts = frame.groupby(["impairment", "metric", "technique"], sort=False)["value"].transform("size")
-    frame = frame[counts >= 2]  # a single value gives "not enough repetitions": told once, not per row
-    if frame.empty:
-        return []
+def significance_rows(comparisons: pd.DataFrame) -> list[dict]:
+    """A row per significance.compare_all row with a test (a single value gives "not enough
+    repetitions": told once, not per row): raw and Holm-adjusted p, the effect size, the verdict."""
     return [{"a": row.a, "b": row.b, "impairment": row.impairment, "metric": row.metric, "test": row.test,
              "p": _p_text(row.p_value), "p_holm": _p_text(row.p_adjusted),
              "effect": "–" if row.effect_size is None or pd.isna(row.effect_size)
              else f"{row.effect_name.replace('_', ' ')} {row.effect_size:+.2f}",
              "verdict": row.verdict, "why": row.why}
-            for row in compare_all(frame, baseline=baseline).itertuples()]
+            for row in comparisons.itertuples() if row.test != "none"]
 
 
 def _p_text(p) -> str:
