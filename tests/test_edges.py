@@ -19,7 +19,7 @@ from vpnbench.errors import MeasurementError
 from vpnbench.methodology import ceilings, methodology_warnings
 from vpnbench.report import render_with_figures
 from vpnbench.report.judgement import cost_rows
-from vpnbench.significance import compare, compare_all
+from vpnbench.significance import COLUMNS, compare, compare_all
 from vpnbench.stats import fieller_ratio, ratio_interval, relative_cost, relative_ratios, welch_difference
 from vpnbench.verdicts import Verdicts
 
@@ -136,11 +136,11 @@ def test_unbounded_ratio_gives_no_interval_and_the_difference_instead():
     assert diff == pytest.approx(16 / 3) and d_low < diff < d_high
     # the same in Mbit/s, as the report and the terminal show it
     frame = long_frame({"baseline": [0, 1e6, 0], "wireguard": [5e6, 3e6, 9e6]})
-    (row,) = cost_rows(frame, "baseline")
+    (row,) = cost_rows(relative_cost(frame, "baseline"))
     assert row["kind"] == "difference" and row["headline"] == "+5.33 Mbit/s"
     assert row["method"].startswith("unbounded: the baseline's interval contains 0")
     assert "×" not in row["headline"] + row["interval"] and "…" in row["interval"]
-    answers = Verdicts("baseline", relative_cost(frame, "baseline"), pd.DataFrame(), [], {})
+    answers = Verdicts("baseline", relative_cost(frame, "baseline"), pd.DataFrame(columns=COLUMNS), [], {})
     assert answers.cost("wireguard", "none", "tcp", "throughput_bps") == "+5.33 Mbit/s (ratio unbounded)"
 
 
@@ -236,7 +236,7 @@ def test_relative_cost_and_its_rendering_never_raise(a, b):
         if row.ratio_method != "fieller":
             assert math.isnan(row.ratio_low) and math.isnan(row.ratio_high)
     finite = frame[frame["value"].map(math.isfinite).astype(bool)]  # metric_frame keeps only finite values
-    for row in cost_rows(finite, "baseline"):
+    for row in cost_rows(relative_cost(finite, "baseline")):
         assert "×" not in row["headline"] or row["method"] in ("Fieller", "no interval (fewer than 2 repetitions)")
     if not finite.empty:
         compare_all(finite, pairs=[("wireguard", "baseline")])
