@@ -19,7 +19,7 @@ from vpnbench.errors import MeasurementError
 from vpnbench.methodology import ceilings, methodology_warnings
 from vpnbench.report import render_with_figures
 from vpnbench.report.judgement import cost_rows
-from vpnbench.significance import COLUMNS, compare, compare_all
+from vpnbench.significance import COLUMNS as COMPARISON_COLUMNS, compare, compare_all
 from vpnbench.stats import fieller_ratio, ratio_interval, relative_cost, relative_ratios, welch_difference
 from vpnbench.verdicts import Verdicts
 
@@ -140,7 +140,7 @@ def test_unbounded_ratio_gives_no_interval_and_the_difference_instead():
     assert row["kind"] == "difference" and row["headline"] == "+5.33 Mbit/s"
     assert row["method"].startswith("unbounded: the baseline's interval contains 0")
     assert "×" not in row["headline"] + row["interval"] and "…" in row["interval"]
-    answers = Verdicts("baseline", relative_cost(frame, "baseline"), pd.DataFrame(columns=COLUMNS), [], {})
+    answers = Verdicts("baseline", relative_cost(frame, "baseline"), pd.DataFrame(columns=COMPARISON_COLUMNS), [], {})
     assert answers.cost("wireguard", "none", "tcp", "throughput_bps") == "+5.33 Mbit/s (ratio unbounded)"
 
 
