@@ -77,6 +77,31 @@ def test_failed_step_ends_the_knee_but_not_the_sweep():
     assert m["knee_bps"] == 100 and m["failed_steps"] == 1 and m["top_offered_bps"] == 300
 
 
+def _counted(offered, sent_pkts, received_pkts, arrived_pkts):
+    step = Step(offered, {"throughput_bps": received_pkts * 10400.0, "sender_throughput_bps": sent_pkts * 10400.0,
+                          "sent_packets": float(sent_pkts), "received_packets": float(received_pkts),
+                          "loss_pct": 100.0 * (sent_pkts - received_pkts) / sent_pkts}, {})
+    base = {"client_tx_packets": 0, "server_rx_packets": 0, "client_tx_dropped": 0, "server_rx_dropped": 0}
+    step.count(base, {**base, "client_tx_packets": sent_pkts, "server_rx_packets": arrived_pkts})
+    return step
+
+
+def test_the_knee_names_the_limit_its_next_step_met():
+    from vpnbench.measure.udp_sweep import UdpSweep
+
+    # 9 615 pps keep up; at 19 230 pps 19 230 reach the server's device but the receiver reads 17 000
+    steps = [_counted(100_000_000, 9615, 9615, 9617), _counted(200_000_000, 19_230, 17_000, 19_233)]
+    assert steps[0].loss_site is None and steps[1].loss_site == "receiver"
+    m = sweep_metrics(steps, 0.01)
+    assert m["knee_bps"] == 100e6 and m["knee_limit_receiver"] == 1
+    assert "knee 100 Mbit/s (limit: the receiving socket)" in UdpSweep.headline_text(m)
+    assert steps[1].trial(2, 1300, 1.0).data["loss_site"] == "receiver"
+    # without a knee: the first step's limit; lost before the server's device: the path
+    steps = [_counted(100_000_000, 9615, 5000, 5002)]
+    m = sweep_metrics(steps, 0.01)
+    assert m["knee_found"] == 0 and m["knee_limit_path"] == 1
+
+
 def test_bisect_finds_largest_passing_size():
     probes = []
 

@@ -13,6 +13,9 @@ from vpnbench.measure.udp import udp_metrics
 from vpnbench.scaling import route_device
 
 
+GENERATOR_SHORTFALL = 0.97  # a trial that sent less than this share of its offered load is generator-limited
+
+
 @dataclasses.dataclass
 class TrialCounts:
     sent_packets: int

@@ -20,12 +20,11 @@ from pydantic import Field, model_validator
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.gen import GEN_MIN_LENGTH
-from vpnbench.measure.generators import (GENERATORS, LOSS_SITES, TrialCounts, counter_comparison, interface_counters,
-                                         loss_site)
+from vpnbench.measure.generators import (GENERATOR_SHORTFALL, GENERATORS, LOSS_SITES, TrialCounts,
+                                         counter_comparison, interface_counters, loss_site)
 from vpnbench.params import Duration, Family, Params, Rate
 from vpnbench.records import Trial
 
-GENERATOR_SHORTFALL = 0.97  # a trial that sent less than this share of its offered load is generator-limited
 
 
 class RateSearchParams(Params):
