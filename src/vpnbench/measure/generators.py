@@ -28,9 +28,11 @@ class TrialCounts:
     trial_s: float | None = None  # the trial's length as run: the asked one rounded up to whole seconds
 
 
-def iperf3_trial(ctx: MeasureContext, family: str, offered_bps: float, length: int, seconds: int) -> TrialCounts:
-    doc, raw = run_iperf(ctx, family, ["-u", "-b", str(int(offered_bps)), "-l", str(length), "-t", str(seconds)],
-                         seconds)
+def iperf3_trial(ctx: MeasureContext, family: str, offered_bps: float, length: int, seconds: int,
+                 socket_buffer: int | None = None) -> TrialCounts:
+    buffer = ["-w", str(socket_buffer)] if socket_buffer else []  # both ends' (iperf3 tells the server)
+    doc, raw = run_iperf(ctx, family, ["-u", "-b", str(int(offered_bps)), "-l", str(length), "-t", str(seconds),
+                                       *buffer], seconds)
     try:
         m = udp_metrics(doc)  # counted against what left the sender: the receiver's count misses tail loss
         sent = int(doc["end"]["sum_sent"]["packets"])

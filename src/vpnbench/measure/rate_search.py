@@ -22,7 +22,7 @@ from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement,
 from vpnbench.measure.gen import GEN_MIN_LENGTH
 from vpnbench.measure.generators import (GENERATOR_SHORTFALL, GENERATORS, LOSS_SITES, TrialCounts,
                                          counter_comparison, interface_counters, loss_site)
-from vpnbench.params import Duration, Family, Params, Rate
+from vpnbench.params import Duration, Family, Params, Rate, Size
 from vpnbench.records import Trial
 
 
@@ -41,9 +41,14 @@ class RateSearchParams(Params):
     duration_sum: Duration = 3.0  # trial seconds at one load before it counts as a bound (CSIT: 21)
     budget: Duration = 600.0  # the search's time limit
     family: Family = "ipv4"
+    # iperf3 -w: both ends' socket buffers; unset: the kernel's default. A small one shows a search
+    # meeting the receiving socket's limit (and says so) rather than the technique's.
+    socket_buffer: Size | None = Field(None, ge=1024)
 
     @model_validator(mode="after")
     def _consistent(self):
+        if self.tool == "gen" and self.socket_buffer is not None:
+            raise ValueError("socket_buffer: only iperf3 sets it (-w); allowed with tool = \"iperf3\"")
         if self.tool == "gen" and self.length < GEN_MIN_LENGTH:
             raise ValueError(f"length: {self.length} is not allowed with tool = \"gen\"; allowed values: "
                              f"{GEN_MIN_LENGTH} to 65507")
@@ -140,7 +145,8 @@ class TrialRunner:
         seconds = max(1, math.ceil(duration - 1e-9))  # iperf3 3.12 takes whole seconds
         before = self.counters()
         try:
-            counts = self.generator(self.ctx, p.family, offered_bps, p.length, seconds)
+            options = {"socket_buffer": p.socket_buffer} if p.socket_buffer else {}
+            counts = self.generator(self.ctx, p.family, offered_bps, p.length, seconds, **options)
         except MeasurementError as exc:
             # A trial whose tool failed (e.g. iperf3's control connection lost under overload)
             # forwarded nothing it can prove: all lost, not a generator shortfall.

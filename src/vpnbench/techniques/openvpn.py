@@ -18,7 +18,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import stop_all
-from vpnbench.params import Family, Params, Size
+from vpnbench.params import Family, Size, TechniqueParams
 from vpnbench.resources import wipe_file
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 from vpnbench.tools import missing_tool_reason, which
@@ -36,7 +36,7 @@ NODELAY_SET = "Socket flags: TCP_NODELAY=1 succeeded"
 START_TIMEOUT = 20.0
 
 
-class OpenVPNParams(Params):
+class OpenVPNParams(TechniqueParams):
     kind: Literal["openvpn"] = "openvpn"
     backend: Literal["auto", "dco", "userspace"] = "auto"
     transport: Literal["udp", "tcp"] = "udp"
