@@ -65,3 +65,24 @@ def test_each_technique_runs_with_its_chosen_control_on_both_ends(tmp_path, clea
     doc = json.loads(text[text.index("{"):text.rindex("}") + 1])
     assert doc["end"]["sender_tcp_congestion"] == chosen == doc["end"]["receiver_tcp_congestion"]  # both ends
     assert ALLOWED.read_text() == allowed and CONTROL.read_text().strip() == own  # the machine as it was
+
+
+def test_the_report_says_the_control_beside_tcp_under_loss_and_a_searchs_limit():
+    import html
+
+    from report_records import records
+    from vpnbench.report import render_with_figures
+
+    spec = {"technique": [{"kind": "baseline"}, {"kind": "wireguard"}], "impairment": [{"netem": "loss 5%"}],
+            "measurement": [{"kind": "tcp"}, {"kind": "rate_search"}]}
+    run, cells = records(spec, repetitions=2)
+    for cell in cells:
+        cell.technique_params["congestion_control"] = "bbr"
+        if cell.measurement == "rate_search":  # even the lowest load lost, at the receiving socket
+            cell.metrics = {"ndr_found": 0.0, "ndr_upper_bound_bps": 10e6, "ndr_limit_receiver": 1.0,
+                            "pdr_found": 0.0, "pdr_upper_bound_bps": 10e6, "pdr_limit_receiver": 1.0, "trials": 3.0}
+    page = html.unescape(render_with_figures(run, cells)[0])
+    assert "tcp under loss (loss 5%): TCP's congestion control was bbr (baseline, wireguard)" in page
+    assert ("baseline (loss 5%): NDR not found: even 10.0 Mbit/s lost too much (limit: the receiving socket)"
+            in page)
+    assert "the NDR and PDR of baseline (loss 5%), wireguard (loss 5%) met the receiving socket's limit" in page

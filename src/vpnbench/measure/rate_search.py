@@ -26,7 +26,6 @@ from vpnbench.params import Duration, Family, Params, Rate, Size
 from vpnbench.records import Trial
 
 
-
 class RateSearchParams(Params):
     kind: Literal["rate_search"] = "rate_search"
     tool: Literal["iperf3", "gen"] = "iperf3"  # the traffic generator (trial adapter); gen: vpnbench-gen

@@ -17,7 +17,7 @@ from vpnbench.analysis import metric_frame, summarize
 from vpnbench.errors import UserError
 from vpnbench.hostfacts import summary_line
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.methodology import congestion_control_under_loss, methodology_warnings, receiver_limited
+from vpnbench.methodology import congestion_control_under_loss, methodology_warnings
 from vpnbench.quality import monitor_frame, qualities
 from vpnbench.records import Cell, HostFacts, Run
 from vpnbench.report.figures import (Canvas, Drawing, NoData, figures_for, headline, impairment_entries,
@@ -28,7 +28,7 @@ from vpnbench.tables import bringup_times, bringups_of, digits_for, format_mean_
 
 # Methodology findings about what a run leaves out (one direction only; a UDP rate every technique
 # carried) rather than numbers that may describe something else: told as notes, not warnings.
-NOTES = ("one_direction", "offered_rate_reached", "congestion_control_under_loss")
+NOTES = ("one_direction", "offered_rate_reached")
 HOST_METRICS = [("client_cpu_pct", "client CPU %", 1.0), ("server_cpu_pct", "server CPU %", 1.0)]
 # Shown where a cell moved bytes (throughput measurements): CPU-seconds per GiB, per host.
 EFFICIENCY_METRICS = [("client_cpu_s_per_gib", "client CPU-s/GiB", 1.0), ("server_cpu_s_per_gib", "server CPU-s/GiB", 1.0)]
@@ -178,8 +178,8 @@ def _measurement_section(number: int, label: str, summary: pd.DataFrame, frame: 
 
 def _captions(kind: str, cells: list[Cell]) -> list[str]:
     """What a reader must see beside a measurement's figures: a search's or sweep's outcome in
-    words (the limit it met, or that no rate was without loss), and the congestion control of TCP
-    figures under loss."""
+    words (the limit it met, or that no rate was without loss; the methodology warnings say when
+    that limit was the receiver), and the congestion control of TCP figures under loss."""
     ok = [c for c in cells if c.ok]
     said = []
     if kind in ("rate_search", "udp_sweep"):
@@ -187,8 +187,7 @@ def _captions(kind: str, cells: list[Cell]) -> list[str]:
             last = [c for c in ok if (c.technique, c.impairment) == (technique, impairment)][-1]
             where = technique + ("" if impairment == "none" else f" ({impairment})")
             said.append(f"{where}: {MEASUREMENTS[kind].headline_text(last.metrics)}")
-    exports = [c.export() for c in ok]
-    return said + [w.message for w in (*receiver_limited(exports), *congestion_control_under_loss(exports))]
+    return said + [w.message for w in congestion_control_under_loss([c.export() for c in ok])]
 
 
 def _glance(costs: list[dict], comparisons: list[dict], metric: str | None, baseline: str | None) -> dict | None:
