@@ -54,27 +54,21 @@ def offered_on(hosts: dict[str, Host]) -> dict[str, list[str]]:
 
 def current(host: Host) -> str | None:
     out = host.run(["cat", f"/proc/sys/{CONTROL.replace('.', '/')}"], timeout=15, check=False)
-    return out.stdout.strip() or None if out.ok else None
+    return (out.stdout.strip() or None) if out.ok else None
 
 
-def apply(hosts: list[Host], control: str, run_dir: Path) -> None:
-    """Set `control` on every host. A namespace of this machine refused one the machine does not
+def apply(host: Host, control: str, run_dir: Path) -> None:
+    """Set `control` on the host. A namespace of this machine refuses one the machine does not
     allow (EPERM): it is allowed machine-wide for the run, then set again."""
-    for host in hosts:
-        if getattr(host, "set_sysctl", None):  # a host of its own (ssh): it records the old value to restore
-            host.set_sysctl(CONTROL, control)
-            continue
-        result = host.run(["sysctl", "-qw", f"{CONTROL}={control}"], timeout=15, check=False)
-        if result.ok or host.remote:  # a VM guest sets it in its own first namespace: never refused
-            _refused(host, control, result)
-            continue
+    if getattr(host, "set_sysctl", None):  # a machine of its own (ssh): it records the old value to restore
+        host.set_sysctl(CONTROL, control)
+        return
+    result = host.run(["sysctl", "-qw", f"{CONTROL}={control}"], timeout=15, check=False)
+    if not result.ok and not host.remote:  # a VM guest sets it in its own first namespace: never refused
         allowed = Path(f"/proc/sys/{ALLOWED.replace('.', '/')}").read_text().split()
         if control not in allowed:
             save_and_write(ALLOWED, " ".join([*allowed, control]), run_dir)
-        _refused(host, control, host.run(["sysctl", "-qw", f"{CONTROL}={control}"], timeout=15, check=False))
-
-
-def _refused(host: Host, control: str, result) -> None:
+        result = host.run(["sysctl", "-qw", f"{CONTROL}={control}"], timeout=15, check=False)
     if not result.ok:
         raise HostError(f"{host.role}: {CONTROL}={control} refused: {result.stderr.strip()}")
 
@@ -93,5 +87,5 @@ def for_run(hosts: list[Host], chosen: str | None, own: dict[str, str | None], r
     for host in hosts:
         want = chosen or own.get(host.role)
         if want and current(host) != want:
-            apply([host], want, run_dir)
+            apply(host, want, run_dir)
     return said(hosts)
