@@ -369,7 +369,8 @@ def _queue_finding(params: dict, side: str, capacity: float, packet_bytes: int) 
             f"several in one); set limit to at least {needed}.")
 
 
-def _lossy(cell: dict) -> bool:
+def lossy(cell: dict) -> bool:
+    """Does the cell's impairment drop packets (loss or a Gilbert-Elliott model, either way)?"""
     params = cell.get("impairment_params") or {}
     return any((spec := params.get(side) or {}).get("loss_pct") or spec.get("gemodel")
                for side in ("egress_spec", "ingress_spec"))
@@ -384,7 +385,7 @@ def congestion_control_under_loss(cells: list[dict]) -> list[MethodologyWarning]
     figures assume, not a fault in them)."""
     by_label: dict[str, list[dict]] = {}
     for cell in cells:
-        if cell.get("measurement") == "tcp" and _lossy(cell):
+        if cell.get("measurement") == "tcp" and lossy(cell):
             by_label.setdefault(cell["measurement_label"], []).append(cell)
     out = []
     for label, found in by_label.items():

@@ -27,6 +27,7 @@ from vpnbench.impair.model import Impairment
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.measure.base import Cycled, MeasureContext, PortAllocator
 from vpnbench.measure.ping import rtts
+from vpnbench.methodology import lossy
 from vpnbench.hostfacts import collect_host_facts
 from vpnbench.live import StoreLive
 from vpnbench.hosts.base import CommandFailed
@@ -605,6 +606,8 @@ class Runner:
         if record.ok:
             outcome.ok += 1
             headline = MEASUREMENTS[record.measurement].headline_text(record.metrics)
+            if record.measurement == "tcp" and lossy(record.export()):  # under loss TCP measures its control too
+                headline += f" (congestion control {record.technique_params.get('congestion_control') or '?'})"
             self.console.print(f"  [green]ok[/]     {where}  {escape(headline)}")
         else:
             outcome.failed += 1
