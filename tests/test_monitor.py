@@ -5,13 +5,13 @@ import subprocess
 import sys
 import time
 
-from vpnbench.hosts.base import CommandResult, Host
+from test_hostfacts import ShellHost
 from vpnbench.monitor import Monitor
 
 ROUND_TRIP = 0.4  # seconds per read, as ssh to a loaded host took
 
 
-class SlowRemote(Host):
+class SlowRemote(ShellHost):
     """A remote host whose /proc is this machine's, read with a round trip's delay; its
     processes are those spawned through it (as an ssh host's are)."""
 
@@ -23,20 +23,10 @@ class SlowRemote(Host):
 
     def run(self, argv, timeout=30.0, check=True, input=None):
         time.sleep(ROUND_TRIP)
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-        return CommandResult(list(argv), proc.returncode, proc.stdout, proc.stderr)
-
-    def spawn(self, argv, name, env=None, interactive=False):
-        raise NotImplementedError
-
-    def write_file(self, path, data, mode=0o600):
-        raise NotImplementedError
+        return super().run(argv, timeout, check, input)
 
     def pids(self):
         return [p.pid for p in self.procs if p.poll() is None]
-
-    def has_command(self, name):
-        return True
 
 
 def test_a_process_started_during_the_cell_on_a_slow_remote_host_is_sampled():
