@@ -77,6 +77,31 @@ def test_failed_step_ends_the_knee_but_not_the_sweep():
     assert m["knee_bps"] == 100 and m["failed_steps"] == 1 and m["top_offered_bps"] == 300
 
 
+def _counted(offered, sent_pkts, received_pkts, arrived_pkts):
+    step = Step(offered, {"throughput_bps": received_pkts * 10400.0, "sender_throughput_bps": sent_pkts * 10400.0,
+                          "sent_packets": float(sent_pkts), "received_packets": float(received_pkts),
+                          "loss_pct": 100.0 * (sent_pkts - received_pkts) / sent_pkts}, {})
+    base = {"client_tx_packets": 0, "server_rx_packets": 0, "client_tx_dropped": 0, "server_rx_dropped": 0}
+    step.count(base, {**base, "client_tx_packets": sent_pkts, "server_rx_packets": arrived_pkts})
+    return step
+
+
+def test_the_knee_names_the_limit_its_next_step_met():
+    from vpnbench.measure.udp_sweep import UdpSweep
+
+    # 9 615 pps keep up; at 19 230 pps 19 230 reach the server's device but the receiver reads 17 000
+    steps = [_counted(100_000_000, 9615, 9615, 9617), _counted(200_000_000, 19_230, 17_000, 19_233)]
+    assert steps[0].loss_site is None and steps[1].loss_site == "receiver"
+    m = sweep_metrics(steps, 0.01)
+    assert m["knee_bps"] == 100e6 and m["knee_limit_receiver"] == 1
+    assert "knee 100 Mbit/s (limit: the receiving socket)" in UdpSweep.headline_text(m)
+    assert steps[1].trial(2, 1300, 1.0).data["loss_site"] == "receiver"
+    # without a knee: the first step's limit; lost before the server's device: the path
+    steps = [_counted(100_000_000, 9615, 5000, 5002)]
+    m = sweep_metrics(steps, 0.01)
+    assert m["knee_found"] == 0 and m["knee_limit_path"] == 1
+
+
 def test_bisect_finds_largest_passing_size():
     probes = []
 
@@ -138,66 +163,139 @@ def test_device_limits_and_fragmenting_techniques():
 
 
 class SimulatedPath:
-    """A path that forwards up to cap_pps without loss, behind a generator that sends up to gen_pps."""
+    """A trial adapter (generators.py's signature) over a simulated path: the generator sends up
+    to gen_pps for whole seconds (as iperf3 runs a trial), the path forwards up to cap_pps; what
+    it cannot forward is lost `where`: "path" (never reaches the server's tunnel device) or
+    "receiver" (reaches the device, not the receiving socket). Keeps the devices' counters."""
 
-    def __init__(self, cap_pps: float, gen_pps: float = 1e12):
-        self.cap, self.gen, self.loads = cap_pps, gen_pps, []
+    def __init__(self, cap_pps: float, gen_pps: float = 1e12, where: str = "path"):
+        self.cap, self.gen, self.where, self.loads = cap_pps, gen_pps, where, []
+        self.totals = {"client_tx_packets": 0, "client_tx_dropped": 0, "server_rx_packets": 0, "server_rx_dropped": 0}
 
-    def run_trial(self, duration, load):
+    def counters(self) -> dict:
+        return dict(self.totals)
+
+    def __call__(self, ctx, family, offered_bps, length, seconds):
         from vpnbench.measure.generators import TrialCounts
 
+        load = offered_bps / (8 * length)
         self.loads.append(load)
-        sent = int(min(load, self.gen) * duration)
-        received = sent if min(load, self.gen) <= self.cap else int(self.cap * duration)
-        return TrialCounts(sent, received, sent * 8 * 1300 / duration, received * 8 * 1300 / duration, {})
+        rate = min(load, self.gen)
+        sent = int(rate * seconds)
+        received = sent if rate <= self.cap else int(self.cap * seconds)
+        self.totals["client_tx_packets"] += sent
+        self.totals["server_rx_packets"] += sent if self.where == "receiver" else received
+        return TrialCounts(sent, received, sent * 8 * length / seconds, received * 8 * length / seconds, {})
 
 
 def _params(**kw):
     from vpnbench.measure.rate_search import RateSearchParams
 
-    return RateSearchParams(duration_sum=1.0, **kw)
+    return RateSearchParams(**{"duration_sum": 1.0, **kw})
+
+
+def _search(path: SimulatedPath, params) -> dict:
+    """The search through rate_search's own TrialRunner and metrics, over the simulated path."""
+    from vpnbench.measure import rate_search
+    from vpnbench.measure.search import search
+
+    runner = rate_search.TrialRunner(None, params, generator=path, counters=path.counters)
+    outcome = search(runner, params)
+    return {**rate_search.search_metrics(outcome, runner, params.length), "_bounds": outcome.bounds,
+            "_trials": runner.trials}
 
 
 def test_search_brackets_the_simulated_capacity():
-    from vpnbench.measure.search import search
-
     path = SimulatedPath(30_000)
-    outcome = search(path, _params(relative_width=0.005))
-    lower, upper = outcome.bounds["ndr"]
+    m = _search(path, _params(relative_width=0.005))
+    lower, upper = m["_bounds"]["ndr"]
     assert lower <= 30_000 < upper and (upper - lower) / upper <= 0.0051
-    assert outcome.bounds["pdr"][0] >= lower  # a partial drop allows at least as much
-    from vpnbench.measure import rate_search
-    from vpnbench.records import Trial
-
-    runner = rate_search.TrialRunner.__new__(rate_search.TrialRunner)
-    runner.trials = [Trial(i, offered_bps=load * 8 * 1300, loss_ratio=0.0 if load <= 30_000 else 0.1,
-                           data={"generator_limited": False, "sent_bps": load * 8 * 1300})
-                     for i, load in enumerate(path.loads, 1)]
-    metrics = rate_search.search_metrics(outcome, runner, 1300)
-    assert metrics["ndr_pps"] == lower and metrics["ndr_bps"] == lower * 8 * 1300 and "generator_limit_bps" not in metrics
+    assert m["_bounds"]["pdr"][0] >= lower  # a partial drop allows at least as much
+    assert m["ndr_pps"] == lower and m["ndr_bps"] == lower * 8 * 1300 and "generator_limit_bps" not in m
+    assert m["ndr_limit_path"] == 1 and "ndr_limit_receiver" not in m  # lost before the server's device
 
 
 def test_generator_limit_is_never_a_false_ndr():
-    from vpnbench.measure import rate_search
+    # The generator tops out at 20 kpps, the path would forward 30 kpps.
+    m = _search(SimulatedPath(30_000, gen_pps=20_000), _params(relative_width=0.01))
+    for goal in ("ndr", "pdr"):
+        assert m[f"{goal}_generator_limited"] == 1 and f"{goal}_bps" not in m
+    # the lowest load it fell more than 3 % short of
+    assert 20_000 / 0.97 * 8 * 1300 <= m["generator_limit_bps"] <= 1.05 * 20_000 / 0.97 * 8 * 1300
+    assert m["generator_max_sent_bps"] == pytest.approx(20_000 * 8 * 1300)
+
+
+def test_a_generator_short_over_a_rounded_up_trial_is_never_a_false_ndr():
+    # 1.2 s trials run 2 s (whole seconds): a generator capped at 65 Mbit/s sends 130 Mbit in
+    # them, more than 100 Mbit/s x the 1.2 s asked; the device loses nothing. The search must not
+    # call 100 Mbit/s an NDR: the generator, not the device, is what it met.
+    gen_pps = 65e6 / (8 * 1300)
+    params = _params(min_rate="10M", max_rate="100M", relative_width=0.05, trial_duration="1.2s",
+                     final_trial_duration="1.2s", duration_sum="1.2s")
+    m = _search(SimulatedPath(1e12, gen_pps=gen_pps), params)
+    assert all(t.duration_s == 2.0 for t in m["_trials"])
+    assert m.get("ndr_bps", 0) < 65e6 and m["ndr_generator_limited"] == 1, m
+    assert 65e6 <= m["generator_limit_bps"] <= 100e6 and m["generator_max_sent_bps"] == pytest.approx(65e6)
+    from vpnbench.measure.rate_search import RateSearch
+
+    assert "NDR generator-limited at" in RateSearch.headline_text(m)
+
+
+def test_a_lossless_search_up_to_max_rate_with_a_short_generator_says_so():
+    # every load passes (the generator's shortfall is unsent, not lost, to a search that ignores
+    # it) - max_rate itself "passed": the shortfall must still be reported, not NDR at max rate
+    from vpnbench.measure.rate_search import search_metrics
+    from vpnbench.measure.search import SearchOutcome
     from vpnbench.records import Trial
 
-    # The generator tops out at 20 kpps, the path would forward 30 kpps.
-    path = SimulatedPath(30_000, gen_pps=20_000)
-    from vpnbench.measure.search import search
+    class Runner:
+        trials = [Trial(1, offered_bps=100e6, offered_pps=100e6 / 10400, loss_ratio=0.0,
+                        data={"generator_limited": True, "sent_bps": 65e6})]
+        params = _params()
 
-    params = _params(relative_width=0.01)
-    outcome = search(path, params)
-    runner = rate_search.TrialRunner.__new__(rate_search.TrialRunner)
-    runner.trials = [Trial(i, offered_bps=load * 8 * 1300, loss_ratio=0.0,
-                           data={"generator_limited": min(load, 20_000) < 0.97 * load,
-                                 "sent_bps": min(load, 20_000) * 8 * 1300})
-                     for i, load in enumerate(path.loads, 1)]
-    metrics = rate_search.search_metrics(outcome, runner, 1300)
-    for goal in ("ndr", "pdr"):
-        assert metrics[f"{goal}_generator_limited"] == 1 and f"{goal}_bps" not in metrics
-    # the lowest load it fell more than 3 % short of
-    assert 20_000 / 0.97 * 8 * 1300 <= metrics["generator_limit_bps"] <= 1.05 * 20_000 / 0.97 * 8 * 1300
-    assert metrics["generator_max_sent_bps"] == pytest.approx(20_000 * 8 * 1300)
+        def generator_limit(self):
+            return 100e6
+
+    m = search_metrics(SearchOutcome({"ndr": (100e6 / 10400, None), "pdr": (100e6 / 10400, None)}), Runner(), 1300)
+    assert "ndr_bps" not in m and m["ndr_generator_limited"] == 1 and m["generator_limit_bps"] == 100e6
+
+
+def test_a_receiver_that_cannot_keep_up_is_named_the_limit():
+    from vpnbench.measure.rate_search import RateSearch
+
+    m = _search(SimulatedPath(30_000, where="receiver"), _params(relative_width=0.01))
+    assert m["ndr_found"] == 1 and m["ndr_limit_receiver"] == 1 and "ndr_limit_path" not in m
+    assert "limit: the receiving socket" in RateSearch.headline_text(m)
+    assert {t.data.get("loss_site") for t in m["_trials"] if t.loss_ratio} == {"receiver"}
+
+
+def test_a_search_whose_lowest_load_already_lost_says_so_with_the_limit_it_met():
+    from vpnbench.measure.rate_search import RateSearch
+
+    # the receiver keeps up with 500 pps; min_rate (10 Mbit/s of 1300 B) is 961 pps
+    m = _search(SimulatedPath(500, where="receiver"), _params(relative_width=0.05))
+    assert m["ndr_found"] == 0 and "ndr_bps" not in m and m["ndr_limit_receiver"] == 1, m
+    assert m["ndr_upper_bound_bps"] == pytest.approx(10e6, rel=0.01)
+    text = RateSearch.headline_text(m)
+    assert "NDR not found: even 10.0 Mbit/s lost too much (limit: the receiving socket)" in text, text
+
+
+@pytest.mark.parametrize("counters, site", [
+    # the issue's baseline trial: 91 488 reached the server's device, iperf3 counted 90 005
+    ({"generator_sent": 91_488, "generator_received": 90_005, "client_tx_packets": 91_490,
+      "server_rx_packets": 91_492, "client_tx_dropped": 0, "server_rx_dropped": 0}, "receiver"),
+    ({"generator_sent": 1000, "generator_received": 800, "client_tx_packets": 1002, "server_rx_packets": 804,
+      "client_tx_dropped": 0, "server_rx_dropped": 0}, "path"),
+    ({"generator_sent": 1000, "generator_received": 800, "client_tx_packets": 802, "server_rx_packets": 803,
+      "client_tx_dropped": 198, "server_rx_dropped": 0}, "tunnel_device"),
+    ({"generator_sent": 1000, "generator_received": 1000, "server_rx_packets": 1003}, None),
+    ({"generator_sent": 1000, "generator_received": 900}, None),  # no counters: cannot tell
+])
+def test_loss_site_from_both_ends_counters(counters, site):
+    from vpnbench.measure.generators import loss_site
+
+    assert loss_site(counters) == site
+    assert loss_site(counters, generator_limited=True) == "generator"
 
 
 def test_a_generator_slightly_under_its_target_still_counts_as_sending_the_load():

@@ -41,3 +41,19 @@ def test_namespaces_of_one_machine_read_its_machine_wide_part_once():
         assert facts[role]["kernel"] == os.uname().release
         assert facts[role]["cpu_count"] == os.cpu_count()
         assert facts[role]["interfaces"], role  # its own network part
+
+
+def test_each_hosts_tcp_congestion_control_and_default_qdisc_are_recorded():
+    # read from this machine as it is (in a namespace the script reads the namespace's own control)
+    def sysctl(name):
+        return open(f"/proc/sys/net/{name}").read().strip()
+
+    hosts = {"client": ShellHost("client", "here"), "server": ShellHost("server", "here")}
+    facts = {f.host: f.facts for f in collect_host_facts("r1", hosts)}
+    for role in hosts:
+        assert facts[role]["tcp_congestion_control"] == sysctl("ipv4/tcp_congestion_control")
+        assert facts[role]["tcp_available_congestion_control"] == sysctl("ipv4/tcp_available_congestion_control").split()
+        assert facts[role]["default_qdisc"] == sysctl("core/default_qdisc")
+    from vpnbench.hostfacts import summary_line
+
+    assert f"TCP {sysctl('ipv4/tcp_congestion_control')}, qdisc " in summary_line(facts["client"])

@@ -52,6 +52,41 @@ def test_udp_without_loss():
     assert m["loss_pct"] == 0 and m["jitter_ms"] > 0
 
 
+def _received(doc: dict, packets: int, lost: int, bps: float) -> dict:
+    doc["end"]["sum_received"].update(packets=packets, lost_packets=lost, bits_per_second=bps)
+    doc["end"]["sum"].update(packets=packets, lost_packets=lost, bits_per_second=bps)
+    return doc
+
+
+def test_udp_tail_loss_is_counted_against_what_the_sender_sent():
+    # 9 612 sent; the receiver's highest sequence number was 9 000 with no gap before it: the
+    # 612 after the last one that arrived are lost, though iperf3's receiver says 0 %
+    doc = _received(parse_iperf_json(load("iperf3_3.12_udp_50M.json")), 9000, 0, 46.8e6)
+    m = udp_metrics(doc)
+    assert m["sent_packets"] == 9612 and m["received_packets"] == 9000
+    assert m["lost_packets"] == 612 and m["tail_lost_packets"] == 612
+    assert m["loss_pct"] == pytest.approx(100 * 612 / 9612)
+    # gaps and a tail together: 8 900 of the 9 000 sequence numbers arrived
+    m = udp_metrics(_received(parse_iperf_json(load("iperf3_3.12_udp_50M.json")), 9000, 100, 46.3e6))
+    assert m["received_packets"] == 8900 and m["loss_pct"] == pytest.approx(100 * 712 / 9612)
+
+
+def test_udp_nothing_arrived_is_total_loss_not_zero():
+    m = udp_metrics(_received(parse_iperf_json(load("iperf3_3.12_udp_50M.json")), 0, 0, 0.0))
+    assert m["sent_packets"] == 9612 and m["received_packets"] == 0 and m["lost_packets"] == 9612
+    assert m["loss_pct"] == 100.0 and m["throughput_bps"] == 0.0
+
+
+def test_udp_sweep_knee_uses_the_senders_count():
+    from vpnbench.measure.udp_sweep import Step, knee
+
+    lossless = udp_metrics(parse_iperf_json(load("iperf3_3.12_udp_50M.json")))
+    tail = udp_metrics(_received(parse_iperf_json(load("iperf3_3.12_udp_50M.json")), 9000, 0, 46.8e6))
+    steps = [Step(50_000_000, lossless, {}), Step(60_000_000, tail, {})]
+    assert knee(steps, 0.01) is steps[0]  # 6.4 % lost at the tail: the second step fell behind
+    assert steps[1].trial(2, 1300, 1.0).loss_ratio == pytest.approx(612 / 9612)
+
+
 def test_text_around_json_and_nan_values():
     text = re.sub(r'("jitter_ms":\s*)[0-9.e-]+', r"\1-nan", load("iperf3_3.12_udp_50M.json"))
     assert '"jitter_ms":\t-nan,' in text

@@ -499,3 +499,48 @@ def test_distributions_agree_with_scipy():
         assert mann_whitney_p(list(a), list(b)) == pytest.approx(
             sps.mannwhitneyu(a, b, alternative="two-sided").pvalue, rel=1e-6, abs=1e-300), (a, b)
     assert mann_whitney_p([1.0, 1.0], [1.0, 1.0]) == 1.0  # all tied: no spread, no difference
+
+
+def test_sender_receiver_gaps_are_one_finding_per_measurement_with_each_techniques_range():
+    # S1's rehearsal: 78 gapped (technique, impairment) groups printed 78 findings
+    techniques = [f"t{n}" for n in range(6)]
+    impairments = [f"loss {n}%" for n in range(13)]
+    cells = [cell(t, impairment=i, label="udp_400M_1300", measurement="udp",
+                  metrics={"throughput_bps": 400e6 * (0.9 - 0.05 * k), "sender_throughput_bps": 400e6})
+             for t in techniques for k, i in enumerate(impairments)]
+    cells += [cell("t0", label="tcp", metrics={"throughput_bps": 80e6, "sender_throughput_bps": 100e6})]
+    warnings = sender_receiver_gap(cells)
+    assert len(warnings) == 2 and {len(w.concerns) for w in warnings} == {78, 1}
+    grouped = next(w for w in warnings if len(w.concerns) == 78)
+    assert grouped.message.startswith("udp_400M_1300: ") and "78 of 78 cells" in grouped.message
+    assert "t0 10%–70% less (loss 0%, loss 1%, loss 10%" in grouped.message
+
+
+def test_a_figure_the_receiver_set_is_warned_about_per_measurement():
+    from vpnbench.methodology import receiver_limited
+
+    search = dict(label="rate_search_1300", measurement="rate_search")
+    cells = [cell("baseline", metrics={"ndr_bps": 187e6, "ndr_limit_receiver": 1.0, "pdr_limit_receiver": 1.0},
+                  **search),
+             cell("wg", metrics={"ndr_bps": 150e6, "ndr_limit_tunnel_device": 1.0}, **search),
+             cell("wg", impairment="delay 1ms", metrics={"ndr_found": 0.0, "ndr_limit_receiver": 1.0}, **search)]
+    (warning,) = receiver_limited(cells)
+    assert warning.code == "receiver_limited" and len(warning.concerns) == 2
+    assert warning.message.startswith("rate_search_1300: the NDR and PDR of baseline, wg (delay 1ms) met the "
+                                      "receiving socket's limit")
+    assert "receiver_limited" in {w.code for w in methodology_warnings(cells)}
+
+
+def test_tcp_under_loss_says_its_congestion_control():
+    from vpnbench.methodology import congestion_control_under_loss
+
+    lossy = {"egress_spec": {"loss_pct": 5.0}}
+    cells = [tcp("wg", 217e6, 1, impairment="loss 5%", impairment_params=lossy),
+             tcp("baseline", 900e6, 1, impairment="loss 5%", impairment_params=lossy),
+             tcp("wg", 300e6, 1)]  # no loss: nothing to say
+    cells[0]["technique_params"]["congestion_control"] = "bbr"
+    cells[1]["technique_params"]["congestion_control"] = "cubic"
+    (note,) = congestion_control_under_loss(cells)
+    assert len(note.concerns) == 2
+    assert "tcp under loss (loss 5%): TCP's congestion control was bbr (wg); cubic (baseline)" in note.message
+    assert congestion_control_under_loss(cells[2:]) == []

@@ -31,6 +31,7 @@ s smt; cat /sys/devices/system/cpu/smt/active 2>/dev/null
 s mitigations; grep -H . /sys/devices/system/cpu/vulnerabilities/* 2>/dev/null
 s irqbalance; pgrep -x irqbalance >/dev/null 2>&1 && echo running
 s crypto; cat /proc/crypto 2>/dev/null
+s default_qdisc; cat /proc/sys/net/core/default_qdisc 2>/dev/null || nsenter -t 1 -n cat /proc/sys/net/core/default_qdisc 2>/dev/null
 s v_iperf3; iperf3 --version 2>&1 | head -1
 s v_iperf2; iperf -v 2>&1 | head -1
 s v_wireguard_go; wireguard-go --version 2>&1 | head -1
@@ -49,6 +50,8 @@ s nft_lines; command -v nft >/dev/null && nft list ruleset 2>/dev/null | wc -l
 s interfaces; for d in /sys/class/net/*; do n=${d##*/}; [ "$n" = lo ] && continue; drv=$(basename "$(readlink "$d/device/driver" 2>/dev/null)" 2>/dev/null); echo "$n ${drv:--} $(cat "$d/mtu")"; done
 s offloads; command -v ethtool >/dev/null && for d in /sys/class/net/*; do n=${d##*/}; [ "$n" = lo ] && continue; ethtool -k "$n" 2>/dev/null | sed -n "s/^\(generic-segmentation-offload\|generic-receive-offload\|tcp-segmentation-offload\|rx-udp-gro-forwarding\|tx-checksumming\|rx-checksumming\): \([a-z]*\).*/$n \1 \2/p"; done
 s qdisc; tc qdisc show 2>/dev/null
+s tcp_cc; cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null
+s tcp_cc_available; cat /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null
 s end
 """
 SCRIPT = MACHINE_SCRIPT + NETWORK_SCRIPT
@@ -114,6 +117,11 @@ def parse_facts(text: str, machine_text: str = "") -> dict:
         "crypto_drivers": crypto_drivers(parts.get("crypto", "")),
         "interfaces": _interfaces(parts.get("interfaces", ""), parts.get("offloads", "")),
         "qdiscs": [line for line in parts.get("qdisc", "").splitlines() if line.strip()],
+        # TCP under loss measures the congestion control as much as the technique (bbr barely slows
+        # for random loss, cubic falls by an order of magnitude): per namespace, as the kernel keeps it
+        "tcp_congestion_control": parts.get("tcp_cc") or None,
+        "tcp_available_congestion_control": parts.get("tcp_cc_available", "").split(),
+        "default_qdisc": parts.get("default_qdisc") or None,
         "versions": {name[2:]: value for name, value in parts.items()
                      if name.startswith("v_") and value and not NOT_INSTALLED.search(value)},
     }
@@ -175,5 +183,6 @@ def summary_line(facts: dict) -> str:
     flags = [flag for flag, present in (facts.get("cpu_crypto_flags") or {}).items() if present]
     parts = [facts.get("cpu_model") or "?", f"{facts.get('cpu_count') or '?'} CPUs",
              "crypto flags: " + (", ".join(flags) or "none"), f"kernel {facts.get('kernel') or '?'}",
-             f"governor {facts.get('governor') or 'n/a'}", f"irqbalance {'on' if facts.get('irqbalance') else 'off'}"]
+             f"governor {facts.get('governor') or 'n/a'}", f"irqbalance {'on' if facts.get('irqbalance') else 'off'}",
+             f"TCP {facts.get('tcp_congestion_control') or '?'}, qdisc {facts.get('default_qdisc') or '?'}"]
     return "; ".join(parts)

@@ -39,9 +39,9 @@ class Ref:
 
 @dataclasses.dataclass(frozen=True)
 class MethodologyWarning:
-    # sender_receiver_gap, same_ceiling_as_baseline, flat_throughput, offered_rate_reached,
-    # core_saturated, softirq_bound, backend_substituted, one_direction, queue_below_bdp,
-    # window_below_bdp
+    # sender_receiver_gap, receiver_limited, same_ceiling_as_baseline, flat_throughput, offered_rate_reached,
+    # core_saturated, softirq_bound, backend_substituted, one_direction, queue_below_bdp, window_below_bdp,
+    # congestion_control_under_loss (not among methodology_warnings: the report says it beside the figures)
     code: str
     concerns: tuple[Ref, ...]
     message: str  # one sentence
@@ -50,8 +50,8 @@ class MethodologyWarning:
 def methodology_warnings(cells: list[dict]) -> list[MethodologyWarning]:
     """Every check over the cells, in a fixed order; failed and skipped cells are not read."""
     ok = [cell for cell in cells if cell.get("status") == "ok"]
-    return [*sender_receiver_gap(ok), *ceilings(ok), *busy_cores(ok), *backend_substituted(ok),
-            *one_direction(ok), *queue_below_bdp(ok), *fragmentation(ok)]
+    return [*sender_receiver_gap(ok), *receiver_limited(ok), *ceilings(ok), *busy_cores(ok),
+            *backend_substituted(ok), *one_direction(ok), *queue_below_bdp(ok), *fragmentation(ok)]
 
 
 def _groups(cells: Iterable[dict]) -> dict[tuple[str, str, str], list[dict]]:
@@ -85,17 +85,70 @@ def rate_text(bps: float) -> str:
 
 def sender_receiver_gap(cells: list[dict], limit: float = SENDER_RECEIVER_GAP) -> list[MethodologyWarning]:
     """Cells whose sender pushed more than `limit` above what the receiver got: the figure shown
-    is the receiver's (throughput_bps), and the gap is data lost or still in flight at the end."""
-    out = []
+    is the receiver's (throughput_bps), and the gap is data lost or still in flight at the end.
+    One finding per measurement: an impairment sweep gaps in most of its groups (S1's rehearsal
+    printed 78 findings, one per technique × impairment), which a reader can only take in per
+    measurement, with each technique's range."""
+    found: dict[str, list[tuple[tuple[str, str, str], list[dict], list[dict]]]] = {}
     for key, group in _groups(cells).items():
         gapped = [c for c in group if _gap(c) is not None and _gap(c) > limit]
         if gapped:
+            found.setdefault(key[2], []).append((key, group, gapped))
+    out = []
+    for label, groups in found.items():
+        if len(groups) == 1:
+            key, group, gapped = groups[0]
             sent = statistics.fmean(_metric(c, "sender_throughput_bps") for c in gapped)
             got = statistics.fmean(_metric(c, "throughput_bps") for c in gapped)
-            out.append(MethodologyWarning("sender_receiver_gap", _refs(gapped), (
-                f"{_where(key)}: the sender sent {rate_text(sent)} but the receiver got {rate_text(got)} "
-                f"({1 - got / sent:.0%} less) in {len(gapped)} of {len(group)} repetitions; the receiver's "
-                "figure is the one reported.")))
+            message = (f"{_where(key)}: the sender sent {rate_text(sent)} but the receiver got {rate_text(got)} "
+                       f"({1 - got / sent:.0%} less) in {len(gapped)} of {len(group)} repetitions; the receiver's "
+                       "figure is the one reported.")
+        else:
+            message = _gaps_per_technique(label, groups, sum(len(g) for _, g, _ in groups))
+        out.append(MethodologyWarning("sender_receiver_gap", _refs(c for _, _, gapped in groups for c in gapped),
+                                      message))
+    return out
+
+
+def _gaps_per_technique(label: str, groups: list, cells: int) -> str:
+    by_technique: dict[str, list[float]] = {}
+    impairments: dict[str, set[str]] = {}
+    for (technique, impairment, _), _, gapped in groups:
+        by_technique.setdefault(technique, []).extend(_gap(c) for c in gapped)
+        impairments.setdefault(technique, set()).add(impairment)
+    parts = []
+    for technique, gaps in by_technique.items():
+        low, high = min(gaps), max(gaps)
+        spread = f"{low:.0%}" if round(low, 2) == round(high, 2) else f"{low:.0%}–{high:.0%}"
+        where = ", ".join(sorted(impairments[technique]))
+        parts.append(f"{technique} {spread} less ({where})")
+    gapped = sum(len(g) for _, _, g in groups)
+    return (f"{label}: the receiver got more than {SENDER_RECEIVER_GAP:.0%} less than the sender sent in {gapped} "
+            f"of {cells} cells — {'; '.join(parts)}; the receiver's figure is the one reported.")
+
+
+LIMIT_GOALS = {"ndr": "NDR", "pdr": "PDR", "knee": "knee"}  # metrics `{goal}_limit_receiver` name these
+
+
+def receiver_limited(cells: list[dict]) -> list[MethodologyWarning]:
+    """A rate search's NDR/PDR or a sweep's knee whose loss happened at the receiving socket (the
+    server's tunnel device got the packets, the receiving program did not read them): the
+    receiver, not the technique, set the figure (seen here: a baseline's NDR of 187-467 Mbit/s on
+    a busy 2-core machine). One finding per measurement."""
+    by_label: dict[str, dict[str, list[dict]]] = {}
+    for cell in cells:
+        goals = [name for goal, name in LIMIT_GOALS.items() if _metric(cell, f"{goal}_limit_receiver")]
+        for name in goals:
+            by_label.setdefault(cell["measurement_label"], {}).setdefault(name, []).append(cell)
+    out = []
+    for label, goals in by_label.items():
+        hit = list({id(c): c for found in goals.values() for c in found}.values())
+        where = sorted({f"{c['technique']}" + (f" ({c['impairment']})" if c["impairment"] != "none" else "")
+                        for c in hit})
+        out.append(MethodologyWarning("receiver_limited", _refs(hit), (
+            f"{label}: the {' and '.join(goals)} of {', '.join(where)} met the receiving socket's limit (the packets "
+            "reached the server's tunnel device, the receiving program did not read them all): the receiver, not "
+            "the technique, set the figure; use vpnbench-gen (tool = \"gen\") or pin the receiver to its own core.")))
     return out
 
 
@@ -355,3 +408,35 @@ def _queue_finding(params: dict, side: str, capacity: float, packet_bytes: int,
         f"flight at {rate_text(bandwidth)} × {hold_s * 1e3:g} ms, so the queue, not the delay, limits "
         f"throughput (to about {rate_text(cap)} with {packet_bytes} B packets, more where GSO packs "
         f"several in one); set limit to at least {needed}.")
+
+
+def lossy(cell: dict) -> bool:
+    """Does the cell's impairment drop packets (loss or a Gilbert-Elliott model, either way)?"""
+    params = cell.get("impairment_params") or {}
+    return any((spec := params.get(side) or {}).get("loss_pct") or spec.get("gemodel")
+               for side in ("egress_spec", "ingress_spec"))
+
+
+def congestion_control_under_loss(cells: list[dict]) -> list[MethodologyWarning]:
+    """TCP under an impairment that drops packets measures the congestion control as much as the
+    technique: bbr barely slows for random loss (S1's rehearsal here: WireGuard 217 -> 217 Mbit/s
+    through 5 % loss) where a loss-based control (cubic, reno: S1's Raspberry Pi default) falls by
+    an order of magnitude. One note per measurement, naming the control each technique ran with;
+    the report prints it beside that measurement's figures (not among the warnings: it is what the
+    figures assume, not a fault in them)."""
+    by_label: dict[str, list[dict]] = {}
+    for cell in cells:
+        if cell.get("measurement") == "tcp" and lossy(cell):
+            by_label.setdefault(cell["measurement_label"], []).append(cell)
+    out = []
+    for label, found in by_label.items():
+        controls: dict[str, set[str]] = {}
+        for cell in found:
+            control = (cell.get("technique_params") or {}).get("congestion_control") or "not recorded"
+            controls.setdefault(control, set()).add(cell["technique"])
+        said = "; ".join(f"{control} ({', '.join(sorted(techniques))})" for control, techniques in controls.items())
+        impairments = ", ".join(sorted({c["impairment"] for c in found}))
+        out.append(MethodologyWarning("congestion_control_under_loss", _refs(found), (
+            f"{label} under loss ({impairments}): TCP's congestion control was {said}; a loss-based control "
+            "(cubic, reno) falls far more under loss than bbr, so these figures hold for that control only.")))
+    return out

@@ -6,7 +6,7 @@ that names the key and the keys that are allowed.
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, StringConstraints, ValidationError
 
 from vpnbench.errors import UserError
 from vpnbench.units import parse_duration, parse_duration_or_off, parse_rate, parse_size
@@ -32,6 +32,14 @@ class Params(BaseModel):
     def non_default_settings(self) -> dict[str, Any]:
         defaults = type(self)(kind=self.kind).settings()
         return {k: v for k, v in self.settings().items() if k != "kind" and defaults.get(k) != v}
+
+
+class TechniqueParams(Params):
+    """Base of the techniques' parameter models: what any technique run may set beside its own."""
+
+    # TCP congestion control on both ends for this technique's cells (net.ipv4.tcp_congestion_control);
+    # unset: the hosts' own. Checked against what the hosts' kernels offer before any host is touched.
+    congestion_control: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]{1,15}$")] | None = None
 
 
 def validate_model(model: type[BaseModel], data: dict, where: str) -> BaseModel:

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from vpnbench import __version__
+from vpnbench import __version__, congestion
 from vpnbench.campaign import Campaign, Cell, TechniqueBlock, expand
 from vpnbench.errors import MeasurementError, TechniqueError, TestbedError, UserError, VpnbenchError
 from vpnbench.impair.backends import ImpairmentBackend, LinkemBackend, NetemBackend, linkem_binary
@@ -27,6 +27,7 @@ from vpnbench.impair.model import Impairment
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.measure.base import Cycled, MeasureContext, PortAllocator
 from vpnbench.measure.ping import rtts
+from vpnbench.methodology import lossy
 from vpnbench.hostfacts import collect_host_facts
 from vpnbench.live import StoreLive
 from vpnbench.hosts.base import CommandFailed
@@ -152,6 +153,7 @@ class Runner:
         self._idle_rtt: dict[tuple[int, str], float] = {}  # (bring-up, impairment) -> lowest RTT seen, ms
         self.current_impairment: Impairment | None = None
         self.pinner: CorePinner | None = None  # [testbed] cores: moves each cell's processes
+        self._own_control: dict[str, str | None] | None = None  # each end's TCP congestion control before the run
 
     def run(self) -> RunOutcome:
         switch_interval = sys.getswitchinterval()  # _run lowers it while the warm-up imports
@@ -272,6 +274,7 @@ class Runner:
         spec = self.campaign.testbed
         if spec.kind == "local":
             probe = LocalKernelProbe(resources)
+            congestion.check_offered(self.campaign.techniques, {"this machine": congestion.offered_here()})
             backends = resolve_backends(self.campaign, probe)
             check_available(backends, self.skip_unavailable, self.ask)
             impair_backend = resolve_impairment_backend(self.campaign, resources)
@@ -280,6 +283,9 @@ class Runner:
         try:
             self.console.print(f"connecting to the {spec.kind} testbed: {', '.join(testbed.hosts)}")
             testbed.connect()
+            if congestion.asked(self.campaign.techniques):
+                congestion.check_offered(self.campaign.techniques,
+                                         congestion.offered_on({"client": testbed.client, "server": testbed.server}))
             backends = resolve_backends(self.campaign, testbed.probe)
             check_available(backends, self.skip_unavailable, self.ask)
             return testbed, testbed.probe, backends, resolve_impairment_backend(self.campaign, resources, testbed.probe)
@@ -359,6 +365,7 @@ class Runner:
         ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), resources, probe,
                                testbed.router)
         technique = TECHNIQUES[block.params.kind](block.params, ctx)
+        technique.params = self._congestion_control(block, testbed, resources)
         bringup: Bringup | None = None
         if block.mtu is not None:
             testbed.set_mtu(block.mtu)  # before the bring-up: the tunnel is made over it
@@ -387,6 +394,15 @@ class Runner:
             self._impair(None, run_id)
             if self.pinner is not None:
                 self.pinner.restore()
+
+    def _congestion_control(self, block: TechniqueBlock, testbed: Testbed, resources: RunResources):
+        """The technique's TCP congestion control set on both ends (or theirs put back); its
+        parameters as they ran name the one in force, which every TCP figure under loss is told with."""
+        ends = [testbed.client, testbed.server]
+        if self._own_control is None:
+            self._own_control = {host.role: congestion.current(host) for host in ends}
+        in_force = congestion.for_run(ends, block.params.congestion_control, self._own_control, resources.dir)
+        return block.params.model_copy(update={"congestion_control": in_force})
 
     def _fit_tunnel(self, bringup: Bringup, testbed: Testbed, block: TechniqueBlock) -> None:
         """Over a swept underlay MTU: the tunnel devices lowered to fit, the facts taken again."""
@@ -590,6 +606,8 @@ class Runner:
         if record.ok:
             outcome.ok += 1
             headline = MEASUREMENTS[record.measurement].headline_text(record.metrics)
+            if record.measurement == "tcp" and lossy(record.export()):  # under loss TCP measures its control too
+                headline += f" (congestion control {record.technique_params.get('congestion_control') or '?'})"
             self.console.print(f"  [green]ok[/]     {where}  {escape(headline)}")
         else:
             outcome.failed += 1

@@ -30,22 +30,28 @@ def _write(key: str, value: str, netns: str | None = None) -> bool:
 def apply_sysctls(settings: dict[str, str], netns_names: list[str], run_dir: Path) -> dict[str, dict]:
     """Apply every setting; returns what was done (recorded with the run)."""
     applied = {}
-    restore_path = run_dir / RESTORE_FILE
     for key, raw in settings.items():
         value = " ".join(str(raw).split())
         if all(_write(key, value, ns) for ns in netns_names) and all(_read(key, ns) == value for ns in netns_names):
             applied[key] = {"value": value, "scope": "namespaces"}
             continue
-        previous = _read(key)
-        if previous is None:
-            raise HostError(f"sysctl {key}: no such setting on this kernel")
-        saved = json.loads(restore_path.read_text()) if restore_path.exists() else {}
-        saved.setdefault(key, previous)  # first value seen is the one to restore
-        restore_path.write_text(json.dumps(saved))
-        if not _write(key, value):
-            raise HostError(f"sysctl {key}={value}: refused by the kernel")
-        applied[key] = {"value": value, "scope": "machine", "previous": previous}
+        applied[key] = {"value": value, "scope": "machine", "previous": save_and_write(key, value, run_dir)}
     return applied
+
+
+def save_and_write(key: str, value: str, run_dir: Path) -> str:
+    """Change a machine-wide setting, its previous value saved first for restore_sysctls (also
+    after a kill -9, by `vpnbench cleanup`). Returns the previous value."""
+    restore_path = run_dir / RESTORE_FILE
+    previous = _read(key)
+    if previous is None:
+        raise HostError(f"sysctl {key}: no such setting on this kernel")
+    saved = json.loads(restore_path.read_text()) if restore_path.exists() else {}
+    saved.setdefault(key, previous)  # first value seen is the one to restore
+    restore_path.write_text(json.dumps(saved))
+    if not _write(key, value):
+        raise HostError(f"sysctl {key}={value}: refused by the kernel")
+    return previous
 
 
 def restore_sysctls(run_dir: Path) -> list[str]:

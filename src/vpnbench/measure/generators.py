@@ -13,6 +13,9 @@ from vpnbench.measure.udp import udp_metrics
 from vpnbench.scaling import route_device
 
 
+GENERATOR_SHORTFALL = 0.97  # a trial that sent less than this share of its offered load is generator-limited
+
+
 @dataclasses.dataclass
 class TrialCounts:
     sent_packets: int
@@ -22,19 +25,21 @@ class TrialCounts:
     raw: dict[str, str]
     duration: float | None = None  # seconds the generator actually sent, when it knows
     error: str | None = None
+    trial_s: float | None = None  # the trial's length as run: the asked one rounded up to whole seconds
 
 
-def iperf3_trial(ctx: MeasureContext, family: str, offered_bps: float, length: int, seconds: int) -> TrialCounts:
-    doc, raw = run_iperf(ctx, family, ["-u", "-b", str(int(offered_bps)), "-l", str(length), "-t", str(seconds)],
-                         seconds)
+def iperf3_trial(ctx: MeasureContext, family: str, offered_bps: float, length: int, seconds: int,
+                 socket_buffer: int | None = None) -> TrialCounts:
+    buffer = ["-w", str(socket_buffer)] if socket_buffer else []  # both ends' (iperf3 tells the server)
+    doc, raw = run_iperf(ctx, family, ["-u", "-b", str(int(offered_bps)), "-l", str(length), "-t", str(seconds),
+                                       *buffer], seconds)
     try:
-        m = udp_metrics(doc)
-        sent = int(doc["end"]["sum_sent"]["packets"])  # what left the sender; the receiver's count misses tail loss
+        m = udp_metrics(doc)  # counted against what left the sender: the receiver's count misses tail loss
+        sent = int(doc["end"]["sum_sent"]["packets"])
     except (KeyError, TypeError, ValueError) as exc:
         raise MeasurementError(f"unexpected iperf3 UDP JSON: missing {exc}", raw) from None
-    received = int(m.get("received_packets", 0))
-    return TrialCounts(sent, min(received, sent), m["sender_throughput_bps"], m["throughput_bps"], raw,
-                       duration=doc["end"].get("sum_sent", {}).get("seconds"))
+    return TrialCounts(sent, int(m["received_packets"]), m["sender_throughput_bps"], m["throughput_bps"], raw,
+                       duration=doc["end"]["sum_sent"].get("seconds"))
 
 
 def gen_trial(ctx: MeasureContext, family: str, offered_bps: float, length: int, seconds: int) -> TrialCounts:
@@ -71,3 +76,37 @@ def interface_counters(ctx: MeasureContext, family: str) -> dict[str, int]:
             if out.isdigit():
                 counters[f"{role}_{name}"] = int(out)
     return counters
+
+
+# Where a trial's packets were lost, as `loss_site` names it; the text says it to a person.
+LOSS_SITES = {"generator": "the generator (it could not send the load)",
+              "tunnel_device": "a tunnel device (its queue dropped them)",
+              "path": "the path between the tunnel devices (the technique or the link)",
+              "receiver": "the receiving socket (the receiver could not keep up)"}
+
+
+def counter_comparison(before: dict[str, int], after: dict[str, int], sent: int, received: int) -> dict:
+    """The tunnel interfaces' packet counters over a trial beside the generator's counts: the
+    client's tunnel device should have sent at least what the generator sent, the server's
+    received at least what it received (control traffic adds a few)."""
+    deltas = {name: after[name] - before[name] for name in after if name in before}
+    return {**deltas, "generator_sent": sent, "generator_received": received}
+
+
+def loss_site(counters: dict, generator_limited: bool = False) -> str | None:
+    """Where a trial lost most of what it lost (a LOSS_SITES key), from counter_comparison's
+    numbers; None when it lost nothing or the counters cannot tell. Packets that reached the
+    server's tunnel device but not the receiving program were dropped at its socket (seen here:
+    91 488 arrived at the device, iperf3 counted 90 005); those that never reached the device
+    were dropped by a device's queue (its dropped counters rose) or on the way between."""
+    if generator_limited:
+        return "generator"
+    sent, received, arrived = (counters.get(k) for k in ("generator_sent", "generator_received", "server_rx_packets"))
+    if sent is None or received is None or arrived is None or received >= sent:
+        return None
+    before_device = max(sent - arrived, 0)  # control packets in `arrived` make this a little low, never high
+    if arrived - received >= before_device:
+        return "receiver"
+    dropped = counters.get("client_tx_dropped", 0) + counters.get("server_rx_dropped", 0)
+    left_client = counters.get("client_tx_packets", sent)
+    return "tunnel_device" if dropped > 0 or sent - left_client >= before_device / 2 else "path"

@@ -6,7 +6,9 @@ generator plugs in as one function) and stores it as a Trial.
 A trial whose generator could not send what was asked (sent < 0.97 x offered) tells the search
 it lost the unsent packets (MLRsearch counts unsent as loss), and the result, when the search's
 upper bound lies at or above such a load, says "generator-limited at X" instead of an NDR:
-the tunnel was not what stopped it.
+the tunnel was not what stopped it. Otherwise each goal says which limit its upper bound met
+(`{goal}_limit_{site}`: path, tunnel device, receiving socket), from both ends' interface
+counters around the trials there; a search whose lowest load already lost says so the same way.
 """
 
 import math
@@ -18,11 +20,10 @@ from pydantic import Field, model_validator
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.gen import GEN_MIN_LENGTH
-from vpnbench.measure.generators import GENERATORS, TrialCounts, interface_counters
-from vpnbench.params import Duration, Family, Params, Rate
+from vpnbench.measure.generators import (GENERATOR_SHORTFALL, GENERATORS, LOSS_SITES, TrialCounts,
+                                         counter_comparison, interface_counters, loss_site)
+from vpnbench.params import Duration, Family, Params, Rate, Size
 from vpnbench.records import Trial
-
-GENERATOR_SHORTFALL = 0.97  # a trial that sent less than this share of its offered load is generator-limited
 
 
 class RateSearchParams(Params):
@@ -39,9 +40,14 @@ class RateSearchParams(Params):
     duration_sum: Duration = 3.0  # trial seconds at one load before it counts as a bound (CSIT: 21)
     budget: Duration = 600.0  # the search's time limit
     family: Family = "ipv4"
+    # iperf3 -w: both ends' socket buffers; unset: the kernel's default. A small one shows a search
+    # meeting the receiving socket's limit (and says so) rather than the technique's.
+    socket_buffer: Size | None = Field(None, ge=1024)
 
     @model_validator(mode="after")
     def _consistent(self):
+        if self.tool == "gen" and self.socket_buffer is not None:
+            raise ValueError("socket_buffer: only iperf3 sets it (-w); allowed with tool = \"iperf3\"")
         if self.tool == "gen" and self.length < GEN_MIN_LENGTH:
             raise ValueError(f"length: {self.length} is not allowed with tool = \"gen\"; allowed values: "
                              f"{GEN_MIN_LENGTH} to 65507")
@@ -75,10 +81,15 @@ class RateSearch(Measurement):
     def headline_text(cls, metrics: dict) -> str:
         parts = []
         for goal in ("ndr", "pdr"):
+            site = goal_limit(metrics, goal)
+            at = f" (limit: {LOSS_SITES[site].split(' (')[0]})" if site else ""
             if f"{goal}_bps" in metrics:
-                parts.append(f"{goal.upper()} {metrics[f'{goal}_bps'] / 1e6:.1f} Mbit/s")
+                parts.append(f"{goal.upper()} {metrics[f'{goal}_bps'] / 1e6:.1f} Mbit/s{at}")
             elif metrics.get(f"{goal}_generator_limited"):
                 parts.append(f"{goal.upper()} generator-limited at {metrics['generator_limit_bps'] / 1e6:.1f} Mbit/s")
+            elif f"{goal}_upper_bound_bps" in metrics:
+                parts.append(f"{goal.upper()} not found: even {metrics[f'{goal}_upper_bound_bps'] / 1e6:.1f} Mbit/s "
+                             f"lost too much{at}")
             else:
                 parts.append(f"{goal.upper()} not found")
         return ", ".join(parts) + f" ({metrics.get('trials', 0):.0f} trials)"
@@ -117,9 +128,10 @@ class TrialRunner:
     """One trial per call: the generator's counts, the tunnel interfaces' counters at both ends
     around it, stored as a Trial. MLRsearch's loads are packets per second."""
 
-    def __init__(self, ctx: MeasureContext, params: RateSearchParams):
+    def __init__(self, ctx: MeasureContext, params: RateSearchParams, generator=None, counters=None):
         self.ctx, self.params = ctx, params
-        self.generator = GENERATORS[params.tool]
+        self.generator = generator or GENERATORS[params.tool]  # a simulated one in unit tests
+        self.counters = counters or (lambda: interface_counters(ctx, params.family))
         self.trials: list[Trial] = []
         self.raw: dict[str, str] = {}
         self.offered_series: list[tuple[float, float]] = []
@@ -130,20 +142,27 @@ class TrialRunner:
         p = self.params
         offered_bps = load_pps * 8 * p.length
         seconds = max(1, math.ceil(duration - 1e-9))  # iperf3 3.12 takes whole seconds
-        before = interface_counters(self.ctx, p.family)
+        before = self.counters()
         try:
-            counts = self.generator(self.ctx, p.family, offered_bps, p.length, seconds)
+            options = {"socket_buffer": p.socket_buffer} if p.socket_buffer else {}
+            counts = self.generator(self.ctx, p.family, offered_bps, p.length, seconds, **options)
         except MeasurementError as exc:
             # A trial whose tool failed (e.g. iperf3's control connection lost under overload)
             # forwarded nothing it can prove: all lost, not a generator shortfall.
             counts = TrialCounts(sent_packets=int(load_pps * seconds), received_packets=0, sent_bps=offered_bps,
                                  received_bps=0.0, raw=exc.raw, error=str(exc))
-        after = interface_counters(self.ctx, p.family)
+        after = self.counters()
+        counts.trial_s = float(seconds)
         number = len(self.trials) + 1
         self.raw.update({f"trial{number}_{name}": text for name, text in counts.raw.items()})
-        limited = counts.sent_bps < GENERATOR_SHORTFALL * offered_bps
+        # Against the load over the seconds it ran: iperf3's own rate is per its own (rounded-up) seconds
+        limited = counts.sent_packets < GENERATOR_SHORTFALL * load_pps * seconds
+        interfaces = counter_comparison(before, after, counts.sent_packets, counts.received_packets)
         data = {"sent_bps": counts.sent_bps, "received_bps": counts.received_bps, "generator_limited": limited,
-                "intended_duration_s": duration, "interfaces": counter_comparison(before, after, counts)}
+                "intended_duration_s": duration, "interfaces": interfaces}
+        site = None if counts.error else loss_site(interfaces, limited)  # a failed tool tells nothing of where
+        if site:
+            data["loss_site"] = site
         if counts.error:
             data["error"] = counts.error
         sent = counts.sent_packets
@@ -162,21 +181,13 @@ class TrialRunner:
         return min(limited) if limited else None
 
     def raw_with_table(self) -> dict[str, str]:
-        lines = ["trial offered_Mbps sent_Mbps received_Mbps loss_ratio duration_s generator_limited"]
+        lines = ["trial offered_Mbps sent_Mbps received_Mbps loss_ratio duration_s generator_limited lost_at"]
         for t in self.trials:
             loss = "nan" if t.loss_ratio is None else f"{t.loss_ratio:.6f}"
             lines.append(f"{t.number:5d} {t.offered_bps / 1e6:12.2f} {t.data['sent_bps'] / 1e6:9.2f} "
                          f"{t.data['received_bps'] / 1e6:13.2f} {loss:>10} {t.duration_s:10g} "
-                         f"{'yes' if t.data['generator_limited'] else 'no'}")
+                         f"{'yes' if t.data['generator_limited'] else 'no':>17} {t.data.get('loss_site', '-')}")
         return {**self.raw, "search": "\n".join(lines) + "\n"}
-
-
-def counter_comparison(before: dict[str, int], after: dict[str, int], counts: TrialCounts) -> dict:
-    """The tunnel interfaces' packet counters over the trial beside the generator's counts: the
-    client's tunnel device should have sent at least what the generator sent, the server's
-    received at least what it received (control traffic adds a few)."""
-    deltas = {name: after[name] - before[name] for name in after if name in before}
-    return {**deltas, "generator_sent": counts.sent_packets, "generator_received": counts.received_packets}
 
 
 def search_metrics(outcome, runner: TrialRunner, length: int) -> dict[str, float]:
@@ -198,6 +209,9 @@ def search_metrics(outcome, runner: TrialRunner, length: int) -> dict[str, float
             limits.append(limit)
             continue
         metrics[f"{goal}_found"] = 0.0 if lower is None else 1.0
+        site = limit_met(runner.trials, upper, getattr(runner.params, f"{goal}_loss"))
+        if site:
+            metrics[f"{goal}_limit_{site}"] = 1.0
         if lower is not None:
             metrics[f"{goal}_pps"] = lower
             metrics[f"{goal}_bps"] = lower * 8 * length
@@ -211,7 +225,24 @@ def search_metrics(outcome, runner: TrialRunner, length: int) -> dict[str, float
 
 def _generator_stopped(upper_bps: float | None, short: float | None) -> float | None:
     """Where the generator stopped this goal's search, if it did: the upper bound lies at or above
-    the lowest load the generator fell short of (sent < 0.97 x offered)."""
-    if upper_bps is None or short is None:
+    the lowest load the generator fell short of (sent < 0.97 x offered). No upper bound (max_rate
+    itself passed) lies above every load: a shortfall anywhere stopped it."""
+    if short is None:
         return None
-    return short if upper_bps >= short * (1 - 1e-9) else None
+    return short if upper_bps is None or upper_bps >= short * (1 - 1e-9) else None
+
+
+def limit_met(trials: list[Trial], upper_pps: float | None, goal_loss: float) -> str | None:
+    """Which limit (a LOSS_SITES key) a goal's upper bound met: where the trials at that load
+    that lost more than the goal allows lost most of it."""
+    if upper_pps is None:
+        return None
+    sites = [t.data.get("loss_site") for t in trials if t.offered_pps is not None
+             and math.isclose(t.offered_pps, upper_pps, rel_tol=1e-6) and (t.loss_ratio or 0.0) > goal_loss]
+    sites = [site for site in sites if site]
+    return max(set(sites), key=sites.count) if sites else None
+
+
+def goal_limit(metrics: dict, goal: str) -> str | None:
+    """The limit search_metrics found for a goal, or None."""
+    return next((site for site in LOSS_SITES if metrics.get(f"{goal}_limit_{site}")), None)

@@ -23,11 +23,15 @@ class _Measurer(AbstractMeasurer):
 
     def measure(self, intended_duration: float, intended_load: float) -> MeasurementResult:
         counts = self.source.run_trial(intended_duration, intended_load)
-        return MeasurementResult(intended_duration=intended_duration, intended_load=intended_load,
+        # The trial as it ran: a generator that takes whole seconds runs 1.2 s as 2 s, and the load
+        # it was meant to send is the load times that, not times the 1.2 s asked (else a generator
+        # sending 60 % of the load would count as having sent it all).
+        ran = max(counts.trial_s or intended_duration, intended_duration)
+        return MeasurementResult(intended_duration=ran, intended_load=intended_load,
                                  offered_count=int(counts.sent_packets),
                                  forwarding_count=int(min(counts.received_packets, counts.sent_packets)),
-                                 offered_duration=counts.duration or intended_duration,
-                                 intended_count=intended_count(counts.sent_packets, intended_load * intended_duration,
+                                 offered_duration=counts.duration or ran,
+                                 intended_count=intended_count(counts.sent_packets, intended_load * ran,
                                                                self.shortfall))
 
 

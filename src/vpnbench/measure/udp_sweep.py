@@ -1,6 +1,8 @@
 """A UDP rate sweep (S1): one iperf3 test per offered rate, to find where a technique stops
 keeping up. Each step is a Trial; the sender's and the receiver's view are both kept, because
-S1 saw WireGuard and OpenVPN keep *sending* at the target while the receiver dropped.
+S1 saw WireGuard and OpenVPN keep *sending* at the target while the receiver dropped. Both
+ends' tunnel device counters around each step say where a step's loss happened, so the knee
+says which limit it met (path, tunnel device, receiving socket, generator).
 
 CPU per step: iperf3's own process CPU on both ends (its end.cpu_utilization_percent) is in
 each trial's data; the hosts' whole CPU is the monitor's time series over the cell, which the
@@ -14,6 +16,8 @@ from pydantic import BeforeValidator, Field
 
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.generators import (GENERATOR_SHORTFALL, LOSS_SITES, counter_comparison, interface_counters,
+                                         loss_site)
 from vpnbench.measure.iperf import run_iperf
 from vpnbench.measure.udp import udp_metrics
 from vpnbench.params import Duration, Family, Params
@@ -35,9 +39,9 @@ class UdpSweepParams(Params):
 class UdpSweep(Measurement):
     kind = "udp_sweep"
     Params = UdpSweepParams
-    tools = ("iperf3",)
-    packages = {"iperf3": "iperf3"}
-    server_tools = ("iperf3", "ss")
+    tools = ("iperf3", "ip")
+    packages = {"iperf3": "iperf3", "ip": "iproute2"}
+    server_tools = ("iperf3", "ss", "ip")
     columns = (Column("knee_bps", "knee Mbit/s", 1e-6), Column("max_received_bps", "max recv Mbit/s", 1e-6),
                Column("top_sent_bps", "top sent Mbit/s", 1e-6), Column("top_received_bps", "top recv Mbit/s", 1e-6),
                Column("top_loss_pct", "top loss %"))
@@ -49,6 +53,8 @@ class UdpSweep(Measurement):
     def headline_text(cls, metrics: dict) -> str:
         knee = metrics.get("knee_bps")
         knee_text = f"knee {knee / 1e6:.0f} Mbit/s" if knee is not None else "no knee (first step lost too much)"
+        site = next((site for site in LOSS_SITES if metrics.get(f"knee_limit_{site}")), None)
+        knee_text += f" (limit: {LOSS_SITES[site].split(' (')[0]})" if site else ""
         top = f"top step sent {metrics.get('top_sent_bps', 0) / 1e6:.0f} / received " \
               f"{metrics.get('top_received_bps', 0) / 1e6:.0f} Mbit/s"
         return f"{knee_text}, {top}"
@@ -69,9 +75,11 @@ class UdpSweep(Measurement):
         for number, rate in enumerate(p.rate, 1):
             step_start = time.monotonic() - started
             args = ["-u", "-b", str(rate), "-l", str(p.length), "-t", f"{p.duration:g}"]
+            before = interface_counters(ctx, p.family)
             try:
                 doc, step_raw = run_iperf(ctx, p.family, args, p.duration)
                 step = Step(rate, udp_metrics(doc), _cpu(doc))
+                step.count(before, interface_counters(ctx, p.family))
             except MeasurementError as exc:
                 step_raw, step = exc.raw, Step(rate, {}, {}, error=str(exc))
             except (KeyError, TypeError) as exc:
@@ -100,6 +108,15 @@ class Step:
         self.cpu = cpu
         self.error = error
         self.start = self.end = 0.0
+        self.interfaces: dict = {}
+        self.loss_site: str | None = None
+
+    def count(self, before: dict[str, int], after: dict[str, int]) -> None:
+        """Both ends' tunnel device counters over the step, and where its loss happened."""
+        m = self.metrics
+        self.interfaces = counter_comparison(before, after, int(m["sent_packets"]), int(m["received_packets"]))
+        short = m["sender_throughput_bps"] < GENERATOR_SHORTFALL * self.offered_bps
+        self.loss_site = loss_site(self.interfaces, short) if self.loss_ratio else None
 
     @property
     def ok(self) -> bool:
@@ -117,7 +134,8 @@ class Step:
         m = self.metrics
         data = {"sender_bps": m.get("sender_throughput_bps"), "receiver_bps": m.get("throughput_bps"),
                 "jitter_ms": m.get("jitter_ms"), "lost_packets": m.get("lost_packets"),
-                "start_s": round(self.start, 3), "end_s": round(self.end, 3), **self.cpu}
+                "start_s": round(self.start, 3), "end_s": round(self.end, 3), **self.cpu,
+                "interfaces": self.interfaces or None, "loss_site": self.loss_site}
         if self.error:
             data["error"] = self.error
         return Trial(number, offered_bps=float(self.offered_bps), offered_pps=self.offered_bps / (8 * length),
@@ -161,11 +179,20 @@ def sweep_metrics(steps: list[Step], max_loss: float) -> dict[str, float]:
     }
     if top.loss_ratio is not None:
         metrics["top_loss_pct"] = top.loss_ratio * 100.0
+    limit = knee_limit(steps, knee_step)
+    if limit:
+        metrics[f"knee_limit_{limit}"] = 1.0
     if knee_step:
         metrics["knee_bps"] = float(knee_step.offered_bps)
         metrics["knee_at_top"] = 1.0 if knee_step is steps[-1] else 0.0  # the real knee may lie higher
         metrics["knee_received_bps"] = knee_step.metrics["throughput_bps"]
     return metrics
+
+
+def knee_limit(steps: list[Step], knee_step: Step | None) -> str | None:
+    """The limit the knee met: where the first step past it (the first step, without a knee) lost."""
+    past = steps.index(knee_step) + 1 if knee_step else 0
+    return steps[past].loss_site if past < len(steps) else None
 
 
 def sweep_series(steps: list[Step]) -> dict[str, list[tuple[float, float]]]:
@@ -186,14 +213,15 @@ def sweep_series(steps: list[Step]) -> dict[str, list[tuple[float, float]]]:
 
 def describe(steps: list[Step], max_loss: float) -> str:
     """A human-readable table of the sweep, with why the knee is where it is (or absent)."""
-    lines = ["offered_Mbps sent_Mbps received_Mbps loss_pct keeps_up"]
+    lines = ["offered_Mbps sent_Mbps received_Mbps loss_pct keeps_up lost_at"]
     for s in steps:
         if not s.ok:
             lines.append(f"{s.offered_bps / 1e6:12.1f} failed: {s.error}")
             continue
         loss = "nan" if s.loss_ratio is None else f"{s.loss_ratio * 100:.3f}"
         lines.append(f"{s.offered_bps / 1e6:12.1f} {s.metrics['sender_throughput_bps'] / 1e6:9.1f} "
-                     f"{s.metrics['throughput_bps'] / 1e6:13.1f} {loss:>8} {'yes' if s.keeps_up(max_loss) else 'no'}")
+                     f"{s.metrics['throughput_bps'] / 1e6:13.1f} {loss:>8} {'yes' if s.keeps_up(max_loss) else 'no':>8} "
+                     f"{s.loss_site or '-'}")
     found = knee(steps, max_loss)
     if found is None:
         lines.append(f"no knee: the first step ({steps[0].offered_bps / 1e6:g} Mbit/s) already lost more "

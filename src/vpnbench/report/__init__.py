@@ -19,6 +19,7 @@ from vpnbench.analysis import summarize
 from vpnbench.errors import UserError
 from vpnbench.hostfacts import summary_line
 from vpnbench.measure import MEASUREMENTS
+from vpnbench.methodology import congestion_control_under_loss
 from vpnbench.quality import monitor_frame, qualities
 from vpnbench.records import Cell, HostFacts, Run
 from vpnbench.report.figures import (Canvas, Drawing, NoData, figures_for, headline, impairment_entries,
@@ -215,7 +216,22 @@ def _measurement_section(number: int, label: str, summary: pd.DataFrame, cells: 
             "costs": costs, "comparisons": comparisons,
             "glance": _glance(costs, comparisons, pick.metrics[0] if pick else None, baseline),
             "repeated": _repeated(summary[(summary["measurement_label"] == label) & summary["metric"].isin(metrics)]),
+            "captions": _captions(kind, mine),
             "figures": figures_for(drawing)}
+
+
+def _captions(kind: str, cells: list[Cell]) -> list[str]:
+    """What a reader must see beside a measurement's figures: a search's or sweep's outcome in
+    words (the limit it met, or that no rate was without loss; the methodology warnings say when
+    that limit was the receiver), and the congestion control of TCP figures under loss."""
+    ok = [c for c in cells if c.ok]
+    said = []
+    if kind in ("rate_search", "udp_sweep"):
+        for technique, impairment in dict.fromkeys((c.technique, c.impairment) for c in ok):
+            last = [c for c in ok if (c.technique, c.impairment) == (technique, impairment)][-1]
+            where = technique + ("" if impairment == "none" else f" ({impairment})")
+            said.append(f"{where}: {MEASUREMENTS[kind].headline_text(last.metrics)}")
+    return said + [w.message for w in congestion_control_under_loss([c.export() for c in ok])]
 
 
 def _glance(costs: list[dict], comparisons: list[dict], metric: str | None, baseline: str | None) -> dict | None:

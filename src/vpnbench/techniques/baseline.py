@@ -2,11 +2,11 @@
 
 from typing import Literal
 
-from vpnbench.params import Params
+from vpnbench.params import TechniqueParams
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 
 
-class BaselineParams(Params):
+class BaselineParams(TechniqueParams):
     kind: Literal["baseline"] = "baseline"
 
 

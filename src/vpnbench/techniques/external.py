@@ -17,13 +17,13 @@ from typing import Literal
 from pydantic import Field
 
 from vpnbench.errors import TechniqueError
-from vpnbench.params import Duration, Params
+from vpnbench.params import Duration, TechniqueParams
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 
 ANY_IP = "ip or ip6"
 
 
-class ExternalParams(Params):
+class ExternalParams(TechniqueParams):
     kind: Literal["external"] = "external"
     device: str = "unspecified"  # free text, e.g. "Juniper SRX345, Junos 21.4"
     cipher: str = "unknown"  # what the device is configured for, as the tester knows it

@@ -24,7 +24,7 @@ from pydantic import ValidationInfo, field_validator
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import stop_all
-from vpnbench.params import Params
+from vpnbench.params import TechniqueParams
 from vpnbench.safe_files import wipe
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 
@@ -33,7 +33,7 @@ WIRE_FILTER = "ether proto 0x88e5"
 MKA_TIMEOUT = 15.0
 
 
-class MACsecParams(Params):
+class MACsecParams(TechniqueParams):
     kind: Literal["macsec"] = "macsec"
     cipher: Literal["gcm-aes-128", "gcm-aes-256", "gcm-aes-xpn-128", "gcm-aes-xpn-256"] = "gcm-aes-128"
     keying: Literal["static", "mka"] = "static"

@@ -19,7 +19,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, stop_all
-from vpnbench.params import Family, Params, Size
+from vpnbench.params import Family, Size, TechniqueParams
 from vpnbench.safe_files import wipe, wipe_tree, write_private
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 from vpnbench.tools import missing_tool_reason, which
@@ -37,7 +37,7 @@ NODELAY_SET = "Socket flags: TCP_NODELAY=1 succeeded"
 START_TIMEOUT = 20.0
 
 
-class OpenVPNParams(Params):
+class OpenVPNParams(TechniqueParams):
     kind: Literal["openvpn"] = "openvpn"
     backend: Literal["auto", "dco", "userspace"] = "auto"
     transport: Literal["udp", "tcp"] = "udp"

@@ -13,7 +13,7 @@ from pydantic import Field
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import stop_all
-from vpnbench.params import Family, Params
+from vpnbench.params import Family, TechniqueParams
 from vpnbench.safe_files import wipe
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 from vpnbench.tools import missing_tool_reason, which
@@ -25,7 +25,7 @@ INNER = {
 USERSPACE_ENV = {"WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD": "1"}
 
 
-class WireGuardParams(Params):
+class WireGuardParams(TechniqueParams):
     kind: Literal["wireguard"] = "wireguard"
     backend: Literal["auto", "kernel", "userspace"] = "auto"
     psk: bool = False  # pre-shared key on top of Curve25519: WireGuard's post-quantum hardening

@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
-from vpnbench.params import Family, Params
+from vpnbench.params import Family, TechniqueParams
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 from vpnbench.techniques.ipsec import l2tp, libreswan, strongswan
 from vpnbench.techniques.ipsec.proposals import CIPHERS, DEFAULT_IKE, PQ_KE, weak_ike_warning, xfrm_probe_commands
@@ -27,7 +27,7 @@ INNER = {
 PROPOSAL = r"^[a-z0-9_]+(-[a-z0-9_]+)*$"
 
 
-class IpsecParams(Params):
+class IpsecParams(TechniqueParams):
     kind: Literal["ipsec"] = "ipsec"
     implementation: Literal["strongswan", "libreswan"] = "strongswan"
     backend: Literal["auto", "kernel", "userspace"] = "auto"

@@ -1,0 +1,91 @@
+"""TCP congestion control per technique run, on both ends.
+
+TCP under loss measures the congestion control as much as the technique: bbr (this machine's
+default) barely slows for random loss, where a loss-based control (cubic, reno) falls by an
+order of magnitude. So a campaign may choose it per technique (`congestion_control = "cubic"`),
+checked against what the hosts' kernels offer (net.ipv4.tcp_available_congestion_control)
+before any host is changed, and set on both ends before the technique comes up.
+
+The setting is per network namespace. A namespace other than the machine's first may only choose
+a control the machine allows (net.ipv4.tcp_allowed_congestion_control, machine-wide): one that is
+not allowed is added there for the run and the list put back afterwards (the run directory's
+sysctl restore file, so `vpnbench cleanup` puts it back after a kill -9 too).
+"""
+
+from pathlib import Path
+
+from vpnbench.errors import HostError, UserError
+from vpnbench.hosts.base import Host
+from vpnbench.sysctls import save_and_write
+
+CONTROL = "net.ipv4.tcp_congestion_control"
+AVAILABLE = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+ALLOWED = "net.ipv4.tcp_allowed_congestion_control"
+
+
+def asked(techniques: list) -> list[tuple[int, str]]:
+    """(technique number, control) for every technique that chooses one."""
+    return [(number, params.congestion_control) for number, params in enumerate(techniques, start=1)
+            if getattr(params, "congestion_control", None)]
+
+
+def check_offered(techniques: list, offered: dict[str, list[str]]) -> None:
+    """Every chosen control is one each host's kernel offers ("the client", "this machine", ... ->
+    its available list), else one line naming the field and the allowed values."""
+    for number, control in asked(techniques):
+        for role, available in offered.items():
+            if control not in available:
+                raise UserError(f"technique[{number}].congestion_control: {control!r} is not offered by "
+                                f"{role}'s kernel; allowed values: {', '.join(available) or 'none found'}")
+
+
+def offered_here() -> list[str]:
+    """What this machine's kernel offers (a local testbed's namespaces share its kernel)."""
+    try:
+        return Path(AVAILABLE).read_text().split()
+    except OSError:
+        return []
+
+
+def offered_on(hosts: dict[str, Host]) -> dict[str, list[str]]:
+    return {f"the {role}": host.run(["cat", AVAILABLE], timeout=15, check=False).stdout.split()
+            for role, host in hosts.items()}
+
+
+def current(host: Host) -> str | None:
+    out = host.run(["cat", f"/proc/sys/{CONTROL.replace('.', '/')}"], timeout=15, check=False)
+    return (out.stdout.strip() or None) if out.ok else None
+
+
+def apply(host: Host, control: str, run_dir: Path) -> None:
+    """Set `control` on the host. A namespace of this machine refuses one the machine does not
+    allow (EPERM): it is allowed machine-wide for the run, then set again."""
+    if getattr(host, "set_sysctl", None):  # a machine of its own (ssh): it records the old value to restore
+        host.set_sysctl(CONTROL, control)
+        return
+    result = host.run(["sysctl", "-qw", f"{CONTROL}={control}"], timeout=15, check=False)
+    if not result.ok and not host.remote:  # a VM guest sets it in its own first namespace: never refused
+        allowed = Path(f"/proc/sys/{ALLOWED.replace('.', '/')}").read_text().split()
+        if control not in allowed:
+            save_and_write(ALLOWED, " ".join([*allowed, control]), run_dir)
+        result = host.run(["sysctl", "-qw", f"{CONTROL}={control}"], timeout=15, check=False)
+    if not result.ok:
+        raise HostError(f"{host.role}: {CONTROL}={control} refused: {result.stderr.strip()}")
+
+
+def said(hosts: list[Host]) -> str | None:
+    """The control in force on the hosts: one name when they agree, else each role's."""
+    controls = {host.role: current(host) for host in hosts}
+    if len(set(controls.values())) == 1:
+        return next(iter(controls.values()))
+    return ", ".join(f"{role} {control or '?'}" for role, control in controls.items())
+
+
+def for_run(hosts: list[Host], chosen: str | None, own: dict[str, str | None], run_dir: Path) -> str | None:
+    """Before a technique comes up: its chosen control on both ends, or each host's own (`own`,
+    read before the first change) back after a technique that chose one. Returns what is in force."""
+    for host in hosts:
+        want = chosen or own.get(host.role)
+        if want and current(host) != want:
+            apply(host, want, run_dir)
+    return said(hosts)
