@@ -55,7 +55,7 @@ def test_ppp_options_authenticate_the_user_on_the_server_only():
     assert {"auth", "require-mschap-v2", "refuse-pap", "mtu 1280"} <= set(server)
     assert {"noauth", f"name {l2tp.USER}", "mtu 1280"} <= set(client)
     assert "auth" not in client
-    assert f"lns = 10.0.1.1" in l2tp.lac_conf("10.0.1.1").splitlines()
+    assert "lns = 10.0.1.1" in l2tp.lac_conf("10.0.1.1").splitlines()
 
 
 @pytest.mark.netns
