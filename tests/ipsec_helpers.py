@@ -6,7 +6,7 @@ import pytest
 from vpnbench.errors import UserError
 from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources
-from vpnbench.runner import check_available, resolve_backends
+from vpnbench.run.setup import check_available, resolve_backends
 from vpnbench.techniques.ipsec import Ipsec
 
 

@@ -15,7 +15,7 @@ from vpnbench.measure.ping import Ping, PingParams
 from vpnbench.measure.tcp import Tcp, TcpParams
 from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources
-from vpnbench.runner import wait_reachable
+from vpnbench.run.bringup import wait_reachable
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.ipsec import Ipsec, IpsecParams
 from vpnbench.techniques.ipsec.proposals import CIPHERS
