@@ -13,7 +13,7 @@ from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import CommandFailed, CommandResult, Host, Proc
 from vpnbench.params import Params
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
-from vpnbench.testbed import CapturePoint, TestbedSpec
+from vpnbench.testbed import CapturePoint, Link, TestbedSpec
 
 UNDERLAY = {"client": {"ipv4": "10.0.0.1"}, "server": {"ipv4": "10.0.0.2"}}
 TUNNEL = {"client": {"ipv4": "10.99.0.1"}, "server": {"ipv4": "10.99.0.2"}}
@@ -165,6 +165,7 @@ class FakeTestbed:
     def __init__(self, spec: TestbedSpec, network: FakeNetwork, fail_up: str | None = None):
         self.spec, self.network, self.fail_up = spec, network, fail_up
         self.hosts = {role: FakeHost(role, network) for role in ("client", "server")}
+        self.links = [Link("client", "c0", "server", "s0", "10.0.0", "fd00:0:0")]  # impairment backends read it
         self.probe = FakeProbe()
         self.pin_note = "not pinned (test double)"
         self.sysctls: dict[str, dict] = {}

@@ -208,3 +208,23 @@ def test_export_fields_are_those_of_the_reference(lab, tmp_path):
     outcome, store = run(lab, tmp_path, campaign(repetitions=2))
     fields = export_fields(export_records(store))
     assert fields == json.loads(REFERENCE.read_text())
+
+
+def test_impairments_change_in_place_and_bring_ups_are_taken_unimpaired(lab, tmp_path, monkeypatch):
+    spec = campaign_from_dict({
+        "campaign": {"name": "impaired", "repetitions": 1},
+        "testbed": SSH_INVENTORY,
+        "technique": [{"kind": "fakevpn"}],
+        "impairment": [{"egress": "delay 10ms"}, {"egress": "loss 1%"}],
+        "measurement": [{"kind": "ping", "count": 5, "interval": "0.01s"}]})
+    monkeypatch.setattr("runner_doubles.FakeProbe.has_qdisc", lambda self, kind: kind == "netem")
+    outcome, store = run(lab, tmp_path, spec)
+    assert outcome.ok == 2
+    cells = store.cells(outcome.run_id)
+    assert [c.impairment_params["backend"] for c in cells] == ["netem", "netem"]
+    changes = [e.detail["impairment"] for e in store.events(outcome.run_id) if e.kind == "impairment"]
+    assert changes == [cells[0].impairment, cells[1].impairment, "none"]  # in place; cleared at the end
+    assert len(store.bringups(outcome.run_id)) == 1  # one bring-up serves both impairments
+    tc = [argv for argv in lab.testbeds[0].client.ran + lab.testbeds[0].server.ran if argv[0] == "tc"]
+    assert any("netem" in argv and "delay" in argv for argv in tc), tc
+    assert lab.testbeds[0].calls[-1] == "down"
