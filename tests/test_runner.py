@@ -224,7 +224,9 @@ def test_impairments_change_in_place_and_bring_ups_are_taken_unimpaired(lab, tmp
     assert [c.impairment_params["backend"] for c in cells] == ["netem", "netem"]
     changes = [e.detail["impairment"] for e in store.events(outcome.run_id) if e.kind == "impairment"]
     assert changes == [cells[0].impairment, cells[1].impairment, "none"]  # in place; cleared at the end
-    assert len(store.bringups(outcome.run_id)) == 1  # one bring-up serves both impairments
+    (bringup,) = store.bringups(outcome.run_id)  # one bring-up serves both impairments
+    first = next(e for e in store.events(outcome.run_id) if e.kind == "impairment")
+    assert first.bringup_id == bringup.id  # applied once the bring-up was done: it was timed unimpaired
     tc = [argv for argv in lab.testbeds[0].client.ran + lab.testbeds[0].server.ran if argv[0] == "tc"]
     assert any("netem" in argv and "delay" in argv for argv in tc), tc
     assert lab.testbeds[0].calls[-1] == "down"
