@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 ACCEL ?= auto
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all deps demo test test-host test-kernel test-unit bench clean
+.PHONY: all deps demo lint test test-host test-kernel test-unit bench clean
 
 all: deps
 
@@ -40,8 +40,12 @@ gen-build:
 demo: deps
 	$(BIN)/vpnbench demo
 
-# Everything: the host suite, linkem's own tests, then the kernel data paths in the VM.
-test: test-host test-kernel
+# Everything: the linter, the host suite, linkem's own tests, then the kernel data paths in the VM.
+test: lint test-host test-kernel
+
+# ruff, configured in pyproject.toml (a modest rule set the whole tree passes).
+lint: deps
+	$(BIN)/ruff check .
 
 test-host: deps kernel-deps browser-deps
 	cargo test -q --release --manifest-path linkem/Cargo.toml

@@ -6,8 +6,8 @@ import pytest
 from vpnbench.errors import UserError
 from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources
-from vpnbench.runner import check_available, resolve_backends
-from vpnbench.techniques.ipsec import Ipsec
+from vpnbench.run.setup import check_available, resolve_backends
+from vpnbench.techniques.ipsec import IPsec
 
 
 def assert_refused_before_run(campaign, message: str) -> None:
@@ -18,6 +18,6 @@ def assert_refused_before_run(campaign, message: str) -> None:
 
 def skip_without_kernel_esp(what: str) -> None:
     with RunResources() as resources:
-        status = Ipsec.backends(LocalKernelProbe(resources))[0]
+        status = IPsec.backends(LocalKernelProbe(resources))[0]
     if not status.available:
         pytest.skip(f"{what} runs in the kernel VM (make test-kernel): {status.reason}")

@@ -111,7 +111,7 @@ class SshLab:
             ["ip", "netns", "exec", self.ns[role], "/usr/sbin/sshd", "-D", "-e", "-f", str(self.dir / f"sshd_{role}.conf")],
             stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
-        while subprocess.run(["ip", "netns", "exec", self.ns[role], "ss", "-ltnH", f"sport = :22"],
+        while subprocess.run(["ip", "netns", "exec", self.ns[role], "ss", "-ltnH", "sport = :22"],
                              capture_output=True, text=True).stdout.strip() == "":
             assert time.monotonic() < deadline, (self.dir / f"sshd_{role}.log").read_text()
             time.sleep(0.05)

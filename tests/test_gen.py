@@ -19,7 +19,7 @@ from vpnbench.measure.udp import Udp, UdpParams
 from vpnbench.params import validate_model
 from vpnbench.errors import UserError
 from vpnbench.resources import RunResources
-from vpnbench.runner import make_impairer
+from vpnbench.run.impairments import make_impairer
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.baseline import Baseline, BaselineParams
 from vpnbench.techniques.wireguard import WireGuard, WireGuardParams

@@ -20,7 +20,7 @@ from vpnbench.measure.ping import Ping, PingParams, rtts
 from vpnbench.measure.tcp import Tcp, TcpParams
 from vpnbench.probe import has_qdisc
 from vpnbench.resources import RunResources
-from vpnbench.runner import make_impairer
+from vpnbench.run.impairments import make_impairer
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.baseline import Baseline, BaselineParams
 from vpnbench.testbed import Testbed, TestbedSpec

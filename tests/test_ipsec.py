@@ -15,9 +15,9 @@ from vpnbench.measure.ping import Ping, PingParams
 from vpnbench.measure.tcp import Tcp, TcpParams
 from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources
-from vpnbench.runner import wait_reachable
+from vpnbench.run.bringup import wait_reachable
 from vpnbench.techniques.base import TechniqueContext
-from vpnbench.techniques.ipsec import Ipsec, IpsecParams
+from vpnbench.techniques.ipsec import IPsec, IPsecParams
 from vpnbench.techniques.ipsec.proposals import CIPHERS
 from vpnbench.techniques.ipsec.strongswan import missing_software, negotiated, parse_vici_raw
 from vpnbench.testbed import Testbed, TestbedSpec
@@ -59,7 +59,7 @@ def bed():
 
 def bring_up(bed, **params):
     testbed, ctx = bed
-    technique = Ipsec(IpsecParams(backend="userspace", **params), ctx)
+    technique = IPsec(IPsecParams(backend="userspace", **params), ctx)
     tunnel = technique.up("userspace")
     wait_reachable(testbed.client, tunnel.server_addrs[tunnel.family], 10)
     return technique, tunnel
@@ -194,11 +194,11 @@ def test_impossible_combinations_fail_before_the_run(technique, message):
 def test_kernel_backend_refused_without_kernel_esp():
     with RunResources() as resources:
         probe = LocalKernelProbe(resources)
-        if probe.accepts([["ip", "xfrm", "state", "list"]]) and Ipsec.backends(probe)[0].available:
+        if probe.accepts([["ip", "xfrm", "state", "list"]]) and IPsec.backends(probe)[0].available:
             pytest.skip("this kernel has ESP; the refusal path cannot be shown here")
         with pytest.raises(ValueError, match="no ESP"):
-            Ipsec.resolve_backend(IpsecParams(backend="kernel"), probe)
-        assert Ipsec.resolve_backend(IpsecParams(), probe) == "userspace"  # auto falls back
+            IPsec.resolve_backend(IPsecParams(backend="kernel"), probe)
+        assert IPsec.resolve_backend(IPsecParams(), probe) == "userspace"  # auto falls back
 
 
 def test_parse_swanctl_raw():

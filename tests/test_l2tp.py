@@ -8,7 +8,7 @@ from conftest import TCP_AND_PING, run_campaign
 from ipsec_helpers import skip_without_kernel_esp
 from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources
-from vpnbench.techniques.ipsec import Ipsec, IpsecParams, l2tp
+from vpnbench.techniques.ipsec import IPsec, IPsecParams, l2tp
 from vpnbench.techniques.ipsec.libreswan import Conn, ipsec_conf
 
 CAMPAIGN = """
@@ -38,13 +38,13 @@ def kernel_has_ppp() -> bool:
 
 def test_l2tp_needs_transport_mode_and_ipv4():
     with pytest.raises(ValueError, match="l2tp: L2TP/IPsec runs over transport mode"):
-        IpsecParams(l2tp=True)
+        IPsecParams(l2tp=True)
     with pytest.raises(ValueError, match="l2tp: xl2tpd runs over an IPv4 underlay only"):
-        IpsecParams(l2tp=True, mode="transport", family="ipv6")
+        IPsecParams(l2tp=True, mode="transport", family="ipv6")
 
 
 def test_libreswan_l2tp_conf_protects_only_udp_1701():
-    params = IpsecParams(implementation="libreswan", mode="transport", l2tp=True)
+    params = IPsecParams(implementation="libreswan", mode="transport", l2tp=True)
     conf = ipsec_conf(Conn("client", "server", "10.0.0.1", "10.0.1.1", None, None, l2tp.PORT), params,
                       {"lines": "  authby=secret"})
     assert {"leftprotoport=17/1701", "rightprotoport=17/1701", "type=transport"} <= set(conf.split())
@@ -55,7 +55,7 @@ def test_ppp_options_authenticate_the_user_on_the_server_only():
     assert {"auth", "require-mschap-v2", "refuse-pap", "mtu 1280"} <= set(server)
     assert {"noauth", f"name {l2tp.USER}", "mtu 1280"} <= set(client)
     assert "auth" not in client
-    assert f"lns = 10.0.1.1" in l2tp.lac_conf("10.0.1.1").splitlines()
+    assert "lns = 10.0.1.1" in l2tp.lac_conf("10.0.1.1").splitlines()
 
 
 @pytest.mark.netns
@@ -64,9 +64,9 @@ def test_l2tp_without_ppp_is_refused_with_the_kernel_reason():
         pytest.skip("this kernel has PPP: L2TP/IPsec runs here (see the campaign test)")
     with RunResources() as resources:
         for implementation in ("strongswan", "libreswan"):
-            params = IpsecParams(implementation=implementation, mode="transport", l2tp=True)
+            params = IPsecParams(implementation=implementation, mode="transport", l2tp=True)
             with pytest.raises(ValueError, match="L2TP/IPsec is not available on this kernel \\(no PPP"):
-                Ipsec.resolve_backend(params, LocalKernelProbe(resources))
+                IPsec.resolve_backend(params, LocalKernelProbe(resources))
 
 
 @pytest.mark.netns

@@ -9,7 +9,7 @@ from vpnbench.campaign.spec import campaign_from_dict
 from vpnbench.errors import UserError
 from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources
-from vpnbench.techniques.ipsec import Ipsec, IpsecParams, capabilities
+from vpnbench.techniques.ipsec import IPsec, IPsecParams, capabilities
 from vpnbench.techniques.ipsec.libreswan import ike_proposal, missing_software, negotiated
 
 needs_libreswan = pytest.mark.skipif(missing_software() is not None, reason=str(missing_software()))
@@ -124,7 +124,7 @@ def test_doctor_rows_for_libreswan():
     with RunResources() as resources:
         probe = LocalKernelProbe(resources)
         rows = [row for row in capabilities(probe) if row["backend"].startswith("libreswan")]
-        kernel_esp = Ipsec.backends(probe)[0].available
+        kernel_esp = IPsec.backends(probe)[0].available
     userspace = [row for row in rows if row["backend"] == "libreswan userspace"]
     assert userspace == [{"backend": "libreswan userspace", "feature": "all", "available": False,
                           "reason": "libreswan has no userspace data path (kernel xfrm only)"}]
@@ -152,12 +152,12 @@ def test_parse_whack_status():
 
 def test_ipsec_conf_asks_for_the_cipher_and_keeps_secrets_out():
     from vpnbench.techniques.ipsec.libreswan import Conn, ipsec_conf
-    params = IpsecParams(implementation="libreswan", cipher="null-sha256", mode="transport", ipcomp=True)
+    params = IPsecParams(implementation="libreswan", cipher="null-sha256", mode="transport", ipcomp=True)
     conf = ipsec_conf(Conn("client", "server", "10.0.0.1", "10.0.1.1", None, None), params, {"lines": "  authby=secret"})
     lines = set(conf.split())
     assert {"esp=null-sha2_256", "ike=aes_gcm_c256-sha2_256-dh31", "type=transport", "compress=yes",
             "authby=secret", "leftid=@client.vpnbench", "rightid=@server.vpnbench", "encapsulation=no"} <= lines
     assert "leftsubnet" not in conf and "PSK" not in conf
     tunnel = ipsec_conf(Conn("server", "client", "10.0.1.1", "10.0.0.1", "10.98.0.2/32", "10.98.0.1/32"),
-                        IpsecParams(implementation="libreswan"), {"lines": "  authby=secret"})
+                        IPsecParams(implementation="libreswan"), {"lines": "  authby=secret"})
     assert {"leftsubnet=10.98.0.2/32", "rightsubnet=10.98.0.1/32", "leftsourceip=10.98.0.2", "type=tunnel"} <= set(tunnel.split())

@@ -9,7 +9,7 @@ from conftest import run_campaign, run_cli
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import UserError
 from vpnbench.probe import LocalKernelProbe
-from vpnbench.runner import wait_reachable
+from vpnbench.run.bringup import wait_reachable
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.openvpn import AEAD, CBC, OpenVPN, OpenVPNParams, parse_negotiated, static_key_file
 from vpnbench.tools import which

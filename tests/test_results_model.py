@@ -133,7 +133,7 @@ def unavailable_technique() -> dict | None:
     from vpnbench.campaign import campaign_from_dict
     from vpnbench.probe import LocalKernelProbe
     from vpnbench.resources import RunResources
-    from vpnbench.runner import Unavailable, resolve_backends
+    from vpnbench.run.setup import Unavailable, resolve_backends
 
     candidates = [{"kind": "macsec"}, {"kind": "wireguard", "backend": "kernel"}, {"kind": "ipsec", "backend": "kernel"}]
     with RunResources() as resources:

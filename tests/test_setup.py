@@ -181,7 +181,7 @@ class FakeTechnique:
 
 def test_the_runners_cycle_hands_the_new_tunnel_to_the_bringup_and_leaves_a_failure_down():
     from vpnbench.records import Bringup
-    from vpnbench.runner import cycler
+    from vpnbench.run.bringup import cycler
 
     bringup = Bringup("run", "wg", "wireguard", "userspace", "now")
     technique = FakeTechnique()

@@ -13,8 +13,7 @@ from vpnbench.errors import UserError
 from vpnbench.methodology import (
     Ref, backend_substituted, busy_cores, ceilings, methodology_warnings, one_direction, queue_below_bdp,
     sender_receiver_gap)
-from vpnbench.quality import (
-    CellKey, converged, judged, monitor_frame, next_round, outlier_indices, qualities, quality, values_by_cell)
+from vpnbench.quality import converged, judged, monitor_frame, outlier_indices, qualities, quality
 from vpnbench.significance import compare, compare_all, holm, min_mwu_p, standard_pairs
 from vpnbench.stats import (
     cpu_seconds_per_gib, efficiency_frame, fieller_ratio, headline_kind, ratio_interval,
@@ -305,24 +304,6 @@ def test_converged_stop_rule():
 def test_converged_rejects_a_bad_rule_naming_the_field(kwargs, field):
     with pytest.raises(UserError, match=f"^{field}:"):
         converged([1, 2, 3], **kwargs)
-
-
-def test_next_round_is_round_robin_across_techniques():
-    wide, tight = [500, 900, 700], [940, 941, 939]
-    values = {CellKey("baseline", "none", "tcp"): wide, CellKey("baseline", "none", "ping"): wide,
-              CellKey("baseline", "none", "udp"): tight,
-              CellKey("wg", "none", "tcp"): wide, CellKey("wg", "none", "ping"): [],
-              CellKey("ipsec", "none", "tcp"): wide}
-    order = [(k.technique, k.measurement_label) for k in next_round(values)]
-    assert order == [("baseline", "tcp"), ("wg", "tcp"), ("ipsec", "tcp"), ("baseline", "ping"), ("wg", "ping")]
-    assert next_round({CellKey("wg", "none", "tcp"): tight}) == []
-
-
-def test_values_by_cell_takes_each_measurements_deciding_metric():
-    data = frame({("tcp", "wg", "none", "throughput_bps"): [1, 2], ("tcp", "wg", "none", "retransmits"): [5, 5],
-                  ("ping", "wg", "none", "rtt_avg_ms"): [0.4, 0.5]})
-    assert values_by_cell(data, {"tcp": "throughput_bps", "ping": "rtt_avg_ms"}) == {
-        CellKey("wg", "none", "tcp"): [1.0, 2.0], CellKey("wg", "none", "ping"): [0.4, 0.5]}
 
 
 # --- methodology ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from vpnbench.errors import TechniqueError
 from vpnbench.measure.base import MeasureContext, PortAllocator
 from vpnbench.measure.tcp import Tcp, TcpParams
 from vpnbench.probe import LocalKernelProbe
-from vpnbench.runner import wait_reachable
+from vpnbench.run.bringup import wait_reachable
 from vpnbench.techniques.base import TechniqueContext, Tunnel
 from vpnbench.techniques.baseline import Baseline, BaselineParams
 from vpnbench.techniques.wireguard import WireGuard, WireGuardParams

@@ -8,7 +8,11 @@
   udpprobe.py sink PORT SECONDS    -- count datagrams, print seq numbers seen
   udpprobe.py blast HOST PORT N PPS -- send N numbered datagrams at PPS
 """
-import select, socket, struct, sys, time
+import select
+import socket
+import struct
+import sys
+import time
 
 
 def echo(port):

@@ -3,7 +3,7 @@
 `vpnbench.load(DB)` returns a results file as pandas DataFrames (see vpnbench.dataset).
 """
 
-__version__ = "0.2.0"
+__version__ = "0.2.0"  # the one version: pyproject reads it (dynamic), runs store it
 
 
 def load(path, run_id=None):

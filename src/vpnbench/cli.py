@@ -194,15 +194,17 @@ def cmd_run(campaign: Campaign, db_path: Path, resume: bool, report: Path | None
     from rich.markup import escape
 
     from vpnbench.runner import Runner
+    from vpnbench.startup import WarmUp
     from vpnbench.store import Store
 
     created = not db_path.exists()
     store = Store(db_path)
     try:
-        # The summary after the run needs pandas (~0.45 s to import): the runner imports it
-        # while it builds the testbed (which mostly waits on `ip` and daemons), not after the last cell.
-        outcome = Runner(campaign, store, resume=resume, console=err_console, skip_unavailable=skip_unavailable,
-                         ask=ask_user, meanwhile=lambda: importlib.import_module("vpnbench.verdicts")).run()
+        # The summary after the run needs pandas (~0.45 s to import): imported while the runner
+        # builds the testbed (which mostly waits on `ip` and daemons), not after the last cell.
+        with WarmUp(lambda: importlib.import_module("vpnbench.verdicts")) as warm_up:
+            outcome = Runner(campaign, store, resume=resume, console=err_console, skip_unavailable=skip_unavailable,
+                             ask=ask_user, before_cells=warm_up.finish).run()
         from vpnbench.tables import summary_tables  # imported by now (warmed during the run)
         from vpnbench.verdicts import verdicts
 

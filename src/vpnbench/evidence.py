@@ -43,17 +43,17 @@ def log_tail(proc: Proc | None, lines: int = LOG_LINES) -> str:
         return "(not started)"
     try:
         text = proc.output()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - evidence never raises: the reason is the evidence
         return f"(log unreadable: {exc})"
-    state = "" if _alive(proc) else "(exited)\n"
-    return state + clip("\n".join(text.strip().splitlines()[-lines:]) or "(no output)", keep="tail")
+    return _state(proc) + clip("\n".join(text.strip().splitlines()[-lines:]) or "(no output)", keep="tail")
 
 
-def _alive(proc: Proc) -> bool:
+def _state(proc: Proc) -> str:
+    """"" while the daemon runs, else a line that says it exited, or why that is not known."""
     try:
-        return proc.alive()
-    except Exception:  # noqa: BLE001
-        return False
+        return "" if proc.alive() else "(exited)\n"
+    except Exception as exc:  # noqa: BLE001 - evidence never raises (see above); the reason is kept
+        return f"(state unknown: {type(exc).__name__}: {exc})\n"
 
 
 def gather(pieces: Iterable[tuple[str, Callable[[], str]]]) -> dict[str, str]:

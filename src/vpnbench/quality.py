@@ -6,13 +6,13 @@ technique × impairment, all metrics):
 - `quality`: coefficient of variation, outliers beyond 3 scaled MADs (which repetitions),
   CPU steal above a threshold, too few monitor samples to trust a CPU figure → a verdict
   ok / noisy / untrusted with the reasons.
-- `converged` / `next_round`: the stop rule for adaptive repetitions, and the next cells to
-  repeat, interleaved across techniques.
+- `converged`: the stop rule for adaptive repetitions (the runner's scheduler, run/rounds.py,
+  asks it which groups need another round).
 """
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -228,36 +228,3 @@ def _check_rule(target: float, min_n: int, max_n: int) -> None:
         raise UserError(f"min_n: must be at least 2 (an interval needs 2 values), got {min_n!r}")
     if max_n < min_n:
         raise UserError(f"max_n: must be at least min_n ({min_n}), got {max_n!r}")
-
-
-@dataclasses.dataclass(frozen=True)
-class CellKey:
-    """A cell of the study matrix, without its repetition."""
-
-    technique: str
-    impairment: str
-    measurement_label: str
-
-
-def next_round(values: Mapping[CellKey, Sequence[float]], target_rel_halfwidth: float = 0.05, min_n: int = 3,
-               max_n: int = 10) -> list[CellKey]:
-    """The cells that need another repetition, one each, in round-robin order across techniques:
-    the first pending cell of every technique, then the second of every technique, and so on,
-    techniques and cells in the order `values` lists them. A burst of machine noise then lands on
-    several techniques instead of on all repetitions of one."""
-    pending: dict[str, list[CellKey]] = {}
-    for key, cell_values in values.items():
-        if not converged(cell_values, target_rel_halfwidth, min_n, max_n).done:
-            pending.setdefault(key.technique, []).append(key)
-    longest = max((len(keys) for keys in pending.values()), default=0)
-    return [keys[i] for i in range(longest) for keys in pending.values() if i < len(keys)]
-
-
-def values_by_cell(frame: pd.DataFrame, metric_of: Mapping[str, str]) -> dict[CellKey, list[float]]:
-    """{CellKey: values of its deciding metric, by repetition} from the long frame; metric_of maps a
-    measurement_label to the metric that decides (its headline, e.g. throughput_bps, rtt_avg_ms)."""
-    out: dict[CellKey, list[float]] = {}
-    for row in frame.sort_values("repetition", kind="stable").itertuples():
-        if metric_of.get(row.measurement_label) == row.metric:
-            out.setdefault(CellKey(row.technique, row.impairment, row.measurement_label), []).append(row.value)
-    return out

@@ -148,7 +148,7 @@ def linkem(topo, linkem_bin):
     for lk in started:
         try:
             lk.stop()
-        except Exception:
+        except Exception:  # noqa: BLE001 - teardown: a linkem that does not stop cleanly is killed
             lk.p.kill()
 
 

@@ -3,7 +3,6 @@
 Tolerances are statistical: wide enough for a noisy 2-core machine, tight
 enough that a broken feature (off by a factor, or not applied) fails.
 """
-import json
 import math
 import signal
 import subprocess

@@ -15,7 +15,9 @@ from vpnbench.params import Params
 
 
 @dataclasses.dataclass(frozen=True)
-class Cell:
+class PlannedCell:
+    """One cell of the plan (what to run); records.Cell is what a run stored of it."""
+
     technique: str
     impairment: Impairment
     measurement: str
@@ -38,7 +40,7 @@ class Cell:
 class TechniqueBlock:
     label: str
     params: Params
-    cells: list[Cell]
+    cells: list[PlannedCell]
     index: int = 0  # the technique's place in the campaign (its resolved backend's)
     mtu: int | None = None  # the underlay MTU this bring-up runs over ([testbed] mtu)
 
@@ -55,7 +57,7 @@ def expand(campaign: Campaign, repetitions: range | None = None) -> list[Techniq
         label = technique_label(tech)
         for mtu in mtu_axis:  # a bring-up per underlay MTU: the tunnel is made over it
             cells = [
-                Cell(label, impairment, measurement_label(meas) + axes_suffix(cores, mtu), meas, rep, cores, mtu)
+                PlannedCell(label, impairment, measurement_label(meas) + axes_suffix(cores, mtu), meas, rep, cores, mtu)
                 for impairment in campaign.impairments
                 for meas in campaign.measurements
                 for cores in cores_axis

@@ -25,6 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from vpnbench.errors import VpnbenchError  # noqa: E402
 from vpnbench.measure import MEASUREMENTS  # noqa: E402
 from vpnbench.measure.base import Headline  # noqa: E402
 
@@ -135,8 +136,8 @@ def impairment_entries(spec: dict, labels: list[str]) -> list[Entry]:
     for number, raw in enumerate(spec.get("impairment") or [], start=1):
         try:
             expanded = [i.label for i in expand_impairment(ImpairmentParams(**raw))]
-        except Exception:  # noqa: BLE001 - an entry this version cannot read: its cells stand alone
-            continue
+        except (ValueError, TypeError, VpnbenchError):
+            continue  # an entry this version cannot read (pydantic's errors are ValueErrors): its cells stand alone
         mine = [label for label in expanded if label in labels and label not in claimed]
         if mine:
             title = raw.get("label") or raw.get("profile") or raw.get("netem") or " / ".join(

@@ -27,7 +27,7 @@ INNER = {
 PROPOSAL = r"^[a-z0-9_]+(-[a-z0-9_]+)*$"
 
 
-class IpsecParams(TechniqueParams):
+class IPsecParams(TechniqueParams):
     kind: Literal["ipsec"] = "ipsec"
     implementation: Literal["strongswan", "libreswan"] = "strongswan"
     backend: Literal["auto", "kernel", "userspace"] = "auto"
@@ -57,22 +57,22 @@ class IpsecParams(TechniqueParams):
         return self
 
 
-class Ipsec(Technique):
+class IPsec(Technique):
     kind = "ipsec"
     packages = {"swanctl": "strongswan-swanctl", "xl2tpd": "xl2tpd", "pppd": "ppp"}
     kernel_features = {"kernel": "xfrm with ESP (CONFIG_INET_ESP, CONFIG_XFRM_USER)",
                        "userspace": "TUN (/dev/net/tun), strongSwan's kernel-libipsec plugin"}
-    Params = IpsecParams
+    Params = IPsecParams
     description = "IPsec: IKEv2 (strongSwan or Libreswan) with ESP, kernel xfrm or userspace libipsec"
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
         """What each data path can do here with the default proposal (doctor lists per cipher)."""
-        return [BackendStatus(name, *_availability(IpsecParams(backend=name), name, probe))
+        return [BackendStatus(name, *_availability(IPsecParams(backend=name), name, probe))
                 for name in ("kernel", "userspace")]
 
     @classmethod
-    def resolve_backend(cls, params: IpsecParams, probe: KernelProbe) -> str:
+    def resolve_backend(cls, params: IPsecParams, probe: KernelProbe) -> str:
         """kernel where the kernel has ESP (and this cipher), userspace otherwise; a reason when neither."""
         names = ["kernel", "userspace"] if params.backend == "auto" else [params.backend]
         reasons = []
@@ -85,7 +85,7 @@ class Ipsec(Technique):
                          else f"backend {params.backend!r} is not available: {reasons[0].split(': ', 1)[1]}")
 
     @classmethod
-    def cannot_rekey(cls, params: IpsecParams) -> str | None:
+    def cannot_rekey(cls, params: IPsecParams) -> str | None:
         if params.implementation != "strongswan":
             return "ipsec: rekey is forced through strongSwan's swanctl; implementation = \"libreswan\" is not supported"
         return None
@@ -280,7 +280,7 @@ def _section(name: str, values: dict) -> str:
     return "\n".join([f"  {name} {{", *(f"    {k} = {v}" for k, v in values.items()), "  }"])
 
 
-def _availability(params: IpsecParams, backend: str, probe: KernelProbe) -> tuple[bool, str]:
+def _availability(params: IPsecParams, backend: str, probe: KernelProbe) -> tuple[bool, str]:
     """(True, "") when this machine can run params on backend, else (False, why)."""
     if params.l2tp:
         missing = l2tp.missing_software()
@@ -318,7 +318,7 @@ def _availability(params: IpsecParams, backend: str, probe: KernelProbe) -> tupl
     return _kernel_availability(params, probe)
 
 
-def _libreswan_availability(params: IpsecParams, backend: str) -> tuple[bool, str]:
+def _libreswan_availability(params: IPsecParams, backend: str) -> tuple[bool, str]:
     """What Libreswan itself can do, before the kernel is asked."""
     if backend == "userspace":
         return False, "libreswan has no userspace data path (kernel xfrm only)"
@@ -339,7 +339,7 @@ def kernel_has_esp(probe: KernelProbe) -> bool:
     return probe.accepts(xfrm_probe_commands(CIPHERS["aes128gcm16"], "tunnel", False))
 
 
-def _kernel_availability(params: IpsecParams, probe: KernelProbe) -> tuple[bool, str]:
+def _kernel_availability(params: IPsecParams, probe: KernelProbe) -> tuple[bool, str]:
     cipher = CIPHERS[params.cipher]
     if not kernel_has_esp(probe):
         return False, "the kernel has no ESP (xfrm) data path"
@@ -354,25 +354,25 @@ def capabilities(probe: KernelProbe) -> list[dict]:
     rows = []
     for backend in ("kernel", "userspace"):
         for name in CIPHERS:
-            ok, reason = _availability(IpsecParams(backend=backend, cipher=name), backend, probe)
+            ok, reason = _availability(IPsecParams(backend=backend, cipher=name), backend, probe)
             rows.append({"backend": backend, "cipher": name, "available": ok, "reason": reason})
-    extras = {"transport mode": IpsecParams(mode="transport"), "ipcomp": IpsecParams(ipcomp=True),
-              "ppk (RFC 8784)": IpsecParams(ppk=True), "ke = mlkem768": IpsecParams(ke="mlkem768"),
-              "l2tp": IpsecParams(mode="transport", l2tp=True)}
+    extras = {"transport mode": IPsecParams(mode="transport"), "ipcomp": IPsecParams(ipcomp=True),
+              "ppk (RFC 8784)": IPsecParams(ppk=True), "ke = mlkem768": IPsecParams(ke="mlkem768"),
+              "l2tp": IPsecParams(mode="transport", l2tp=True)}
     for feature, params in extras.items():
         for backend in ("kernel", "userspace"):
             ok, reason = _availability(params, backend, probe)
             rows.append({"backend": backend, "feature": feature, "available": ok, "reason": reason})
     # Libreswan: kernel data path only, per cipher (its own parser and the kernel's xfrm both asked)
     for name in CIPHERS:
-        ok, reason = _availability(IpsecParams(implementation="libreswan", cipher=name), "kernel", probe)
+        ok, reason = _availability(IPsecParams(implementation="libreswan", cipher=name), "kernel", probe)
         rows.append({"backend": "libreswan kernel", "cipher": name, "available": ok, "reason": reason})
     for feature, params in {"transport mode": {"mode": "transport"}, "ipcomp": {"ipcomp": True},
                             "ppk (RFC 8784)": {"ppk": True}, "l2tp": {"mode": "transport", "l2tp": True}}.items():
-        ok, reason = _availability(IpsecParams(implementation="libreswan", **params), "kernel", probe)
+        ok, reason = _availability(IPsecParams(implementation="libreswan", **params), "kernel", probe)
         rows.append({"backend": "libreswan kernel", "feature": feature, "available": ok, "reason": reason})
     rows.append({"backend": "libreswan userspace", "feature": "all", "available": False,
-                 "reason": _libreswan_availability(IpsecParams(implementation="libreswan"), "userspace")[1]})
+                 "reason": _libreswan_availability(IPsecParams(implementation="libreswan"), "userspace")[1]})
     return rows
 
 

@@ -1,0 +1,107 @@
+"""The cell stage: one cell measured with the monitor running beside it, and recorded (its
+metrics, raw output, series, trials and events), failed with its reason when anything breaks."""
+
+import json
+
+from vpnbench.campaign import PlannedCell, TechniqueBlock
+from vpnbench.errors import MeasurementError, VpnbenchError
+from vpnbench.live import StoreLive
+from vpnbench.measure import MEASUREMENTS
+from vpnbench.measure.base import MeasureContext
+from vpnbench.monitor import Monitor
+from vpnbench.params import Params
+from vpnbench.records import Bringup, now_iso
+from vpnbench.records import Cell as CellRecord
+from vpnbench.run.bringup import cycler
+from vpnbench.run.context import RunContext
+from vpnbench.scaling import SOFTIRQ_NOTE
+from vpnbench.store import SeriesWriter
+from vpnbench.techniques.base import Technique
+
+
+def new_record(run: RunContext, cell: PlannedCell, params: Params, bringup: Bringup) -> CellRecord:
+    return CellRecord(
+        run_id=run.run_id, campaign=run.campaign.name, cell_key=cell.key, technique=cell.technique,
+        technique_params={**params.settings(), "backend": bringup.backend, "backend_asked": bringup.backend_asked},
+        impairment=cell.impairment.label, impairment_params=run.impairments.params(cell),
+        measurement=cell.measurement_params.kind, measurement_label=cell.measurement,
+        measurement_params={**cell.measurement_params.settings(), **cell.scaling_params(),
+                            **({"cores_note": SOFTIRQ_NOTE} if cell.cores is not None else {})},
+        repetition=cell.repetition, started_at=now_iso(), bringup_id=bringup.id, bringup=bringup)
+
+
+def run_cell(run: RunContext, cell: PlannedCell, technique: Technique, bringup: Bringup,
+             impairment_error: str | None) -> CellRecord:
+    """Measure the cell (or store it failed when its bring-up or impairment did) and store it."""
+    record = new_record(run, cell, technique.params, bringup)
+    if not bringup.ok or impairment_error:
+        record.status, record.error, record.finished_at = "failed", bringup.error or impairment_error, now_iso()
+        run.store.save_cell(record)
+        return record
+    testbed = run.testbed
+    measurement = MEASUREMENTS[cell.measurement_params.kind](cell.measurement_params)
+    writer, live = open_cell(run, record, measurement)
+    raw: dict[str, str] = {}
+    result = None
+    stats_before = run.impairments.stats()
+    monitor = Monitor(testbed.hosts, run.campaign.testbed.monitor_interval, sink=live.add if live else writer.add)
+    try:
+        testbed.client.require(*measurement.tools)
+        testbed.server.require(*measurement.server_tools)
+        monitor.start()
+        try:
+            result = measurement.run(MeasureContext(testbed.client, testbed.server, bringup.tunnel, run.ports,
+                                                    record.technique_params, cycler(technique, bringup),
+                                                    technique.rekey, live))
+        finally:
+            record.hosts = monitor.stop()
+        record.metrics, record.status, raw = result.metrics, "ok", result.raw
+        writer.add(result.series_points())
+        if stats_before:
+            raw["impairment_stats"] = json.dumps({"before": stats_before, "after": run.impairments.stats()})
+    except MeasurementError as exc:
+        record.status, raw, record.metrics = "failed", exc.raw, exc.metrics
+        died = technique.failure()
+        record.error = f"{exc}; {died}" if died else str(exc)
+    except (FileNotFoundError, VpnbenchError) as exc:
+        record.status, record.error = "failed", str(exc)
+    except Exception as exc:  # noqa: BLE001 - a bug in one cell must not end the campaign
+        record.status, record.error = "failed", f"internal error: {type(exc).__name__}: {exc}"
+    finally:
+        writer.close()
+    record.finished_at = now_iso()
+    run.store.finish_cell(record, raw, result.trials if result else [])
+    for t, kind, detail in (result.events if result else []):
+        run.event(kind, detail, cell_id=record.id, bringup_id=bringup.id, t=t)
+    return record
+
+
+def open_cell(run: RunContext, record: CellRecord, measurement) -> tuple[SeriesWriter, StoreLive | None]:
+    """Store the cell as running. A resumable kind (soak) under --resume continues the attempt
+    a kill cut short as its next segment: same cell, earlier series kept, times after them."""
+    store = run.store
+    earlier = store.unfinished_cell(record.run_id, record.cell_key) if run.resume and measurement.resumable else None
+    if earlier is None:
+        store.start_cell(record)
+    else:
+        record.id, record.started_at, record.segments = earlier.id, earlier.started_at, earlier.segments + 1
+        store.continue_cell(record)
+    writer = SeriesWriter(store, record.id)
+    if not measurement.resumable:
+        return writer, None
+    offset = store.series_end(record.id) if earlier else 0.0
+    return writer, StoreLive(store, writer, record.run_id, record.id, record.bringup_id, offset, record.segments)
+
+
+def record_unavailable(run: RunContext, block: TechniqueBlock, reason: str, cells: list[PlannedCell]) -> Bringup:
+    """Every cell of a technique this machine cannot run, stored as skipped with the reason."""
+    bringup = Bringup(run.run_id, block.label, block.params.kind, "none", now_iso(),
+                      backend_asked=block.params.settings().get("backend", "auto"),
+                      error=f"unavailable here: {reason}", ended_at=now_iso())
+    run.store.save_bringup(bringup)
+    for cell in cells:
+        record = new_record(run, cell, block.params, bringup)
+        record.status, record.error, record.finished_at = "skipped", bringup.error, now_iso()
+        run.store.save_cell(record)
+        run.display.advance()
+    return bringup

@@ -1,0 +1,79 @@
+"""The scheduler: which cells run in which round. A fixed number of repetitions is one round
+(each technique up once, as the studies ran); repetitions = "auto" runs one repetition per round
+across all techniques (so a burst of machine noise lands on several techniques, not on one): the
+first min_repetitions rounds for every cell, then only for the groups whose interval is still
+wider than the target, until max_repetitions."""
+
+import dataclasses
+import math
+from collections.abc import Iterator
+
+from rich.markup import escape
+
+from vpnbench.campaign import PlannedCell, TechniqueBlock, expand
+from vpnbench.measure import MEASUREMENTS
+from vpnbench.run.context import RunContext
+
+Group = tuple[str, str, str]  # (technique, impairment, measurement label): a cell without its repetition
+
+
+def first_round(run: RunContext) -> list[TechniqueBlock]:
+    """The cells known to run before any result is in: every cell (fixed), or the first
+    min_repetitions repetitions of every cell (adaptive); for the count shown and --resume."""
+    info = run.campaign.info
+    return expand(run.campaign, range(1, info.min_repetitions + 1) if info.adaptive else None)
+
+
+def rounds(run: RunContext) -> Iterator[list[TechniqueBlock]]:
+    """The blocks of each round; an adaptive round is decided when the previous one is stored."""
+    info = run.campaign.info
+    if not info.adaptive:
+        yield expand(run.campaign)
+        return
+    for repetition in range(1, info.max_repetitions + 1):
+        blocks = expand(run.campaign, range(repetition, repetition + 1))
+        if repetition > info.min_repetitions:
+            pending = {group for group, decision in convergence(run).items() if not decision.done}
+            blocks = [dataclasses.replace(b, cells=[c for c in b.cells if group_of(c) in pending]) for b in blocks]
+        if not any(block.cells for block in blocks):
+            return
+        yield blocks
+
+
+def convergence(run: RunContext) -> dict:
+    """Each group's stop decision (quality.Decision) on its measurement's deciding metric."""
+    from vpnbench.quality import converged  # noqa: PLC0415 - numpy/pandas only for adaptive runs
+
+    info = run.campaign.info
+    values: dict[Group, list[float]] = {}
+    for cell in run.store.cells(run.run_id):
+        metric = deciding_metric(cell.measurement)
+        key = (cell.technique, cell.impairment, cell.measurement_label)
+        values.setdefault(key, [])
+        if cell.ok and metric in cell.metrics:
+            values[key].append(float(cell.metrics[metric]))
+    return {key: converged(v, info.ci_target, info.min_repetitions, info.max_repetitions)
+            for key, v in values.items()}
+
+
+def record_convergence(run: RunContext) -> None:
+    """One event per group with how many repetitions it took and whether it converged."""
+    for (technique, impairment, label), decision in convergence(run).items():
+        run.event("repetitions", {
+            "technique": technique, "impairment": impairment, "measurement_label": label, "n": decision.n,
+            "converged": decision.reason == "converged", "reason": decision.reason,
+            "rel_halfwidth": decision.rel_halfwidth if math.isfinite(decision.rel_halfwidth) else None})
+        if decision.reason != "converged":
+            run.display.say(f"  [yellow]not converged[/] {escape(technique)} · {escape(label)}"
+                            f"{'' if impairment == 'none' else ' · ' + escape(impairment)}: "
+                            f"{decision.reason} after {decision.n} repetitions")
+
+
+def group_of(cell: PlannedCell) -> Group:
+    return cell.technique, cell.impairment.label, cell.measurement
+
+
+def deciding_metric(kind: str) -> str | None:
+    """The metric adaptive repetitions judge a measurement by: its first table column."""
+    columns = MEASUREMENTS[kind].columns if kind in MEASUREMENTS else ()
+    return columns[0].metric if columns else None

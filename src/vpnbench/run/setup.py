@@ -1,0 +1,153 @@
+"""A run's testbed: the backends chosen (before anything is built), the testbed connected,
+built and recorded with its impairment backend, and torn down whatever state it is in."""
+
+import dataclasses
+import os
+import platform
+from collections.abc import Callable
+
+from rich.markup import escape
+
+from vpnbench import __version__, congestion
+from vpnbench.campaign import Campaign, expand
+from vpnbench.errors import TestbedError, UserError, VpnbenchError
+from vpnbench.hostfacts import collect_host_facts
+from vpnbench.probe import LocalKernelProbe
+from vpnbench.resources import RunResources
+from vpnbench.run.context import RunContext
+from vpnbench.run.display import Display
+from vpnbench.run.impairments import ImpairmentSwitch, make_impairer, resolve_impairment_backend
+from vpnbench.scaling import CorePinner
+from vpnbench.techniques import TECHNIQUES
+from vpnbench.techniques.base import KernelProbe
+from vpnbench.testbed import Testbed, TestbedSpec, make_testbed
+
+VM_HINT = "use [testbed] kind = \"vm\" (QEMU VMs with a full distribution kernel) for the kernel backends"
+
+# How the runner obtains its testbed: make_testbed; the runner's unit tests give doubles.
+TestbedMaker = Callable[[TestbedSpec, RunResources, bool], Testbed]
+
+
+@dataclasses.dataclass(frozen=True)
+class Unavailable:
+    """A technique this machine cannot run, and why."""
+
+    where: str  # technique[N].backend
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+
+def resolve_backends(campaign: Campaign, probe) -> list[str | Unavailable]:
+    """The backend each technique will use, or why it has none here."""
+    backends: list[str | Unavailable] = []
+    for number, params in enumerate(campaign.techniques, start=1):
+        try:
+            backends.append(TECHNIQUES[params.kind].resolve_backend(params, probe))
+        except ValueError as exc:
+            backends.append(Unavailable(f"technique[{number}].backend", str(exc)))
+    return backends
+
+
+def check_available(backends: list[str | Unavailable], skip_unavailable: bool, ask=None) -> None:
+    """A technique that cannot run here stops the run before anything is touched, unless the
+    user said to run the rest (--skip-unavailable, presets) or answers yes when asked."""
+    missing = [b for b in backends if isinstance(b, Unavailable)]
+    if not missing or skip_unavailable:
+        return
+    question = (f"{len(missing)} of {len(backends)} techniques cannot run here ({missing[0]}); "
+                f"run the other {len(backends) - len(missing)}?")
+    if ask is not None and len(missing) < len(backends) and ask(question):
+        return
+    raise UserError(f"{missing[0]}; run the others with --skip-unavailable, or {VM_HINT}")
+
+
+@dataclasses.dataclass
+class Prepared:
+    """What the run will use, chosen before the testbed is built."""
+
+    testbed: Testbed
+    probe: KernelProbe
+    backends: list[str | Unavailable]  # one per technique of the campaign
+    impairment_backend: str | None
+
+
+def prepare(campaign: Campaign, resources: RunResources, display: Display, make: TestbedMaker = make_testbed,
+            skip_unavailable: bool = False, ask=None) -> Prepared:
+    """The testbed, its kernel probe and the backends. A remote testbed (ssh, vm) is connected
+    (booted) first, since only its hosts can say what their kernels can do; locally this
+    machine's kernel answers before anything is built (and says whether linkem needs its hop)."""
+    spec = campaign.testbed
+    if spec.kind == "local":
+        probe = LocalKernelProbe(resources)
+        congestion.check_offered(campaign.techniques, {"this machine": congestion.offered_here()})
+        backends = resolve_backends(campaign, probe)
+        check_available(backends, skip_unavailable, ask)
+        impair_backend = resolve_impairment_backend(campaign, resources)
+        return Prepared(make(spec, resources, impair_backend == "linkem"), probe, backends, impair_backend)
+    testbed = make(spec, resources, False)
+    try:
+        display.say(f"connecting to the {spec.kind} testbed: {', '.join(testbed.hosts)}")
+        testbed.connect()
+        if congestion.asked(campaign.techniques):
+            congestion.check_offered(campaign.techniques,
+                                     congestion.offered_on({"client": testbed.client, "server": testbed.server}))
+        backends = resolve_backends(campaign, testbed.probe)
+        check_available(backends, skip_unavailable, ask)
+        return Prepared(testbed, testbed.probe, backends,
+                        resolve_impairment_backend(campaign, resources, testbed.probe))
+    except UserError:
+        testbed.down()
+        raise
+    except (VpnbenchError, OSError, TimeoutError) as exc:
+        testbed.down()
+        raise TestbedError(f"testbed: {exc}") from None
+    except BaseException:
+        testbed.down()
+        raise
+
+
+def set_up(run: RunContext, impair_backend: str | None) -> None:
+    """The testbed up, cores pinned, its impairment backend started, every host's facts stored."""
+    testbed = run.testbed
+    try:
+        testbed.up()
+        if run.campaign.testbed.cores:
+            run.pinner = CorePinner([testbed.client, testbed.server])
+            run.pinner.check(run.campaign.testbed.cores)
+        run.store.annotate_run(run.run_id, sysctls=testbed.sysctls, impairment_backend=impair_backend)
+        if impair_backend:
+            run.impairments = ImpairmentSwitch(make_impairer(impair_backend, testbed))
+            run.impairments.backend.start()
+            testbed.wait_ready()
+        for facts in collect_host_facts(run.run_id, testbed.hosts):
+            run.store.save_host_facts(facts)
+    except TestbedError:
+        raise
+    except (VpnbenchError, OSError, TimeoutError, EOFError) as exc:
+        raise TestbedError(f"testbed: {exc}") from None
+
+
+def tear_down(run: RunContext) -> None:
+    """Stop the impairment backend and remove the testbed, whatever state they are in."""
+    backend = run.impairments.backend
+    if backend is not None:
+        try:
+            backend.stop()
+        except (VpnbenchError, OSError, TimeoutError, EOFError) as exc:
+            run.display.say(f"[yellow]impairment backend did not stop cleanly: {escape(str(exc))}[/]")
+    run.testbed.down()
+
+
+def environment(campaign: Campaign, testbed: Testbed, backends: list) -> dict:
+    """The controller's view stored with the run: version, kernel, testbed, the backends chosen."""
+    found = {"backends": {block.label: str(backends[block.index]) for block in expand(campaign)},
+             "vpnbench": __version__, "kernel": platform.release(), "machine": platform.machine(),
+             "hostname": platform.node(), "pinning": testbed.pin_note, "cpu_count": os.cpu_count(),
+             "testbed": {"kind": campaign.testbed.kind, **getattr(testbed, "facts", {})}}
+    accel = os.environ.get("VPNBENCH_VM_ACCEL")  # set inside vpnbench's kernel VM
+    if accel:
+        found["virtualization"] = f"QEMU VM ({accel}" + (": functional, not performance)" if accel == "TCG"
+                                                         else ")")
+    return found
