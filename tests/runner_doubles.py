@@ -11,7 +11,7 @@ from typing import Literal
 
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import CommandFailed, CommandResult, Host, Proc
-from vpnbench.params import Params
+from vpnbench.params import TechniqueParams
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 from vpnbench.testbed import CapturePoint, Link, TestbedSpec
 
@@ -217,7 +217,7 @@ class FakeTestbed:
         return {"client: ip -d link": "c0: <BROADCAST,UP> (fake)"}
 
 
-class FakeVpnParams(Params):
+class FakeVpnParams(TechniqueParams):
     kind: Literal["fakevpn"] = "fakevpn"
 
 
