@@ -228,7 +228,7 @@ def test_udp_checksums_hold_across_the_router_vm(tmp_path, clean_machine):
     Every good datagram must arrive with its checksum intact; the wrong ones are the negative
     control (the server really checks, and counts what it drops)."""
     from vpnbench.resources import RunResources
-    from vpnbench.testbed import TestbedSpec, VmSettings, make_testbed
+    from vpnbench.testbeds import TestbedSpec, VmSettings, make_testbed
 
     needs_qemu()
     resources = RunResources()

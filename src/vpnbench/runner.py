@@ -31,7 +31,7 @@ from vpnbench.hostfacts import collect_host_facts
 from vpnbench.live import StoreLive
 from vpnbench.hosts.base import CommandFailed
 from vpnbench.monitor import Monitor
-from vpnbench.probe import LocalKernelProbe, has_qdisc
+from vpnbench.probe import has_qdisc
 from vpnbench.resources import RunResources
 from vpnbench.scaling import SOFTIRQ_NOTE, CorePinner, device_mtu, fit_tunnel, route_device
 from vpnbench.records import Bringup, Event, Run, now_iso
@@ -39,7 +39,7 @@ from vpnbench.records import Cell as CellRecord
 from vpnbench.store import SeriesWriter, Store
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.techniques.base import Technique, TechniqueContext
-from vpnbench.testbed import Testbed, make_testbed
+from vpnbench.testbeds import Testbed, make_testbed
 from vpnbench.wirecheck import check_wire
 
 SETUP_TIMEOUT = 15.0
@@ -270,19 +270,18 @@ class Runner:
         """The testbed, its kernel probe and the backends. A remote testbed (ssh, vm) is
         connected (booted) first, since only its hosts can say what their kernels can do."""
         spec = self.campaign.testbed
-        if spec.kind == "local":
-            probe = LocalKernelProbe(resources)
-            backends = resolve_backends(self.campaign, probe)
-            check_available(backends, self.skip_unavailable, self.ask)
-            impair_backend = resolve_impairment_backend(self.campaign, resources)
-            return Testbed(spec, resources, bump=impair_backend == "linkem"), probe, backends, impair_backend
-        testbed = make_testbed(spec, resources)
+        local = spec.kind == "local"  # this machine's kernel answers before anything is built
+        impair_backend = resolve_impairment_backend(self.campaign, resources) if local else None
+        testbed = make_testbed(spec, resources, bump=impair_backend == "linkem")
         try:
-            self.console.print(f"connecting to the {spec.kind} testbed: {', '.join(testbed.hosts)}")
+            if not local:
+                self.console.print(f"connecting to the {spec.kind} testbed: {', '.join(testbed.hosts)}")
             testbed.connect()
             backends = resolve_backends(self.campaign, testbed.probe)
             check_available(backends, self.skip_unavailable, self.ask)
-            return testbed, testbed.probe, backends, resolve_impairment_backend(self.campaign, resources, testbed.probe)
+            if not local:
+                impair_backend = resolve_impairment_backend(self.campaign, resources, testbed.probe)
+            return testbed, testbed.probe, backends, impair_backend
         except UserError:
             testbed.down()
             raise
