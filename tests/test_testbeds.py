@@ -106,19 +106,11 @@ def test_techniques_ask_the_hosts_probe_for_their_tools():
     assert {s.name: s.available for s in WireGuard.backends(RemoteKernelProbe(both))}["userspace"]
 
 
-class RecordingHost:
-    def __init__(self, role):
-        self.role = role
-        self.commands = []
-
-    def run(self, argv, timeout=30.0, check=True, input=None):
-        self.commands.append(argv)
-        return CommandResult(argv, 0, "", "")
-
-
 def test_netem_goes_to_the_endpoints_when_the_router_kernel_has_none(tmp_path):
     """The VM testbed's router is a namespace of a machine without sch_netem: auto acts on the
     guests' egress, and asking for the router is refused with the allowed values."""
+    from test_impair_run import RecordingHost
+
     bed = make_testbed(TestbedSpec(kind="vm", router=True), Resources(tmp_path))
     bed.hosts = {role: RecordingHost(role) for role in ("client", "server", "router")}
     bed.netem_on_router = False
