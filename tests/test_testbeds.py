@@ -148,3 +148,20 @@ def test_evidence_waits_longer_on_a_slow_host():
     host = SlowHost("client", [])
     host.slowdown = 4.0
     assert evidence.command(host, ["ip", "link"]) == "up" and host.timeout == 4 * evidence.TIMEOUT
+
+
+def test_a_guest_that_failed_leaves_its_console_and_how_its_qemu_fared(tmp_path):
+    """What a person needs after a failed bring-up on the VM testbed: which guest, its console's
+    last lines (plain text), and whether its QEMU got CPU at all (a starved guest shows it)."""
+    from vpnbench.hosts.vm import Guests
+
+    guests = Guests(tmp_path, "vpbt-none", ["client", "server"], 768, 1, False, "tcg", 300)
+    (tmp_path / "console-client.log").write_text("\x1b[2J\x1b[Hbooting\r\nvpnbench-vm: node ready\r\n")
+    guests.qemu["client"] = subprocess.Popen(["sleep", "30"])
+    try:
+        assert guests.console_tail("client") == "booting\nvpnbench-vm: node ready"
+        assert guests.state("client").startswith("QEMU running ") and "of CPU" in guests.state("client")
+        assert guests.state("server") == "not started"
+    finally:
+        guests.stop()
+    assert guests.qemu == {}

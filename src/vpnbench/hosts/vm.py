@@ -25,7 +25,7 @@ from vpnbench.kernelvm import VmError, build_initramfs, find_kernel, kernel_path
 from vpnbench.lifetime import die_with_parent
 from vpnbench.vmaccel import Accel, BootWatch, choose, clean_console
 
-SSH_PORT = {"client": 2201, "server": 2202, "router": 2203}
+SSH_PORT = {"client": 2201, "server": 2202}
 GUEST_IP = "10.0.2.15"  # user-mode networking's default guest address
 SSHD_CONFIG = """ListenAddress {guest}:22
 HostKey /run/vpnbench-vm/host_key
