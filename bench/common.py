@@ -44,10 +44,10 @@ def baseline_testbed(router: bool = True):
     from vpnbench.resources import RunResources
     from vpnbench.techniques.base import TechniqueContext
     from vpnbench.techniques.baseline import Baseline, BaselineParams
-    from vpnbench.testbed import Testbed, TestbedSpec
+    from vpnbench.testbeds import LocalTestbed, TestbedSpec
 
     resources = RunResources()
-    testbed = Testbed(TestbedSpec(router=router), resources)
+    testbed = LocalTestbed(TestbedSpec(router=router), resources)
     try:
         testbed.up()
         ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), resources, None)

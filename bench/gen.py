@@ -26,7 +26,7 @@ from common import machine, require_root, write_section  # noqa: E402
 
 from vpnbench.measure.gen import gen_binary  # noqa: E402
 from vpnbench.resources import RunResources  # noqa: E402
-from vpnbench.testbed import Testbed, TestbedSpec  # noqa: E402
+from vpnbench.testbeds import LocalTestbed, TestbedSpec  # noqa: E402
 
 SECONDS = 3
 REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
@@ -47,7 +47,7 @@ class Sample:
 
 
 class Bench:
-    def __init__(self, testbed: Testbed):
+    def __init__(self, testbed: LocalTestbed):
         self.client, self.server = testbed.client, testbed.server
         self.target = testbed.underlay_addr("server", "ipv4")
         self.port = 7400
@@ -208,7 +208,7 @@ each of {REPEATS} runs (interleaved), and the sender's cores in each (1.00 = it 
 def main() -> None:
     require_root("gen.py")
     resources = RunResources()
-    testbed = Testbed(TestbedSpec(router=False), resources)
+    testbed = LocalTestbed(TestbedSpec(router=False), resources)
     try:
         testbed.up()
         testbed.wait_ready()

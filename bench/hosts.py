@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from sshlab import SshLab  # noqa: E402
 
 from vpnbench.resources import RunResources  # noqa: E402
-from vpnbench.testbed import TestbedSpec, make_testbed  # noqa: E402
+from vpnbench.testbeds import TestbedSpec, make_testbed  # noqa: E402
 
 VPNBENCH = [sys.executable, "-m", "vpnbench"]
 # Short cells, so the control path (bring-up, monitor, teardown) dominates the wall time.
@@ -82,7 +82,7 @@ def vm_boot(router: bool) -> None:
         booted = time.monotonic()
         testbed.up()
         ready = time.monotonic()
-        print(f"VM testbed ({len(testbed.hosts)} VMs, {testbed.facts['accel']}, {testbed.spec.vm.memory_mb} MB, "
+        print(f"VM testbed ({testbed.facts['vms']} VMs, {testbed.facts['accel']}, {testbed.spec.vm.memory_mb} MB, "
               f"{testbed.spec.vm.vcpus} vCPU each): booted + ssh {booted - started:.1f} s, "
               f"ready (tools checked, underlay pinged) {ready - started:.1f} s")
     finally:

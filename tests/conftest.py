@@ -121,10 +121,10 @@ def run_campaign(tmp_path, text: str, *flags: str) -> tuple[subprocess.Completed
 def testbed(clean_machine):
     """A real client — router — server testbed, removed afterwards."""
     from vpnbench.resources import RunResources
-    from vpnbench.testbed import Testbed, TestbedSpec
+    from vpnbench.testbeds import LocalTestbed, TestbedSpec
 
     resources = RunResources()
-    bed = Testbed(TestbedSpec(), resources)
+    bed = LocalTestbed(TestbedSpec(), resources)
     try:
         bed.up()
         yield bed

@@ -52,6 +52,7 @@ def test_a_wireguard_peer_with_the_wrong_key_leaves_evidence_from_both_ends(test
 
 class BrokenHost:
     role = "client"
+    slowdown = 1.0
 
     def run(self, argv, timeout=30.0, check=True, input=None):
         raise ConnectionError("ssh connection lost")

@@ -23,7 +23,7 @@ from vpnbench.run.impairments import make_impairer
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.baseline import Baseline, BaselineParams
 from vpnbench.techniques.wireguard import WireGuard, WireGuardParams
-from vpnbench.testbed import Testbed, TestbedSpec
+from vpnbench.testbeds import LocalTestbed, TestbedSpec
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +151,7 @@ def test_udp_tool_and_threads_validation():
 @contextlib.contextmanager
 def namespaces(bump: bool = False, pin: str = "auto"):
     resources = RunResources()
-    bed = Testbed(TestbedSpec(pin=pin), resources, bump=bump)
+    bed = LocalTestbed(TestbedSpec(pin=pin), resources, bump=bump)
     try:
         bed.up()
         yield bed, resources

@@ -23,7 +23,7 @@ from vpnbench.resources import RunResources
 from vpnbench.run.impairments import make_impairer
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.baseline import Baseline, BaselineParams
-from vpnbench.testbed import Testbed, TestbedSpec
+from vpnbench.testbeds import LocalTestbed, TestbedSpec
 from timing import P50_SLACK_MS, SLOWNESS, assert_delay_added
 
 pytestmark = pytest.mark.netns
@@ -54,7 +54,7 @@ def link(request):
             pytest.skip("this kernel has no sch_netem: the netem backend runs in the kernel VM (make test-kernel)")
         if backend == "linkem" and linkem_binary() is None:
             pytest.fail("linkem is not built: `make` builds it")
-        testbed = Testbed(TestbedSpec(), resources, bump=backend == "linkem")
+        testbed = LocalTestbed(TestbedSpec(), resources, bump=backend == "linkem")
         testbed.up()
         impairer = make_impairer(backend, testbed)
         try:

@@ -11,7 +11,7 @@ from vpnbench.impair.backends import NetemBackend, linkem_binary
 from vpnbench.impair.model import ImpairmentParams, expand_impairment
 from vpnbench.probe import has_qdisc
 from vpnbench.resources import RunResources
-from vpnbench.testbed import Testbed, plan_links
+from vpnbench.testbeds import LocalTestbed, plan_links
 
 CAMPAIGN = """
 [campaign]
@@ -97,7 +97,7 @@ class RecordingHost:
 
 
 def test_netem_backend_commands():
-    bed = Testbed.__new__(Testbed)  # only the link plan and the hosts: nothing is built
+    bed = LocalTestbed.__new__(LocalTestbed)  # only the link plan and the hosts: nothing is built
     bed.links = plan_links(True)
     bed.hosts = {role: RecordingHost(role) for role in ("client", "server", "router")}
     backend = NetemBackend(bed)
@@ -117,7 +117,7 @@ def test_netem_backend_commands():
 
 
 def test_netem_backend_rebuilds_only_when_a_change_would_keep_stale_settings():
-    bed = Testbed.__new__(Testbed)
+    bed = LocalTestbed.__new__(LocalTestbed)
     bed.links = plan_links(True)
     bed.hosts = {role: RecordingHost(role) for role in ("client", "server", "router")}
     backend = NetemBackend(bed)

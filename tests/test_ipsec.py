@@ -20,7 +20,7 @@ from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.ipsec import IPsec, IPsecParams
 from vpnbench.techniques.ipsec.proposals import CIPHERS
 from vpnbench.techniques.ipsec.strongswan import missing_software, negotiated, parse_vici_raw
-from vpnbench.testbed import Testbed, TestbedSpec
+from vpnbench.testbeds import LocalTestbed, TestbedSpec
 from vpnbench.wirecheck import check_wire
 from timing import SLOWNESS
 
@@ -45,7 +45,7 @@ def bed():
     """One testbed for every case of TestUserspace (each case brings its own tunnel up and down)."""
     assert leftovers() == [], f"machine not clean before the tests: {leftovers()}"
     resources = RunResources()
-    testbed = Testbed(TestbedSpec(), resources)
+    testbed = LocalTestbed(TestbedSpec(), resources)
     try:
         testbed.up()
         ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), resources,

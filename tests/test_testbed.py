@@ -7,7 +7,7 @@ import pytest
 from vpnbench.hosts.base import Host
 from vpnbench.monitor import Monitor
 from vpnbench.resources import RUN_ROOT, RunResources, cleanup_stale
-from vpnbench.testbed import Testbed, TestbedSpec, plan_pinning
+from vpnbench.testbeds import LocalTestbed, TestbedSpec, plan_pinning
 
 pytestmark = pytest.mark.netns
 
@@ -22,7 +22,7 @@ def test_client_reaches_server_through_the_router(testbed, family):
 
 def test_direct_link_without_router(clean_machine):
     resources = RunResources()
-    bed = Testbed(TestbedSpec(router=False), resources)
+    bed = LocalTestbed(TestbedSpec(router=False), resources)
     try:
         bed.up()
         assert bed.router is None

@@ -1,7 +1,8 @@
 """kind = "vm" for real: QEMU VMs booting the distribution kernel (TCG here), reached over ssh.
 
 These boot VMs themselves, so they run on the host (marker vmtestbed; `make test-kernel`
-runs them), never inside the kernel VM. Each test boots its own testbed: 1-3 min under TCG.
+runs them), never inside the kernel VM. Each test boots its own testbed: two guests (the
+router, if any, is a namespace of this machine), 1-3 min under TCG.
 """
 
 import json
@@ -86,9 +87,18 @@ def test_kernel_wireguard_with_delay_in_the_vm_testbed(tmp_path, clean_machine):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     cells = export(db, tmp_path / "vm.json")
     assert len(cells) == 2  # ping only: every command in a TCG guest costs, keep it short
+    from vpnbench.probe import has_qdisc
+    from vpnbench.resources import RunResources
+
+    resources = RunResources()
+    try:  # netem acts in the router where this machine's kernel has it, else on the guests' egress
+        placement = "router" if has_qdisc(resources, "netem") else "endpoints"
+    finally:
+        resources.close()
     for cell in cells:
         assert cell["status"] == "ok", cell["error"]
         assert cell["impairment"] != "none" and cell["impairment_params"]["backend"] == "netem"
+        assert cell["impairment_params"]["placement"] == placement, cell["impairment_params"]
         assert set(cell["hosts"]) == {"client", "router", "server"}
     wg = [c for c in cells if c["technique"].startswith("wireguard")]
     assert all(c["technique_params"]["backend"] == "kernel" and c["wire_check"] == "encrypted" for c in wg)
@@ -99,6 +109,7 @@ def test_kernel_wireguard_with_delay_in_the_vm_testbed(tmp_path, clean_machine):
     env = store.run(store.latest_run("vmkernel")).environment["testbed"]
     store.close()
     assert env["kind"] == "vm" and env["accel"].startswith(("KVM", "TCG"))
+    assert env["vms"] == 2 and env["router"] == "a namespace of this machine"  # two guests, not three
     assert leftovers() == []
 
 
@@ -222,13 +233,14 @@ def udp_csum_errors(host) -> int:
 
 
 def test_udp_checksums_hold_across_the_router_vm(tmp_path, clean_machine):
-    """The underlay between VMs is two QEMU socket netdevs and a forwarding guest. Checksum
-    offload on such a link (no virtio-net header to carry "checksum pending") delivers UDP with
-    wrong checksums, which the receiver drops silently: WireGuard then never hears a handshake.
+    """The underlay between the VMs is a tap device per guest in a forwarding namespace. Checksum
+    offload on such a link (a tap without vnet_hdr, or a socket netdev: no virtio-net header to carry
+    "checksum pending") delivers UDP with wrong checksums, which the receiver drops silently:
+    WireGuard then never hears a handshake.
     Every good datagram must arrive with its checksum intact; the wrong ones are the negative
     control (the server really checks, and counts what it drops)."""
     from vpnbench.resources import RunResources
-    from vpnbench.testbed import TestbedSpec, VmSettings, make_testbed
+    from vpnbench.testbeds import TestbedSpec, VmSettings, make_testbed
 
     needs_qemu()
     resources = RunResources()

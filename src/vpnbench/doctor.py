@@ -5,22 +5,12 @@ import platform
 
 from vpnbench.errors import VpnbenchError
 from vpnbench.impair.backends import linkem_binary
-from vpnbench.probe import LocalKernelProbe, has_qdisc
+from vpnbench.probe import LocalKernelProbe, NoProbe, RemoteKernelProbe, has_qdisc
 from vpnbench.resources import RunResources
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.techniques.ipsec import capabilities as ipsec_capabilities
-from vpnbench.testbed import plan_pinning
+from vpnbench.testbeds import make_testbed, plan_pinning
 from vpnbench.tools import known_packages, missing_tool_reason, which
-
-
-class NoProbe:
-    """Without root nothing can be probed; say so instead of guessing."""
-
-    def has_link_type(self, kind: str) -> bool:
-        return False
-
-    def accepts(self, commands) -> bool:
-        return False
 
 
 def diagnose() -> dict:
@@ -100,7 +90,6 @@ def testbed_tools() -> tuple[str, ...]:
 def diagnose_testbed(spec) -> dict:
     """Connect to (or boot) the testbed, ask each host, tear it down. host -> capability -> bool."""
     from vpnbench.techniques.ipsec import kernel_has_esp
-    from vpnbench.testbed import RemoteKernelProbe, make_testbed
 
     resources = RunResources()
     testbed = make_testbed(spec, resources)
@@ -111,7 +100,7 @@ def diagnose_testbed(spec) -> dict:
         except (OSError, VpnbenchError, TimeoutError) as exc:
             report["error"] = str(exc)
             return report
-        report["facts"] = getattr(testbed, "facts", {})
+        report["facts"] = testbed.facts
         for role, host in testbed.hosts.items():
             probe = RemoteKernelProbe([host])
             tools = testbed_tools()

@@ -26,10 +26,11 @@ def clip(text: str, limit: int = LIMIT, keep: str = "head") -> str:
     return text[:limit] + f"\n[... {cut} characters cut]"
 
 
-def command(host: Host, argv: list[str], timeout: float = TIMEOUT) -> str:
-    """stdout (and stderr) of argv on host; a failure is part of the evidence, not an exception."""
+def command(host: Host, argv: list[str], timeout: float | None = None) -> str:
+    """stdout (and stderr) of argv on host; a failure is part of the evidence, not an exception.
+    Default deadline: TIMEOUT, stretched on a slow host (a TCG guest) as its set-up is."""
     try:
-        result = host.run(argv, timeout=timeout, check=False)
+        result = host.run(argv, timeout=timeout or TIMEOUT * host.slowdown, check=False)
     except Exception as exc:  # noqa: BLE001 - best effort: a lost connection is evidence too
         return f"(could not run: {exc})"
     text = (result.stdout + ("\n" + result.stderr if result.stderr.strip() else "")).strip()

@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 
 from vpnbench.errors import TestbedError
-from vpnbench.vmaccel import QEMU, BootWatch, accel_argv, choose, die_with_parent
+from vpnbench.lifetime import die_with_parent
+from vpnbench.vmaccel import QEMU, BootWatch, accel_argv, choose
 
 INIT_MODULES = ("virtio_pci", "9pnet_virtio", "9p", "overlay")
 DECOMPRESS = {".xz": ["xz", "-dc"], ".zst": ["zstd", "-qdc"]}  # distributions that compress modules
@@ -38,7 +39,7 @@ echo "vpnbench-vm: init"
 /bin/busybox --install -s
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 for m in $(cat /modules/order); do insmod /modules/$m || echo "vpnbench-vm: insmod $m failed"; done
-fail() { echo "vpnbench-vm: $1"; echo o > /proc/sysrq-trigger; sleep 30; }
+fail() { echo "vpnbench-vm: $1"; poweroff -f; }
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 hostroot /lower || fail "9p root mount failed"
 mount -t tmpfs -o size=75% tmpfs /upper && mkdir -p /upper/u /upper/w
 mount -t overlay overlay -o lowerdir=/lower,upperdir=/upper/u,workdir=/upper/w /newroot || fail "overlay failed"
@@ -62,16 +63,16 @@ export PATH={path} HOME=/root {env}
 echo $? > /vmshare/rc
 sync
 echo "vpnbench-vm: command exited with $(cat /vmshare/rc)"
-echo o > /proc/sysrq-trigger
-sleep 30
+# reboot(2) from init itself, through a static binary: init never exits, so the kernel does not
+# panic ("Attempted to kill init"). A sysrq power-off instead shuts the 9p root down under a
+# still-running init, whose next command then fails to load and init exits: a panic and a
+# register dump that read like a crash.
+exec /bin/busybox poweroff -f
 """
 
 
 class VmError(TestbedError):
     """The VM could not boot or run: one line (the runner stops cleanly, the CLI exits 1)."""
-
-
-_die_with_parent = die_with_parent  # the name hosts/vm.py and older callers import
 
 
 def find_kernel() -> str:
@@ -178,7 +179,7 @@ def run_in_vm(command: list[str], memory_mb: int = 2048, cpus: int = 2, timeout:
         argv = qemu_argv(version, image, share, memory_mb, cpus, chosen.kvm, exports)
         deadline = time.monotonic() + timeout
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                preexec_fn=_die_with_parent)
+                                preexec_fn=die_with_parent)
         try:
             _stream_until(proc, deadline, log, BootWatch(chosen, "the VM"))
         finally:

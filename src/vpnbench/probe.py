@@ -1,10 +1,14 @@
-"""What this machine's kernel can do, found by trying it in a throwaway namespace."""
+"""What the kernels (and tool sets) of a testbed's hosts can do, found by trying it in a
+throwaway namespace: on this machine (local testbed), or on each remote host (ssh, vm)."""
 
 import functools
+import shlex
 import subprocess
 
+from vpnbench.hosts.base import Host
 from vpnbench.resources import RunResources, delete_netns
 from vpnbench.techniques.base import KernelProbe
+from vpnbench.tools import which
 
 
 class LocalKernelProbe(KernelProbe):
@@ -27,6 +31,64 @@ class LocalKernelProbe(KernelProbe):
     @functools.cache
     def _accepts(self, commands: tuple[tuple[str, ...], ...]) -> bool:
         return _probe_in_netns(self.resources, [list(c) for c in commands], every=True)
+
+    @functools.cache
+    def has_qdisc(self, kind: str) -> bool:
+        return has_qdisc(self.resources, kind)
+
+    def has_command(self, name: str) -> bool:
+        return which(name) is not None  # the namespaces share this machine's programs
+
+
+class RemoteKernelProbe(KernelProbe):
+    """What the kernels of a remote testbed can do: tried on each host (client and server), each
+    in a throwaway network namespace (unshare -n), so nothing is left on the machines."""
+
+    def __init__(self, hosts: list[Host]):
+        self.hosts = hosts
+        self._cache: dict[str, bool] = {}
+
+    def _all(self, key: str, argv: list[str], batch: str | None = None) -> bool:
+        if key not in self._cache:
+            self._cache[key] = all(h.run(argv, timeout=30, check=False, input=batch).ok for h in self.hosts)
+        return self._cache[key]
+
+    def has_link_type(self, kind: str) -> bool:
+        batch = (f"link add probe1 type veth\nlink add probe0 link probe1 type {kind}\n" if kind == "macsec"
+                 else f"link add probe0 type {kind}\n")
+        return self._all(f"link {kind}", ["unshare", "-n", "ip", "-batch", "-"], batch)
+
+    def has_qdisc(self, kind: str) -> bool:
+        return self._all(f"qdisc {kind}", ["unshare", "-n", "tc", "qdisc", "add", "dev", "lo", "root", kind])
+
+    def accepts(self, commands: list[list[str]]) -> bool:
+        """Do all these commands (vpnbench's own probes, never config values) succeed in a
+        throwaway namespace on every host?"""
+        script = " && ".join(shlex.join(argv) for argv in commands)
+        return self._all(f"accepts {script}", ["unshare", "-n", "sh", "-c", script])
+
+    def has_command(self, name: str) -> bool:
+        key = f"command {name}"
+        if key not in self._cache:
+            self._cache[key] = not any(h.missing_commands([name]) for h in self.hosts)
+        return self._cache[key]
+
+
+class NoProbe(KernelProbe):
+    """Without root nothing can be tried in a namespace; say so instead of guessing. Commands
+    need no root to be found: this machine's are."""
+
+    def has_link_type(self, kind: str) -> bool:
+        return False
+
+    def has_qdisc(self, kind: str) -> bool:
+        return False
+
+    def accepts(self, commands) -> bool:
+        return False
+
+    def has_command(self, name: str) -> bool:
+        return which(name) is not None
 
 
 def _probe_in_netns(resources: RunResources, argv_after_netns: list[list[str]], every: bool = False) -> bool:

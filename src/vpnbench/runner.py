@@ -25,7 +25,7 @@ from vpnbench.run.setup import VM_HINT, Prepared, TestbedMaker, Unavailable, env
 from vpnbench.store import Store
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.techniques.base import TechniqueContext
-from vpnbench.testbed import make_testbed
+from vpnbench.testbeds import make_testbed
 
 
 class Interrupted(BaseException):

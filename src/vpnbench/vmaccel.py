@@ -12,16 +12,16 @@ fails with one line naming the accelerator and the way out, never with the conso
 escape codes.
 """
 
-import ctypes
 import dataclasses
 import json
 import os
 import re
 import select
-import signal
 import subprocess
 import time
 from pathlib import Path
+
+from vpnbench.lifetime import die_with_parent
 
 QEMU = "qemu-system-x86_64"
 KVM_DEVICE = "/dev/kvm"
@@ -54,11 +54,6 @@ class Accel:
     def setup_timeout_scale(self) -> float:
         """Deadlines of work inside the guest (bring-up, first packet) scale by this."""
         return 1.0 if self.kvm else 4.0
-
-
-def die_with_parent() -> None:
-    """The VM must not outlive a killed caller (kill -9 included): PR_SET_PDEATHSIG."""
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
 
 
 def accel_argv(kvm: bool) -> list[str]:

@@ -20,7 +20,7 @@ from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host
 from vpnbench.resources import RunResources
 from vpnbench.techniques.base import Tunnel
-from vpnbench.testbed import CapturePoint
+from vpnbench.testbeds import CapturePoint
 
 MARKER_PINGS = 5
 PING_INTERVAL = 0.005  # s; root may go below ping's 0.2 s floor, and 5 pings are no load

@@ -81,6 +81,9 @@ class Host(abc.ABC):
     machine: str | None = None
     # Reached over ssh (a lab machine or a VM): its /proc and files are not this machine's.
     remote: bool = False
+    # How much slower than natively commands run here (a TCG-emulated guest: 4); the deadlines of
+    # best-effort commands (evidence) stretch by it.
+    slowdown: float = 1.0
 
     def __init__(self, role: str, cpus: list[int] | None):
         self.role = role

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from vpnbench.errors import HostError
 from vpnbench.hosts.base import CommandFailed, CommandResult, Host
 from vpnbench.hosts.netns import LocalProc
-from vpnbench.kernelvm import _die_with_parent
+from vpnbench.lifetime import die_with_parent
 from vpnbench.params import Duration
 from vpnbench.safe_files import REMOTE_WRITE, wipe_command
 
@@ -113,7 +113,7 @@ class SshConnection:
         self.close()
         argv = self.argv("-M", "-N", "-o", "ControlMaster=yes", "-o", "ControlPersist=no")
         self.master = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
+                                       stderr=subprocess.PIPE, preexec_fn=die_with_parent)
         deadline = time.monotonic() + self.settings.connect_timeout + 5
         while not self._check():
             if self.master.poll() is not None:
@@ -295,7 +295,7 @@ class SshHost(Host):
         with open(log_path, "wb") as log:
             log_path.chmod(0o600)
             popen = subprocess.Popen(full, stdout=pipe or log, stderr=log, stdin=pipe or subprocess.DEVNULL,
-                                     start_new_session=True, preexec_fn=_die_with_parent)
+                                     start_new_session=True, preexec_fn=die_with_parent)
         proc = SshProc(name, popen, log_path, self)
         proc.remote_pid()
         self.spawned.append(proc)

@@ -14,7 +14,7 @@ from pathlib import Path
 from vpnbench.errors import ImpairmentError
 from vpnbench.impair.model import Impairment
 from vpnbench.impair.spec import NetemSpec
-from vpnbench.testbed import Testbed
+from vpnbench.testbeds import Testbed
 
 LINKEM_NAME = "vpnbench-linkem"
 REPO_LINKEM = Path(__file__).resolve().parents[3] / "linkem" / "target" / "release" / LINKEM_NAME
@@ -57,12 +57,13 @@ class ImpairmentBackend(abc.ABC):
 
 class NetemBackend(ImpairmentBackend):
     """A netem qdisc on the egress of each direction: the router's two sides (default when
-    there is a router), or the endpoints' own interfaces (S1's way)."""
+    there is a router whose kernel has netem), or the endpoints' own interfaces (S1's way)."""
 
     name = "netem"
 
     def __init__(self, testbed: Testbed):
         self.has_router = testbed.router is not None
+        self.netem_on_router = testbed.netem_on_router  # the VM testbed's router: this machine's kernel
         first, last = testbed.links[0], testbed.links[-1]
         self.targets = {
             # client -> server leaves the router towards the server, and vice versa
@@ -77,7 +78,10 @@ class NetemBackend(ImpairmentBackend):
 
     def placement_of(self, impairment: Impairment) -> str:
         if impairment.placement == "auto":
-            return "router" if self.has_router else "endpoints"
+            return "router" if self.has_router and self.netem_on_router else "endpoints"
+        if impairment.placement == "router" and not self.netem_on_router:
+            raise ImpairmentError("placement: 'router' needs netem in the router's kernel, and this testbed's "
+                                  "router is a namespace of a machine without sch_netem; allowed here: auto, endpoints")
         return impairment.placement
 
     def apply(self, impairment: Impairment) -> None:

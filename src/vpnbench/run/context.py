@@ -16,7 +16,7 @@ from vpnbench.run.impairments import ImpairmentSwitch
 from vpnbench.scaling import CorePinner
 from vpnbench.store import Store
 from vpnbench.techniques.base import KernelProbe
-from vpnbench.testbed import Testbed
+from vpnbench.testbeds import Testbed
 
 
 @dataclasses.dataclass(frozen=True)

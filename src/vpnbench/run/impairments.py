@@ -7,7 +7,7 @@ from vpnbench.impair.backends import ImpairmentBackend, LinkemBackend, NetemBack
 from vpnbench.impair.model import Impairment
 from vpnbench.probe import has_qdisc
 from vpnbench.resources import RunResources
-from vpnbench.testbed import Testbed
+from vpnbench.testbeds import Testbed
 
 
 def resolve_impairment_backend(campaign: Campaign, resources: RunResources, probe=None) -> str | None:

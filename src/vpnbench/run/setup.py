@@ -20,7 +20,8 @@ from vpnbench.run.impairments import ImpairmentSwitch, make_impairer, resolve_im
 from vpnbench.scaling import CorePinner
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.techniques.base import KernelProbe
-from vpnbench.testbed import Testbed, TestbedSpec, make_testbed
+from vpnbench.campaign.testbed_spec import TestbedSpec
+from vpnbench.testbeds import Testbed, make_testbed
 
 VM_HINT = "use [testbed] kind = \"vm\" (QEMU VMs with a full distribution kernel) for the kernel backends"
 
@@ -145,7 +146,7 @@ def environment(campaign: Campaign, testbed: Testbed, backends: list) -> dict:
     found = {"backends": {block.label: str(backends[block.index]) for block in expand(campaign)},
              "vpnbench": __version__, "kernel": platform.release(), "machine": platform.machine(),
              "hostname": platform.node(), "pinning": testbed.pin_note, "cpu_count": os.cpu_count(),
-             "testbed": {"kind": campaign.testbed.kind, **getattr(testbed, "facts", {})}}
+             "testbed": {"kind": campaign.testbed.kind, **testbed.facts}}
     accel = os.environ.get("VPNBENCH_VM_ACCEL")  # set inside vpnbench's kernel VM
     if accel:
         found["virtualization"] = f"QEMU VM ({accel}" + (": functional, not performance)" if accel == "TCG"

@@ -64,6 +64,14 @@ class KernelProbe(abc.ABC):
         """Do all these commands succeed in a throwaway namespace (e.g. `ip xfrm state add`)?"""
         return False
 
+    @abc.abstractmethod
+    def has_qdisc(self, kind: str) -> bool:
+        """Can the kernel attach a qdisc of this kind (netem, ...)?"""
+
+    @abc.abstractmethod
+    def has_command(self, name: str) -> bool:
+        """Is this command on the hosts that run a technique (not the controller, unless it is one)?"""
+
 
 class Technique(abc.ABC):
     """A technique declares, beside how it comes up, what it needs: the commands (and the

@@ -22,7 +22,7 @@ from vpnbench.hosts.base import Host, stop_all
 from vpnbench.params import Family, Size, TechniqueParams
 from vpnbench.safe_files import wipe, wipe_tree, write_private
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
-from vpnbench.tools import missing_tool_reason, which
+from vpnbench.tools import missing_tool_reason
 
 INNER = {
     "client": {"ipv4": "10.98.0.1", "ipv6": "fd98::1"},
@@ -102,7 +102,7 @@ class OpenVPN(Technique):
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
-        if not which("openvpn"):
+        if not probe.has_command("openvpn"):
             reason = missing_tool_reason("openvpn")
             return [BackendStatus("dco", False, reason), BackendStatus("userspace", False, reason)]
         dco = probe.has_link_type("ovpn-dco")

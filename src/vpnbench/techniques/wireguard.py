@@ -16,7 +16,7 @@ from vpnbench.hosts.base import stop_all
 from vpnbench.params import Family, TechniqueParams
 from vpnbench.safe_files import wipe
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
-from vpnbench.tools import missing_tool_reason, which
+from vpnbench.tools import missing_tool_reason
 
 INNER = {
     "client": {"ipv4": "10.99.0.1", "ipv6": "fd99::1"},
@@ -43,11 +43,11 @@ class WireGuard(Technique):
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
-        if not which("wg"):
+        if not probe.has_command("wg"):
             reason = missing_tool_reason("wg")
             return [BackendStatus("kernel", False, reason), BackendStatus("userspace", False, reason)]
         kernel = probe.has_link_type("wireguard")
-        userspace = which("wireguard-go") is not None
+        userspace = probe.has_command("wireguard-go")
         return [
             BackendStatus("kernel", kernel, "" if kernel else "kernel lacks WireGuard (no wireguard module)"),
             BackendStatus("userspace", userspace, "" if userspace else missing_tool_reason("wireguard-go")),

@@ -1,0 +1,158 @@
+"""kind = "local": one network namespace per host on this machine.
+
+veth links are created directly inside the namespaces (nothing ever appears in the root
+namespace), IPv4 and IPv6 on every link, the router forwarding both families. The VM testbed
+builds its router namespace with the same helpers (vm.py).
+"""
+
+import os
+import subprocess
+
+from vpnbench.errors import HostError
+from vpnbench.hosts.netns import NetnsHost
+from vpnbench.probe import LocalKernelProbe
+from vpnbench.resources import RunResources, delete_netns
+from vpnbench.sysctls import apply_sysctls, restore_sysctls
+from vpnbench.testbeds.base import BUMP_IFACES, Link, Testbed, plan_links
+from vpnbench.campaign.testbed_spec import TestbedSpec, plan_pinning
+
+FIRST_VETH_INDEX = 100  # see LocalTestbed._veth
+IPV6_MIN_MTU = 1280
+
+
+class LocalTestbed(Testbed):
+    """Builds and tears down the namespaces and the underlay of one run."""
+
+    def __init__(self, spec: TestbedSpec, resources: RunResources, bump: bool = False):
+        self.spec = spec
+        self.resources = resources
+        self.links = plan_links(spec.router, bump)
+        self.cpus, self.pin_note = plan_pinning(spec.pin, os.cpu_count() or 1)
+        roles = ["client", "server"] + (["router"] if spec.router else []) + (["link"] if bump and not spec.router else [])
+        self.hosts = {
+            role: NetnsHost(role, resources.netns_name(role), resources.dir, self.cpus.get(role))
+            for role in roles
+        }
+        self._created: list[str] = []
+        self._veths = 0
+        self.sysctls: dict[str, dict] = {}
+        self._probe = LocalKernelProbe(resources)
+
+    @property
+    def probe(self) -> LocalKernelProbe:
+        return self._probe
+
+    @property
+    def setup_timeout_scale(self) -> float:
+        """1 natively, 4 inside a TCG-emulated kernel VM (make test-kernel), whose CPU is slower."""
+        return 4.0 if os.environ.get("VPNBENCH_VM_ACCEL") == "TCG" else 1.0
+
+    def connect(self) -> None:
+        """Namespaces need no connection: they are made by up()."""
+
+    def up(self) -> None:
+        for host in self.hosts.values():
+            add_netns(host.netns, self._created)
+        for link in self.links:
+            self._build_link(link)
+        if self.router is not None:
+            route_through(self.router.netns, [(self.hosts[link.b].netns, link) for link in self.links])
+        self.sysctls = apply_sysctls(self.spec.sysctls, [h.netns for h in self.hosts.values()], self.resources.dir)
+        if self.bump_point() is None:
+            self.wait_ready()  # with a bump, the caller starts the emulator first
+
+    def _build_link(self, link: Link) -> None:
+        a_ns, b_ns = self.hosts[link.a].netns, self.hosts[link.b].netns
+        if link.bump:
+            self._build_bump(link)
+        else:
+            self._veth(a_ns, link.a_iface, b_ns, link.b_iface)
+        address(a_ns, link, "a")
+        address(b_ns, link, "b")
+
+    def set_mtu(self, mtu: int) -> None:
+        """Every underlay interface, a bump's bridge ends included, to mtu (the scaling axis).
+        Below 1280 the kernel drops an interface's IPv6 (addresses and routes); at or above it
+        they are put back, so a small MTU before does not leave the next bring-up IPv4-only."""
+        for link in self.links:
+            ends = [(link.a, link.a_iface), (link.b, link.b_iface)]
+            ends += [(link.bump, iface) for iface in BUMP_IFACES] if link.bump else []
+            for role, iface in ends:
+                ip("-n", self.hosts[role].netns, "link", "set", "dev", iface, "mtu", str(mtu))
+        if mtu < IPV6_MIN_MTU:
+            return
+        for link in self.links:
+            for side, role, iface in (("a", link.a, link.a_iface), ("b", link.b, link.b_iface)):
+                ip("-n", self.hosts[role].netns, "-6", "addr", "replace", f"{link.addr(side, 'ipv6')}/64", "dev", iface,
+                   "nodad")
+        if self.router is not None:
+            for link in self.links:
+                ip("-n", self.hosts[link.b].netns, "-6", "route", "replace", "default", "via", link.addr("a", "ipv6"))
+
+    def _veth(self, a_ns: str, a_iface: str, b_ns: str, b_iface: str) -> None:
+        """A veth pair whose two ends have different interface indexes. In fresh namespaces both
+        ends would get index 2, and the kernel takes a device whose index equals its peer's
+        (iflink) for one without a lower device: its carrier change is not urgent, linkwatch
+        batches it up to a second later, and IPv6 on that end ignores neighbour solicitations
+        until then (measured: the first IPv6 ping answered after 1.02 s, 4 ms with distinct
+        indexes). Indexes only need to be unique within a namespace; these are unique here."""
+        first = FIRST_VETH_INDEX + 2 * self._veths
+        self._veths += 1
+        ip("-n", a_ns, "link", "add", a_iface, "index", str(first), "type", "veth",
+           "peer", "name", b_iface, "index", str(first + 1), "netns", b_ns)
+
+    def _build_bump(self, link: Link) -> None:
+        """a_iface <-> lka | linkem | lkb <-> b_iface: two veth pairs, the middle ends unaddressed."""
+        a_ns, b_ns, bump_ns = (self.hosts[role].netns for role in (link.a, link.b, link.bump))
+        lka, lkb = BUMP_IFACES
+        self._veth(a_ns, link.a_iface, bump_ns, lka)
+        self._veth(bump_ns, lkb, b_ns, link.b_iface)
+        for iface in (lka, lkb):
+            # The bridge ends must stay silent: no IPv6 addresses, no neighbour discovery of their own.
+            sysctl(bump_ns, f"net.ipv6.conf.{iface}.disable_ipv6=1")
+            ip("-n", bump_ns, "link", "set", iface, "up")
+
+    def down(self) -> None:
+        for netns in reversed(self._created):
+            delete_netns(netns)
+        self._created.clear()
+        restore_sysctls(self.resources.dir)
+
+
+# -- namespace helpers (the VM testbed's router namespace is built with them too) ------------
+def add_netns(netns: str, created: list[str]) -> None:
+    """A fresh namespace, recorded in created (for down()) the moment it exists."""
+    ip("netns", "add", netns)
+    created.append(netns)
+    ip("-n", netns, "link", "set", "lo", "up")
+    # No duplicate address detection: tentative link-local addresses would stall
+    # neighbour discovery, and so IPv6, for the first seconds of every run.
+    sysctl(netns, "net.ipv6.conf.default.accept_dad=0", "net.ipv6.conf.all.accept_dad=0")
+
+
+def address(netns: str, link: Link, side: str) -> None:
+    """The link's addresses on one end (both families), and the interface up."""
+    iface = link.a_iface if side == "a" else link.b_iface
+    ip("-n", netns, "addr", "add", f"{link.addr(side, 'ipv4')}/24", "dev", iface)
+    ip("-n", netns, "-6", "addr", "add", f"{link.addr(side, 'ipv6')}/64", "dev", iface, "nodad")
+    ip("-n", netns, "link", "set", iface, "up")
+
+
+def route_through(router_ns: str, ends: list[tuple[str, Link]]) -> None:
+    """The router forwards; each (namespace, link) end routes by default via the router's side
+    of its link."""
+    sysctl(router_ns, "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1")
+    for netns, link in ends:
+        ip("-n", netns, "route", "add", "default", "via", link.addr("a", "ipv4"))
+        ip("-n", netns, "-6", "route", "add", "default", "via", link.addr("a", "ipv6"))
+
+
+def sysctl(netns: str, *settings: str) -> None:
+    """Per-namespace sysctls: they vanish with the namespace, nothing to restore."""
+    subprocess.run(["ip", "netns", "exec", netns, "sysctl", "-qw", *settings], check=True, capture_output=True)
+
+
+def ip(*args: str) -> None:
+    proc = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise HostError(f"ip {' '.join(args)}: {proc.stderr.strip()}")
