@@ -158,6 +158,8 @@ class FakeProbe(KernelProbe):
     def accepts(self, commands: list[list[str]]) -> bool:
         return False
 
+    def has_command(self, name: str) -> bool:
+        return True  # the fake hosts run whatever a toy technique asks for
 
 class FakeTestbed:
     """The runner's whole testbed interface over fake hosts; it counts what was done to it."""
@@ -170,6 +172,7 @@ class FakeTestbed:
         self.pin_note = "not pinned (test double)"
         self.sysctls: dict[str, dict] = {}
         self.facts = {"double": True}
+        self.netem_on_router = True  # the netem backend asks where a testbed with a router puts it
         self.setup_timeout_scale = 1.0
         self.calls: list[str] = []
 

@@ -64,7 +64,10 @@ def test_auto_backend_is_userspace_where_dco_cannot_carry_it():
         def has_link_type(self, kind):
             return False
 
-    class Dco:
+        def has_command(self, name):
+            return which(name) is not None
+
+    class Dco(NoDco):
         def has_link_type(self, kind):
             return kind == "ovpn-dco"
 
