@@ -153,7 +153,9 @@ def relative_ratios(frame: pd.DataFrame, baseline: str) -> dict[tuple[str, str, 
         if base_mean == 0 or not math.isfinite(base_mean):
             continue
         ratio, _, _, method = (1.0, 1.0, 1.0, "same") if technique == baseline else ratio_interval(mine, base)
-        out.setdefault((technique, impairment, label), {})[metric] = None if method == UNBOUNDED else float(ratio)
+        # a ratio that overflows (a baseline mean near the smallest float) is no number JSON can carry either
+        bounded = method != UNBOUNDED and math.isfinite(ratio)
+        out.setdefault((technique, impairment, label), {})[metric] = float(ratio) if bounded else None
     return out
 
 
