@@ -25,7 +25,7 @@ from vpnbench.verdicts import Verdicts
 
 COLUMNS = ["measurement_label", "measurement", "technique", "impairment", "repetition", "metric", "value"]
 # No example database in the working tree, no deadline on a loaded shared machine.
-# derandomize: CI sees the same examples every run; a wider random search is `--hypothesis-seed=random`.
+# derandomize: CI sees the same examples every run; a wider search: more max_examples, or derandomize off.
 PROPERTY = settings(max_examples=300, deadline=None, database=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
 
