@@ -11,6 +11,9 @@ import math
 import statistics
 from collections.abc import Iterable
 
+from vpnbench.impair.registry import BACKENDS as IMPAIRMENT_BACKENDS
+from vpnbench.techniques import is_reference
+
 SENDER_RECEIVER_GAP = 0.05  # share of the sender's rate
 CEILING_MATCH = 0.03  # a tunnel within 3 % of the baseline's throughput
 FLAT_CV = 0.005  # throughput varying less than 0.5 % across repetitions
@@ -18,7 +21,6 @@ FLAT_CV = 0.005  # throughput varying less than 0.5 % across repetitions
 # own headers take a few % of a shaped link, so it never matches the baseline there within 3 %)
 LIMIT_SHARE = 0.85
 BUSY_CORE_PCT = 95.0
-NETEM_DEFAULT_LIMIT = 1000  # packets
 PACKET_BYTES = 1500  # one MTU-sized packet per queue slot
 
 
@@ -157,7 +159,7 @@ def _at_offered_rate(group: list[dict], match: float) -> bool:
 
 
 def _is_baseline(group: list[dict]) -> bool:
-    return (group[0].get("technique_params") or {}).get("kind") == "baseline"
+    return is_reference(group[0].get("technique_params") or {})
 
 
 def _throughputs(group: list[dict]) -> list[float]:
@@ -300,14 +302,16 @@ def _queue_finding(params: dict, side: str, capacity: float, packet_bytes: int) 
     hold_s = ((spec.get("delay_us") or 0) + (spec.get("jitter_us") or 0)) / 1e6
     rate = spec.get("rate_bps") or 0
     backend = params.get("backend_used") or params.get("backend")
-    if hold_s <= 0 or (rate and spec.get("limit") is None and backend == "linkem"):
+    # What the backend queues without a limit: its registry entry (netem's for an older file's "auto").
+    declared = IMPAIRMENT_BACKENDS.get(backend) or IMPAIRMENT_BACKENDS["netem"]
+    if hold_s <= 0 or (rate and spec.get("limit") is None and declared.queue_sized_for_rate):
         return None
     bandwidth = min(rate, capacity) if rate and capacity else rate or capacity
-    limit = spec.get("limit") or NETEM_DEFAULT_LIMIT
+    limit = spec.get("limit") or declared.default_limit
     needed = math.ceil(bandwidth * hold_s / 8 / packet_bytes)
     if bandwidth <= 0 or limit >= needed:
         return None
-    given = f"{backend if backend == 'linkem' else 'netem'}'s default" if spec.get("limit") is None else "the"
+    given = f"{declared.name}'s default" if spec.get("limit") is None else "the"
     cap = limit * packet_bytes * 8 / hold_s
     return (f"{given} queue limit of {limit} packets is below the {needed} packets of {packet_bytes} B in "
             f"flight at {rate_text(bandwidth)} × {hold_s * 1e3:g} ms, so the queue, not the delay, limits "

@@ -21,6 +21,10 @@ class LocalKernelProbe(KernelProbe):
                                                     args + ["link", "probe1", "type", "macsec"]])
         return _probe_in_netns(self.resources, [args + ["type", kind]])
 
+    @functools.cache
+    def has_qdisc(self, kind: str) -> bool:
+        return has_qdisc(self.resources, kind)
+
     def accepts(self, commands: list[list[str]]) -> bool:
         return self._accepts(tuple(tuple(c) for c in commands))
 

@@ -22,7 +22,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from vpnbench import __version__
 from vpnbench.campaign import Campaign, Cell, TechniqueBlock, expand
 from vpnbench.errors import MeasurementError, TechniqueError, TestbedError, UserError, VpnbenchError
-from vpnbench.impair.backends import ImpairmentBackend, LinkemBackend, NetemBackend, linkem_binary
+from vpnbench.impair.backends import ImpairmentBackend, choose_backend
+from vpnbench.impair.registry import BACKENDS as IMPAIRMENT_BACKENDS
 from vpnbench.impair.model import Impairment
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.measure.base import Cycled, MeasureContext, PortAllocator
@@ -31,7 +32,7 @@ from vpnbench.hostfacts import collect_host_facts
 from vpnbench.live import StoreLive
 from vpnbench.hosts.base import CommandFailed
 from vpnbench.monitor import Monitor
-from vpnbench.probe import LocalKernelProbe, has_qdisc
+from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources
 from vpnbench.scaling import SOFTIRQ_NOTE, CorePinner, device_mtu, fit_tunnel, route_device
 from vpnbench.records import Bringup, Event, Run, now_iso
@@ -66,22 +67,8 @@ def resolve_impairment_backend(campaign: Campaign, resources: RunResources, prob
     probe: the remote testbed's kernels (ssh, vm), else this machine's is tried."""
     if not campaign.impaired:
         return None
-    asked = campaign.impairment_backend_asked()
-    if probe is not None and asked in ("auto", "netem"):
-        if not probe.has_qdisc("netem"):
-            raise UserError("impairment.backend: netem is not available on the testbed's hosts (no sch_netem); "
-                            "linkem runs on kind = 'local' only")
-        return "netem"
-    kernel_netem = has_qdisc(resources, "netem") if asked in ("auto", "netem") else False
-    if asked == "netem" and not kernel_netem:
-        raise UserError("impairment.backend: 'netem' is not available: the kernel has no sch_netem; "
-                        "allowed here: auto, linkem")
-    if asked == "netem" or (asked == "auto" and kernel_netem):
-        return "netem"
-    if linkem_binary() is None:
-        raise UserError("impairment.backend: linkem is not built (run `make`, or set VPNBENCH_LINKEM)"
-                        + ("" if kernel_netem else " and the kernel has no sch_netem"))
-    return "linkem"
+    return choose_backend(campaign.impairment_backend_asked(), campaign.testbed.kind,
+                          probe or LocalKernelProbe(resources))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -274,8 +261,9 @@ class Runner:
             probe = LocalKernelProbe(resources)
             backends = resolve_backends(self.campaign, probe)
             check_available(backends, self.skip_unavailable, self.ask)
-            impair_backend = resolve_impairment_backend(self.campaign, resources)
-            return Testbed(spec, resources, bump=impair_backend == "linkem"), probe, backends, impair_backend
+            impair_backend = resolve_impairment_backend(self.campaign, resources, probe)
+            bump = impair_backend is not None and IMPAIRMENT_BACKENDS[impair_backend].needs_bump
+            return Testbed(spec, resources, bump=bump), probe, backends, impair_backend
         testbed = make_testbed(spec, resources)
         try:
             self.console.print(f"connecting to the {spec.kind} testbed: {', '.join(testbed.hosts)}")
@@ -614,9 +602,7 @@ def cycler(technique: Technique, bringup: Bringup):
 
 
 def make_impairer(backend: str, testbed: Testbed) -> ImpairmentBackend:
-    if backend == "linkem":
-        return LinkemBackend(testbed, linkem_binary())
-    return NetemBackend(testbed)
+    return IMPAIRMENT_BACKENDS[backend].create(testbed)
 
 
 def tunnel_facts(client, address: str) -> dict:

@@ -14,7 +14,7 @@ re-created over it; a tunnel device whose MTU would not fit over it is lowered t
 
 from vpnbench.errors import UserError
 from vpnbench.hosts.base import Host
-from vpnbench.overhead import expect
+from vpnbench.techniques import expect
 
 MIN_MTU = 576  # the smallest IPv4 datagram every host must accept (RFC 791)
 MAX_MTU = 65535  # veth's own limit

@@ -23,6 +23,7 @@ from vpnbench.errors import HostError, TestbedError
 from vpnbench.hosts.base import Host
 from vpnbench.hosts.netns import NetnsHost
 from vpnbench.hosts.ssh import SshConnection, SshHost, SshSettings, SshTarget
+from vpnbench.impair.registry import BackendName, kind_error
 from vpnbench.params import Duration
 from vpnbench.resources import RunResources, delete_netns
 from vpnbench.scaling import MAX_MTU, MIN_MTU, core_range_error
@@ -61,7 +62,7 @@ class TestbedSpec(BaseModel):
     pin: Literal["auto", "on", "off"] = "auto"
     monitor_interval: Duration = 0.5
     setup_timeout: Duration | None = None  # a bring-up's deadline to the first packet through; default 15 s, scaled on slow testbeds
-    impairment_backend: Literal["auto", "netem", "linkem"] = "auto"
+    impairment_backend: BackendName = "auto"
     sysctls: dict[Annotated[str, StringConstraints(pattern=r"^net\.[a-z0-9_.]+$")], str | int] = {}
     ssh: SshSettings = SshSettings()
     hosts: dict[Literal["client", "server", "router"], SshTarget] = {}
@@ -116,8 +117,8 @@ class TestbedSpec(BaseModel):
             raise ValueError("hosts.router: given, but router = false")
         if self.router and not self.hosts["router"].iface_server:
             raise ValueError("hosts.router.iface_server: required (the router's server-facing interface)")
-        if self.impairment_backend == "linkem":
-            raise ValueError("impairment_backend: 'linkem' runs on kind = 'local' only; allowed here: auto, netem")
+        if reason := kind_error(self.impairment_backend, self.kind):
+            raise ValueError(f"impairment_backend: {reason}")
         return self
 
 

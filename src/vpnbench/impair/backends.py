@@ -1,7 +1,8 @@
 """Impairment backends: kernel netem qdiscs, or linkem bridging the link in userspace.
 
 Both take the same two specs, egress (client -> server) and ingress (server -> client),
-and change them in place between cells without rebuilding anything.
+and change them in place between cells without rebuilding anything. Each class declares what
+the rest of vpnbench needs to know of it and is registered by name (impair/registry.py).
 """
 
 import abc
@@ -10,11 +11,17 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
 
-from vpnbench.errors import ImpairmentError
+from vpnbench.errors import ImpairmentError, UserError
 from vpnbench.impair.model import Impairment
+from vpnbench.impair.registry import BACKENDS, kind_error, register
 from vpnbench.impair.spec import NetemSpec
-from vpnbench.testbed import Testbed
+
+if TYPE_CHECKING:  # the testbed's schema names backends (registry), so only annotations import it
+    from vpnbench.testbed import Testbed
+
+TESTBED_KINDS = ("local", "ssh", "vm")
 
 LINKEM_NAME = "vpnbench-linkem"
 REPO_LINKEM = Path(__file__).resolve().parents[3] / "linkem" / "target" / "release" / LINKEM_NAME
@@ -29,7 +36,28 @@ def linkem_binary() -> str | None:
 
 
 class ImpairmentBackend(abc.ABC):
-    name: str
+    name: ClassVar[str]
+    needs_bump: ClassVar[bool] = False  # it needs a bump-in-the-wire hop, which the testbed then builds
+    testbeds: ClassVar[tuple[str, ...]] = TESTBED_KINDS  # the testbed kinds it may run on
+    # Packets queued per direction when the spec gives no limit; None where the backend sizes
+    # its queue itself for a rate-limited spec (queue_sized_for_rate).
+    default_limit: ClassVar[int] = 1000
+    queue_sized_for_rate: ClassVar[bool] = False
+
+    @classmethod
+    @abc.abstractmethod
+    def unavailable(cls, probe) -> str | None:
+        """None when it can run where `probe` (a KernelProbe of the testbed's hosts) looks; else why not."""
+
+    @classmethod
+    def kernel_rows(cls, probe) -> dict[str, bool]:
+        """doctor's kernel feature rows for this backend: row name -> does the kernel have it."""
+        return {}
+
+    @classmethod
+    @abc.abstractmethod
+    def create(cls, testbed: "Testbed") -> "ImpairmentBackend":
+        """The backend for a testbed whose links exist (built with a bump if needs_bump)."""
 
     def start(self) -> None:
         """Called once the testbed's links exist, before it is checked for reachability."""
@@ -55,13 +83,26 @@ class ImpairmentBackend(abc.ABC):
         return {}
 
 
+@register
 class NetemBackend(ImpairmentBackend):
     """A netem qdisc on the egress of each direction: the router's two sides (default when
     there is a router), or the endpoints' own interfaces (S1's way)."""
 
     name = "netem"
 
-    def __init__(self, testbed: Testbed):
+    @classmethod
+    def unavailable(cls, probe) -> str | None:
+        return None if probe.has_qdisc("netem") else "the kernel has no sch_netem"
+
+    @classmethod
+    def kernel_rows(cls, probe) -> dict[str, bool]:
+        return {"netem": probe.has_qdisc("netem")}
+
+    @classmethod
+    def create(cls, testbed: "Testbed") -> "NetemBackend":
+        return cls(testbed)
+
+    def __init__(self, testbed: "Testbed"):
         self.has_router = testbed.router is not None
         first, last = testbed.links[0], testbed.links[-1]
         self.targets = {
@@ -140,7 +181,7 @@ def _keeps_stale_settings(previous: NetemSpec, new: NetemSpec) -> bool:
     return any(has(previous, group) and not has(new, group) for group in STICKY_GROUPS)
 
 
-def _iface_of(testbed: Testbed, role: str) -> str:
+def _iface_of(testbed: "Testbed", role: str) -> str:
     for link in testbed.links:
         if link.a == role:
             return link.a_iface
@@ -149,12 +190,24 @@ def _iface_of(testbed: Testbed, role: str) -> str:
     raise KeyError(role)
 
 
+@register
 class LinkemBackend(ImpairmentBackend):
     """linkem bridges the two halves of the bumped link; specs change over its stdin."""
 
     name = "linkem"
+    needs_bump = True
+    testbeds = ("local",)
+    queue_sized_for_rate = True  # a rate without a limit: linkem sizes its queue to the rate
 
-    def __init__(self, testbed: Testbed, binary: str):
+    @classmethod
+    def unavailable(cls, probe) -> str | None:
+        return None if linkem_binary() else "linkem is not built (run `make`, or set VPNBENCH_LINKEM)"
+
+    @classmethod
+    def create(cls, testbed: "Testbed") -> "LinkemBackend":
+        return cls(testbed, linkem_binary())
+
+    def __init__(self, testbed: "Testbed", binary: str):
         bump = testbed.bump_point()
         if bump is None:
             raise ImpairmentError("linkem needs a testbed built with a bump")
@@ -193,3 +246,23 @@ class LinkemBackend(ImpairmentBackend):
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.alive()
+
+
+def choose_backend(asked: str, testbed_kind: str, probe) -> str:
+    """The backend a campaign's impairments run on: the one asked for, or (auto) the first
+    registered one that may run on this testbed kind and is available; UserError naming why not."""
+    if asked != "auto":
+        reason = kind_error(asked, testbed_kind)
+        if reason is None and (why := BACKENDS[asked].unavailable(probe)):
+            others = [name for name, c in BACKENDS.items() if name != asked and testbed_kind in c.testbeds]
+            reason = f"{asked!r} is not available: {why}; allowed here: {', '.join(['auto', *others])}"
+        if reason:
+            raise UserError(f"impairment.backend: {reason}")
+        return asked
+    reasons = []
+    for cls in BACKENDS.values():
+        reason = kind_error(cls.name, testbed_kind) or cls.unavailable(probe)
+        if reason is None:
+            return cls.name
+        reasons.append(reason if reason.startswith(repr(cls.name)) else f"{cls.name}: {reason}")
+    raise UserError("impairment.backend: no backend can run here (" + "; ".join(reasons) + ")")

@@ -13,7 +13,8 @@ from pydantic import Field, model_validator
 
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
-from vpnbench.overhead import Expectation, expect
+from vpnbench.overhead import Expectation
+from vpnbench.techniques import expect
 from vpnbench.params import Duration, Family, Params
 
 ICMP_HEADERS = {"ipv4": 20 + 8, "ipv6": 40 + 8}

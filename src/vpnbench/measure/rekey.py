@@ -24,6 +24,7 @@ from vpnbench.measure.iperf import CONNECT_TIMEOUT_MS, parse_iperf_json, through
 from vpnbench.measure.ping import parse_ping, rtt_series
 from vpnbench.params import Duration, Family, Params, Rate
 from vpnbench.servers.base import wait_listening
+from vpnbench.techniques import is_reference
 
 AFTER_S = 2.0  # the window after a rekey in which its dip and RTT are looked for
 
@@ -67,7 +68,7 @@ class Rekey(Measurement):
         return f"rekey_{self.params.load}" + ("_v6" if self.params.family == "ipv6" else "")
 
     def run(self, ctx: MeasureContext) -> MeasureResult:
-        control = ctx.technique_params.get("kind") == "baseline"
+        control = is_reference(ctx.technique_params)
         if ctx.rekey is None and not control:
             raise MeasurementError("rekey: this runner cannot rekey the technique")
         p = self.params

@@ -25,6 +25,7 @@ from vpnbench.report.figures import (Canvas, Drawing, NoData, figures_for, headl
 from vpnbench.report.judgement import cost_rows, significance_rows
 from vpnbench.store import Store
 from vpnbench.tables import bringup_times, bringups_of, digits_for, format_mean_sd, mean_sd
+from vpnbench.techniques import is_reference
 
 # Methodology findings about what a run leaves out (one direction only; a UDP rate every technique
 # carried) rather than numbers that may describe something else: told as notes, not warnings.
@@ -99,7 +100,7 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
 
 def baseline_of(cells: list[Cell]) -> str | None:
     """The technique the others are measured against: the first of kind baseline."""
-    return next((c.technique for c in cells if c.technique_params.get("kind") == "baseline"), None)
+    return next((c.technique for c in cells if is_reference(c.technique_params)), None)
 
 
 def _environment_rows(environment: dict) -> list[tuple[str, str]]:

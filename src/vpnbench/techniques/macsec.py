@@ -24,6 +24,7 @@ from pydantic import ValidationInfo, field_validator
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import stop_all
+from vpnbench.overhead import Expectation, expectation_of
 from vpnbench.params import Params
 from vpnbench.resources import wipe_file
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
@@ -31,6 +32,7 @@ from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunn
 LINK = {"a": ("10.97.0.1", "fd97::1"), "b": ("10.97.0.2", "fd97::2")}
 WIRE_FILTER = "ether proto 0x88e5"
 MKA_TIMEOUT = 15.0
+OVERHEAD = 32  # SecTAG with SCI 16 + ICV 16 (IEEE 802.1AE), at layer 2: the macsec device's MTU is 32 below
 
 
 class MACsecParams(Params):
@@ -55,6 +57,16 @@ class MACsec(Technique):
     kernel_features = {"kernel": "macsec link type (CONFIG_MACSEC)"}
     Params = MACsecParams
     description = "MACsec 802.1AE on one Ethernet link (static SAKs or MKA)"
+    versions = {"wpa_supplicant": "wpa_supplicant -v 2>&1 | head -1"}
+
+    @classmethod
+    def kernel_rows(cls, probe: KernelProbe) -> dict[str, bool]:
+        return {"macsec": probe.has_link_type("macsec")}
+
+    @classmethod
+    def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
+        return expectation_of(lambda n: n + OVERHEAD, underlay_mtu, None, False,
+                              "MACsec: SecTAG with SCI 16 + ICV 16 at layer 2")
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
