@@ -34,7 +34,8 @@ from vpnbench.hosts.base import CommandFailed
 from vpnbench.monitor import Monitor
 from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources
-from vpnbench.scaling import SOFTIRQ_NOTE, CorePinner, device_mtu, fit_tunnel, route_device
+from vpnbench.hosts.route import device_mtu, route_device
+from vpnbench.scaling import SOFTIRQ_NOTE, CorePinner, fit_tunnel
 from vpnbench.records import Bringup, Event, Run, now_iso
 from vpnbench.records import Cell as CellRecord
 from vpnbench.store import SeriesWriter, Store

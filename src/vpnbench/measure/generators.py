@@ -10,7 +10,7 @@ from vpnbench.measure.base import MeasureContext
 from vpnbench.measure.gen import run_gen
 from vpnbench.measure.iperf import run_iperf
 from vpnbench.measure.udp import udp_metrics
-from vpnbench.scaling import route_device
+from vpnbench.hosts.route import route_device
 
 
 @dataclasses.dataclass

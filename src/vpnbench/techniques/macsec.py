@@ -24,6 +24,7 @@ from pydantic import ValidationInfo, field_validator
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import stop_all
+from vpnbench.hosts.route import device_mac, route_device
 from vpnbench.overhead import Expectation, expectation_of
 from vpnbench.params import Params
 from vpnbench.resources import wipe_file
@@ -127,7 +128,7 @@ class MACsec(Technique):
         a["lower"] = _route_dev(a["host"], self.ctx.underlay["server"]["ipv4"])
         b["lower"] = _route_dev(b["host"], self.ctx.underlay["client"]["ipv4"])
         for side in (a, b):
-            side["mac"] = _mac(side["host"], side["lower"])
+            side["mac"] = device_mac(side["host"], side["lower"])
         return a, b
 
     def _static(self, a: dict, b: dict) -> None:
@@ -242,11 +243,10 @@ def wpa_supplicant_version() -> tuple[int, ...]:
 
 def _route_dev(host, address: str) -> str:
     """The interface a host sends to address through: the lower device of its MACsec interface."""
-    return json.loads(host.run(["ip", "-j", "route", "get", address]).stdout)[0]["dev"]
-
-
-def _mac(host, dev: str) -> str:
-    return json.loads(host.run(["ip", "-j", "link", "show", "dev", dev]).stdout)[0]["address"]
+    device = route_device(host, address)
+    if device is None:
+        raise TechniqueError(f"macsec: {host.role} has no route to {address}")
+    return device
 
 
 def _macsec_links(host) -> list[str]:
