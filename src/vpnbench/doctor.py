@@ -17,7 +17,7 @@ from vpnbench.tools import known_packages, missing_tool_reason, which
 class NoProbe(KernelProbe):
     """Without root nothing can be probed; say so instead of guessing."""
 
-    def has_link_type(self, kind: str) -> bool:
+    def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
         return False
 
 
@@ -70,7 +70,7 @@ def _impairment_backends(probe: KernelProbe | None) -> list[dict]:
 class _Everything(KernelProbe):
     """A kernel that has every feature: what a backend needs besides the kernel shows through it."""
 
-    def has_link_type(self, kind: str) -> bool:
+    def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
         return True
 
     def has_qdisc(self, kind: str) -> bool:

@@ -14,11 +14,11 @@ class LocalKernelProbe(KernelProbe):
         self.resources = resources
 
     @functools.cache
-    def has_link_type(self, kind: str) -> bool:
+    def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
         args = ["ip", "link", "add", "probe0"]
-        if kind == "macsec":  # MACsec sits on top of an Ethernet device
+        if on_ethernet:
             return _probe_in_netns(self.resources, [["ip", "link", "add", "probe1", "type", "veth"],
-                                                    args + ["link", "probe1", "type", "macsec"]])
+                                                    args + ["link", "probe1", "type", kind]])
         return _probe_in_netns(self.resources, [args + ["type", kind]])
 
     @functools.cache

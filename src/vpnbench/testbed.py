@@ -391,8 +391,8 @@ class RemoteKernelProbe:
             self._cache[key] = all(h.run(argv, timeout=30, check=False, input=batch).ok for h in self.hosts)
         return self._cache[key]
 
-    def has_link_type(self, kind: str) -> bool:
-        batch = (f"link add probe1 type veth\nlink add probe0 link probe1 type {kind}\n" if kind == "macsec"
+    def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
+        batch = (f"link add probe1 type veth\nlink add probe0 link probe1 type {kind}\n" if on_ethernet
                  else f"link add probe0 type {kind}\n")
         return self._all(f"link {kind}", ["unshare", "-n", "ip", "-batch", "-"], batch)
 

@@ -58,8 +58,9 @@ class TechniqueContext:
 
 class KernelProbe(abc.ABC):
     @abc.abstractmethod
-    def has_link_type(self, kind: str) -> bool:
-        """Can the kernel create an interface of this type (wireguard, macsec, ...)?"""
+    def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
+        """Can the kernel create an interface of this type (wireguard, ...)? on_ethernet: the type
+        sits on an Ethernet device (MACsec), so it is tried on a veth."""
 
     def has_qdisc(self, kind: str) -> bool:
         """Can a qdisc of this kind (netem, ...) be added?"""

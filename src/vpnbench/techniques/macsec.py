@@ -62,7 +62,7 @@ class MACsec(Technique):
 
     @classmethod
     def kernel_rows(cls, probe: KernelProbe) -> dict[str, bool]:
-        return {"macsec": probe.has_link_type("macsec")}
+        return {"macsec": probe.has_link_type("macsec", on_ethernet=True)}
 
     @classmethod
     def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
@@ -71,7 +71,7 @@ class MACsec(Technique):
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
-        if not probe.has_link_type("macsec"):
+        if not probe.has_link_type("macsec", on_ethernet=True):
             return [BackendStatus("kernel", False, "kernel lacks MACsec (no macsec module)")]
         return [BackendStatus("kernel", True)]
 
