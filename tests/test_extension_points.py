@@ -62,7 +62,6 @@ class TbfBackend(ImpairmentBackend):
 
     name = "tbf"
     default_limit = 10
-    testbeds = ("local",)
 
     @classmethod
     def unavailable(cls, probe) -> str | None:
@@ -137,6 +136,22 @@ def test_the_methodology_check_reads_the_backends_default_queue_limit(toy_backen
               "impairment_params": {"backend": "tbf", "egress_spec": spec, "ingress_spec": spec}}]
     findings = queue_below_bdp(cells)
     assert len(findings) == 1 and "tbf's default queue limit of 10 packets" in findings[0].message
+
+
+def test_auto_picks_a_registered_backend_where_the_built_in_ones_cannot_run(toy_backend):
+    from vpnbench.impair.backends import choose_backend
+
+    class TbfOnly(KernelProbe):  # a kernel with sch_tbf but no sch_netem
+        def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
+            return False
+
+        def has_qdisc(self, kind: str) -> bool:
+            return kind == "tbf"
+
+    assert choose_backend("auto", "ssh", TbfOnly()) == "tbf"  # netem missing, linkem local only
+    with pytest.raises(UserError, match="'netem' is not available: the kernel has no sch_netem; "
+                                        "allowed here: auto, tbf"):
+        choose_backend("netem", "ssh", TbfOnly())
 
 
 @pytest.mark.netns

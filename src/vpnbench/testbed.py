@@ -23,7 +23,7 @@ from vpnbench.errors import HostError, TestbedError
 from vpnbench.hosts.base import Host
 from vpnbench.hosts.netns import NetnsHost
 from vpnbench.hosts.ssh import SshConnection, SshHost, SshSettings, SshTarget
-from vpnbench.impair.registry import BackendName, kind_error
+from vpnbench.impair.registry import BackendName, allowed_here, wrong_kind
 from vpnbench.params import Duration
 from vpnbench.resources import RunResources, delete_netns
 from vpnbench.scaling import MAX_MTU, MIN_MTU, core_range_error
@@ -117,8 +117,8 @@ class TestbedSpec(BaseModel):
             raise ValueError("hosts.router: given, but router = false")
         if self.router and not self.hosts["router"].iface_server:
             raise ValueError("hosts.router.iface_server: required (the router's server-facing interface)")
-        if reason := kind_error(self.impairment_backend, self.kind):
-            raise ValueError(f"impairment_backend: {reason}")
+        if reason := wrong_kind(self.impairment_backend, self.kind):
+            raise ValueError(f"impairment_backend: {reason}; allowed here: {allowed_here(self.kind)}")
         return self
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from vpnbench.errors import ImpairmentError, UserError
 from vpnbench.impair.model import Impairment
-from vpnbench.impair.registry import BACKENDS, kind_error, register
+from vpnbench.impair.registry import BACKENDS, allowed_here, register, wrong_kind
 from vpnbench.impair.spec import NetemSpec
 
 if TYPE_CHECKING:  # the testbed's schema names backends (registry), so only annotations import it
@@ -39,10 +39,8 @@ class ImpairmentBackend(abc.ABC):
     name: ClassVar[str]
     needs_bump: ClassVar[bool] = False  # it needs a bump-in-the-wire hop, which the testbed then builds
     testbeds: ClassVar[tuple[str, ...]] = TESTBED_KINDS  # the testbed kinds it may run on
-    # Packets queued per direction when the spec gives no limit; None where the backend sizes
-    # its queue itself for a rate-limited spec (queue_sized_for_rate).
-    default_limit: ClassVar[int] = 1000
-    queue_sized_for_rate: ClassVar[bool] = False
+    default_limit: ClassVar[int] = 1000  # packets queued per direction when the spec gives no limit
+    queue_sized_for_rate: ClassVar[bool] = False  # a rate without a limit: the backend sizes the queue
 
     @classmethod
     @abc.abstractmethod
@@ -251,18 +249,13 @@ class LinkemBackend(ImpairmentBackend):
 def choose_backend(asked: str, testbed_kind: str, probe) -> str:
     """The backend a campaign's impairments run on: the one asked for, or (auto) the first
     registered one that may run on this testbed kind and is available; UserError naming why not."""
-    if asked != "auto":
-        reason = kind_error(asked, testbed_kind)
-        if reason is None and (why := BACKENDS[asked].unavailable(probe)):
-            others = [name for name, c in BACKENDS.items() if name != asked and testbed_kind in c.testbeds]
-            reason = f"{asked!r} is not available: {why}; allowed here: {', '.join(['auto', *others])}"
-        if reason:
-            raise UserError(f"impairment.backend: {reason}")
-        return asked
     reasons = []
-    for cls in BACKENDS.values():
-        reason = kind_error(cls.name, testbed_kind) or cls.unavailable(probe)
-        if reason is None:
-            return cls.name
-        reasons.append(reason if reason.startswith(repr(cls.name)) else f"{cls.name}: {reason}")
+    for name in [*BACKENDS] if asked == "auto" else [asked]:
+        missing = BACKENDS[name].unavailable(probe)
+        reason = wrong_kind(name, testbed_kind) or (missing and f"{name!r} is not available: {missing}")
+        if not reason:
+            return name
+        reasons.append(reason)
+    if asked != "auto":
+        raise UserError(f"impairment.backend: {reasons[0]}; allowed here: {allowed_here(testbed_kind, asked)}")
     raise UserError("impairment.backend: no backend can run here (" + "; ".join(reasons) + ")")

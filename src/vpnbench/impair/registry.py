@@ -29,14 +29,17 @@ def _known(value: str) -> str:
     return value
 
 
-def kind_error(name: str, testbed_kind: str) -> str | None:
-    """Why backend `name` cannot run on a testbed of this kind (None: it may)."""
+def allowed_here(testbed_kind: str, besides: str = "") -> str:
+    """The backend values a testbed of this kind allows, other than `besides`, as a message says them."""
+    return ", ".join(["auto", *(n for n, c in BACKENDS.items() if n != besides and testbed_kind in c.testbeds)])
+
+
+def wrong_kind(name: str, testbed_kind: str) -> str | None:
+    """None when backend `name` may run on a testbed of this kind (or is not known); else why not."""
     cls = BACKENDS.get(name)
     if cls is None or testbed_kind in cls.testbeds:
         return None
-    usable = [other for other, c in BACKENDS.items() if testbed_kind in c.testbeds]
-    return (f"{name!r} runs on kind = {' or '.join(map(repr, cls.testbeds))} only; "
-            f"allowed here: {', '.join(['auto', *usable])}")
+    return f"{name!r} runs on kind = {' or '.join(map(repr, cls.testbeds))} only"
 
 
 BackendName = Annotated[str, AfterValidator(_known)]  # "auto" or a registered backend's name
