@@ -13,10 +13,9 @@ from pydantic import Field, model_validator
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.iperf import interval_series, parse_iperf_json
-from vpnbench.measure.irtt import (IrttServer, Packet, finish_clients, packet_series, packets, percentile,
-                                   start_clients)
+from vpnbench.measure.irtt import Packet, packet_series, percentile
 from vpnbench.measure.tcp import tcp_metrics
-from vpnbench.measure.traffic import Clock, Iperf3Load
+from vpnbench.measure.traffic import Clock, Iperf3Load, IrttProbe
 from vpnbench.params import Duration, Family, Params
 
 RAMP_S = 1.0  # loaded packets sent in the first second of load are left out
@@ -69,27 +68,26 @@ class LatencyUnderLoad(Measurement):
 
     def run(self, ctx: MeasureContext) -> MeasureResult:
         p = self.params
-        probe = IrttServer(ctx, p.family)
+        probe = IrttProbe(ctx, p.family, p.interval, p.size, p.idle + p.duration + 0.5)
         loads = self._loads(ctx)
         raw: dict[str, str] = {}
         try:
-            probe.start()
+            probe.start_server()
             for load in loads.values():
                 load.start_server()
-            clock = Clock()  # the irtt clients' start is 0: their packets' times count from there
-            probes = start_clients(ctx, probe, 1, p.interval, p.size, p.idle + p.duration + 0.5)
+            clock = Clock()
+            probe.start()
             time.sleep(p.idle)
             load_at = clock.now()
             for load in loads.values():
                 load.start()
-            docs = finish_clients(probes, p.idle + p.duration, raw)
+            pkts = probe.on(clock, probe.finish(raw))
             throughput = self._finish_load(loads, clock, raw)
         finally:
             raw["irtt_server"] = probe.stop()
             for way, load in loads.items():
                 load.stop()
                 raw[f"iperf3_server_{way}"] = load.server.stop(1)
-        pkts = packets(docs)
         metrics = phase_metrics(pkts, load_at, p.duration)
         metrics.update({f"throughput_{way}_bps": value for way, (value, _) in throughput.items()})
         series = {f"throughput_{way}_bps": points for way, (_, points) in throughput.items()}

@@ -1,15 +1,18 @@
 """Traffic primitives that measurements compose, as Flent composes its data sets: a load (an
-iperf3 test: its own one-off server and a client) and a probe (ping here; irtt in
-measure/irtt.py; gen in measure/gen.py) each start, stop and give its series, and every
-series is put on one clock, the measurement's: a primitive records when it started, and a
-`Clock` shifts the tool's own times (iperf3's interval ends, ping's sequence numbers) onto it.
+iperf3 test: its own one-off server and a client) and a probe (ping, or irtt calls: the tool's
+parts are in measure/irtt.py) each start, stop and give its series, and every series is put on
+one clock, the measurement's: a primitive records when it started, and a `Clock` shifts the
+tool's own times (iperf3's interval ends, ping's sequence numbers, irtt's send times) onto it.
+gen's runs (measure/gen.py) are whole trials of a search, not a background load.
 """
 
+import dataclasses
 import time
 
 from vpnbench.errors import MeasurementError
 from vpnbench.hosts.base import Proc
 from vpnbench.measure.base import MeasureContext
+from vpnbench.measure.irtt import IrttServer, Packet, finish_clients, packets, start_clients
 from vpnbench.measure.ping import rtt_series
 
 # The TCP control connection: SYN retries go out at 1, 3 and 7 s, so a lossy link (S1 went to 5 %
@@ -155,3 +158,41 @@ class PingProbe:
         """When each of the first `sent` pings went out, on `clock`."""
         offset = clock.at(self.started)
         return [n * self.interval + offset for n in range(sent)]
+
+
+class IrttProbe:
+    """`calls` irtt clients (one server of their own) sending `size`-byte packets every `interval`
+    s for `seconds`; each packet's delays at its send time, on a clock."""
+
+    def __init__(self, ctx: MeasureContext, family: str, interval: float, size: int, seconds: float,
+                 calls: int = 1):
+        self.ctx, self.interval, self.size, self.seconds, self.calls = ctx, interval, size, seconds, calls
+        self.server = IrttServer(ctx, family)
+        self.clients: list[Proc] = []
+        self.started = 0.0
+
+    def start_server(self) -> "IrttProbe":
+        self.server.start()
+        return self
+
+    def start(self) -> "IrttProbe":
+        """Start the calls (and the server first, unless start_server() did)."""
+        if self.server.proc is None:
+            self.server.start()
+        self.started = time.monotonic()
+        self.clients = start_clients(self.ctx, self.server, self.calls, self.interval, self.size, self.seconds)
+        return self
+
+    def finish(self, raw: dict[str, str]) -> list[Packet]:
+        """Every call's packets in send order, times from the first send (raw outputs kept in raw)."""
+        return packets(finish_clients(self.clients, self.seconds, raw))
+
+    def stop(self) -> str:
+        """Stop the calls and the server; the server's output."""
+        for proc in self.clients:
+            proc.stop(1)
+        return self.server.stop()
+
+    def on(self, clock: Clock, pkts: list[Packet]) -> list[Packet]:
+        offset = clock.at(self.started)
+        return [dataclasses.replace(pk, t=pk.t + offset) for pk in pkts]
