@@ -61,7 +61,10 @@ class TbfBackend(ImpairmentBackend):
     """A toy impairment backend: a tbf qdisc on each endpoint's egress, for rate limits only."""
 
     name = "tbf"
-    default_limit = 10
+
+    @classmethod
+    def default_limit(cls, spec: dict) -> int | None:
+        return 10
 
     @classmethod
     def unavailable(cls, probe) -> str | None:

@@ -304,10 +304,10 @@ def _queue_finding(params: dict, side: str, capacity: float, packet_bytes: int) 
     backend = params.get("backend_used") or params.get("backend")
     # What the backend queues without a limit: its registry entry (netem's for an older file's "auto").
     declared = IMPAIRMENT_BACKENDS.get(backend) or IMPAIRMENT_BACKENDS["netem"]
-    if hold_s <= 0 or (rate and spec.get("limit") is None and declared.queue_sized_for_rate):
+    limit = spec.get("limit") or declared.default_limit(spec)
+    if hold_s <= 0 or limit is None:
         return None
     bandwidth = min(rate, capacity) if rate and capacity else rate or capacity
-    limit = spec.get("limit") or declared.default_limit
     needed = math.ceil(bandwidth * hold_s / 8 / packet_bytes)
     if bandwidth <= 0 or limit >= needed:
         return None

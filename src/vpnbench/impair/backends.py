@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the testbed's schema names backends (registry), so only ann
     from vpnbench.testbed import Testbed
 
 TESTBED_KINDS = ("local", "ssh", "vm")
+NETEM_DEFAULT_LIMIT = 1000  # packets: netem's queue when the spec gives no limit
 
 LINKEM_NAME = "vpnbench-linkem"
 REPO_LINKEM = Path(__file__).resolve().parents[3] / "linkem" / "target" / "release" / LINKEM_NAME
@@ -39,8 +40,6 @@ class ImpairmentBackend(abc.ABC):
     name: ClassVar[str]
     needs_bump: ClassVar[bool] = False  # it needs a bump-in-the-wire hop, which the testbed then builds
     testbeds: ClassVar[tuple[str, ...]] = TESTBED_KINDS  # the testbed kinds it may run on
-    default_limit: ClassVar[int] = 1000  # packets queued per direction when the spec gives no limit
-    queue_sized_for_rate: ClassVar[bool] = False  # a rate without a limit: the backend sizes the queue
 
     @classmethod
     @abc.abstractmethod
@@ -51,6 +50,12 @@ class ImpairmentBackend(abc.ABC):
     def kernel_rows(cls, probe) -> dict[str, bool]:
         """doctor's kernel feature rows for this backend: row name -> does the kernel have it."""
         return {}
+
+    @classmethod
+    def default_limit(cls, spec: dict) -> int | None:
+        """Packets it queues per direction for a spec (NetemSpec's fields) that gives no limit;
+        None where it sizes its queue so that the queue is not what limits (methodology reads it)."""
+        return NETEM_DEFAULT_LIMIT
 
     @classmethod
     @abc.abstractmethod
@@ -195,7 +200,11 @@ class LinkemBackend(ImpairmentBackend):
     name = "linkem"
     needs_bump = True
     testbeds = ("local",)
-    queue_sized_for_rate = True  # a rate without a limit: linkem sizes its queue to the rate
+
+    @classmethod
+    def default_limit(cls, spec: dict) -> int | None:
+        # a rate without a limit: linkem sizes its queue to the rate
+        return None if spec.get("rate_bps") else NETEM_DEFAULT_LIMIT
 
     @classmethod
     def unavailable(cls, probe) -> str | None:

@@ -66,7 +66,7 @@ def run_iperf(ctx: MeasureContext, family: str, client_args: list[str], seconds:
 
 
 def _attempt(ctx: MeasureContext, family: str, client_args: list[str], seconds: float):
-    server = Iperf3Server(ctx)
+    server = Iperf3Server(ctx, family)
     outputs: dict[str, str] = {}
     try:
         server.start()

@@ -36,10 +36,12 @@ class Clock:
 
 class Iperf3Server:
     """A one-off iperf3 server (`-s -1`: it serves one test, then exits) on a fresh port of the
-    server host: every test gets its own, so a lingering one never answers 'server is busy'."""
+    server host, for a test reaching the tunnel's far end in `family`: every test gets its own
+    server, so a lingering one never answers 'server is busy'."""
 
-    def __init__(self, ctx: MeasureContext, args: tuple[str, ...] = ("-J",), interactive: bool = False):
-        self.ctx, self.args, self.interactive = ctx, args, interactive
+    def __init__(self, ctx: MeasureContext, family: str, args: tuple[str, ...] = ("-J",),
+                 interactive: bool = False):
+        self.ctx, self.family, self.args, self.interactive = ctx, family, args, interactive
         self.port = 0
         self.proc: Proc | None = None
 
@@ -87,7 +89,7 @@ class Iperf3Load:
     def __init__(self, ctx: MeasureContext, family: str, args: list[str], seconds: float,
                  server_args: tuple[str, ...] = ("-J",), json: bool = True, interactive: bool = False):
         self.ctx, self.family, self.args, self.seconds, self.json = ctx, family, args, seconds, json
-        self.server = Iperf3Server(ctx, server_args, interactive)
+        self.server = Iperf3Server(ctx, family, server_args, interactive)
         self.client: Proc | None = None
         self.started = 0.0  # time.monotonic() when the client was started
 
