@@ -60,6 +60,7 @@ def script() -> str:
     """The whole script: the machine-wide part, then this namespace's network part."""
     return MACHINE_SCRIPT + version_script() + NETWORK_SCRIPT
 
+
 CRYPTO_FLAGS = ("aes", "vaes", "avx", "avx2", "avx512f", "pclmulqdq", "vpclmulqdq", "sha_ni", "pmull", "sha2")
 # The algorithms the techniques use, as the kernel names them: whichever driver has the highest
 # priority for a name is the one ESP, MACsec or WireGuard's kernel code gets.

@@ -1,10 +1,11 @@
 """Per-packet overhead and the MTU a technique should leave, from protocol arithmetic alone.
 
-Each technique's class (`Technique.expectation`) gives an `outer_size(inner)` function: the
-bytes one inner IP packet of `inner` bytes takes on the underlay (IP header included). The largest inner packet that still fits
-the underlay MTU in one outer packet is found by counting down, because block-cipher padding
-(ESP with AES-CBC, OpenVPN CBC) makes the overhead depend on the packet's alignment: one more
-inner byte can cost 16 more outer bytes.
+Each technique's class (`Technique.expectation`) gives an `outer_size(inner)` function built
+from the sizes here: the bytes one inner IP packet of `inner` bytes takes on the underlay (IP
+header included). The largest inner packet that still fits the underlay MTU in one outer
+packet is found by counting down, because block-cipher padding (ESP with AES-CBC, OpenVPN
+CBC) makes the overhead depend on the packet's alignment: one more inner byte can cost 16 more
+outer bytes.
 
 Sizes (RFC 4303 ESP, RFC 4106 GCM, RFC 7634 ChaCha20-Poly1305, RFC 4868 HMAC-SHA-256-128,
 the WireGuard paper §5.4, OpenVPN's data channel format):

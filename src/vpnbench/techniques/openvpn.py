@@ -115,8 +115,9 @@ class OpenVPN(Technique):
                                  settings.get("mode", "tls"), settings.get("dev", "tun"))
         tun_mtu = settings.get("tun_mtu") or 1500
         return expectation_of(outer, underlay_mtu, tun_mtu, True,
-                              f"OpenVPN {cipher} over {transport}/{family}, tun-mtu {tun_mtu}: the tun device admits "
-                              f"{tun_mtu}-byte packets and larger outer packets are fragmented (or, over TCP, segmented)")
+                              f"OpenVPN {cipher} over {transport}/{family}, tun-mtu {tun_mtu}: the tun device "
+                              f"admits {tun_mtu}-byte packets and larger outer packets are fragmented (or, over "
+                              "TCP, segmented)")
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
