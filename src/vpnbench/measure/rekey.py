@@ -120,6 +120,7 @@ class Rekey(Measurement):
             number += 1
         return rekeys
 
+
 def impact(at: float, took: float, detail: dict, throughput: list[tuple[float, float]],
            probe: list[tuple[float, float]], probe_sent: list[float]) -> dict:
     """One rekey's cost: throughput in the interval that ended last before it vs the lowest of the
