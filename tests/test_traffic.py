@@ -11,7 +11,7 @@ PING = """PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.
 
 def test_a_load_and_a_probe_started_apart_share_the_measurements_clock():
     clock = Clock(t0=100.0)
-    probe = PingProbe(ctx=None, family="ipv4", interval=0.2, seconds="1")
+    probe = PingProbe(ctx=None, family="ipv4", interval=0.2, seconds=1)
     probe.started = 100.5  # the probe went out 0.5 s after the clock's zero ...
     load = Iperf3Load(ctx=None, family="ipv4", args=[], seconds=1)
     load.started = 101.0  # ... and the load 1 s after it
@@ -23,7 +23,7 @@ def test_a_load_and_a_probe_started_apart_share_the_measurements_clock():
 def test_a_clock_started_at_the_load_puts_the_probe_before_zero():
     load_start = 50.0
     clock = Clock(t0=load_start)
-    probe = PingProbe(ctx=None, family="ipv4", interval=1.0, seconds="5")
+    probe = PingProbe(ctx=None, family="ipv4", interval=1.0, seconds=5)
     probe.started = 49.75
     assert probe.series(clock, PING)[0] == (-0.25, 0.05)
     assert round(Clock().now(), 1) == 0.0

@@ -72,7 +72,7 @@ class Rekey(Measurement):
             raise MeasurementError("rekey: this runner cannot rekey the technique")
         p = self.params
         load = Iperf3Load(ctx, p.family, self._client_args(), p.duration)
-        ping = PingProbe(ctx, p.family, p.probe_interval, f"{p.duration + 1:g}")
+        ping = PingProbe(ctx, p.family, p.probe_interval, p.duration + 1)
         raw: dict[str, str] = {}
         try:
             load.start_server()

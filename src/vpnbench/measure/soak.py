@@ -136,9 +136,9 @@ class Session:
 
     def run(self) -> dict[str, str]:
         ctx, p = self.ctx, self.p
-        whole_seconds = str(math.ceil(self.seconds))  # both tools take whole seconds
+        whole_seconds = math.ceil(self.seconds)  # both tools take whole seconds
         # The server reports each second as text (read as it comes); the client sends at the rate.
-        load = Iperf3Load(ctx, p.family, ["-u", "-b", str(p.rate), "-l", str(p.length), "-t", whole_seconds],
+        load = Iperf3Load(ctx, p.family, ["-u", "-b", str(p.rate), "-l", str(p.length), "-t", str(whole_seconds)],
                           self.seconds, server_args=("-i", "1", "-f", "k", "--forceflush"), json=False,
                           interactive=True)
         ping = PingProbe(ctx, p.family, p.probe_interval, whole_seconds, flags=("-O",), interactive=True)

@@ -129,7 +129,7 @@ class PingProbe:
     """ping every `interval` s for `seconds` s from the client to the tunnel's far end; its RTTs,
     each at its send time (from its sequence number), on a clock."""
 
-    def __init__(self, ctx: MeasureContext, family: str, interval: float, seconds: str,
+    def __init__(self, ctx: MeasureContext, family: str, interval: float, seconds: float,
                  flags: tuple[str, ...] = (), interactive: bool = False):
         self.ctx, self.family, self.interval, self.seconds = ctx, family, interval, seconds
         self.flags, self.interactive = flags, interactive
@@ -138,7 +138,7 @@ class PingProbe:
 
     def start(self) -> "PingProbe":
         self.started = time.monotonic()
-        self.proc = self.ctx.client.spawn(["ping", "-n", *self.flags, "-i", f"{self.interval:g}", "-w", self.seconds,
+        self.proc = self.ctx.client.spawn(["ping", "-n", *self.flags, "-i", f"{self.interval:g}", "-w", f"{self.seconds:g}",
                                            self.ctx.target(self.family)], name="ping", interactive=self.interactive)
         return self
 
