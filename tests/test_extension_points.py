@@ -81,9 +81,10 @@ class TbfBackend(ImpairmentBackend):
         return cls(testbed)
 
     def __init__(self, testbed):
-        first, last = testbed.links[0], testbed.links[-1]
-        self.ends = {"egress": (testbed.hosts[first.a], first.a_iface),
-                     "ingress": (testbed.hosts[last.b], last.b_iface)}
+        def own_iface(role: str) -> str:  # the endpoint's underlay interface, whichever end of its link
+            return next(link.a_iface if link.a == role else link.b_iface for link in testbed.links
+                        if role in (link.a, link.b))
+        self.ends = {"egress": (testbed.client, own_iface("client")), "ingress": (testbed.server, own_iface("server"))}
         self.active: set[str] = set()
 
     def placement_of(self, impairment: Impairment) -> str:
