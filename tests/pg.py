@@ -50,8 +50,9 @@ class Postgres:
             return cursor.fetchall() if cursor.description else []
 
 
-def start(bin_dir: Path):
-    """Start a server; yields Postgres, then stops it and removes its directory."""
+def start(bin_dir: Path, durable: bool = False):
+    """Start a server; yields Postgres, then stops it and removes its directory. Tests skip fsync;
+    durable (bench/store.py) keeps PostgreSQL's defaults."""
     root = Path(tempfile.mkdtemp(prefix="vpnbench-pg-"))  # short: a socket path has ~100 bytes
     as_user: list[str] = []
     if os.geteuid() == 0:
@@ -65,9 +66,11 @@ def start(bin_dir: Path):
     data, log = root / "data", root / "log"
     try:
         subprocess.run([*as_user, str(bin_dir / "initdb"), "-D", str(data), "-U", USER, f"--pwfile={pwfile}",
-                        "--auth=scram-sha-256", "-E", "UTF8", "--no-sync", "--no-instructions"],
+                        "--auth=scram-sha-256", "-E", "UTF8", "--no-instructions", *([] if durable else ["--no-sync"])],
                        check=True, capture_output=True, text=True, timeout=60)
-        options = f"-c listen_addresses='' -c unix_socket_directories={root} -c fsync=off -c full_page_writes=off"
+        options = f"-c listen_addresses='' -c unix_socket_directories={root}"
+        if not durable:
+            options += " -c fsync=off -c full_page_writes=off"
         subprocess.run([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options,
                         "-w", "-t", "30", "start"], check=True, capture_output=True, text=True, timeout=60)
         yield Postgres(root)
