@@ -164,3 +164,24 @@ def test_a_database_with_a_newer_schema_is_one_clear_line_and_stays_as_it_was(po
     assert postgres.query("newer", tables) == before
     assert postgres.query("newer", "SELECT version FROM vpnbench_schema") == [(SCHEMA_VERSION + 1,)]
     assert postgres.query("newer", "SELECT count(*) FROM runs") == [(0,)]
+
+
+@pytest.mark.netns
+def test_a_real_campaign_into_postgresql_and_sqlite(postgres, tmp_path, clean_machine):
+    """The same campaign run for real through the CLI into each store: the same export fields,
+    and the report renders from both."""
+    url = postgres.create_database("real")
+    flags = ["--technique", "baseline,wireguard", "--measure", "ping", "--name", "both"]
+    exported = {}
+    for name, db in (("sqlite", str(tmp_path / "r.db")), ("postgresql", url)):
+        result = run_cli("run", *flags, "--db", db, "--report", str(tmp_path / f"{name}.html"))
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert pg.PASSWORD not in result.stdout + result.stderr
+        assert "2 of 2 cells ok" in (tmp_path / f"{name}.html").read_text()
+        result = run_cli("export", db, "--format", "json", "-o", str(tmp_path / f"{name}.json"))
+        assert result.returncode == 0, result.stderr
+        exported[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    assert export_fields(exported["sqlite"]) == export_fields(exported["postgresql"])
+    assert [(r["technique"], r["status"]) for r in exported["postgresql"]] == [("baseline", "ok"), ("wireguard", "ok")]
+    rows = postgres.query("real", "SELECT technique, count(*) FROM metrics WHERE metric = 'rtt_avg_ms' GROUP BY 1 ORDER BY 1")
+    assert rows == [("baseline", 1), ("wireguard", 1)]
