@@ -7,14 +7,13 @@ import json
 import os
 
 import pytest
-from rich.console import Console
 
 import pg
+import test_runner
 from conftest import run_cli
 from test_runner import VPN, campaign, export_fields, lab  # noqa: F401 - lab is a fixture
 from vpnbench.export import records as export_records
-from vpnbench.records import Run, SeriesPoint
-from vpnbench.runner import Interrupted, Runner
+from vpnbench.records import Cell, Run, SeriesPoint
 from vpnbench.store import SCHEMA_VERSION, SeriesWriter, Store
 
 # What differs between two runs of the same campaign whatever the store: ids, clocks, the run's id,
@@ -30,30 +29,20 @@ def postgres():
     yield from pg.start(bin_dir)
 
 
-def run_into(target, lab, spec, resume=False):  # noqa: F811 - lab is the test_runner fixture
-    """test_runner.run, into target: an SQLite file or a server's URL."""
-    store = Store(target)
-    runner = Runner(spec, store, resume=resume, console=Console(file=open(os.devnull, "w")), make=lab.make,
-                    clock=lab.clock)
-    try:
-        return runner.run(), store
-    except BaseException:
-        store.close()
-        raise
-
-
 def comparable(record: dict) -> dict:
     return {key: value for key, value in record.items() if key not in VOLATILE}
 
 
-def test_the_same_campaign_into_sqlite_and_postgresql_exports_and_reports_the_same(postgres, lab, tmp_path):  # noqa: F811
+def test_the_same_campaign_into_sqlite_and_postgresql_exports_and_reports_the_same(postgres, lab, tmp_path,  # noqa: F811
+                                                                                   monkeypatch):
     url = postgres.create_database("same")
     lab.network.rtt[VPN] = lambda: 0.5
     spec = campaign(repetitions=2)
-    outcomes = {}
-    exports = {}
-    for name, target in (("sqlite", tmp_path / "r.db"), ("postgresql", url)):
-        outcome, store = run_into(target, lab, spec)
+    outcomes, exports = {}, {}
+    for name in ("sqlite", "postgresql"):  # test_runner.run's store: tmp_path/r.db, then the server
+        if name == "postgresql":
+            monkeypatch.setattr(test_runner, "Store", lambda _path: Store(url))
+        outcome, store = test_runner.run(lab, tmp_path, spec)
         outcomes[name] = outcome.run_id
         exports[name] = export_records(store)
         store.close()
@@ -88,30 +77,17 @@ def test_the_same_campaign_into_sqlite_and_postgresql_exports_and_reports_the_sa
     assert len(testbeds) == 1 and testbeds[0][0].endswith("/ssh") and testbeds[0][1]
 
 
-def test_resume_continues_a_run_in_postgresql(postgres, lab, tmp_path):  # noqa: F811
+def test_resume_continues_a_run_in_postgresql(postgres, lab, tmp_path, monkeypatch):  # noqa: F811
+    """test_runner's resume test as it is, its store in PostgreSQL."""
     url = postgres.create_database("resume")
-
-    def interrupt(address):
-        if address == VPN:
-            raise Interrupted("SIGINT")
-    lab.network.on_measure = interrupt
-    spec = campaign(repetitions=2)
-    outcome, store = run_into(url, lab, spec)
-    assert outcome.interrupted and outcome.ok == 2
-    store.close()
-    lab.network.on_measure = None
-    again, store = run_into(url, lab, spec, resume=True)
-    assert again.run_id == outcome.run_id and (again.skipped, again.ok, again.failed) == (2, 2, 0)
-    assert store.run(outcome.run_id).status == "finished"
-    store.close()
+    monkeypatch.setattr(test_runner, "Store", lambda _path: Store(url))
+    test_runner.test_resume_after_an_interrupt_runs_only_the_cells_not_done(lab, tmp_path)
 
 
 def test_series_are_in_the_database_while_the_cell_runs(postgres):
     url = postgres.create_database("series")
     store = Store(url)
     store.start_run(Run("r1", "c", {}, {}, "t0"))
-    from vpnbench.records import Cell
-
     cell = Cell("r1", "c", "k", "baseline", {}, "none", {}, "tcp", "tcp", {}, 1, "t0")
     store.start_cell(cell)
     writer = SeriesWriter(store, cell.id, flush_seconds=0.0)
