@@ -62,6 +62,9 @@ if [ ! -x "$LIBRESWAN/usr/libexec/ipsec/pluto" ] || ! command -v certutil >/dev/
   missing+=("${LIBRESWAN_LIBS[@]}")
 fi
 command -v cargo >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/cargo" ] || missing+=(cargo)
+# PostgreSQL: the tests start a server of their own (initdb in a temporary directory) to check
+# --db postgresql://…; Debian keeps its binaries off PATH. It also brings libpq, which psycopg loads.
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 if [ "${1:-}" = kernel ]; then
   # The VM's initramfs has no libc: it needs the static busybox.
   [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 || missing+=(busybox-static)
@@ -88,7 +91,8 @@ if ((${#missing[@]})); then
   fi
   # Likewise nginx and vsftpd: vpnbench starts its own per cell, in the server's namespace;
   # the packages' services would listen on ports 80 and 21 of the machine itself.
-  for service in nginx vsftpd; do
+  # And PostgreSQL's default cluster (localhost:5432): the tests run their own server.
+  for service in nginx vsftpd postgresql; do
     if [[ " ${missing[*]} " == *" $service"* ]] && [ -d /run/systemd/system ]; then
       systemctl disable --now "$service" >/dev/null 2>&1 || true
     fi

@@ -19,6 +19,7 @@ from vpnbench.errors import UserError
 # Tables are wide; a pipe or CI log should not wrap them into unreadable columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True)
+DB_URL = "postgresql://…"
 
 
 class Parser(argparse.ArgumentParser):
@@ -38,7 +39,8 @@ def build_parser() -> Parser:
     run = sub.add_parser("run", help="run a campaign")
     run.add_argument("campaign", nargs="?",
                      help="campaign TOML file or preset name (see `vpnbench presets`), or use --technique/--measure")
-    run.add_argument("--db", default="vpnbench.db", help="SQLite results file (default: vpnbench.db)")
+    run.add_argument("--db", default=os.environ.get("VPNBENCH_DB") or "vpnbench.db",
+                     help=f"results: an SQLite file or a {DB_URL} URL (default: $VPNBENCH_DB, else vpnbench.db)")
     run.add_argument("--resume", action="store_true", help="continue the campaign's latest run, skipping finished cells")
     run.add_argument("--technique", help="comma-separated technique kinds, e.g. baseline,wireguard")
     run.add_argument("--measure", help="comma-separated measurement kinds, e.g. tcp,udp,ping")
@@ -59,7 +61,7 @@ def build_parser() -> Parser:
                       help="HTML report (default: vpnbench-demo.html)")
 
     report = sub.add_parser("report", help="write the HTML report of a run (tables and figures)")
-    report.add_argument("db", help="SQLite results file")
+    add_db_arguments(report)
     report.add_argument("-o", "--output", required=True, help="output HTML file")
     report.add_argument("--run", help="run id (default: the newest run in the database)")
     report.add_argument("--figures", metavar="DIR", help="also write every figure as SVG and PNG into DIR")
@@ -67,13 +69,14 @@ def build_parser() -> Parser:
                         help="a per-second time series figure for every cell (default: long cells only)")
 
     compare = sub.add_parser("compare", help="the same techniques side by side across runs or machines")
-    compare.add_argument("runs", nargs="+", metavar="FILE.db[:RUN]", help="results files (newest run, or :RUN)")
+    compare.add_argument("runs", nargs="+", metavar="FILE.db[:RUN]",
+                         help=f"results files (newest run, or :RUN) or {DB_URL} URLs (newest run, or #RUN)")
     compare.add_argument("-o", "--output", metavar="FILE.html", help="also write the comparison as HTML")
 
     sub.add_parser("presets", help="list the campaigns shipped with vpnbench (usable by name with `run`)")
 
     export = sub.add_parser("export", help="export a results database as JSON or CSV")
-    export.add_argument("db", help="SQLite results file")
+    add_db_arguments(export)
     export.add_argument("--format", choices=("json", "csv", "parquet"), required=True)
     export.add_argument("-o", "--output", required=True, help="output file")
 
@@ -81,10 +84,25 @@ def build_parser() -> Parser:
 
     trend = sub.add_parser("trend", help="every run of a campaign over time, with regressions and progressions")
     trend.add_argument("--db", default=os.environ.get("VPNBENCH_DB"),
-                       help="results file holding the runs (default: $VPNBENCH_DB)")
+                       help=f"results file or {DB_URL} URL holding the runs (default: $VPNBENCH_DB)")
     trend.add_argument("--campaign", required=True, help="the campaign's name")
     trend.add_argument("-o", "--output", metavar="FILE.html", help="also write the trend page with a figure per metric")
     return parser
+
+
+def add_db_arguments(parser: argparse.ArgumentParser) -> None:
+    """The results a read-only command reads: a positional FILE, or --db FILE/URL, or $VPNBENCH_DB."""
+    parser.add_argument("db", nargs="?", help=f"results: an SQLite file or a {DB_URL} URL (default: $VPNBENCH_DB)")
+    parser.add_argument("--db", dest="db_option", metavar="DB", help="the same, as an option")
+
+
+def results_db(args) -> str:
+    if args.db and args.db_option and args.db != args.db_option:
+        raise UserError(f"{args.command}: give the results once (a file or --db), not both")
+    db = args.db or args.db_option or os.environ.get("VPNBENCH_DB")
+    if not db:
+        raise UserError(f"{args.command}: give the results file (or --db, or set VPNBENCH_DB)")
+    return db
 
 
 def campaign_from_flags(args) -> Campaign:
@@ -103,7 +121,12 @@ def require_root(command: str) -> None:
         raise UserError(f"{command}: must run as root (it creates network namespaces); try: sudo vpnbench {command}")
 
 
-def check_db_path(path: str) -> Path:
+def check_db_path(path: str) -> Path | str:
+    """An SQLite file that can be made or written here; a server's URL is checked when it is opened."""
+    from vpnbench.store import is_url
+
+    if is_url(path):
+        return path
     db = Path(path)
     try:
         if not db.parent.is_dir():
@@ -164,7 +187,7 @@ def cmd_report(db: str, output: str, run_id: str | None, figures: str | None = N
     from vpnbench.report import write_report
 
     out = check_report_path(output)
-    run_id = write_report(Path(db), out, run_id, Path(figures) if figures else None, timeseries)
+    run_id = write_report(db, out, run_id, Path(figures) if figures else None, timeseries)
     console.print(f"wrote the report of run {run_id} to {out}")
     return 0
 
@@ -189,15 +212,15 @@ def cmd_compare(runs: list[str], output: str | None) -> int:
     return 0
 
 
-def cmd_run(campaign: Campaign, db_path: Path, resume: bool, report: Path | None = None,
+def cmd_run(campaign: Campaign, db_path: Path | str, resume: bool, report: Path | None = None,
             skip_unavailable: bool = False) -> int:
     from rich.markup import escape
 
     from vpnbench.runner import Runner
     from vpnbench.startup import WarmUp
-    from vpnbench.store import Store
+    from vpnbench.store import Store, display_name, is_url
 
-    created = not db_path.exists()
+    created = not is_url(db_path) and not db_path.exists()
     store = Store(db_path)
     try:
         # The summary after the run needs pandas (~0.45 s to import): imported while the runner
@@ -224,7 +247,7 @@ def cmd_run(campaign: Campaign, db_path: Path, resume: bool, report: Path | None
         store.close()
     unavailable = f", {outcome.unavailable} unavailable here" if outcome.unavailable else ""
     console.print(f"{outcome.ok} ok, {outcome.failed} failed, {outcome.skipped} skipped (already done){unavailable}"
-                  f" — results in {db_path} (run {outcome.run_id})")
+                  f" — results in {display_name(db_path)} (run {outcome.run_id})")
     if report is not None:
         from vpnbench.report import write_report
 
@@ -305,9 +328,9 @@ def cmd_doctor_testbed(path: str, as_json: bool) -> int:
 
 def cmd_export(db: str, fmt: str, output: str) -> int:
     from vpnbench.export import export_csv, export_json, export_parquet
-    from vpnbench.store import Store
+    from vpnbench.store import Store, missing_file
 
-    if not Path(db).is_file():
+    if missing_file(db):
         raise UserError(f"export: database {db!r} does not exist")
     out = Path(output)
     if not out.parent.exists():
@@ -325,11 +348,11 @@ def cmd_trend(db: str | None, campaign: str, output: str | None) -> int:
     from rich.table import Table
 
     from vpnbench import trend
-    from vpnbench.store import Store
+    from vpnbench.store import Store, missing_file
 
     if not db:
         raise UserError("trend: give --db FILE (or set VPNBENCH_DB)")
-    if not Path(db).is_file():
+    if missing_file(db):
         raise UserError(f"--db: database {db!r} does not exist")
     out = check_report_path(output, "-o")
     store = Store(db)
@@ -382,13 +405,13 @@ def dispatch(args) -> int:
         require_root("demo")
         return cmd_run(campaign, check_db_path(args.db), resume=False, report=report)
     if args.command == "report":
-        return cmd_report(args.db, args.output, args.run, args.figures, args.timeseries)
+        return cmd_report(results_db(args), args.output, args.run, args.figures, args.timeseries)
     if args.command == "compare":
         return cmd_compare(args.runs, args.output)
     if args.command == "presets":
         return cmd_presets()
     if args.command == "export":
-        return cmd_export(args.db, args.format, args.output)
+        return cmd_export(results_db(args), args.format, args.output)
     if args.command == "trend":
         return cmd_trend(args.db, args.campaign, args.output)
     if args.command == "cleanup":

@@ -18,7 +18,7 @@ from vpnbench.records import Cell, Run
 from vpnbench.report.figures import headline
 from vpnbench.report.judgement import cost_rows, ratio_text
 from vpnbench.stats import relative_cost
-from vpnbench.store import Store
+from vpnbench.store import Store, is_url, missing_file
 from vpnbench.verdicts import baseline_label
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -29,14 +29,15 @@ class Source:
     """One run to compare, read whole from its results file."""
 
     name: str  # A, B, ...
-    db: Path
+    db: Path | str  # an SQLite file, or a server's URL without its password
     run: Run
     cells: list[Cell]
     hosts: list[tuple[str, str]]  # (role, one-line facts)
 
     @property
     def title(self) -> str:
-        return f"{self.name}: {self.db.name}:{self.run.run_id} ({self.run.campaign})"
+        where = f"{self.db}#" if isinstance(self.db, str) else f"{self.db.name}:"
+        return f"{self.name}: {where}{self.run.run_id} ({self.run.campaign})"
 
 
 @dataclasses.dataclass
@@ -51,8 +52,12 @@ class Row:
     sentence: str
 
 
-def split_source(text: str) -> tuple[Path, str | None]:
-    """FILE or FILE:RUN (a file whose own name holds ':' is taken whole when it exists)."""
+def split_source(text: str) -> tuple[Path | str, str | None]:
+    """FILE or FILE:RUN (a file whose own name holds ':' is taken whole when it exists); URL or
+    URL#RUN for a database server (a URL holds ':' of its own)."""
+    if is_url(text):
+        url, _, run_id = text.partition("#")
+        return url, run_id or None
     if Path(text).is_file() or ":" not in text:
         return Path(text), None
     path, run_id = text.rsplit(":", 1)
@@ -67,7 +72,7 @@ def load_sources(texts: list[str]) -> list[Source]:
     sources = []
     for letter, text in zip(LETTERS, texts):
         path, run_id = split_source(text)
-        if not path.is_file():
+        if missing_file(path):
             raise UserError(f"compare: database {str(path)!r} does not exist")
         store = Store(path)
         try:
@@ -75,9 +80,10 @@ def load_sources(texts: list[str]) -> list[Source]:
             run = store.run(run_id) if run_id else None
             if run is None:
                 known = ", ".join(r.run_id for r in store.runs()) or "none"
-                raise UserError(f"compare: no run {run_id!r} in {str(path)!r}; runs there: {known}")
+                raise UserError(f"compare: no run {run_id!r} in {store.name!r}; runs there: {known}")
             hosts = [(f.host, summary_line(f.facts)) for f in store.host_facts(run.run_id)]
-            sources.append(Source(letter, path, run, store.cells(run.run_id), hosts))
+            sources.append(Source(letter, store.name if store.path is None else path, run, store.cells(run.run_id),
+                                  hosts))
         finally:
             store.close()
     return sources

@@ -26,7 +26,7 @@ from vpnbench.analysis import metric_rows
 from vpnbench.errors import UserError
 from vpnbench.hostfacts import summary_line
 from vpnbench.records import Cell
-from vpnbench.store import Store
+from vpnbench.store import Store, missing_file
 
 @dataclasses.dataclass
 class Results:
@@ -45,13 +45,13 @@ class Results:
 
 def load(path: str | Path, run_id: str | None = None) -> Results:
     """Every table of a results file (or of one run in it) as DataFrames."""
-    if not Path(path).is_file():
+    if missing_file(path):
         raise UserError(f"load: {str(path)!r} does not exist")
     store = Store(path)
     try:
         runs = [r for r in store.runs() if run_id in (None, r.run_id)]
         if run_id is not None and not runs:
-            raise UserError(f"load: no run {run_id!r} in {str(path)!r}")
+            raise UserError(f"load: no run {run_id!r} in {store.name!r}")
         cells = [cell for run in runs for cell in store.cells(run.run_id)]
         return Results(
             runs=_frame([dataclasses.asdict(r) for r in runs], ["run_id", "campaign", "status"]),

@@ -69,7 +69,7 @@ def export_parquet(store: Store, out: Path) -> int:
     vpnbench.load beside it as <stem>.<table>.parquet (series, bringups, trials, ...)."""
     from vpnbench.dataset import load  # noqa: PLC0415 - pandas/pyarrow only when asked for
 
-    results = load(store.path)
+    results = load(store.target)
     for name, frame in results.frames().items():
         target = out if name == "metrics" else out.with_name(f"{out.stem}.{name}.parquet")
         if name == "metrics" or not frame.empty:

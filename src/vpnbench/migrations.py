@@ -4,6 +4,10 @@ n to n + 1; the tables that did not exist yet are created afterwards from record
 
 Schema 1 -> 2: cells gained `segments`.
 
+These steps run on SQLite files only (on the sqlite3 connection): PostgreSQL came with schema 2.
+A step to schema 3 and beyond must serve both engines: write it with SQLAlchemy Core on the
+store's connection (store.T, sa.text for what Core does not say), as the schema is defined.
+
 Schema 0 (vpnbench 0.1, no user_version): a cell row carried its bring-up's wire verdict
 and negotiated parameters and, in its metrics, the set-up time; monitor samples were JSON
 rows in `samples`.

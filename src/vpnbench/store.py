@@ -1,31 +1,46 @@
-"""Results in SQLite (WAL): the records of records.py, one table each, committed as they happen.
+"""Results in SQLite (WAL) or PostgreSQL: the records of records.py, one table each, committed
+as they happen.
+
+One schema for both engines, defined here once with SQLAlchemy Core (tables from records.py,
+plus raw output, series chunks and the `metrics` view); `--db FILE` (or $VPNBENCH_DB) is an
+SQLite file, `--db postgresql://user:password@host/dbname` a PostgreSQL database (a Unix
+socket: `postgresql://user@/dbname?host=/run/postgresql`).
 
 A cell is written when it starts (status `running`) and again when it ends; its time series
 are flushed while it runs (SeriesWriter, at least every FLUSH_SECONDS), so a crash loses at
 most the last few seconds of what was measured. --resume continues the latest run of a
 campaign and skips its cells that already succeeded.
 
-The file carries its schema version (PRAGMA user_version); an older file is migrated in
-place when opened, a newer one is refused with one clear line.
+The database carries its schema version (SQLite: PRAGMA user_version; PostgreSQL: the table
+vpnbench_schema); an older one is migrated in place when opened, a newer one is refused with
+one clear line, before anything is written.
 """
 
 import array
+import contextlib
 import zlib
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
 from pathlib import Path
 
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool
+from sqlalchemy.schema import CreateIndex, CreateTable
+
 from vpnbench.errors import SchemaError, UserError
 from vpnbench.records import (Bringup, Cell, Event, HostFacts, Run, SeriesPoint, Trial, as_row, column_type,
                               field_names, json_fields, now_iso, stored_fields)
 
-__all__ = ["Store", "SeriesWriter", "now_iso", "SCHEMA_VERSION"]
+__all__ = ["Store", "SeriesWriter", "now_iso", "SCHEMA_VERSION", "is_url", "missing_file"]
 
 SCHEMA_VERSION = 2
 FLUSH_SECONDS = 5.0
+URL_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 
 # table -> (record type, primary key column); every *_id column is a foreign key with an index.
 TABLES = {
@@ -36,47 +51,125 @@ TABLES = {
     "trials": (Trial, "id"),
     "events": (Event, "id"),
 }
-FOREIGN_KEYS = {"run_id": "runs(run_id)", "bringup_id": "bringups(id)", "cell_id": "cells(id)"}
-# Tables that are not one record per row: raw tool output, and series stored in chunks
-# (t as float32 offsets from t0, values as float32, each deflated: see bench/store.py).
-EXTRA_SCHEMA = """
-CREATE TABLE IF NOT EXISTS raw_outputs (
-    cell_id INTEGER NOT NULL REFERENCES cells(id),
-    name TEXT NOT NULL,
-    text TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS raw_outputs_cell ON raw_outputs(cell_id);
-CREATE TABLE IF NOT EXISTS series (
-    cell_id INTEGER NOT NULL REFERENCES cells(id),
-    host TEXT NOT NULL,
-    name TEXT NOT NULL,
-    t0 REAL NOT NULL,
-    n INTEGER NOT NULL,
-    t BLOB NOT NULL,
-    v BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS series_cell ON series(cell_id, name);
-CREATE INDEX IF NOT EXISTS cells_by_run ON cells(run_id, cell_key);
-CREATE UNIQUE INDEX IF NOT EXISTS host_facts_key ON host_facts(run_id, host);
-"""
+FOREIGN_KEYS = {"run_id": "runs.run_id", "bringup_id": "bringups.id", "cell_id": "cells.id"}
+COLUMN_TYPES = {"INTEGER": sa.Integer, "REAL": sa.Float, "TEXT": sa.Text}
 
 
-def table_sql(table: str) -> str:
+def _record_table(metadata: sa.MetaData, table: str) -> sa.Table:
     record_type, primary = TABLES[table]
     columns, indexes = [], []
+    if primary is None:
+        # Rows in the order they were written: SQLite's own rowid (this column is its alias in
+        # files made since; older files have the implicit one), a serial column on PostgreSQL.
+        columns.append(sa.Column("rowid", sa.Integer, primary_key=True, autoincrement=True))
     for field in stored_fields(record_type):
-        sql = f"{field.name} {column_type(field, record_type)}"
+        kind = COLUMN_TYPES[column_type(field, record_type)]
         if field.name == primary:
-            sql += " PRIMARY KEY"
-        elif field.name in FOREIGN_KEYS and field.name != primary:
-            sql += f" REFERENCES {FOREIGN_KEYS[field.name]}"
-            indexes.append(f"CREATE INDEX IF NOT EXISTS {table}_{field.name} ON {table}({field.name});")
-        columns.append(sql)
-    return f"CREATE TABLE IF NOT EXISTS {table} (\n    " + ",\n    ".join(columns) + "\n);\n" + "\n".join(indexes)
+            columns.append(sa.Column(field.name, kind, primary_key=True, autoincrement=kind is sa.Integer))
+        elif field.name in FOREIGN_KEYS:
+            columns.append(sa.Column(field.name, kind, sa.ForeignKey(FOREIGN_KEYS[field.name])))
+            indexes.append(sa.Index(f"{table}_{field.name}", field.name))
+        else:
+            columns.append(sa.Column(field.name, kind))
+    return sa.Table(table, metadata, *columns, *indexes)
+
+
+def _metadata() -> sa.MetaData:
+    """Every table and index, for SQLite and PostgreSQL alike. Tables that are not one record
+    per row: raw tool output, and series stored in chunks (t as float32 offsets from t0, values
+    as float32, each deflated: see bench/store.py)."""
+    metadata = sa.MetaData()
+    for table in TABLES:
+        _record_table(metadata, table)
+    sa.Table("raw_outputs", metadata,
+             sa.Column("cell_id", sa.Integer, sa.ForeignKey("cells.id"), nullable=False),
+             sa.Column("name", sa.Text, nullable=False),
+             sa.Column("text", sa.Text, nullable=False),
+             sa.Index("raw_outputs_cell", "cell_id"))
+    sa.Table("series", metadata,
+             sa.Column("cell_id", sa.Integer, sa.ForeignKey("cells.id"), nullable=False),
+             sa.Column("host", sa.Text, nullable=False),
+             sa.Column("name", sa.Text, nullable=False),
+             sa.Column("t0", sa.Float, nullable=False),
+             sa.Column("n", sa.Integer, nullable=False),
+             sa.Column("t", sa.LargeBinary, nullable=False),
+             sa.Column("v", sa.LargeBinary, nullable=False),
+             sa.Index("series_cell", "cell_id", "name"))
+    sa.Index("cells_by_run", metadata.tables["cells"].c.run_id, metadata.tables["cells"].c.cell_key)
+    sa.Index("host_facts_key", metadata.tables["host_facts"].c.run_id, metadata.tables["host_facts"].c.host,
+             unique=True)
+    return metadata
+
+
+METADATA = _metadata()
+T = METADATA.tables
+# PostgreSQL's schema version (SQLite keeps it in PRAGMA user_version, as every earlier vpnbench did).
+VERSION_TABLE = sa.Table("vpnbench_schema", sa.MetaData(), sa.Column("version", sa.Integer, nullable=False))
+
+# The tidy view of the metrics: one row per cell and numeric metric, with what the cell was and
+# where and when it ran, for psql, Grafana or Superset. {j(doc, path)} reads a JSON text field.
+METRICS_VIEW = """
+SELECT c.id AS cell_id, c.run_id AS run_id, c.campaign AS campaign,
+       COALESCE({j_testbed_name}, COALESCE({j_hostname}, '?') || '/' || COALESCE({j_testbed_kind}, 'local')) AS testbed,
+       c.technique AS technique, c.impairment AS impairment, c.measurement AS measurement,
+       c.measurement_label AS measurement_label, c.repetition AS repetition, c.status AS status,
+       c.started_at AS started_at, c.finished_at AS time, m.key AS metric, {value} AS value
+FROM cells AS c JOIN runs AS r ON r.run_id = c.run_id{each}
+WHERE {numeric}
+"""
+# Python writes NaN and Infinity into JSON text, which neither engine's JSON functions take: null here.
+_JSON = "replace(replace(replace({}, 'NaN', 'null'), '-Infinity', 'null'), 'Infinity', 'null')"
+
+
+def metrics_view_sql(dialect: str) -> str:
+    """The same view in each engine's JSON functions (the one thing SQLAlchemy Core does not abstract)."""
+    metrics, env = _JSON.format("c.metrics"), _JSON.format("r.environment")
+    if dialect == "sqlite":
+        body = METRICS_VIEW.format(
+            j_testbed_name=f"json_extract({env}, '$.testbed.name')", j_hostname=f"json_extract({env}, '$.hostname')",
+            j_testbed_kind=f"json_extract({env}, '$.testbed.kind')", value="m.value",
+            each=f", json_each({metrics}) AS m", numeric="m.type IN ('integer', 'real')")
+        return f"CREATE VIEW IF NOT EXISTS metrics AS{body}"
+    env = f"({env})::json"
+    body = METRICS_VIEW.format(
+        j_testbed_name=f"{env} #>> '{{testbed,name}}'", j_hostname=f"{env} #>> '{{hostname}}'",
+        j_testbed_kind=f"{env} #>> '{{testbed,kind}}'", value="(m.value #>> '{}')::double precision",
+        each=f" CROSS JOIN LATERAL json_each(({metrics})::json) AS m", numeric="json_typeof(m.value) = 'number'")
+    return f"CREATE OR REPLACE VIEW metrics AS{body}"
+
+
+def schema_statements(dialect: sa.engine.Dialect) -> list[str]:
+    """CREATE ... IF NOT EXISTS for every table, index and the metrics view, in this dialect."""
+    statements = []
+    for table in METADATA.sorted_tables:
+        statements.append(str(CreateTable(table, if_not_exists=True).compile(dialect=dialect)).strip())
+        statements += [str(CreateIndex(index, if_not_exists=True).compile(dialect=dialect)).strip()
+                       for index in sorted(table.indexes, key=lambda i: i.name)]
+    return [*statements, metrics_view_sql(dialect.name).strip()]
 
 
 def schema_sql() -> str:
-    return "\n".join(table_sql(table) for table in TABLES) + EXTRA_SCHEMA
+    """The whole schema as one SQLite script (the migrations of old files run it)."""
+    from sqlalchemy.dialects import sqlite as sqlite_dialect  # noqa: PLC0415
+
+    return "".join(f"{statement};\n" for statement in schema_statements(sqlite_dialect.dialect()))
+
+
+def is_url(target: str | Path) -> bool:
+    """A database server's URL rather than an SQLite file's path."""
+    return isinstance(target, str) and target.startswith(URL_SCHEMES)
+
+
+def missing_file(target: str | Path) -> bool:
+    """An SQLite file that is not there (a server's database is asked when it is opened)."""
+    return not is_url(target) and not Path(target).is_file()
+
+
+def display_name(target: str | Path) -> str:
+    """The path, or the URL without its password: what messages and titles show."""
+    if not is_url(target):
+        return str(target)
+    return re.sub(r"^([a-z+]+://[^:/@?#]*:)[^@/?#]*@", r"\1***@", target)
 
 
 def create_private(path: Path) -> None:
@@ -91,191 +184,297 @@ def create_private(path: Path) -> None:
         pass  # a directory that is not there or not writable: sqlite3 says so in its own words
 
 
+def _sqlite_engine(path: Path) -> sa.Engine:
+    engine = sa.create_engine(sa.URL.create("sqlite", database=str(path)), poolclass=NullPool,
+                              connect_args={"timeout": 10, "check_same_thread": False})
+
+    @sa.event.listens_for(engine, "connect")
+    def pragmas(raw, _record):
+        raw.execute("PRAGMA journal_mode=WAL")
+        # In WAL mode NORMAL loses nothing when vpnbench crashes or is killed (only a power cut
+        # may lose the last commits), and saves an fsync per commit: several per cell.
+        raw.execute("PRAGMA synchronous=NORMAL")
+        raw.execute("PRAGMA foreign_keys=ON")
+
+    return engine
+
+
+def _server_engine(target: str) -> sa.Engine:
+    url = make_url(target)
+    url = url.set(drivername="postgresql+psycopg")
+    connect_args = {} if "connect_timeout" in url.query else {"connect_timeout": 10}
+    return sa.create_engine(url, poolclass=NullPool, connect_args=connect_args)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return " ".join(text.splitlines()[0].split()) if text else type(exc).__name__
+
+
 class Store:
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
+    def __init__(self, target: str | Path):
+        """target: an SQLite file's path, or a postgresql:// URL."""
+        self.target = target if is_url(target) else Path(target)
+        self.name = display_name(target)
+        self.path = None if is_url(target) else self.target  # the SQLite file, when it is one
         self.lock = threading.RLock()  # the monitor's thread flushes series while the runner writes cells
-        create_private(self.path)
-        self.db = sqlite3.connect(self.path, timeout=10, check_same_thread=False)
-        self.db.row_factory = sqlite3.Row
+        if self.path is not None:
+            create_private(self.path)
+            self.engine = _sqlite_engine(self.path)
+        else:
+            try:
+                self.engine = _server_engine(target)
+            except (sa.exc.ArgumentError, ValueError) as exc:
+                raise UserError(f"{self.name}: not a database URL: {exc}") from None
+        self.sqlite = self.engine.dialect.name == "sqlite"
         try:
-            self.db.execute("PRAGMA journal_mode=WAL")
-            # In WAL mode NORMAL loses nothing when vpnbench crashes or is killed (only a power cut
-            # may lose the last commits), and saves an fsync per commit: several per cell.
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
+            self.conn = self.engine.connect()
+        except sa.exc.DBAPIError as exc:
+            self.engine.dispose()
+            raise self._unusable(exc) from None
+        except ImportError as exc:  # psycopg missing: an install without the PostgreSQL driver
+            raise UserError(f"{self.name}: no PostgreSQL driver: {exc}") from None
+        try:
             self._open_schema()
-        except sqlite3.DatabaseError as exc:
-            self.db.close()
-            # e.g. not a database, or a 9p/network filesystem without the shared memory WAL needs
-            raise UserError(f"{str(self.path)!r}: not usable as an SQLite results file: {exc}") from None
+        except (sa.exc.DBAPIError, sqlite3.DatabaseError) as exc:
+            self.close()
+            raise self._unusable(exc) from None
         except SchemaError:
-            self.db.close()
+            self.close()
             raise
 
+    def _unusable(self, exc: BaseException) -> UserError:
+        if self.path is not None:
+            # e.g. not a database, or a 9p/network filesystem without the shared memory WAL needs
+            return UserError(f"{self.name!r}: not usable as an SQLite results file: {_first_line(exc)}")
+        # psycopg's own prefix ("connection failed: ", "connection is bad: ") says nothing the line does not
+        reason = re.sub(r"^connection (failed|is bad): ", "", _first_line(exc))
+        return UserError(f"{self.name}: cannot open the results database: {reason}")
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The sqlite3 connection underneath (SQLite only): PRAGMAs of tools and tests."""
+        assert self.sqlite, "an SQLite results file only"
+        return self.conn.connection.driver_connection
+
+    def _version(self) -> int:
+        if self.sqlite:
+            return self.db.execute("PRAGMA user_version").fetchone()[0]
+        if not sa.inspect(self.conn).has_table(VERSION_TABLE.name):
+            return 0
+        return self.conn.execute(sa.select(sa.func.max(VERSION_TABLE.c.version))).scalar() or 0
+
     def _open_schema(self) -> None:
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if self.sqlite:
+            self._open_sqlite_schema()
+            return
+        with self.conn.begin():
+            # Workers opening one database at once: one of them creates or migrates it.
+            self.conn.execute(sa.text("SELECT pg_advisory_xact_lock(20200001)"))
+            version = self._check_version()
+            if version < SCHEMA_VERSION and sa.inspect(self.conn).has_table("cells"):
+                raise SchemaError(f"{self.name}: results schema {version} predates PostgreSQL support; "
+                                  "this database was not written by vpnbench")
+            for statement in schema_statements(self.engine.dialect):
+                self.conn.exec_driver_sql(statement)
+            VERSION_TABLE.create(self.conn, checkfirst=True)
+            self.conn.execute(VERSION_TABLE.delete())
+            self.conn.execute(VERSION_TABLE.insert().values(version=SCHEMA_VERSION))
+
+    def _check_version(self) -> int:
+        version = self._version()
         if version > SCHEMA_VERSION:
-            raise SchemaError(f"{str(self.path)!r}: results schema {version} is newer than this vpnbench reads "
+            raise SchemaError(f"{self.name!r}: results schema {version} is newer than this vpnbench reads "
                               f"({SCHEMA_VERSION}); upgrade vpnbench")
-        tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        return version
+
+    def _open_sqlite_schema(self) -> None:
+        """Files from schema 0 and 1 (SQLite only: PostgreSQL came with schema 2) are migrated in
+        place, on the sqlite3 connection, in one transaction with creating what is missing."""
+        version = self._check_version()
+        db = self.db
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         from vpnbench.migrations import MIGRATIONS  # noqa: PLC0415 - migrations import this module's schema
 
-        with self.db:
-            if "cells" in tables:
-                for step in range(version, SCHEMA_VERSION):
-                    MIGRATIONS[step](self.db)
-            self.db.executescript(schema_sql())
-            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.row_factory = sqlite3.Row
+        try:
+            with db:
+                if "cells" in tables:
+                    for step in range(version, SCHEMA_VERSION):
+                        MIGRATIONS[step](db)
+                db.executescript(schema_sql())
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        finally:
+            db.row_factory = None
 
     def close(self) -> None:
         with self.lock:
-            self.db.close()
+            self.conn.close()
+            self.engine.dispose()
+
+    @contextlib.contextmanager
+    def _tx(self):
+        """One transaction (committed at the end, rolled back on an error); nested ones join it."""
+        with self.lock:
+            if self.conn.in_transaction():
+                yield self.conn
+            else:
+                with self.conn.begin():
+                    yield self.conn
 
     # --- generic record I/O -------------------------------------------------------------
 
     @staticmethod
     def _encode(record) -> dict:
-        """The record's stored fields as SQLite values: dicts and lists as JSON text."""
+        """The record's stored fields as column values: dicts and lists as JSON text."""
         encoded = json_fields(type(record))
         return {name: json.dumps(value) if name in encoded else value for name, value in as_row(record).items()}
 
     def _insert(self, table: str, record) -> int:
         row = self._encode(record)
         if row.get("id", 0) is None:
-            del row["id"]  # SQLite assigns it
-        columns = ", ".join(row)
-        marks = ", ".join("?" for _ in row)
-        return self.db.execute(f"INSERT INTO {table} ({columns}) VALUES ({marks})", list(row.values())).lastrowid
+            del row["id"]  # the database assigns it
+        with self._tx() as conn:
+            result = conn.execute(T[table].insert().values(**row))
+        key = result.inserted_primary_key
+        return key[0] if key else None
 
     def _update(self, table: str, record, key: str = "id") -> None:
         row = self._encode(record)
-        sets = ", ".join(f"{name} = ?" for name in row if name != key)
-        self.db.execute(f"UPDATE {table} SET {sets} WHERE {key} = ?",
-                        [value for name, value in row.items() if name != key] + [row[key]])
+        with self._tx() as conn:
+            conn.execute(T[table].update().where(T[table].c[key] == row[key])
+                         .values(**{name: value for name, value in row.items() if name != key}))
 
-    def _select(self, record_type: type, query: str, args=()) -> list:
+    def _select(self, record_type: type, query) -> list:
         encoded = json_fields(record_type)
         names = field_names(record_type)
+        with self._tx() as conn:
+            rows = conn.execute(query).mappings().all()
         return [record_type(**{name: json.loads(row[name]) if name in encoded else row[name] for name in names})
-                for row in self.db.execute(query, args)]
+                for row in rows]
+
+    def _rows(self, query) -> list:
+        with self._tx() as conn:
+            return conn.execute(query).mappings().all()
 
     # --- runs -----------------------------------------------------------------------------
 
     def start_run(self, run: Run) -> None:
-        with self.lock, self.db:
-            self._insert("runs", run)
+        self._insert("runs", run)
 
     def annotate_run(self, run_id: str, **facts) -> None:
         """Add facts learned while the run sets up (sysctls applied, backends chosen)."""
-        with self.lock, self.db:
+        with self._tx():
             run = self.run(run_id)
             run.environment = {**run.environment, **facts}
             self._update("runs", run, key="run_id")
 
     def run(self, run_id: str) -> Run | None:
-        with self.lock:
-            found = self._select(Run, "SELECT * FROM runs WHERE run_id = ?", (run_id,))
+        found = self._select(Run, T["runs"].select().where(T["runs"].c.run_id == run_id))
         return found[0] if found else None
 
     def runs(self) -> list[Run]:
-        with self.lock:
-            return self._select(Run, "SELECT * FROM runs ORDER BY started_at")
+        return self._select(Run, T["runs"].select().order_by(T["runs"].c.started_at))
 
     def finish_run(self, run_id: str, status: str) -> None:
-        with self.lock, self.db:
-            self.db.execute("UPDATE runs SET finished_at = ?, status = ? WHERE run_id = ?", (now_iso(), status, run_id))
+        runs = T["runs"]
+        with self._tx() as conn:
+            conn.execute(runs.update().where(runs.c.run_id == run_id).values(finished_at=now_iso(), status=status))
 
     def latest_run(self, campaign: str | None = None) -> str | None:
         """The newest run of campaign (of any campaign when None)."""
-        where, args = ("WHERE campaign = ?", (campaign,)) if campaign else ("", ())
-        with self.lock:
-            row = self.db.execute(f"SELECT run_id FROM runs {where} ORDER BY started_at DESC LIMIT 1", args).fetchone()
-        return row["run_id"] if row else None
+        runs = T["runs"]
+        query = sa.select(runs.c.run_id).order_by(runs.c.started_at.desc()).limit(1)
+        if campaign:
+            query = query.where(runs.c.campaign == campaign)
+        rows = self._rows(query)
+        return rows[0]["run_id"] if rows else None
 
     def done_keys(self, run_id: str) -> set[str]:
-        with self.lock:
-            rows = self.db.execute("SELECT cell_key FROM cells WHERE run_id = ? AND status = 'ok'", (run_id,))
-            return {row["cell_key"] for row in rows}
+        cells = T["cells"]
+        rows = self._rows(sa.select(cells.c.cell_key).where(cells.c.run_id == run_id, cells.c.status == "ok"))
+        return {row["cell_key"] for row in rows}
 
     # --- host facts, bring-ups, events ------------------------------------------------------
 
     def save_host_facts(self, facts: HostFacts) -> None:
-        with self.lock, self.db:
-            self.db.execute("DELETE FROM host_facts WHERE run_id = ? AND host = ?", (facts.run_id, facts.host))
+        table = T["host_facts"]
+        with self._tx() as conn:
+            conn.execute(table.delete().where(table.c.run_id == facts.run_id, table.c.host == facts.host))
             self._insert("host_facts", facts)
 
     def host_facts(self, run_id: str) -> list[HostFacts]:
-        with self.lock:
-            return self._select(HostFacts, "SELECT * FROM host_facts WHERE run_id = ? ORDER BY rowid", (run_id,))
+        table = T["host_facts"]
+        return self._select(HostFacts, table.select().where(table.c.run_id == run_id).order_by(table.c.rowid))
 
     def save_bringup(self, bringup: Bringup) -> int:
         """Insert a new bring-up (sets its id) or update an existing one."""
-        with self.lock, self.db:
-            if bringup.id is None:
-                bringup.id = self._insert("bringups", bringup)
-            else:
-                self._update("bringups", bringup)
+        if bringup.id is None:
+            bringup.id = self._insert("bringups", bringup)
+        else:
+            self._update("bringups", bringup)
         return bringup.id
 
     def bringups(self, run_id: str) -> list[Bringup]:
-        with self.lock:
-            return self._select(Bringup, "SELECT * FROM bringups WHERE run_id = ? ORDER BY id", (run_id,))
+        table = T["bringups"]
+        return self._select(Bringup, table.select().where(table.c.run_id == run_id).order_by(table.c.id))
 
     def add_event(self, event: Event) -> int:
-        with self.lock, self.db:
-            event.id = self._insert("events", event)
+        event.id = self._insert("events", event)
         return event.id
 
     def events(self, run_id: str, cell_id: int | None = None) -> list[Event]:
-        query, args = "SELECT * FROM events WHERE run_id = ?", [run_id]
+        table = T["events"]
+        query = table.select().where(table.c.run_id == run_id)
         if cell_id is not None:
-            query, args = query + " AND cell_id = ?", [*args, cell_id]
-        with self.lock:
-            return self._select(Event, query + " ORDER BY id", args)
+            query = query.where(table.c.cell_id == cell_id)
+        return self._select(Event, query.order_by(table.c.id))
 
     # --- cells ----------------------------------------------------------------------------
 
     def start_cell(self, cell: Cell) -> int:
         """Write a cell as it starts (status running), replacing an earlier attempt at its key."""
-        with self.lock, self.db:
-            for old in self.db.execute("SELECT id FROM cells WHERE run_id = ? AND cell_key = ?",
-                                       (cell.run_id, cell.cell_key)).fetchall():
-                self._delete_cell(old["id"])
+        cells = T["cells"]
+        with self._tx() as conn:
+            for old in conn.execute(sa.select(cells.c.id).where(cells.c.run_id == cell.run_id,
+                                                                cells.c.cell_key == cell.cell_key)).all():
+                self._delete_cell(old.id)
             cell.id = self._insert("cells", cell)
         return cell.id
 
     def unfinished_cell(self, run_id: str, cell_key: str) -> Cell | None:
         """The attempt at this key that was cut short (status still running: killed or interrupted)."""
-        with self.lock:
-            found = self._select(Cell, "SELECT * FROM cells WHERE run_id = ? AND cell_key = ? AND status = 'running' "
-                                       "ORDER BY id DESC LIMIT 1", (run_id, cell_key))
+        cells = T["cells"]
+        found = self._select(Cell, cells.select().where(cells.c.run_id == run_id, cells.c.cell_key == cell_key,
+                                                        cells.c.status == "running")
+                             .order_by(cells.c.id.desc()).limit(1))
         return found[0] if found else None
 
     def continue_cell(self, cell: Cell) -> None:
         """Write a cell that continues an unfinished attempt (cell.id set): its series and events stay."""
-        with self.lock, self.db:
-            self._update("cells", cell)
+        self._update("cells", cell)
 
     def series_end(self, cell_id: int) -> float:
         """The last time the cell's own series (the measurement's, host "") reached, 0 without any."""
-        with self.lock:
-            rows = self.db.execute("SELECT host, name, t0, t, v FROM series WHERE cell_id = ? AND host = ''",
-                                   (cell_id,)).fetchall()
+        series = T["series"]
+        rows = self._rows(sa.select(series.c.host, series.c.name, series.c.t0, series.c.t, series.c.v)
+                          .where(series.c.cell_id == cell_id, series.c.host == ""))
         ends = [decode_chunk(r["host"], r["name"], r["t0"], r["t"], r["v"])[-1].t for r in rows]
         return max(ends, default=0.0)
 
     def _delete_cell(self, cell_id: int) -> None:
-        for table in ("raw_outputs", "series", "trials", "events"):
-            self.db.execute(f"DELETE FROM {table} WHERE cell_id = ?", (cell_id,))
-        self.db.execute("DELETE FROM cells WHERE id = ?", (cell_id,))
+        with self._tx() as conn:
+            for table in ("raw_outputs", "series", "trials", "events"):
+                conn.execute(T[table].delete().where(T[table].c.cell_id == cell_id))
+            conn.execute(T["cells"].delete().where(T["cells"].c.id == cell_id))
 
     def finish_cell(self, cell: Cell, raw: dict[str, str], trials: list[Trial] = ()) -> None:
         """The cell's outcome, its raw tool output and its trials, in one commit."""
-        with self.lock, self.db:
+        with self._tx() as conn:
             self._update("cells", cell)
-            self.db.executemany("INSERT INTO raw_outputs VALUES (?, ?, ?)",
-                                [(cell.id, name, text) for name, text in raw.items()])
+            if raw:
+                conn.execute(T["raw_outputs"].insert(),
+                             [{"cell_id": cell.id, "name": name, "text": text} for name, text in raw.items()])
             for trial in trials:
                 trial.cell_id = cell.id
                 trial.id = self._insert("trials", trial)
@@ -288,42 +487,50 @@ class Store:
 
     def cells(self, run_id: str | None = None) -> list[Cell]:
         """Cells in the order they ran, each with its bring-up attached."""
-        query = "SELECT * FROM cells" + (" WHERE run_id = ?" if run_id else "") + " ORDER BY id"
-        with self.lock:
-            cells = self._select(Cell, query, (run_id,) if run_id else ())
-            bringups = {b.id: b for b in self._select(Bringup, "SELECT * FROM bringups")}
+        table = T["cells"]
+        query = table.select().order_by(table.c.id)
+        if run_id:
+            query = query.where(table.c.run_id == run_id)
+        with self._tx():
+            cells = self._select(Cell, query)
+            bringups = {b.id: b for b in self._select(Bringup, T["bringups"].select())}
         for cell in cells:
             cell.bringup = bringups.get(cell.bringup_id)
         return cells
 
     def raw_outputs(self, cell_id: int) -> dict[str, str]:
-        with self.lock:
-            rows = self.db.execute("SELECT name, text FROM raw_outputs WHERE cell_id = ?", (cell_id,))
-            return {row["name"]: row["text"] for row in rows}
+        table = T["raw_outputs"]
+        rows = self._rows(sa.select(table.c.name, table.c.text).where(table.c.cell_id == cell_id))
+        return {row["name"]: row["text"] for row in rows}
 
     def trials(self, cell_id: int) -> list[Trial]:
-        with self.lock:
-            return self._select(Trial, "SELECT * FROM trials WHERE cell_id = ? ORDER BY number, id", (cell_id,))
+        table = T["trials"]
+        return self._select(Trial, table.select().where(table.c.cell_id == cell_id)
+                            .order_by(table.c.number, table.c.id))
 
     # --- series ---------------------------------------------------------------------------
 
     def add_series(self, cell_id: int, points: list[SeriesPoint]) -> None:
         """One chunk row per (host, name) of points, in one commit."""
-        rows = encode_chunks(cell_id, points)
-        with self.lock, self.db:
-            self.db.executemany("INSERT INTO series VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        columns = [column.name for column in T["series"].columns]
+        rows = [dict(zip(columns, row)) for row in encode_chunks(cell_id, points)]
+        if rows:
+            with self._tx() as conn:
+                conn.execute(T["series"].insert(), rows)
 
     def series(self, cell_id: int, name: str | None = None) -> list[SeriesPoint]:
         """The cell's series points (of one name, or all), in time order per series."""
-        query = "SELECT host, name, t0, t, v FROM series WHERE cell_id = ?" + (" AND name = ?" if name else "")
-        with self.lock:
-            rows = self.db.execute(query + " ORDER BY host, name, t0", (cell_id, name) if name else (cell_id,)).fetchall()
+        table = T["series"]
+        query = sa.select(table.c.host, table.c.name, table.c.t0, table.c.t, table.c.v).where(table.c.cell_id == cell_id)
+        if name:
+            query = query.where(table.c.name == name)
+        rows = self._rows(query.order_by(table.c.host, table.c.name, table.c.t0))
         return [point for row in rows for point in decode_chunk(row["host"], row["name"], row["t0"], row["t"], row["v"])]
 
     def series_names(self, cell_id: int) -> list[tuple[str, str]]:
-        with self.lock:
-            rows = self.db.execute("SELECT DISTINCT host, name FROM series WHERE cell_id = ?", (cell_id,))
-            return [(row["host"], row["name"]) for row in rows]
+        table = T["series"]
+        rows = self._rows(sa.select(table.c.host, table.c.name).distinct().where(table.c.cell_id == cell_id))
+        return [(row["host"], row["name"]) for row in rows]
 
 
 def encode_chunks(cell_id: int, points: list[SeriesPoint]) -> list[tuple]:

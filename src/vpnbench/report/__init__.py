@@ -25,7 +25,7 @@ from vpnbench.records import Cell, HostFacts, Run
 from vpnbench.report.figures import (Canvas, Drawing, NoData, figures_for, headline, impairment_entries,
                                      measurement_scaling, scaling_groups)
 from vpnbench.report.judgement import cost_rows, significance_rows
-from vpnbench.store import Store
+from vpnbench.store import Store, missing_file
 from vpnbench.tables import bringup_times, bringups_of, digits_for, format_mean_sd, mean_sd
 from vpnbench.verdicts import Verdicts, shown_metric, verdicts
 
@@ -38,11 +38,11 @@ HOST_METRICS = [("client_cpu_pct", "client CPU %", 1.0), ("server_cpu_pct", "ser
 EFFICIENCY_METRICS = [("client_cpu_s_per_gib", "client CPU-s/GiB", 1.0), ("server_cpu_s_per_gib", "server CPU-s/GiB", 1.0)]
 
 
-def write_report(db: Path, out: Path, run_id: str | None = None, figures: Path | None = None,
+def write_report(db: str | Path, out: Path, run_id: str | None = None, figures: Path | None = None,
                  timeseries: bool = False, answers: Verdicts | None = None) -> str:
     """Render the report of run_id (default: the newest run in db) to out; returns the run id.
     `answers`: the run's Verdicts when the caller has them already (`run --report`)."""
-    if not db.is_file():
+    if missing_file(db):
         raise UserError(f"report: database {str(db)!r} does not exist")
     if not out.parent.is_dir():
         raise UserError(f"-o: directory {str(out.parent)!r} does not exist")
@@ -52,10 +52,10 @@ def write_report(db: Path, out: Path, run_id: str | None = None, figures: Path |
     try:
         run_id = run_id or store.latest_run()
         if run_id is None:
-            raise UserError(f"report: {str(db)!r} holds no run")
+            raise UserError(f"report: {store.name!r} holds no run")
         run = store.run(run_id)
         if run is None:
-            raise UserError(f"--run: no run {run_id!r} in {str(db)!r}")
+            raise UserError(f"--run: no run {run_id!r} in {store.name!r}")
         if figures is not None:
             figures.mkdir(exist_ok=True)
         html = render(run, store.cells(run_id), store.host_facts(run_id), data=store, figures=figures,
