@@ -193,7 +193,7 @@ def provision(inventory: str, check: bool = False, campaign=None, hosts: str | N
     known = inventory_hosts(inventory)
     chosen = pick_hosts(known, hosts, inventory)
     needs = campaign_needs(campaign)
-    binaries = gen_binaries(list(gen)) if needs.gen else {}
+    binaries = gen_binaries(list(gen)) if needs.gen or gen else {}  # a bad --gen is refused either way
     if needs.gen and not binaries and not GEN_SOURCE.joinpath("Cargo.toml").exists():
         raise UserError(f"provision: {GEN_NAME} is not built here and its source is not beside vpnbench; "
                         "`make` builds it, or give --gen ARCH=PATH")
