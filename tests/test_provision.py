@@ -3,6 +3,7 @@ refused in one line; and, for real, the playbook against the ssh lab's hosts (ss
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from vpnbench.tools import known_packages
 # A package no part of vpnbench declares and this machine does not have: the test installs it
 # on the lab's hosts (namespaces sharing this machine's files) and purges it at the end.
 MISSING = "hello"
+ENDS = ("client", "server")  # the lab's router too would only take longer
 CAMPAIGN = """[campaign]
 name = "provisioned"
 [[technique]]
@@ -111,12 +113,12 @@ def missing_package():
 
 def inventory(lab: SshLab, gen_dir: Path, extra: str) -> str:
     """The lab as Ansible sees it: the same hosts, keys and known_hosts as its testbed TOML."""
-    hosts = "".join(f"    {role}:\n      ansible_host: {address}\n" for role, address in MGMT.items())
+    hosts = "".join(f"    {role}:\n      ansible_host: {MGMT[role]}\n" for role in ENDS)
     return (f"lab:\n  hosts:\n{hosts}  vars:\n    ansible_user: root\n"
             f"    ansible_ssh_private_key_file: {lab.identity}\n"
             f"    ansible_ssh_common_args: -F /dev/null -o UserKnownHostsFile={lab.known_hosts}"
             " -o GlobalKnownHostsFile=/dev/null\n"
-            "    ansible_ssh_args: -o ControlMaster=no\n"  # no master left running in the lab
+            "    ansible_ssh_args: -o ControlMaster=auto -o ControlPersist=1s\n"  # gone before the strays check
             "    ansible_python_interpreter: /usr/bin/python3\n"
             f"    vpnbench_extra_packages: [{extra}]\n"
             f"    vpnbench_gen_dir: {gen_dir}\n")  # not /usr/local/bin: the lab shares this machine's files
@@ -137,7 +139,7 @@ def test_provision_check_lists_the_missing_package_the_run_installs_it_and_a_sec
 
     check = provision("--check")
     assert check.returncode == 0, check.stdout + check.stderr
-    for role in MGMT:
+    for role in ENDS:
         assert f"host {role}: package {missing_package} would be installed" in check.stdout, check.stdout
     assert "changes would be made" in check.stdout
     assert not installed(missing_package) and not gen_dir.exists()  # --check changed nothing
@@ -151,4 +153,44 @@ def test_provision_check_lists_the_missing_package_the_run_installs_it_and_a_sec
     second = provision()
     assert second.returncode == 0, second.stdout + second.stderr
     assert second.stdout.strip().splitlines()[-1].endswith(": no change"), second.stdout
+    time.sleep(2)  # Ansible's ssh masters persist 1 s
     assert lab.strays() == []
+
+
+LAB_INI = "[lab]\npi1 ansible_host=10.9.0.1 ansible_user=root ansible_port=2222\npi2 ansible_host=10.9.0.2\n"
+
+
+def ssh_testbed(inventory: str, client: dict, server: dict) -> dict:
+    return {"kind": "ssh", "router": False, "inventory": inventory,
+            "hosts": {"client": {"iface": "eth1", "ipv4": "10.202.1.2", **client},
+                      "server": {"iface": "eth1", "ipv4": "10.202.2.2", **server}}}
+
+
+def test_an_ssh_testbed_names_its_hosts_from_the_inventory(tmp_path):
+    (tmp_path / "lab.ini").write_text(LAB_INI)
+    spec = campaign_from_dict({"campaign": {"name": "c"}, "technique": [{"kind": "baseline"}],
+                               "measurement": [{"kind": "ping"}],
+                               "testbed": ssh_testbed(str(tmp_path / "lab.ini"), {"name": "pi1"},
+                                                      {"name": "pi2", "user": "bench"})}).testbed
+    assert (spec.hosts["client"].host, spec.hosts["client"].user, spec.hosts["client"].port) == ("10.9.0.1", "root", 2222)
+    assert (spec.hosts["server"].host, spec.hosts["server"].user) == ("10.9.0.2", "bench")  # the entry wins
+
+
+@pytest.mark.parametrize("inventory,server,message", [
+    ("lab.ini", {"name": "pi9"}, "testbed: hosts.server.name: 'pi9' is not in {dir}/lab.ini; hosts there: pi1, pi2"),
+    ("none.ini", {"name": "pi2"}, "testbed: inventory: {dir}/none.ini: no such file"),
+    ("", {"name": "pi2"}, "testbed: hosts.client.name: needs inventory"),
+])
+def test_a_wrong_inventory_or_host_name_is_one_line_and_exit_2(tmp_path, inventory, server, message):
+    (tmp_path / "lab.ini").write_text(LAB_INI)
+    text = ('[campaign]\nname = "c"\n[testbed]\nkind = "ssh"\nrouter = false\n'
+            + (f'inventory = "{tmp_path}/{inventory}"\n' if inventory else "")
+            + '[testbed.hosts.client]\nname = "pi1"\niface = "eth1"\nipv4 = "10.202.1.2"\n'
+            + f'[testbed.hosts.server]\nname = "{server["name"]}"\niface = "eth1"\nipv4 = "10.202.2.2"\n'
+            + '[[technique]]\nkind = "baseline"\n[[measurement]]\nkind = "ping"\n')
+    (tmp_path / "c.toml").write_text(text)
+    proc = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "r.db"), timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
+    assert proc.stderr.startswith("vpnbench: error: " + message.format(dir=tmp_path)), proc.stderr
+    assert not (tmp_path / "r.db").exists()
