@@ -82,6 +82,17 @@ def build_parser() -> Parser:
 
     sub.add_parser("cleanup", help="remove what killed runs left behind (namespaces, daemons, key files)")
 
+    provision = sub.add_parser("provision", help="install what a campaign needs on an Ansible inventory's hosts")
+    provision.add_argument("inventory", help="Ansible inventory (INI or YAML) naming the lab's hosts")
+    provision.add_argument("--check", action="store_true", help="list what would change, change nothing")
+    provision.add_argument("--campaign", help="campaign TOML file or preset name (default: everything any "
+                                              "technique or measurement may need)")
+    provision.add_argument("--hosts", help="comma-separated inventory host names (default: all)")
+    provision.add_argument("--gen", action="append", default=[], metavar="ARCH=PATH",
+                           help="a vpnbench-gen built for ARCH (e.g. aarch64=...); hosts of an architecture "
+                                "without one build their own with cargo")
+    provision.add_argument("--forks", type=int, default=5, help="hosts worked on at once (default: 5)")
+
     trend = sub.add_parser("trend", help="every run of a campaign over time, with regressions and progressions")
     trend.add_argument("--db", default=os.environ.get("VPNBENCH_DB"),
                        help=f"results file or {DB_URL} URL holding the runs (default: $VPNBENCH_DB)")
@@ -384,6 +395,29 @@ def cmd_cleanup() -> int:
     return 0
 
 
+def cmd_provision(args) -> int:
+    """What changed (or would), host by host; exit 1 when a host failed or was unreachable."""
+    from vpnbench.provision import provision
+
+    if args.forks < 1:
+        raise UserError(f"--forks: {args.forks} is not allowed; allowed values: 1 or more")
+    campaign = load_campaign_or_preset(args.campaign) if args.campaign else None
+    outcome, needs = provision(args.inventory, args.check, campaign, args.hosts, args.gen, args.forks)
+    for line in outcome.lines:
+        console.print(line, highlight=False)
+    for line in outcome.failed:
+        err_console.print(f"[red]{line}[/]", highlight=False)
+    what = f"{len(needs.packages)} packages" + (", vpnbench-gen" if needs.gen else "") + \
+        (f", {len(needs.sysctls)} sysctls" if needs.sysctls else "")
+    if args.check:
+        verdict = f"{len(outcome.lines)} changes would be made" if outcome.lines else "no change needed"
+    else:
+        verdict = f"{outcome.changed_hosts} hosts changed" if outcome.changed_hosts else "no change"
+    console.print(f"provision{' --check' if args.check else ''}: {outcome.hosts} hosts, {what}: {verdict}"
+                  + (f"; {len(outcome.failed)} failed" if outcome.failed else ""), highlight=False)
+    return 1 if outcome.failed else 0
+
+
 def dispatch(args) -> int:
     if args.command == "doctor":
         if args.testbed:
@@ -412,6 +446,8 @@ def dispatch(args) -> int:
         return cmd_presets()
     if args.command == "export":
         return cmd_export(results_db(args), args.format, args.output)
+    if args.command == "provision":
+        return cmd_provision(args)
     if args.command == "trend":
         return cmd_trend(args.db, args.campaign, args.output)
     if args.command == "cleanup":

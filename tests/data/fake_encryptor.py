@@ -59,6 +59,15 @@ def down(env: dict) -> None:
     for role in ("client", "server"):
         netns = env[f"VPNBENCH_{role.upper()}_NETNS"]
         subprocess.run(["ip", "netns", "exec", netns, "ip", "link", "del", iface_name(env, role)], capture_output=True)
+    # wireguard-go leaves on its own once its interface is gone. Until its control socket is
+    # removed, an `up` right after this one would configure the leaving daemon through it
+    # (same interface name, same socket path) and the new pair would carry nothing.
+    for role in ("client", "server"):
+        socket = Path(f"/var/run/wireguard/{iface_name(env, role)}.sock")
+        for _ in range(100):
+            if not socket.exists():
+                break
+            time.sleep(0.05)
 
 
 def iface_name(env: dict, role: str) -> str:

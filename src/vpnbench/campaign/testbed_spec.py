@@ -43,6 +43,7 @@ class TestbedSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["local", "ssh", "vm"] = "local"
+    inventory: str | None = None  # kind = "ssh": an Ansible inventory the hosts' `name`s come from
     router: bool = True
     pin: Literal["auto", "on", "off"] = "auto"
     monitor_interval: Duration = 0.5
@@ -58,6 +59,39 @@ class TestbedSpec(BaseModel):
     # more cores than a host may use: an error, or (skip: presets made for bigger machines) left out
     cores_above: Literal["error", "skip"] = "error"
     mtu: Annotated[list[int], _whole_numbers(MIN_MTU, MAX_MTU, " (IPv4's minimum to veth's maximum)")] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hosts_from_inventory(cls, data):
+        """[testbed.hosts.<role>] name = "pi1": host, user and port from the inventory's pi1
+        (ansible_host, ansible_user, ansible_port), so a lab is described once; what the
+        entry itself says wins."""
+        if not isinstance(data, dict) or not isinstance(data.get("hosts"), dict):
+            return data
+        named = {role: entry for role, entry in data["hosts"].items() if isinstance(entry, dict) and "name" in entry}
+        if not named:
+            return data
+        if not data.get("inventory"):
+            raise ValueError(f"hosts.{next(iter(named))}.name: needs inventory = \"FILE\" (an Ansible inventory)")
+        from vpnbench.errors import UserError  # noqa: PLC0415
+        from vpnbench.provision import inventory_hosts  # noqa: PLC0415 - ansible only when asked for
+
+        try:
+            known = inventory_hosts(data["inventory"])
+        except UserError as exc:
+            raise ValueError(str(exc).replace("INVENTORY: ", "inventory: ", 1)) from None
+        hosts = dict(data["hosts"])
+        for role, entry in named.items():
+            entry = dict(entry)
+            name = entry.pop("name")
+            if name not in known:
+                raise ValueError(f"hosts.{role}.name: {name!r} is not in {data['inventory']}; "
+                                 f"hosts there: {', '.join(sorted(known))}")
+            facts = known[name]
+            found = {"host": facts.get("ansible_host", name), "user": facts.get("ansible_user"),
+                     "port": facts.get("ansible_port")}
+            hosts[role] = {**{k: v for k, v in found.items() if v is not None}, **entry}
+        return {**data, "hosts": hosts}
 
     @model_validator(mode="after")
     def _scaling_fits(self):
@@ -89,6 +123,8 @@ class TestbedSpec(BaseModel):
     @model_validator(mode="after")
     def _inventory_matches_kind(self):
         if self.kind != "ssh":
+            if self.inventory:
+                raise ValueError(f"inventory: only for kind = 'ssh' (here kind = {self.kind!r})")
             if self.hosts:
                 raise ValueError(f"hosts: only for kind = 'ssh' (here kind = {self.kind!r})")
             return self

@@ -17,6 +17,7 @@ import weakref
 from pathlib import Path
 
 from vpnbench.errors import MeasurementError
+from vpnbench.hosts.arch import gen_arch_problem
 from vpnbench.hosts.base import Host
 from vpnbench.measure.base import MeasureContext, MeasureResult
 from vpnbench.safe_files import wipe
@@ -46,13 +47,16 @@ def binary_on(host: Host, local_binary: str) -> str:
     """The vpnbench-gen that `host` runs. A namespace of this machine runs this machine's. A
     remote host (ssh, VM) runs its own when it has one on PATH, else a copy of this machine's,
     written once per run into the run's directory there (removed with it); that copy needs the
-    same CPU architecture and a compatible C library (it links only libc)."""
+    same CPU architecture (checked: hosts/arch.py) and a compatible C library (it links only libc)."""
     if not host.remote:
         return local_binary
     if host not in _COPIES:
         if host.has_command(GEN_NAME):
             _COPIES[host] = GEN_NAME
         else:
+            problem = gen_arch_problem(host, local_binary)  # never a binary the host cannot execute
+            if problem:
+                raise MeasurementError(problem)
             copy = host.workdir / f"{GEN_NAME}-{host.role}"  # two hosts may share one filesystem
             host.write_file(copy, Path(local_binary).read_bytes(), 0o700)
             _COPIES[host] = str(copy)

@@ -12,6 +12,8 @@ from vpnbench import __version__, congestion
 from vpnbench.campaign import Campaign, expand
 from vpnbench.errors import TestbedError, UserError, VpnbenchError
 from vpnbench.hostfacts import collect_host_facts
+from vpnbench.hosts.arch import check_gen_arch
+from vpnbench.measure.gen import gen_binary
 from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources
 from vpnbench.run.context import RunContext
@@ -91,6 +93,8 @@ def prepare(campaign: Campaign, resources: RunResources, display: Display, make:
     try:
         display.say(f"connecting to the {spec.kind} testbed: {', '.join(testbed.hosts)}")
         testbed.connect()
+        if any(getattr(m, "tool", None) == "gen" for m in campaign.measurements):  # before any cell
+            check_gen_arch(testbed.hosts.values(), gen_binary())
         if congestion.asked(campaign.techniques):
             congestion.check_offered(campaign.techniques,
                                      congestion.offered_on({"client": testbed.client, "server": testbed.server}))

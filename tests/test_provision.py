@@ -1,0 +1,196 @@
+"""`vpnbench provision`: what a campaign needs, derived from what its parts declare; bad input
+refused in one line; and, for real, the playbook against the ssh lab's hosts (sshlab.py)."""
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import VPNBENCH, run_cli
+from sshlab import MGMT, SshLab
+from vpnbench.campaign import campaign_from_dict
+from vpnbench.provision import campaign_needs
+from vpnbench.techniques import TECHNIQUES
+from vpnbench.tools import known_packages
+
+# A package no part of vpnbench declares and this machine does not have: the test installs it
+# on the lab's hosts (namespaces sharing this machine's files) and purges it at the end.
+MISSING = "hello"
+ENDS = ("client", "server")  # the lab's router too would only take longer
+CAMPAIGN = """[campaign]
+name = "provisioned"
+[[technique]]
+kind = "baseline"
+[[measurement]]
+kind = "udp"
+tool = "gen"
+rate = "10M"
+length = 1200
+duration = "1s"
+[[measurement]]
+kind = "ping"
+count = 3
+"""
+
+
+def campaign(techniques, measurements, sysctls=None):
+    return campaign_from_dict({"campaign": {"name": "c"}, "testbed": {"sysctls": sysctls or {}},
+                               "technique": techniques, "measurement": measurements})
+
+
+def test_the_packages_are_what_the_techniques_and_measurements_declare():
+    needs = campaign_needs(campaign([{"kind": "wireguard"}], [{"kind": "tcp", "tool": "iperf2", "duration": "1s"}],
+                                    {"net.core.rmem_max": 1000000}))
+    assert set(TECHNIQUES["wireguard"].packages.values()) <= set(needs.packages)
+    assert "iperf" in needs.packages and "iperf3" not in needs.packages  # the tool the parameters chose
+    assert {"iproute2", "iputils-ping", "procps"} <= set(needs.packages)  # the testbed's own tools
+    assert not needs.gen and needs.sysctls == {"net.core.rmem_max": "1000000"}
+    assert campaign_needs(campaign([{"kind": "baseline"}], [{"kind": "udp", "tool": "gen", "rate": "1M",
+                                                              "length": 100, "duration": "1s"}])).gen
+    everything = campaign_needs(None)
+    assert set(known_packages().values()) <= set(everything.packages) and everything.gen
+
+
+@pytest.mark.parametrize("inventory,args,message", [
+    (None, [], "INVENTORY: {path}: no such file"),
+    ("[lab\nalpha ansible_host=x\n", [], "INVENTORY: {path}: Failed to parse inventory with 'ini' plugin"),
+    ("", [], "INVENTORY: {path}: no hosts in it"),
+    ("[lab]\nalpha ansible_connection=local\n", ["--hosts", "alpha,beta"],
+     "--hosts: 'beta' is not in {path}; hosts there: alpha"),
+    ("[lab]\nalpha ansible_connection=local\n", ["--gen", "aarch64=/bin/true"],
+     "--gen: /bin/true is built for x86_64, not aarch64"),
+    ("[lab]\nalpha ansible_connection=local\n", ["--forks", "0"], "--forks: 0 is not allowed"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, inventory, args, message):
+    path = tmp_path / "lab.ini"
+    if inventory is not None:
+        path.write_text(inventory)
+    if "--gen" in args and os.uname().machine != "x86_64":
+        pytest.skip("the message names this machine's architecture")
+    proc = run_cli("provision", str(path), "--campaign", "demo", *args, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("vpnbench: error: " + message.format(path=path)), proc.stderr
+    assert proc.stdout == ""
+
+
+def installed(package: str) -> bool:
+    status = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package], capture_output=True, text=True).stdout
+    return status == "install ok installed"
+
+
+@pytest.fixture
+def lab(tmp_path, clean_machine):
+    lab = SshLab(tmp_path / "lab")
+    try:
+        yield lab.up()
+    finally:
+        lab.down()
+
+
+@pytest.fixture
+def missing_package():
+    """MISSING, not installed, its .deb fetched into apt's cache (the lab's namespaces reach no
+    mirror); purged afterwards, and the .deb removed if this test fetched it."""
+    if installed(MISSING):
+        pytest.skip(f"{MISSING} is installed on this machine: the test needs a package that is not")
+    archives = Path("/var/cache/apt/archives")
+    before = set(archives.glob(f"{MISSING}_*.deb"))
+    fetch = subprocess.run(["apt-get", "install", "-y", "-q", "--download-only", "--no-install-recommends", MISSING],
+                           capture_output=True, text=True, timeout=300, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    assert fetch.returncode == 0, fetch.stderr
+    try:
+        yield MISSING
+    finally:
+        subprocess.run(["apt-get", "purge", "-y", "-q", MISSING], capture_output=True, timeout=300,
+                       env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        for deb in set(archives.glob(f"{MISSING}_*.deb")) - before:
+            deb.unlink()
+        assert not installed(MISSING)
+
+
+def inventory(lab: SshLab, gen_dir: Path, extra: str) -> str:
+    """The lab as Ansible sees it: the same hosts, keys and known_hosts as its testbed TOML."""
+    hosts = "".join(f"    {role}:\n      ansible_host: {MGMT[role]}\n" for role in ENDS)
+    return (f"lab:\n  hosts:\n{hosts}  vars:\n    ansible_user: root\n"
+            f"    ansible_ssh_private_key_file: {lab.identity}\n"
+            f"    ansible_ssh_common_args: -F /dev/null -o UserKnownHostsFile={lab.known_hosts}"
+            " -o GlobalKnownHostsFile=/dev/null\n"
+            "    ansible_ssh_args: -o ControlMaster=auto -o ControlPersist=1s\n"  # gone before the strays check
+            "    ansible_python_interpreter: /usr/bin/python3\n"
+            f"    vpnbench_extra_packages: [{extra}]\n"
+            f"    vpnbench_gen_dir: {gen_dir}\n")  # not /usr/local/bin: the lab shares this machine's files
+
+
+@pytest.mark.netns
+def test_provision_check_lists_the_missing_package_the_run_installs_it_and_a_second_run_changes_nothing(
+        tmp_path, lab, missing_package):
+    gen_dir = tmp_path / "bin"
+    (tmp_path / "lab.yml").write_text(inventory(lab, gen_dir, missing_package))
+    (tmp_path / "c.toml").write_text(CAMPAIGN)
+
+    def provision(*flags):
+        # forks 1: the three hosts share one dpkg database, so they take turns (a real lab need not)
+        return subprocess.run([*lab.exec_argv(), *VPNBENCH, "provision", str(tmp_path / "lab.yml"), "--campaign",
+                               str(tmp_path / "c.toml"), "--forks", "1", *flags],
+                              capture_output=True, text=True, timeout=120)
+
+    check = provision("--check")
+    assert check.returncode == 0, check.stdout + check.stderr
+    for role in ENDS:
+        assert f"host {role}: package {missing_package} would be installed" in check.stdout, check.stdout
+    assert "changes would be made" in check.stdout
+    assert not installed(missing_package) and not gen_dir.exists()  # --check changed nothing
+
+    first = provision()
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert f"host client: package {missing_package} installed" in first.stdout, first.stdout
+    assert "host client: vpnbench-gen (x86_64) installed" in first.stdout or os.uname().machine != "x86_64"
+    assert installed(missing_package) and os.access(gen_dir / "vpnbench-gen", os.X_OK)
+
+    second = provision()
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert second.stdout.strip().splitlines()[-1].endswith(": no change"), second.stdout
+    time.sleep(2)  # Ansible's ssh masters persist 1 s
+    assert lab.strays() == []
+
+
+LAB_INI = "[lab]\npi1 ansible_host=10.9.0.1 ansible_user=root ansible_port=2222\npi2 ansible_host=10.9.0.2\n"
+
+
+def ssh_testbed(inventory: str, client: dict, server: dict) -> dict:
+    return {"kind": "ssh", "router": False, "inventory": inventory,
+            "hosts": {"client": {"iface": "eth1", "ipv4": "10.202.1.2", **client},
+                      "server": {"iface": "eth1", "ipv4": "10.202.2.2", **server}}}
+
+
+def test_an_ssh_testbed_names_its_hosts_from_the_inventory(tmp_path):
+    (tmp_path / "lab.ini").write_text(LAB_INI)
+    spec = campaign_from_dict({"campaign": {"name": "c"}, "technique": [{"kind": "baseline"}],
+                               "measurement": [{"kind": "ping"}],
+                               "testbed": ssh_testbed(str(tmp_path / "lab.ini"), {"name": "pi1"},
+                                                      {"name": "pi2", "user": "bench"})}).testbed
+    assert (spec.hosts["client"].host, spec.hosts["client"].user, spec.hosts["client"].port) == ("10.9.0.1", "root", 2222)
+    assert (spec.hosts["server"].host, spec.hosts["server"].user) == ("10.9.0.2", "bench")  # the entry wins
+
+
+@pytest.mark.parametrize("inventory,server,message", [
+    ("lab.ini", {"name": "pi9"}, "testbed: hosts.server.name: 'pi9' is not in {dir}/lab.ini; hosts there: pi1, pi2"),
+    ("none.ini", {"name": "pi2"}, "testbed: inventory: {dir}/none.ini: no such file"),
+    ("", {"name": "pi2"}, "testbed: hosts.client.name: needs inventory"),
+])
+def test_a_wrong_inventory_or_host_name_is_one_line_and_exit_2(tmp_path, inventory, server, message):
+    (tmp_path / "lab.ini").write_text(LAB_INI)
+    text = ('[campaign]\nname = "c"\n[testbed]\nkind = "ssh"\nrouter = false\n'
+            + (f'inventory = "{tmp_path}/{inventory}"\n' if inventory else "")
+            + '[testbed.hosts.client]\nname = "pi1"\niface = "eth1"\nipv4 = "10.202.1.2"\n'
+            + f'[testbed.hosts.server]\nname = "{server["name"]}"\niface = "eth1"\nipv4 = "10.202.2.2"\n'
+            + '[[technique]]\nkind = "baseline"\n[[measurement]]\nkind = "ping"\n')
+    (tmp_path / "c.toml").write_text(text)
+    proc = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "r.db"), timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
+    assert proc.stderr.startswith("vpnbench: error: " + message.format(dir=tmp_path)), proc.stderr
+    assert not (tmp_path / "r.db").exists()
