@@ -59,15 +59,24 @@ def down(env: dict) -> None:
     for role in ("client", "server"):
         netns = env[f"VPNBENCH_{role.upper()}_NETNS"]
         subprocess.run(["ip", "netns", "exec", netns, "ip", "link", "del", iface_name(env, role)], capture_output=True)
-    # wireguard-go leaves on its own once its interface is gone. Until its control socket is
-    # removed, an `up` right after this one would configure the leaving daemon through it
-    # (same interface name, same socket path) and the new pair would carry nothing.
-    for role in ("client", "server"):
-        socket = Path(f"/var/run/wireguard/{iface_name(env, role)}.sock")
-        for _ in range(100):
-            if not socket.exists():
-                break
-            time.sleep(0.05)
+    # wireguard-go leaves on its own once its interface is gone. While it lingers it keeps the
+    # control socket path and UDP port an `up` right after this one reuses (same names), and
+    # the new pair would be configured through, or receive on, the leaving daemon's sockets.
+    names = {iface_name(env, role).encode() for role in ("client", "server")}
+    for _ in range(200):
+        if not any(argv and b"wireguard-go" in argv[0] and argv[-1] in names for argv in _commands()):
+            break
+        time.sleep(0.05)
+
+
+def _commands() -> list[list[bytes]]:
+    commands = []
+    for proc in Path("/proc").iterdir():
+        try:
+            commands.append([part for part in (proc / "cmdline").read_bytes().split(b"\0") if part])
+        except OSError:
+            continue
+    return commands
 
 
 def iface_name(env: dict, role: str) -> str:
