@@ -11,6 +11,7 @@ from typing import Literal
 
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import CommandFailed, CommandResult, Host, Proc
+from vpnbench.overhead import Expectation
 from vpnbench.params import TechniqueParams
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 from vpnbench.testbed import CapturePoint, Link, TestbedSpec
@@ -149,7 +150,7 @@ class FakeProbe(KernelProbe):
     def __init__(self, qdiscs: tuple[str, ...] = ()):
         self.qdiscs = qdiscs
 
-    def has_link_type(self, kind: str) -> bool:
+    def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
         return False
 
     def has_qdisc(self, kind: str) -> bool:
@@ -242,6 +243,10 @@ class FakeVpn(Technique):
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
         return [BackendStatus("userspace", True)]
+
+    @classmethod
+    def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
+        return Expectation(underlay_mtu, 0, None, False, "fakevpn: no encapsulation")
 
     def up(self, backend: str) -> Tunnel:
         self.ups += 1

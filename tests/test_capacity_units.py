@@ -7,8 +7,11 @@ from vpnbench import overhead
 from vpnbench.measure.mtu import MtuParams, bisect, probe_verdict
 from vpnbench.measure.udp_sweep import Step, UdpSweepParams, knee, sweep_metrics
 from vpnbench.params import validate_model
-from vpnbench.errors import UserError
+from vpnbench.errors import TechniqueError, UserError
 from vpnbench.units import parse_rate_list
+from vpnbench.techniques import expect
+from vpnbench.techniques.ipsec import LIBIPSEC_TUN_MTU
+from vpnbench.techniques.ipsec.proposals import CIPHERS
 
 
 def test_rate_range_includes_both_ends():
@@ -138,27 +141,27 @@ def test_probe_verdicts():
     ({"kind": "ipsec", "cipher": "aes128gcm16", "backend": "kernel", "mode": "transport"}, 1466, 34),
 ])
 def test_protocol_mtu(technique, mtu, overhead_bytes):
-    e = overhead.expect(technique, 1500)
+    e = expect(technique, 1500)
     assert (e.protocol_mtu, e.overhead) == (mtu, overhead_bytes)
 
 
 def test_cbc_padding_makes_overhead_depend_on_alignment():
-    outer = [overhead.esp_outer(n, "ipv4", "aes128-sha256") for n in range(1400, 1417)]
+    outer = [overhead.esp_outer(n, "ipv4", CIPHERS["aes128-sha256"].wire) for n in range(1400, 1417)]
     assert len(set(outer)) == 2  # 16 inner sizes share one outer size, then it jumps by a block
-    e = overhead.expect({"kind": "ipsec", "cipher": "aes128-sha256", "backend": "kernel"}, 1500)
+    e = expect({"kind": "ipsec", "cipher": "aes128-sha256", "backend": "kernel"}, 1500)
     # 20 + 8 + IV 16 + ICV 16 = 60 fixed, and (inner + 2) padded to 16 must fit 1440: 1438
-    assert e.protocol_mtu == 1438 and overhead.esp_outer(1439, "ipv4", "aes128-sha256") > 1500
+    assert e.protocol_mtu == 1438 and overhead.esp_outer(1439, "ipv4", CIPHERS["aes128-sha256"].wire) > 1500
 
 
 def test_device_limits_and_fragmenting_techniques():
-    wg = overhead.expect({"kind": "wireguard", "mtu": 1420}, 1500)
+    wg = expect({"kind": "wireguard", "mtu": 1420}, 1500)
     assert wg.protocol_mtu == 1440 and wg.expected_mtu == 1420  # wg's 1420 assumes an IPv6 underlay
-    libipsec = overhead.expect({"kind": "ipsec", "cipher": "aes128gcm16", "backend": "userspace"}, 1500)
-    assert libipsec.expected_mtu == overhead.LIBIPSEC_TUN_MTU
-    ovpn = overhead.expect({"kind": "openvpn", "cipher": "AES-256-GCM", "transport": "udp"}, 1500)
+    libipsec = expect({"kind": "ipsec", "cipher": "aes128gcm16", "backend": "userspace"}, 1500)
+    assert libipsec.expected_mtu == LIBIPSEC_TUN_MTU
+    ovpn = expect({"kind": "openvpn", "cipher": "AES-256-GCM", "transport": "udp"}, 1500)
     assert ovpn.protocol_mtu == 1448 and ovpn.overhead == 52  # 20 + 8 + opcode/peer 4 + id 4 + tag 16
     assert ovpn.expected_mtu == 1500  # tun-mtu 1500: bigger packets travel in fragmented outer packets
-    tcp = overhead.expect({"kind": "openvpn", "cipher": "AES-256-GCM", "transport": "tcp", "tun_mtu": 1400}, 1500)
+    tcp = expect({"kind": "openvpn", "cipher": "AES-256-GCM", "transport": "tcp", "tun_mtu": 1400}, 1500)
     assert tcp.expected_mtu == 1400 and tcp.overhead == 20 + 32 + 2 + 24
 
 
@@ -314,3 +317,8 @@ def test_rate_search_params_refuse_bad_loss_ratios():
             validate_model(RateSearchParams, {"kind": "rate_search", "ndr_loss": value}, "measurement")
     with pytest.raises(UserError, match=r"min_rate: .* must be below max_rate"):
         validate_model(RateSearchParams, {"kind": "rate_search", "min_rate": "1G", "max_rate": "10M"}, "measurement")
+
+
+def test_an_unknown_technique_kind_gets_no_silent_expectation():
+    with pytest.raises(TechniqueError, match="'quantum' is not known"):
+        expect({"kind": "quantum"}, 1500)

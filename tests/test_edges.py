@@ -21,6 +21,8 @@ from vpnbench.report import render_with_figures
 from vpnbench.report.judgement import cost_rows
 from vpnbench.significance import COLUMNS as COMPARISON_COLUMNS, compare, compare_all
 from vpnbench.stats import fieller_ratio, ratio_interval, relative_cost, relative_ratios, welch_difference
+from vpnbench.techniques import expect
+from vpnbench.techniques.ipsec.proposals import CIPHERS
 from vpnbench.verdicts import Verdicts
 
 COLUMNS = ["measurement_label", "measurement", "technique", "impairment", "repetition", "metric", "value"]
@@ -88,25 +90,25 @@ def test_welch_with_variances_whose_squares_underflow():
 ])
 def test_esp_transport_mode_counts_the_packets_own_header(cipher, family, expected):
     technique = {"kind": "ipsec", "cipher": cipher, "mode": "transport", "family": family, "backend": "kernel"}
-    e = overhead.expect(technique, 1500)
+    e = expect(technique, 1500)
     assert e.protocol_mtu == expected and e.expected_mtu == expected
     # Linux's own formula (net/xfrm/xfrm_state.c, xfrm_state_mtu), which the kernel data path
     # uses for a don't-fragment send: ((mtu - ESP header and IV - ICV - net_adj) & ~(block - 1))
     # + net_adj - 2, net_adj being the packet's own IP header in transport mode.
-    c, net_adj = overhead.ESP_CIPHERS[cipher], {"ipv4": 20, "ipv6": 40}[family]
+    c, net_adj = CIPHERS[cipher].wire, {"ipv4": 20, "ipv6": 40}[family]
     assert ((1500 - (8 + c.iv) - c.icv - net_adj) & ~(c.block - 1)) + net_adj - 2 == expected
-    assert overhead.esp_outer(expected, family, cipher, "transport") <= 1500
-    assert overhead.esp_outer(expected + 1, family, cipher, "transport") > 1500
+    assert overhead.esp_outer(expected, family, c, "transport") <= 1500
+    assert overhead.esp_outer(expected + 1, family, c, "transport") > 1500
 
 
 def test_every_esp_cipher_mode_and_family_agrees_with_the_kernels_formula():
-    for cipher, c in overhead.ESP_CIPHERS.items():
+    for cipher, c in ((name, spec.wire) for name, spec in CIPHERS.items()):
         for family, ip in (("ipv4", 20), ("ipv6", 40)):
             for mode in ("tunnel", "transport"):
                 header, net_adj = (8 + c.iv + ip, 0) if mode == "tunnel" else (8 + c.iv, ip)
                 kernel = ((1500 - header - c.icv - net_adj) & ~(c.block - 1)) + net_adj - 2
                 technique = {"kind": "ipsec", "cipher": cipher, "mode": mode, "family": family, "backend": "kernel"}
-                assert overhead.expect(technique, 1500).protocol_mtu == kernel, (cipher, family, mode)
+                assert expect(technique, 1500).protocol_mtu == kernel, (cipher, family, mode)
 
 
 # --- 6: a baseline that moved nothing --------------------------------------------------------

@@ -3,7 +3,7 @@
 import os
 import subprocess
 
-from vpnbench.hostfacts import NETWORK_SCRIPT, SCRIPT, collect_host_facts
+from vpnbench.hostfacts import NETWORK_SCRIPT, collect_host_facts, script
 from vpnbench.hosts.base import CommandResult, Host
 
 
@@ -36,7 +36,7 @@ def test_namespaces_of_one_machine_read_its_machine_wide_part_once():
     hosts = {"client": ShellHost("client", "here"), "server": ShellHost("server", "here"),
              "router": ShellHost("router", None)}
     facts = {f.host: f.facts for f in collect_host_facts("r1", hosts)}
-    assert [h.commands[0][-1] for h in hosts.values()] == [SCRIPT, NETWORK_SCRIPT, SCRIPT]
+    assert [h.commands[0][-1] for h in hosts.values()] == [script(), NETWORK_SCRIPT, script()]
     for role in hosts:  # the server's machine-wide facts come from the client's run
         assert facts[role]["kernel"] == os.uname().release
         assert facts[role]["cpu_count"] == os.cpu_count()

@@ -38,8 +38,8 @@ def test_mka_config_carries_cipher_and_integrity_mode():
 
 def test_mka_with_gcm_aes_256_needs_a_newer_wpa_supplicant():
     class HasMacsec:
-        def has_link_type(self, kind):
-            return kind == "macsec"
+        def has_link_type(self, kind, on_ethernet=False):
+            return kind == "macsec" and on_ethernet
 
     params = MACsecParams(keying="mka", cipher="gcm-aes-256")
     if wpa_supplicant_version() >= (2, 11):
@@ -54,7 +54,7 @@ def test_mka_with_gcm_aes_256_needs_a_newer_wpa_supplicant():
 def test_refused_where_the_kernel_lacks_macsec():
     with RunResources() as resources:
         probe = LocalKernelProbe(resources)
-        if probe.has_link_type("macsec"):
+        if probe.has_link_type("macsec", on_ethernet=True):
             pytest.skip("this kernel has MACsec; the refusal path cannot be shown here")
         with pytest.raises(ValueError, match="kernel lacks MACsec"):
             MACsec.resolve_backend(MACsecParams(), probe)
@@ -72,7 +72,7 @@ def _campaign(router: bool, techniques: list[dict]) -> str:
 @pytest.fixture
 def kernel_macsec():
     with RunResources() as resources:
-        if not LocalKernelProbe(resources).has_link_type("macsec"):
+        if not LocalKernelProbe(resources).has_link_type("macsec", on_ethernet=True):
             pytest.skip("this kernel lacks MACsec: MACsec runs in the kernel VM (make test-kernel)")
 
 

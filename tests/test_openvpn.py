@@ -61,14 +61,14 @@ def test_bad_input_exits_2_before_anything_is_touched(tmp_path):
 
 def test_auto_backend_is_userspace_where_dco_cannot_carry_it():
     class NoDco:
-        def has_link_type(self, kind):
+        def has_link_type(self, kind, on_ethernet=False):
             return False
 
         def has_command(self, name):
             return which(name) is not None
 
     class Dco(NoDco):
-        def has_link_type(self, kind):
+        def has_link_type(self, kind, on_ethernet=False):
             return kind == "ovpn-dco"
 
     if not which("openvpn"):

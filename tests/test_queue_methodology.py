@@ -1,7 +1,7 @@
 """The queue-below-BDP check: linkem's default limit holds the delay line, and where the TCP
 window (not the queue) held the cells back, the warning names the window."""
 
-from vpnbench.impair.linkem_limit import linkem_default_limit
+from vpnbench.impair.backends import LinkemBackend
 from vpnbench.methodology import queue_below_bdp
 
 
@@ -17,13 +17,15 @@ def cell(spec: dict, backend="netem", throughput=5e9, retransmits=None, measurem
 
 def test_linkem_default_limit_matches_the_rust_formula():
     # values from linkem/src/spec.rs limit_defaults
-    assert linkem_default_limit(50_000) == 42282
-    assert linkem_default_limit(40_000) == 34026
-    assert linkem_default_limit(40_000, 10_000) == 42282
-    assert linkem_default_limit(50_000, 0, 500e6) == 4129
-    assert linkem_default_limit(0, 0, 10e6) == 1000
-    assert linkem_default_limit(0) == 1000
-    assert linkem_default_limit(10e6) == 1_000_000
+    def limit(delay_us, jitter_us=0, rate_bps=0):
+        return LinkemBackend.default_limit({"delay_us": delay_us, "jitter_us": jitter_us, "rate_bps": rate_bps})
+    assert limit(50_000) == 42282
+    assert limit(40_000) == 34026
+    assert limit(40_000, 10_000) == 42282
+    assert limit(50_000, 0, 500e6) == 4129
+    assert limit(0, 0, 10e6) == 1000
+    assert limit(0) == 1000
+    assert limit(10e6) == 1_000_000
 
 
 def test_linkems_default_holds_delay_line_but_netems_and_an_explicit_limit_do_not():

@@ -73,7 +73,7 @@ def test_doctor_testbed_reports_the_kernel_data_paths_in_the_vms(tmp_path, clean
     assert facts["setup_timeout_scale"] == (1.0 if facts["accel"] == "KVM" else 4.0), facts
     assert set(report["hosts"]) == {"client", "server"}
     for row in report["hosts"].values():
-        for capability in ("kernel wireguard", "kernel macsec", "netem", "esp (xfrm)", "tun"):
+        for capability in ("kernel wireguard", "kernel macsec", "netem", "kernel esp (xfrm)", "tun"):
             assert row[capability], (capability, row)
         assert row["kernel"] != os.uname().release  # the distribution kernel, not this machine's
     assert leftovers() == []

@@ -4,10 +4,11 @@ import os
 import platform
 
 from vpnbench.errors import VpnbenchError
-from vpnbench.impair.backends import linkem_binary
-from vpnbench.probe import LocalKernelProbe, NoProbe, RemoteKernelProbe, has_qdisc
+from vpnbench.impair.registry import BACKENDS as IMPAIRMENT_BACKENDS
+from vpnbench.probe import LocalKernelProbe, NoProbe, RemoteKernelProbe
 from vpnbench.resources import RunResources
 from vpnbench.techniques import TECHNIQUES
+from vpnbench.techniques.base import KernelProbe
 from vpnbench.techniques.ipsec import capabilities as ipsec_capabilities
 from vpnbench.testbeds import make_testbed, plan_pinning
 from vpnbench.tools import known_packages, missing_tool_reason, which
@@ -29,8 +30,8 @@ def diagnose() -> dict:
     resources = RunResources() if root else None
     try:
         probe = LocalKernelProbe(resources) if root else NoProbe()
-        report["kernel_features"] = _kernel_features(resources) if root else {"note": "run as root to probe the kernel"}
-        report["impairments"] = _impairment_backends(report["kernel_features"].get("netem") if root else None)
+        report["kernel_features"] = _kernel_features(probe) if root else {"note": "run as root to probe the kernel"}
+        report["impairments"] = _impairment_backends(probe if root else None)
         report["techniques"] = [
             {"technique": kind, "backend": status.name, "available": status.available,
              "needs": cls.kernel_features.get(status.name, ""),
@@ -45,29 +46,42 @@ def diagnose() -> dict:
     return report
 
 
-def _impairment_backends(kernel_netem: bool | None) -> list[dict]:
-    linkem = linkem_binary()
-    rows = [
-        {"backend": "netem", "available": bool(kernel_netem),
-         "reason": "" if kernel_netem else ("run as root to probe" if kernel_netem is None else "kernel has no sch_netem")},
-        {"backend": "linkem", "available": linkem is not None,
-         "reason": "" if linkem else "not built: run `make` (cargo build --release --manifest-path linkem/Cargo.toml)"},
-    ]
+def _impairment_backends(probe: KernelProbe | None) -> list[dict]:
+    """Every registered impairment backend on this machine; probe None: not root."""
+    rows = []
+    for name, cls in IMPAIRMENT_BACKENDS.items():
+        reason = cls.unavailable(probe or NoProbe())
+        if reason and probe is None and cls.unavailable(_Everything()) is None:
+            reason = "run as root to probe"  # only a root probe could tell
+        rows.append({"backend": name, "available": reason is None, "reason": reason or ""})
     auto = next((row["backend"] for row in rows if row["available"]), None)
     for row in rows:
         row["auto"] = row["backend"] == auto
     return rows
 
 
-def _kernel_features(resources: RunResources) -> dict:
-    probe = LocalKernelProbe(resources)
-    return {
-        "wireguard": probe.has_link_type("wireguard"),
-        "macsec": probe.has_link_type("macsec"),
-        "openvpn_dco": probe.has_link_type("ovpn-dco"),
-        "netem": has_qdisc(resources, "netem"),
-        "tun": os.path.exists("/dev/net/tun"),
-    }
+class _Everything(KernelProbe):
+    """A kernel that has every feature: what a backend needs besides the kernel shows through it."""
+
+    def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
+        return True
+
+    def has_qdisc(self, kind: str) -> bool:
+        return True
+
+    def has_command(self, name: str) -> bool:
+        return True
+
+
+def kernel_rows(probe: KernelProbe, technique_prefix: str = "") -> dict[str, bool]:
+    """What each technique and impairment backend needs of a kernel, as doctor's rows (each
+    declares its own: Technique.kernel_rows, ImpairmentBackend.kernel_rows)."""
+    rows = {technique_prefix + name: ok for cls in TECHNIQUES.values() for name, ok in cls.kernel_rows(probe).items()}
+    return rows | {name: ok for cls in IMPAIRMENT_BACKENDS.values() for name, ok in cls.kernel_rows(probe).items()}
+
+
+def _kernel_features(probe: KernelProbe) -> dict:
+    return {**kernel_rows(probe), "tun": os.path.exists("/dev/net/tun")}
 
 
 def ipsec_rows(rows: list[dict]) -> list[tuple[str, str, str, str]]:
@@ -89,8 +103,6 @@ def testbed_tools() -> tuple[str, ...]:
 
 def diagnose_testbed(spec) -> dict:
     """Connect to (or boot) the testbed, ask each host, tear it down. host -> capability -> bool."""
-    from vpnbench.techniques.ipsec import kernel_has_esp
-
     resources = RunResources()
     testbed = make_testbed(spec, resources)
     report = {"kind": spec.kind, "hosts": {}, "facts": {}}
@@ -106,13 +118,8 @@ def diagnose_testbed(spec) -> dict:
             tools = testbed_tools()
             missing = host.missing_commands(list(tools))
             row = {f"tool {tool}": tool not in missing for tool in tools}
-            row.update({
-                "kernel wireguard": probe.has_link_type("wireguard"),
-                "kernel macsec": probe.has_link_type("macsec"),
-                "netem": probe.has_qdisc("netem"),
-                "esp (xfrm)": kernel_has_esp(probe),
-                "tun": host.run(["test", "-c", "/dev/net/tun"], check=False).ok,
-            })
+            row.update(kernel_rows(probe, technique_prefix="kernel "))
+            row["tun"] = host.run(["test", "-c", "/dev/net/tun"], check=False).ok
             report["hosts"][role] = {"kernel": host.run(["uname", "-r"], check=False).stdout.strip(), **row}
     finally:
         testbed.down()

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from vpnbench.hosts.base import Host
 from vpnbench.records import HostFacts
+from vpnbench.techniques import TECHNIQUES
 
 # Machine-wide: the same for every network namespace of one machine.
 MACHINE_SCRIPT = r"""
@@ -32,17 +33,10 @@ s mitigations; grep -H . /sys/devices/system/cpu/vulnerabilities/* 2>/dev/null
 s irqbalance; pgrep -x irqbalance >/dev/null 2>&1 && echo running
 s crypto; cat /proc/crypto 2>/dev/null
 s default_qdisc; cat /proc/sys/net/core/default_qdisc 2>/dev/null || nsenter -t 1 -n cat /proc/sys/net/core/default_qdisc 2>/dev/null
-s v_iperf3; iperf3 --version 2>&1 | head -1
-s v_iperf2; iperf -v 2>&1 | head -1
-s v_wireguard_go; wireguard-go --version 2>&1 | head -1
-s v_wireguard_tools; wg --version 2>&1 | head -1
-s v_wireguard_module; cat /sys/module/wireguard/version 2>/dev/null || modinfo -F version wireguard 2>/dev/null
-s v_strongswan; swanctl --help 2>&1 | head -1
-s v_libreswan; /opt/vpnbench/libreswan/usr/sbin/ipsec --version 2>/dev/null | head -1
-s v_openvpn; openvpn --version 2>&1 | head -1
-s v_wpa_supplicant; wpa_supplicant -v 2>&1 | head -1
-s v_openssl; openssl version 2>&1 | head -1
 """
+# The traffic tools' versions; each technique declares its own (Technique.versions).
+TOOL_VERSIONS = {"iperf3": "iperf3 --version 2>&1 | head -1", "iperf2": "iperf -v 2>&1 | head -1",
+                 "openssl": "openssl version 2>&1 | head -1"}
 # Per network namespace: its interfaces, offloads, qdiscs and firewall.
 NETWORK_SCRIPT = r"""
 s() { echo "### $1"; }
@@ -54,7 +48,21 @@ s tcp_cc; cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null
 s tcp_cc_available; cat /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null
 s end
 """
-SCRIPT = MACHINE_SCRIPT + NETWORK_SCRIPT
+
+
+def version_script() -> str:
+    """One section per version command: the tools', then every registered technique's. Built
+    when facts are collected, so a technique registered later is asked too."""
+    commands = dict(TOOL_VERSIONS)
+    for cls in TECHNIQUES.values():
+        commands.update(cls.versions)
+    return "".join(f"s v_{name}; {command}\n" for name, command in commands.items())
+
+
+def script() -> str:
+    """The whole script: the machine-wide part, then this namespace's network part."""
+    return MACHINE_SCRIPT + version_script() + NETWORK_SCRIPT
+
 
 CRYPTO_FLAGS = ("aes", "vaes", "avx", "avx2", "avx512f", "pclmulqdq", "vpclmulqdq", "sha_ni", "pmull", "sha2")
 # The algorithms the techniques use, as the kernel names them: whichever driver has the highest
@@ -74,9 +82,10 @@ def collect_host_facts(run_id: str, hosts: dict[str, Host]) -> list[HostFacts]:
     for role, host in hosts.items():
         whole[role] = host.machine is None or host.machine not in machines
         machines.add(host.machine)
+    whole_script = script()
     with ThreadPoolExecutor(max_workers=len(hosts)) as pool:
         texts = dict(zip(hosts, pool.map(
-            lambda role: hosts[role].run(["sh", "-c", SCRIPT if whole[role] else NETWORK_SCRIPT], timeout=60,
+            lambda role: hosts[role].run(["sh", "-c", whole_script if whole[role] else NETWORK_SCRIPT], timeout=60,
                                          check=False).stdout, hosts)))
     machine_texts = {hosts[role].machine: texts[role] for role in hosts if whole[role]}
     return [HostFacts(run_id, role, parse_facts(texts[role], "" if whole[role] else machine_texts[host.machine]))

@@ -11,7 +11,8 @@ import math
 import statistics
 from collections.abc import Iterable
 
-from vpnbench.impair.linkem_limit import NETEM_DEFAULT_LIMIT, linkem_default_limit
+from vpnbench.impair.registry import BACKENDS as IMPAIRMENT_BACKENDS
+from vpnbench.techniques import is_reference
 
 SENDER_RECEIVER_GAP = 0.05  # share of the sender's rate
 CEILING_MATCH = 0.03  # a tunnel within 3 % of the baseline's throughput
@@ -218,7 +219,7 @@ def _at_offered_rate(group: list[dict], match: float) -> bool:
 
 
 def _is_baseline(group: list[dict]) -> bool:
-    return (group[0].get("technique_params") or {}).get("kind") == "baseline"
+    return is_reference(group[0].get("technique_params") or {})
 
 
 def _throughputs(group: list[dict]) -> list[float]:
@@ -335,7 +336,7 @@ def queue_below_bdp(cells: list[dict], packet_bytes: int = PACKET_BYTES) -> list
     is in flight and TCP stays far below the path's rate (measured here: netem's limit 1000 held
     one stream through delay 40ms to 0.50-0.64 Gbit/s, against 4.7-5.0 Gbit/s with limit 100000).
     The bandwidth is the impairment's rate where set, else the highest throughput measured in
-    these cells. linkem's default limit holds the delay line (impair/linkem_limit.py), so it is
+    these cells. linkem's default limit holds the delay line (LinkemBackend.default_limit), so it is
     rarely short. Where the TCP cells through the impairment retransmitted (next to) nothing, the
     queue dropped none of their segments: the TCP window, not the queue, was the lower limit,
     and the warning (window_below_bdp) names it instead."""
@@ -382,17 +383,18 @@ def _queue_finding(params: dict, side: str, capacity: float, packet_bytes: int,
     hold_s = ((spec.get("delay_us") or 0) + (spec.get("jitter_us") or 0)) / 1e6
     rate = spec.get("rate_bps") or 0
     backend = params.get("backend_used") or params.get("backend")
-    if hold_s <= 0:
-        return None
+    # What the backend queues without a limit: its registry entry (netem's for an older file's "auto").
+    declared = IMPAIRMENT_BACKENDS.get(backend) or IMPAIRMENT_BACKENDS["netem"]
     limit = spec.get("limit")
     if limit is None:
-        limit = (linkem_default_limit(spec.get("delay_us") or 0, spec.get("jitter_us") or 0, rate)
-                 if backend == "linkem" else NETEM_DEFAULT_LIMIT)
+        limit = declared.default_limit(spec)
+    if hold_s <= 0 or limit is None:
+        return None
     bandwidth = min(rate, capacity) if rate and capacity else rate or capacity
     needed = math.ceil(bandwidth * hold_s / 8 / packet_bytes)
     if bandwidth <= 0 or limit >= needed:
         return None
-    given = f"{backend if backend == 'linkem' else 'netem'}'s default" if spec.get("limit") is None else "the"
+    given = f"{declared.name}'s default" if spec.get("limit") is None else "the"
     if window:
         reached, rtt_s = window
         return "window_below_bdp", (

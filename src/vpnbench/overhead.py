@@ -1,13 +1,14 @@
 """Per-packet overhead and the MTU a technique should leave, from protocol arithmetic alone.
 
-Each technique is an `outer_size(inner)` function: the bytes one inner IP packet of `inner`
-bytes takes on the underlay (IP header included). The largest inner packet that still fits
-the underlay MTU in one outer packet is found by counting down, because block-cipher padding
-(ESP with AES-CBC, OpenVPN CBC) makes the overhead depend on the packet's alignment: one more
-inner byte can cost 16 more outer bytes.
+Each technique's class (`Technique.expectation`) gives an `outer_size(inner)` function built
+from the sizes here: the bytes one inner IP packet of `inner` bytes takes on the underlay (IP
+header included). The largest inner packet that still fits the underlay MTU in one outer
+packet is found by counting down, because block-cipher padding (ESP with AES-CBC, OpenVPN
+CBC) makes the overhead depend on the packet's alignment: one more inner byte can cost 16 more
+outer bytes.
 
 Sizes (RFC 4303 ESP, RFC 4106 GCM, RFC 7634 ChaCha20-Poly1305, RFC 4868 HMAC-SHA-256-128,
-IEEE 802.1AE MACsec, the WireGuard paper §5.4, OpenVPN's data channel format):
+the WireGuard paper §5.4, OpenVPN's data channel format):
 """
 
 import dataclasses
@@ -29,25 +30,11 @@ class EspCipher:
     iv: int  # bytes of IV sent with each packet
     icv: int  # integrity check value (tag or truncated HMAC)
     block: int  # the ciphertext's alignment: 4 for stream/AEAD modes (RFC 4303 §2.4), else the block size
+    # Each campaign cipher's sizes sit with its other properties (techniques/ipsec/proposals.py).
 
 
-ESP_CIPHERS = {
-    "aes128gcm8": EspCipher(8, 8, 4), "aes256gcm8": EspCipher(8, 8, 4),
-    "aes128gcm16": EspCipher(8, 16, 4), "aes256gcm16": EspCipher(8, 16, 4),
-    "chacha20poly1305": EspCipher(8, 16, 4),
-    "aes128-sha256": EspCipher(16, 16, 16), "aes256-sha256": EspCipher(16, 16, 16),
-    "aes256-sha384": EspCipher(16, 24, 16), "aes256-sha512": EspCipher(16, 32, 16),
-    "3des-sha256": EspCipher(8, 16, 8),
-    "null-sha1": EspCipher(0, 12, 4), "null-sha256": EspCipher(0, 16, 4),
-}
 ESP_HEADER = 8  # SPI 4 + sequence number 4
 ESP_TRAILER = 2  # pad length 1 + next header 1
-
-# kernel-libipsec's TUN device (ipsec0) comes up with MTU 1400 (strongSwan 5.9 here), below
-# what ESP-in-UDP over a 1500-byte underlay allows: the device, not the protocol, sets the MTU.
-LIBIPSEC_TUN_MTU = 1400
-
-MACSEC_OVERHEAD = 32  # SecTAG with SCI 16 + ICV 16, at layer 2: the macsec device's MTU is 32 below
 
 # OpenVPN data channel packets (no compression framing: the technique configures none).
 OPENVPN_AEAD = {"AES-256-GCM", "AES-128-GCM", "CHACHA20-POLY1305"}
@@ -66,19 +53,14 @@ def wireguard_outer(inner: int, family: str) -> int:
     return inner + IP_HEADER[family] + UDP_HEADER + WIREGUARD_HEADER + POLY1305_TAG
 
 
-def esp_outer(inner: int, family: str, cipher: str, mode: str = "tunnel", natt: bool = False) -> int:
+def esp_outer(inner: int, family: str, c: EspCipher, mode: str = "tunnel", natt: bool = False) -> int:
     """Tunnel mode wraps the whole inner packet in a new IP header of `family`; transport mode
     keeps the packet's own header and protects what follows it. A transport-mode packet is one
     packet between the two underlay addresses, so its header is `family`'s (40 bytes for IPv6):
-    there is no other inner family to ask for."""
-    c = ESP_CIPHERS[cipher]
+    there is no other inner family to ask for. c: the cipher's sizes (proposals.CIPHERS)."""
     protected = inner if mode == "tunnel" else inner - IP_HEADER[family]
     ip = IP_HEADER[family]
     return ip + (UDP_HEADER if natt else 0) + ESP_HEADER + c.iv + _pad(protected + ESP_TRAILER, c.block) + c.icv
-
-
-def macsec_outer(inner: int) -> int:
-    return inner + MACSEC_OVERHEAD
 
 
 def openvpn_outer(inner: int, family: str, cipher: str, auth: str = "SHA256", transport: str = "udp",
@@ -122,42 +104,8 @@ class Expectation:
         return min(self.device_mtu, self.protocol_mtu)
 
 
-def expect(technique: dict, underlay_mtu: int) -> Expectation:
-    """technique: a cell's technique_params (kind, its settings, backend)."""
-    kind = technique.get("kind", "baseline")
-    family = technique.get("family", "ipv4")
-    if kind == "wireguard":
-        outer = lambda n: wireguard_outer(n, family)  # noqa: E731
-        return _expectation(outer, underlay_mtu, technique.get("mtu"), False,
-                            f"WireGuard over {family}: IP {IP_HEADER[family]} + UDP 8 + header 16 + tag 16")
-    if kind == "ipsec":
-        cipher, mode = technique.get("cipher", "aes128gcm16"), technique.get("mode", "tunnel")
-        natt = technique.get("backend") == "userspace"  # libipsec: ESP always in UDP (strongswan.py)
-        c = ESP_CIPHERS[cipher]
-        outer = lambda n: esp_outer(n, family, cipher, mode, natt)  # noqa: E731
-        how = (f"ESP {mode} mode {cipher} over {family}{' in UDP (NAT-T)' if natt else ''}: "
-               f"{'outer IP ' + str(IP_HEADER[family]) + ' + ' if mode == 'tunnel' else ''}"
-               f"{'UDP 8 + ' if natt else ''}ESP 8 + IV {c.iv} + padding to {c.block} with trailer 2 + ICV {c.icv}")
-        device = None
-        if technique.get("l2tp"):
-            device = 1280  # the PPP MTU/MRU l2tp.py sets
-        elif natt and technique.get("implementation", "strongswan") == "strongswan":
-            device = LIBIPSEC_TUN_MTU
-        return _expectation(outer, underlay_mtu, device, False, how)
-    if kind == "macsec":
-        return _expectation(macsec_outer, underlay_mtu, None, False, "MACsec: SecTAG with SCI 16 + ICV 16 at layer 2")
-    if kind == "openvpn":
-        cipher, transport = technique.get("cipher", "AES-256-GCM"), technique.get("transport", "udp")
-        outer = lambda n: openvpn_outer(n, family, cipher, technique.get("auth", "SHA256"),  # noqa: E731
-                                        transport, technique.get("mode", "tls"), technique.get("dev", "tun"))
-        tun_mtu = technique.get("tun_mtu") or 1500
-        return _expectation(outer, underlay_mtu, tun_mtu, True,
-                            f"OpenVPN {cipher} over {transport}/{family}, tun-mtu {tun_mtu}: the tun device admits "
-                            f"{tun_mtu}-byte packets and larger outer packets are fragmented (or, over TCP, segmented)")
-    return Expectation(underlay_mtu, 0, None, False, f"{kind}: no encapsulation")
-
-
-def _expectation(outer: Callable[[int], int], underlay_mtu: int, device_mtu: int | None, fragments: bool,
-                 how: str) -> Expectation:
+def expectation_of(outer: Callable[[int], int], underlay_mtu: int, device_mtu: int | None, fragments: bool,
+                   how: str) -> Expectation:
+    """The expectation of a technique whose outer packet for an inner one is outer(inner)."""
     inner = max_inner(outer, underlay_mtu)
     return Expectation(inner, outer(inner) - inner if inner else 0, device_mtu, fragments, how)

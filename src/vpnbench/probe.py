@@ -18,11 +18,11 @@ class LocalKernelProbe(KernelProbe):
         self.resources = resources
 
     @functools.cache
-    def has_link_type(self, kind: str) -> bool:
+    def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
         args = ["ip", "link", "add", "probe0"]
-        if kind == "macsec":  # MACsec sits on top of an Ethernet device
+        if on_ethernet:
             return _probe_in_netns(self.resources, [["ip", "link", "add", "probe1", "type", "veth"],
-                                                    args + ["link", "probe1", "type", "macsec"]])
+                                                    args + ["link", "probe1", "type", kind]])
         return _probe_in_netns(self.resources, [args + ["type", kind]])
 
     def accepts(self, commands: list[list[str]]) -> bool:
@@ -53,8 +53,8 @@ class RemoteKernelProbe(KernelProbe):
             self._cache[key] = all(h.run(argv, timeout=30, check=False, input=batch).ok for h in self.hosts)
         return self._cache[key]
 
-    def has_link_type(self, kind: str) -> bool:
-        batch = (f"link add probe1 type veth\nlink add probe0 link probe1 type {kind}\n" if kind == "macsec"
+    def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
+        batch = (f"link add probe1 type veth\nlink add probe0 link probe1 type {kind}\n" if on_ethernet
                  else f"link add probe0 type {kind}\n")
         return self._all(f"link {kind}", ["unshare", "-n", "ip", "-batch", "-"], batch)
 
@@ -78,7 +78,7 @@ class NoProbe(KernelProbe):
     """Without root nothing can be tried in a namespace; say so instead of guessing. Commands
     need no root to be found: this machine's are."""
 
-    def has_link_type(self, kind: str) -> bool:
+    def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
         return False
 
     def has_qdisc(self, kind: str) -> bool:

@@ -14,7 +14,8 @@ re-created over it; a tunnel device whose MTU would not fit over it is lowered t
 
 from vpnbench.errors import UserError
 from vpnbench.hosts.base import Host
-from vpnbench.overhead import expect
+from vpnbench.hosts.route import device_mtu, route_device
+from vpnbench.techniques import expect
 
 MIN_MTU = 576  # the smallest IPv4 datagram every host must accept (RFC 791)
 MAX_MTU = 65535  # veth's own limit
@@ -53,17 +54,6 @@ def core_range_error(asked: list[int], available: int, who: str) -> str | None:
 def auto_length(mtu: int, family: str) -> int:
     """The largest UDP payload that fits the path's MTU unfragmented."""
     return mtu - IP_UDP_HEADERS[family]
-
-
-def path_mtu(host: Host, address: str) -> int | None:
-    """The MTU of the interface the host reaches address through."""
-    device = route_device(host, address)
-    return None if device is None else device_mtu(host, device)
-
-
-def device_mtu(host: Host, device: str) -> int | None:
-    text = host.run(["cat", f"/sys/class/net/{device}/mtu"], timeout=5, check=False).stdout.strip()
-    return int(text) if text.isdigit() else None
 
 
 def pin_processes(host: Host, cpus: list[int]) -> int:
@@ -130,9 +120,3 @@ def fit_tunnel(hosts_and_peers: list[tuple[Host, str]], technique: dict, underla
             host.run(["ip", "link", "set", "dev", device, "mtu", str(fitted)], timeout=10)
             changed[host.role] = fitted
     return changed
-
-
-def route_device(host: Host, address: str) -> str | None:
-    """The interface the host reaches address through."""
-    words = host.run(["ip", "-o", "route", "get", address], timeout=5, check=False).stdout.split()
-    return words[words.index("dev") + 1] if "dev" in words else None

@@ -18,11 +18,12 @@ from vpnbench.methodology import MethodologyWarning, Ref, methodology_warnings
 from vpnbench.records import Cell
 from vpnbench.significance import COLUMNS, compare_all
 from vpnbench.stats import UNBOUNDED, relative_cost, relative_ratios
+from vpnbench.techniques import is_reference
 
 
 def baseline_label(cells: list[Cell]) -> str | None:
     """The run's baseline: the first technique of kind baseline (the unencrypted reference)."""
-    return next((c.technique for c in cells if c.technique_params.get("kind") == "baseline"), None)
+    return next((c.technique for c in cells if is_reference(c.technique_params)), None)
 
 
 @dataclasses.dataclass

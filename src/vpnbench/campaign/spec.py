@@ -264,7 +264,7 @@ def _require_rekeyable(techniques: list[Params], measurements: list[Params]) -> 
     if where is None:
         return
     for number, params in enumerate(techniques, start=1):
-        if params.kind == "baseline":
+        if TECHNIQUES[params.kind].is_reference:
             continue  # it runs the same flow without rekeys: the control its dips are compared with
         reason = TECHNIQUES[params.kind].cannot_rekey(params)
         if reason:

@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
 from vpnbench.hosts.ssh import SshSettings, SshTarget
+from vpnbench.impair.registry import BackendName, allowed_here, wrong_kind
 from vpnbench.params import Duration
 from vpnbench.scaling import MAX_MTU, MIN_MTU, core_range_error
 
@@ -48,7 +49,7 @@ class TestbedSpec(BaseModel):
     pin: Literal["auto", "on", "off"] = "auto"
     monitor_interval: Duration = 0.5
     setup_timeout: Duration | None = None  # a bring-up's deadline to the first packet through; default 15 s, scaled on slow testbeds
-    impairment_backend: Literal["auto", "netem", "linkem"] = "auto"
+    impairment_backend: BackendName = "auto"
     sysctls: dict[Annotated[str, StringConstraints(pattern=r"^net\.[a-z0-9_.]+$")], str | int] = {}
     ssh: SshSettings = SshSettings()
     hosts: dict[Literal["client", "server", "router"], SshTarget] = {}
@@ -138,8 +139,8 @@ class TestbedSpec(BaseModel):
             raise ValueError("hosts.router: given, but router = false")
         if self.router and not self.hosts["router"].iface_server:
             raise ValueError("hosts.router.iface_server: required (the router's server-facing interface)")
-        if self.impairment_backend == "linkem":
-            raise ValueError("impairment_backend: 'linkem' runs on kind = 'local' only; allowed here: auto, netem")
+        if reason := wrong_kind(self.impairment_backend, self.kind):
+            raise ValueError(f"impairment_backend: {reason}; allowed here: {allowed_here(self.kind)}")
         return self
 
 

@@ -1,20 +1,33 @@
 """Impairment backends: kernel netem qdiscs, or linkem bridging the link in userspace.
 
 Both take the same two specs, egress (client -> server) and ingress (server -> client),
-and change them in place between cells without rebuilding anything.
+and change them in place between cells without rebuilding anything. Each class declares what
+the rest of vpnbench needs to know of it and is registered by name (impair/registry.py).
 """
 
 import abc
 import json
+import math
 import os
 import re
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
 
-from vpnbench.errors import ImpairmentError
+from vpnbench.errors import ImpairmentError, UserError
 from vpnbench.impair.model import Impairment
+from vpnbench.impair.registry import BACKENDS, allowed_here, register, wrong_kind
 from vpnbench.impair.spec import NetemSpec
-from vpnbench.testbeds import Testbed
+
+if TYPE_CHECKING:  # the testbed's schema names backends (registry), so only annotations import it
+    from vpnbench.testbeds import Testbed
+
+TESTBED_KINDS = ("local", "ssh", "vm")
+NETEM_DEFAULT_LIMIT = 1000  # packets: netem's queue when the spec gives no limit
+# linkem's default queue (linkem/src/spec.rs `effective_limit`): see LinkemBackend.default_limit
+FRAME_BYTES = 1514  # one MTU-sized Ethernet frame per queue slot
+LINE_RATE_BPS = 10e9  # the delay line's assumed line rate when no rate is set
+MAX_DEFAULT_LIMIT = 1_000_000
 
 LINKEM_NAME = "vpnbench-linkem"
 REPO_LINKEM = Path(__file__).resolve().parents[3] / "linkem" / "target" / "release" / LINKEM_NAME
@@ -29,7 +42,30 @@ def linkem_binary() -> str | None:
 
 
 class ImpairmentBackend(abc.ABC):
-    name: str
+    name: ClassVar[str]
+    needs_bump: ClassVar[bool] = False  # it needs a bump-in-the-wire hop, which the testbed then builds
+    testbeds: ClassVar[tuple[str, ...]] = TESTBED_KINDS  # the testbed kinds it may run on
+
+    @classmethod
+    @abc.abstractmethod
+    def unavailable(cls, probe) -> str | None:
+        """None when it can run where `probe` (a KernelProbe of the testbed's hosts) looks; else why not."""
+
+    @classmethod
+    def kernel_rows(cls, probe) -> dict[str, bool]:
+        """doctor's kernel feature rows for this backend: row name -> does the kernel have it."""
+        return {}
+
+    @classmethod
+    def default_limit(cls, spec: dict) -> int | None:
+        """Packets it queues per direction for a spec (NetemSpec's fields) that gives no limit;
+        None where it sizes its queue so that the queue is not what limits (methodology reads it)."""
+        return NETEM_DEFAULT_LIMIT
+
+    @classmethod
+    @abc.abstractmethod
+    def create(cls, testbed: "Testbed") -> "ImpairmentBackend":
+        """The backend for a testbed whose links exist (built with a bump if needs_bump)."""
 
     def start(self) -> None:
         """Called once the testbed's links exist, before it is checked for reachability."""
@@ -55,13 +91,26 @@ class ImpairmentBackend(abc.ABC):
         return {}
 
 
+@register
 class NetemBackend(ImpairmentBackend):
     """A netem qdisc on the egress of each direction: the router's two sides (default when
     there is a router whose kernel has netem), or the endpoints' own interfaces (S1's way)."""
 
     name = "netem"
 
-    def __init__(self, testbed: Testbed):
+    @classmethod
+    def unavailable(cls, probe) -> str | None:
+        return None if probe.has_qdisc("netem") else "the kernel has no sch_netem"
+
+    @classmethod
+    def kernel_rows(cls, probe) -> dict[str, bool]:
+        return {"netem": probe.has_qdisc("netem")}
+
+    @classmethod
+    def create(cls, testbed: "Testbed") -> "NetemBackend":
+        return cls(testbed)
+
+    def __init__(self, testbed: "Testbed"):
         self.has_router = testbed.router is not None
         self.netem_on_router = testbed.netem_on_router  # the VM testbed's router: this machine's kernel
         first, last = testbed.links[0], testbed.links[-1]
@@ -144,7 +193,7 @@ def _keeps_stale_settings(previous: NetemSpec, new: NetemSpec) -> bool:
     return any(has(previous, group) and not has(new, group) for group in STICKY_GROUPS)
 
 
-def _iface_of(testbed: Testbed, role: str) -> str:
+def _iface_of(testbed: "Testbed", role: str) -> str:
     for link in testbed.links:
         if link.a == role:
             return link.a_iface
@@ -153,12 +202,37 @@ def _iface_of(testbed: Testbed, role: str) -> str:
     raise KeyError(role)
 
 
+@register
 class LinkemBackend(ImpairmentBackend):
     """linkem bridges the two halves of the bumped link; specs change over its stdin."""
 
     name = "linkem"
+    needs_bump = True
+    testbeds = ("local",)
 
-    def __init__(self, testbed: Testbed, binary: str):
+    @classmethod
+    def default_limit(cls, spec: dict) -> int | None:
+        """netem's default `limit 1000` counts the frames on its delay line, so `delay 40ms` alone
+        caps a per-packet flow (a tunnel's UDP underlay) at 1000 frames per 40 ms. linkem's default
+        holds the delay line: without a rate, netem's 1000 frames plus the delay line at 10 Gbit/s;
+        with a rate, twice the rate's bandwidth-delay product (at least 1000)."""
+        hold_s = ((spec.get("delay_us") or 0) + (spec.get("jitter_us") or 0)) / 1e6
+        rate_bps = spec.get("rate_bps") or 0
+        if not rate_bps:
+            limit = NETEM_DEFAULT_LIMIT + math.ceil(LINE_RATE_BPS / 8 * hold_s / FRAME_BYTES)
+        else:
+            limit = max(math.ceil(2 * rate_bps / 8 * hold_s / FRAME_BYTES), NETEM_DEFAULT_LIMIT)
+        return min(limit, MAX_DEFAULT_LIMIT)
+
+    @classmethod
+    def unavailable(cls, probe) -> str | None:
+        return None if linkem_binary() else "linkem is not built (run `make`, or set VPNBENCH_LINKEM)"
+
+    @classmethod
+    def create(cls, testbed: "Testbed") -> "LinkemBackend":
+        return cls(testbed, linkem_binary())
+
+    def __init__(self, testbed: "Testbed", binary: str):
         bump = testbed.bump_point()
         if bump is None:
             raise ImpairmentError("linkem needs a testbed built with a bump")
@@ -197,3 +271,18 @@ class LinkemBackend(ImpairmentBackend):
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.alive()
+
+
+def choose_backend(asked: str, testbed_kind: str, probe) -> str:
+    """The backend a campaign's impairments run on: the one asked for, or (auto) the first
+    registered one that may run on this testbed kind and is available; UserError naming why not."""
+    reasons = []
+    for name in [*BACKENDS] if asked == "auto" else [asked]:
+        missing = BACKENDS[name].unavailable(probe)
+        reason = wrong_kind(name, testbed_kind) or (missing and f"{name!r} is not available: {missing}")
+        if not reason:
+            return name
+        reasons.append(reason)
+    if asked != "auto":
+        raise UserError(f"impairment.backend: {reasons[0]}; allowed here: {allowed_here(testbed_kind, asked)}")
+    raise UserError("impairment.backend: no backend can run here (" + "; ".join(reasons) + ")")

@@ -12,12 +12,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from vpnbench.impair.profiles import PROFILES
+from vpnbench.impair.registry import BackendName
 from vpnbench.impair.spec import NetemSpec, SpecError, parse_netem
 from vpnbench.impair.sweep import expand_sweep
 
 STRUCTURED = ("delay", "jitter", "correlation", "distribution", "loss", "duplicate", "reorder", "gap",
               "corrupt", "rate", "limit")
-Backend = Literal["auto", "netem", "linkem"]
 
 
 class ImpairmentParams(BaseModel):
@@ -40,7 +40,7 @@ class ImpairmentParams(BaseModel):
     rate: str | None = None
     limit: int | None = None
     placement: Literal["auto", "router", "endpoints"] = "auto"
-    backend: Backend = "auto"
+    backend: BackendName = "auto"
 
     @model_validator(mode="after")
     def one_way_of_saying_it(self):

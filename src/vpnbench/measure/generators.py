@@ -10,7 +10,7 @@ from vpnbench.measure.base import MeasureContext
 from vpnbench.measure.gen import run_gen
 from vpnbench.measure.iperf import run_iperf
 from vpnbench.measure.udp import udp_metrics
-from vpnbench.scaling import route_device
+from vpnbench.hosts.route import route_device
 
 
 GENERATOR_SHORTFALL = 0.97  # a trial that sent less than this share of its offered load is generator-limited

@@ -8,11 +8,11 @@ on its own port; text may be printed before or after the -J document; values can
 
 import json
 import re
-import time
 
 from vpnbench.errors import MeasurementError
 from vpnbench.hosts.base import CommandResult
 from vpnbench.measure.base import MeasureContext
+from vpnbench.measure.traffic import Iperf3Server, iperf3_client_argv
 
 _NAN = re.compile(r"(?<![\w\"])-?(nan|inf)(?![\w\"])", re.IGNORECASE)
 
@@ -39,9 +39,6 @@ def parse_iperf_json(text: str) -> dict:
     return doc
 
 
-# The TCP control connection: SYN retries go out at 1, 3 and 7 s, so a lossy link (S1 went to 5 %
-# each way) still connects; 3 s failed about one cell in a hundred there.
-CONNECT_TIMEOUT_MS = 10_000
 UDP_ATTEMPTS = 3
 
 
@@ -69,21 +66,16 @@ def run_iperf(ctx: MeasureContext, family: str, client_args: list[str], seconds:
 
 
 def _attempt(ctx: MeasureContext, family: str, client_args: list[str], seconds: float):
-    port = ctx.ports.next()
-    # -B: only the address measured, not every interface of a lab machine
-    server = ctx.server.spawn(["iperf3", "-s", "-1", "-J", "-p", str(port), "-B", ctx.target(family)],
-                              name="iperf3-server")
+    server = Iperf3Server(ctx, family)
     outputs: dict[str, str] = {}
     try:
-        _wait_listening(ctx, server, port)
-        argv = ["iperf3", "-c", ctx.target(family), "-p", str(port), "-J",
-                "--connect-timeout", str(CONNECT_TIMEOUT_MS), *client_args]
+        server.start()
+        argv = iperf3_client_argv(ctx, family, server.port, client_args)
         result = ctx.client.run(argv, timeout=seconds + 20, check=False)
         outputs["iperf3_client"] = result.stdout + result.stderr
         server.wait(3)
     finally:
-        server.stop(1)
-        outputs["iperf3_server"] = server.output()
+        outputs["iperf3_server"] = server.stop(1)
     return result, outputs
 
 
@@ -98,19 +90,6 @@ def udp_handshake_lost(client: CommandResult, server_output: str) -> bool:
     except ValueError:
         return False
     return all((i.get("sum") or {}).get("bytes", 0) == 0 for i in server.get("intervals") or [])
-
-
-def _wait_listening(ctx: MeasureContext, server, port: int, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not server.alive():
-            raise MeasurementError(f"iperf3 server exited: {server.output().strip()[-200:]}",
-                                   {"iperf3_server": server.output()})
-        if ctx.server.listening(server, port):
-            return
-        time.sleep(0.002)  # a local check is ~0.1 ms; the server listens a few ms after its start
-    raise MeasurementError(f"iperf3 server not listening on port {port} after {timeout:g} s",
-                           {"iperf3_server": server.output()})
 
 
 def interval_rate(doc: dict) -> float | None:

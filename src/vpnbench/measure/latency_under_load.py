@@ -11,14 +11,12 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from vpnbench.errors import MeasurementError
-from vpnbench.hosts.base import Proc
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
-from vpnbench.measure.iperf import CONNECT_TIMEOUT_MS, interval_series, parse_iperf_json
-from vpnbench.measure.irtt import (IrttServer, Packet, finish_clients, packet_series, packets, percentile,
-                                   start_clients)
+from vpnbench.measure.iperf import interval_series, parse_iperf_json
+from vpnbench.measure.irtt import Packet, packet_series, percentile
 from vpnbench.measure.tcp import tcp_metrics
+from vpnbench.measure.traffic import Clock, Iperf3Load, IrttProbe
 from vpnbench.params import Duration, Family, Params
-from vpnbench.servers.base import wait_listening
 
 RAMP_S = 1.0  # loaded packets sent in the first second of load are left out
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
@@ -70,65 +68,54 @@ class LatencyUnderLoad(Measurement):
 
     def run(self, ctx: MeasureContext) -> MeasureResult:
         p = self.params
-        probe = IrttServer(ctx, p.family)
-        loads: list[tuple[str, Proc, int]] = []
+        probe = IrttProbe(ctx, p.family, p.interval, p.size, p.idle + p.duration + 0.5)
+        loads = self._loads(ctx)
         raw: dict[str, str] = {}
         try:
+            probe.start_server()
+            for load in loads.values():
+                load.start_server()
+            clock = Clock()
             probe.start()
-            loads = self._start_servers(ctx)
-            started = time.monotonic()
-            probes = start_clients(ctx, probe, 1, p.interval, p.size, p.idle + p.duration + 0.5)
             time.sleep(p.idle)
-            load_at = time.monotonic() - started
-            clients = [(way, ctx.client.spawn(argv, name="iperf3")) for way, argv in self._client_argvs(ctx, loads)]
-            docs = finish_clients(probes, p.idle + p.duration, raw)
-            throughput = self._finish_load(clients, raw)
+            load_at = clock.now()
+            for load in loads.values():
+                load.start()
+            pkts = probe.on(clock, probe.finish(raw))
+            throughput = self._finish_load(loads, clock, raw)
         finally:
             raw["irtt_server"] = probe.stop()
-            for way, server, _ in loads:
-                server.stop(1)
-                raw[f"iperf3_server_{way}"] = server.output()
-        pkts = packets(docs)
+            for way, load in loads.items():
+                load.stop()
+                raw[f"iperf3_server_{way}"] = load.server.stop(1)
         metrics = phase_metrics(pkts, load_at, p.duration)
         metrics.update({f"throughput_{way}_bps": value for way, (value, _) in throughput.items()})
-        series = {f"throughput_{way}_bps": [(load_at + t, v) for t, v in points]
-                  for way, (_, points) in throughput.items()}
+        series = {f"throughput_{way}_bps": points for way, (_, points) in throughput.items()}
         series.update(packet_series(pkts))
         events = [(load_at, "load-start", {"flows_up": p.flows_up, "flows_down": p.flows_down}),
                   (load_at + p.duration, "load-end", {})]
         return MeasureResult(metrics, raw, series=series, events=events)
 
-    def _start_servers(self, ctx: MeasureContext) -> list[tuple[str, Proc, int]]:
-        servers = []
-        for way, flows in (("up", self.params.flows_up), ("down", self.params.flows_down)):
-            if flows:
-                port = ctx.ports.next()
-                proc = ctx.server.spawn(["iperf3", "-s", "-1", "-J", "-p", str(port),
-                                         "-B", ctx.target(self.params.family)], name="iperf3-server")
-                servers.append((way, proc, port))
-                wait_listening(ctx.server, proc, port, "iperf3 server")
-        return servers
-
-    def _client_argvs(self, ctx: MeasureContext, servers) -> list[tuple[str, list[str]]]:
+    def _loads(self, ctx: MeasureContext) -> dict[str, Iperf3Load]:
+        """One iperf3 test per direction that has flows, each with its own server."""
         p = self.params
-        argvs = []
-        for way, _, port in servers:
-            flows = p.flows_up if way == "up" else p.flows_down
-            argv = ["iperf3", "-c", ctx.target(p.family), "-p", str(port), "-J", "--connect-timeout",
-                    str(CONNECT_TIMEOUT_MS), "-t", f"{p.duration:g}", "-P", str(flows)]
-            argvs.append((way, argv + (["-R"] if way == "down" else [])))
-        return argvs
+        loads = {}
+        for way, flows in (("up", p.flows_up), ("down", p.flows_down)):
+            if flows:
+                args = ["-t", f"{p.duration:g}", "-P", str(flows)] + (["-R"] if way == "down" else [])
+                loads[way] = Iperf3Load(ctx, p.family, args, p.duration)
+        return loads
 
-    def _finish_load(self, clients: list[tuple[str, Proc]], raw: dict) -> dict[str, tuple[float, list]]:
-        """Each direction's receiver throughput and its per-second series."""
+    def _finish_load(self, loads: dict[str, Iperf3Load], clock: Clock, raw: dict) -> dict[str, tuple[float, list]]:
+        """Each direction's receiver throughput and its per-second series on the clock."""
         result = {}
-        for way, proc in clients:
-            if proc.wait(self.params.duration + 15) is None:
-                proc.stop(1)
-            raw[f"iperf3_client_{way}"] = proc.output()
+        for way, load in loads.items():
+            output, _ = load.finish()
+            raw[f"iperf3_client_{way}"] = output
             try:
-                doc = parse_iperf_json(proc.output())
-                result[way] = (tcp_metrics(doc, self.params.duration)["throughput_bps"], interval_series(doc))
+                doc = parse_iperf_json(output)
+                result[way] = (tcp_metrics(doc, self.params.duration)["throughput_bps"],
+                               load.on(clock, interval_series(doc)))
             except (ValueError, KeyError, TypeError) as exc:
                 raise MeasurementError(f"iperf3 {way}load: {exc}", raw) from None
         return result

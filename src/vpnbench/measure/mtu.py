@@ -12,8 +12,10 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from vpnbench.errors import MeasurementError
+from vpnbench.hosts.route import device_mtu, lower_device, route_device, route_mtu
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
-from vpnbench.overhead import Expectation, expect
+from vpnbench.overhead import Expectation
+from vpnbench.techniques import expect
 from vpnbench.params import Duration, Family, Params
 
 ICMP_HEADERS = {"ipv4": 20 + 8, "ipv6": 40 + 8}
@@ -159,24 +161,6 @@ def explain(expectation: Expectation, mtu: int, device: str | None, device_mtu: 
     return "\n".join(lines) + "\n"
 
 
-def route_mtu(host, address: str) -> tuple[str | None, int | None]:
-    """The device the host reaches address through, and the MTU that applies (a route's own
-    `mtu` attribute wins over the device's)."""
-    words = host.run(["ip", "-o", "route", "get", address], timeout=5, check=False).stdout.split()
-    if "dev" not in words:
-        return None, None
-    dev = words[words.index("dev") + 1]
-    if "mtu" in words:
-        return dev, int(words[words.index("mtu") + 1])
-    return dev, device_mtu(host, dev)
-
-
-def device_mtu(host, dev: str) -> int | None:
-    out = host.run(["ip", "-o", "link", "show", "dev", dev], timeout=5, check=False).stdout
-    match = re.search(r"\bmtu (\d+)", out)
-    return int(match.group(1)) if match else None
-
-
 def underlay_mtu(ctx: MeasureContext) -> int | None:
     """The MTU of the client's underlay interface: the one its route to the server's underlay
     address leaves through (the server's global addresses that are not the tunnel's). A layer-2
@@ -186,12 +170,8 @@ def underlay_mtu(ctx: MeasureContext) -> int | None:
     addresses = [w[3].split("/")[0] for w in map(str.split, out.splitlines()) if len(w) > 3 and w[2] in ("inet", "inet6")]
     # The baseline's "tunnel" addresses are the underlay's own: try them last.
     for address in sorted(addresses, key=lambda a: a in inner):
-        dev, _ = route_mtu(ctx.client, address)
+        dev = route_device(ctx.client, address)
         if dev is None:
             continue
-        link = ctx.client.run(["ip", "-o", "link", "show", "dev", dev], timeout=5, check=False).stdout
-        parent = re.search(rf"{re.escape(dev)}@([\w.-]+):", link)
-        if parent and not parent.group(1).startswith("if"):
-            dev = parent.group(1)
-        return device_mtu(ctx.client, dev)
+        return device_mtu(ctx.client, lower_device(ctx.client, dev))
     return None

@@ -18,12 +18,12 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from vpnbench.errors import MeasurementError, VpnbenchError
-from vpnbench.hosts.base import Proc
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
-from vpnbench.measure.iperf import CONNECT_TIMEOUT_MS, parse_iperf_json, throughput_series
-from vpnbench.measure.ping import parse_ping, rtt_series
+from vpnbench.measure.iperf import parse_iperf_json, throughput_series
+from vpnbench.measure.ping import parse_ping
+from vpnbench.measure.traffic import Clock, Iperf3Load, PingProbe
 from vpnbench.params import Duration, Family, Params, Rate
-from vpnbench.servers.base import wait_listening
+from vpnbench.techniques import is_reference
 
 AFTER_S = 2.0  # the window after a rekey in which its dip and RTT are looked for
 
@@ -67,49 +67,42 @@ class Rekey(Measurement):
         return f"rekey_{self.params.load}" + ("_v6" if self.params.family == "ipv6" else "")
 
     def run(self, ctx: MeasureContext) -> MeasureResult:
-        control = ctx.technique_params.get("kind") == "baseline"
+        control = is_reference(ctx.technique_params)
         if ctx.rekey is None and not control:
             raise MeasurementError("rekey: this runner cannot rekey the technique")
         p = self.params
-        port = ctx.ports.next()
-        server = ctx.server.spawn(["iperf3", "-s", "-1", "-J", "-p", str(port), "-B", ctx.target(p.family)],
-                                  name="iperf3-server")
+        load = Iperf3Load(ctx, p.family, self._client_args(), p.duration)
+        ping = PingProbe(ctx, p.family, p.probe_interval, p.duration + 1)
         raw: dict[str, str] = {}
-        procs: list[Proc] = [server]
         try:
-            wait_listening(ctx.server, server, port, "iperf3 server")
-            probe_started = time.monotonic()
-            procs.append(ctx.client.spawn(["ping", "-n", "-i", f"{p.probe_interval:g}", "-w", f"{p.duration + 1:g}",
-                                           ctx.target(p.family)], name="ping"))
-            started = time.monotonic()
-            procs.append(ctx.client.spawn(self._client_argv(ctx, port), name="iperf3"))
-            rekeys = self._rekey_while_loaded(None if control else ctx.rekey, started, raw)
-            self._finish(procs, raw)
+            load.start_server()
+            ping.start()
+            load.start()
+            clock = Clock(load.started)  # the flow's start is 0 (its intervals count from there)
+            rekeys = self._rekey_while_loaded(None if control else ctx.rekey, clock, raw)
+            raw["iperf3_client"], raw["iperf3_server"] = load.finish()
+            raw["ping"] = ping.finish()
         finally:
-            for proc in procs:
-                proc.stop(1)
+            load.stop()
+            ping.stop()
         try:
             doc = parse_iperf_json(raw["iperf3_client"])
         except ValueError as exc:
             raise MeasurementError(f"iperf3: {exc}", raw) from None
-        throughput = throughput_series(doc, raw, reverse=False).get("throughput_bps") or []
-        probe = rtt_series(raw["ping"], p.probe_interval)
-        offset = probe_started - started  # the probe's clock (send times by sequence number) -> the flow's
-        probe = [(t + offset, rtt) for t, rtt in probe]
+        throughput = load.on(clock, throughput_series(doc, raw, reverse=False).get("throughput_bps") or [])
+        probe = ping.series(clock, raw["ping"])
         sent = (parse_ping(raw["ping"]) or {}).get("sent", 0.0)
-        probe_sent = [(n * p.probe_interval + offset) for n in range(int(sent))]
+        probe_sent = ping.sent_times(clock, int(sent))
         events = [(at, "rekey-control" if control else "rekey", impact(at, took, detail, throughput, probe, probe_sent))
                   for at, took, detail in rekeys]
         series = {"throughput_bps": throughput, "rtt_ms": probe}
         return MeasureResult(rekey_metrics(events, throughput, probe), raw, series=series, events=events)
 
-    def _client_argv(self, ctx: MeasureContext, port: int) -> list[str]:
+    def _client_args(self) -> list[str]:
         p = self.params
-        argv = ["iperf3", "-c", ctx.target(p.family), "-p", str(port), "-J", "--connect-timeout",
-                str(CONNECT_TIMEOUT_MS), "-t", f"{p.duration:g}"]
-        return argv + (["-u", "-b", str(p.rate), "-l", str(p.length)] if p.load == "udp" else [])
+        return ["-t", f"{p.duration:g}"] + (["-u", "-b", str(p.rate), "-l", str(p.length)] if p.load == "udp" else [])
 
-    def _rekey_while_loaded(self, renew, started: float, raw: dict) -> list[tuple[float, float, dict]]:
+    def _rekey_while_loaded(self, renew, clock: Clock, raw: dict) -> list[tuple[float, float, dict]]:
         """A rekey (`renew()`; None: the baseline's control, nothing done) at every multiple of
         rekey_every that leaves AFTER_S of load after it: (seconds since the flow started, seconds
         the rekey took, what changed)."""
@@ -117,22 +110,15 @@ class Rekey(Measurement):
         rekeys = []
         number = 1
         while number * p.rekey_every + AFTER_S <= p.duration:
-            time.sleep(max(0.0, started + number * p.rekey_every - time.monotonic()))
-            at = time.monotonic() - started
+            time.sleep(max(0.0, number * p.rekey_every - clock.now()))
+            at = clock.now()
             try:
                 detail = renew() if renew else {"control": True}
             except (VpnbenchError, OSError) as exc:
                 raise MeasurementError(f"rekey {number} at {at:.1f} s: {exc}", raw) from None
-            rekeys.append((round(at, 3), round(time.monotonic() - started - at, 3), detail))
+            rekeys.append((round(at, 3), round(clock.now() - at, 3), detail))
             number += 1
         return rekeys
-
-    def _finish(self, procs: list[Proc], raw: dict) -> None:
-        server, probe, client = procs
-        client.wait(self.params.duration + 15)
-        server.wait(3)
-        probe.wait(3)
-        raw.update(iperf3_client=client.output(), iperf3_server=server.output(), ping=probe.output())
 
 
 def impact(at: float, took: float, detail: dict, throughput: list[tuple[float, float]],

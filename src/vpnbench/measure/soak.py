@@ -26,11 +26,10 @@ from vpnbench.hosts.base import Host, Proc
 from vpnbench.live import Live, MemoryLive
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.drift import StallDetector, by_segment, growth, parse_counters, pooled_slope, process_rss
-from vpnbench.measure.iperf import CONNECT_TIMEOUT_MS
 from vpnbench.measure.ping import rtts
+from vpnbench.measure.traffic import Clock, Iperf3Load, PingProbe
 from vpnbench.params import Duration, Family, Params, Rate
 from vpnbench.records import SeriesPoint
-from vpnbench.servers.base import wait_listening
 from vpnbench.units import format_rate
 
 TICK_S = 0.2  # how often the soak reads its tools' output
@@ -130,37 +129,34 @@ class Session:
         self.ping = PingSecond()
         self.counters: dict[str, list[dict]] = {}  # role -> [first sample, last sample]
         self.pending: list[SeriesPoint] = []
-        self.t0 = time.monotonic()
+        self.clock = Clock()
 
     def now(self) -> float:
-        return time.monotonic() - self.t0
+        return self.clock.now()
 
     def run(self) -> dict[str, str]:
         ctx, p = self.ctx, self.p
-        port = ctx.ports.next()
-        target = ctx.target(p.family)
-        procs: dict[str, Proc] = {}
+        whole_seconds = math.ceil(self.seconds)  # both tools take whole seconds
+        # The server reports each second as text (read as it comes); the client sends at the rate.
+        load = Iperf3Load(ctx, p.family, ["-u", "-b", str(p.rate), "-l", str(p.length), "-t", str(whole_seconds)],
+                          self.seconds, server_args=("-i", "1", "-f", "k", "--forceflush"), json=False,
+                          interactive=True)
+        ping = PingProbe(ctx, p.family, p.probe_interval, whole_seconds, flags=("-O",), interactive=True)
         failure: MeasurementError | None = None
         try:
-            procs["iperf3_server"] = ctx.server.spawn(
-                ["iperf3", "-s", "-1", "-p", str(port), "-B", target, "-i", "1", "-f", "k", "--forceflush"],
-                name="iperf3-server", interactive=True)
-            wait_listening(ctx.server, procs["iperf3_server"], port, "iperf3 server")
-            self.t0 = time.monotonic()
-            procs["iperf3_client"] = ctx.client.spawn(
-                ["iperf3", "-c", target, "-p", str(port), "-u", "-b", str(p.rate), "-l", str(p.length),
-                 "-t", str(math.ceil(self.seconds)), "--connect-timeout", str(CONNECT_TIMEOUT_MS)], name="iperf3")
-            procs["ping"] = ctx.client.spawn(  # both tools take whole seconds
-                ["ping", "-n", "-O", "-i", f"{p.probe_interval:g}", "-w", str(math.ceil(self.seconds)), target],
-                name="ping", interactive=True)
+            load.start_server()
+            self.clock = Clock()
+            load.start()
+            ping.start()
             try:
-                self._loop(procs)
+                self._loop({"iperf3_server": load.server.proc, "ping": ping.proc})
             except MeasurementError as exc:  # a stall beyond the limit: keep what the tools said
                 failure = exc
         finally:
-            for proc in procs.values():
-                proc.stop(1)
-        raw = {name: proc.output()[-4000:] for name, proc in procs.items()}
+            load.stop()
+            ping.stop()
+        procs = {"iperf3_server": load.server.proc, "iperf3_client": load.client, "ping": ping.proc}
+        raw = {name: proc.output()[-4000:] for name, proc in procs.items() if proc is not None}
         raw["counters"] = json.dumps(self.counters)
         if failure is not None:
             failure.raw = raw

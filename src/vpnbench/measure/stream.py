@@ -18,8 +18,8 @@ from pydantic import Field
 from vpnbench import emodel
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
-from vpnbench.measure.irtt import (IrttServer, Packet, finish_clients, packet_series, packets, percentile,
-                                   start_clients)
+from vpnbench.measure.irtt import Packet, packet_series, percentile
+from vpnbench.measure.traffic import IrttProbe
 from vpnbench.measure.video import run_video
 from vpnbench.params import Duration, Family, Params, Rate
 
@@ -78,15 +78,12 @@ class Stream(Measurement):
         if p.profile == "video":
             return run_video(ctx, p.rate, p.duration, p.calls, p.family)
         interval, size = p.shape()
-        server = IrttServer(ctx, p.family)
+        calls = IrttProbe(ctx, p.family, interval, size, p.duration, p.calls)
         raw: dict[str, str] = {}
         try:
-            server.start()
-            procs = start_clients(ctx, server, p.calls, interval, size, p.duration)
-            docs = finish_clients(procs, p.duration, raw)
+            pkts = calls.start().finish(raw)
         finally:
-            raw["irtt_server"] = server.stop()
-        pkts = packets(docs)
+            raw["irtt_server"] = calls.stop()
         if not any(pk.rtt_ms is not None for pk in pkts):
             raise MeasurementError("no irtt packet came back (100% loss)", raw)
         metrics, inputs = stream_metrics(pkts, interval, p.jitter_buffer, p.codec_name())

@@ -11,7 +11,8 @@ from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement,
 from vpnbench.measure.gen import GEN_MIN_LENGTH, run_gen
 from vpnbench.measure.iperf import run_iperf, throughput_series
 from vpnbench.params import Duration, Family, Params, Rate
-from vpnbench.scaling import auto_length, path_mtu
+from vpnbench.hosts.route import path_mtu
+from vpnbench.scaling import auto_length
 from vpnbench.units import format_rate
 
 

@@ -14,7 +14,8 @@ from vpnbench.measure.base import Cycled
 from vpnbench.measure.ping import rtts
 from vpnbench.records import Bringup, now_iso
 from vpnbench.run.context import Clock, RunContext
-from vpnbench.scaling import device_mtu, fit_tunnel, route_device
+from vpnbench.hosts.route import device_mtu, route_device
+from vpnbench.scaling import fit_tunnel
 from vpnbench.techniques.base import Technique
 from vpnbench.wirecheck import check_wire
 

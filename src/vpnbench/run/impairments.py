@@ -1,42 +1,34 @@
-"""The impairment backend of a run: which one (netem or linkem), and the impairment changed in
-place between cells (a technique stays up across impairments, as the studies ran)."""
+"""The impairment backend of a run: which one (the registry's, impair/registry.py), and the
+impairment changed in place between cells (a technique stays up across impairments, as the
+studies ran)."""
 
 from vpnbench.campaign import Campaign, PlannedCell
-from vpnbench.errors import UserError, VpnbenchError
-from vpnbench.impair.backends import ImpairmentBackend, LinkemBackend, NetemBackend, linkem_binary
+from vpnbench.errors import VpnbenchError
+from vpnbench.impair.backends import ImpairmentBackend, choose_backend
 from vpnbench.impair.model import Impairment
-from vpnbench.probe import has_qdisc
+from vpnbench.impair.registry import BACKENDS
+from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources
 from vpnbench.testbeds import Testbed
 
 
 def resolve_impairment_backend(campaign: Campaign, resources: RunResources, probe=None) -> str | None:
-    """netem where the kernel has it, linkem otherwise (auto); None without impairments.
+    """The backend asked for, or (auto) the first registered one that may run on this testbed
+    and is available (netem where the kernel has it, else linkem); None without impairments.
     probe: the remote testbed's kernels (ssh, vm), else this machine's is tried."""
     if not campaign.impaired:
         return None
-    asked = campaign.impairment_backend_asked()
-    if probe is not None and asked in ("auto", "netem"):
-        if not probe.has_qdisc("netem"):
-            raise UserError("impairment.backend: netem is not available on the testbed's hosts (no sch_netem); "
-                            "linkem runs on kind = 'local' only")
-        return "netem"
-    kernel_netem = has_qdisc(resources, "netem") if asked in ("auto", "netem") else False
-    if asked == "netem" and not kernel_netem:
-        raise UserError("impairment.backend: 'netem' is not available: the kernel has no sch_netem; "
-                        "allowed here: auto, linkem")
-    if asked == "netem" or (asked == "auto" and kernel_netem):
-        return "netem"
-    if linkem_binary() is None:
-        raise UserError("impairment.backend: linkem is not built (run `make`, or set VPNBENCH_LINKEM)"
-                        + ("" if kernel_netem else " and the kernel has no sch_netem"))
-    return "linkem"
+    return choose_backend(campaign.impairment_backend_asked(), campaign.testbed.kind,
+                          probe or LocalKernelProbe(resources))
+
+
+def needs_bump(backend: str | None) -> bool:
+    """Does the testbed need a bump-in-the-wire hop for this backend (linkem's)?"""
+    return backend is not None and BACKENDS[backend].needs_bump
 
 
 def make_impairer(backend: str, testbed: Testbed) -> ImpairmentBackend:
-    if backend == "linkem":
-        return LinkemBackend(testbed, linkem_binary())
-    return NetemBackend(testbed)
+    return BACKENDS[backend].create(testbed)
 
 
 class ImpairmentSwitch:

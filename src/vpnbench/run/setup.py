@@ -18,7 +18,7 @@ from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources
 from vpnbench.run.context import RunContext
 from vpnbench.run.display import Display
-from vpnbench.run.impairments import ImpairmentSwitch, make_impairer, resolve_impairment_backend
+from vpnbench.run.impairments import ImpairmentSwitch, make_impairer, needs_bump, resolve_impairment_backend
 from vpnbench.scaling import CorePinner
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.techniques.base import KernelProbe
@@ -80,15 +80,15 @@ def prepare(campaign: Campaign, resources: RunResources, display: Display, make:
             skip_unavailable: bool = False, ask=None) -> Prepared:
     """The testbed, its kernel probe and the backends. A remote testbed (ssh, vm) is connected
     (booted) first, since only its hosts can say what their kernels can do; locally this
-    machine's kernel answers before anything is built (and says whether linkem needs its hop)."""
+    machine's kernel answers before anything is built (and says whether the impairment backend needs its hop)."""
     spec = campaign.testbed
     if spec.kind == "local":
         probe = LocalKernelProbe(resources)
         congestion.check_offered(campaign.techniques, {"this machine": congestion.offered_here()})
         backends = resolve_backends(campaign, probe)
         check_available(backends, skip_unavailable, ask)
-        impair_backend = resolve_impairment_backend(campaign, resources)
-        return Prepared(make(spec, resources, impair_backend == "linkem"), probe, backends, impair_backend)
+        impair_backend = resolve_impairment_backend(campaign, resources, probe)
+        return Prepared(make(spec, resources, needs_bump(impair_backend)), probe, backends, impair_backend)
     testbed = make(spec, resources, False)
     try:
         display.say(f"connecting to the {spec.kind} testbed: {', '.join(testbed.hosts)}")

@@ -1,5 +1,8 @@
-"""The registry of techniques. Adding one is a new module plus one line here."""
+"""The registry of techniques. Adding one is a new module plus one line here; everything else
+(doctor, host facts, the MTU expectation, the report, the export) asks the class."""
 
+from vpnbench.errors import TechniqueError
+from vpnbench.overhead import Expectation
 from vpnbench.techniques.base import Technique
 from vpnbench.techniques.baseline import Baseline
 from vpnbench.techniques.external import External
@@ -10,3 +13,23 @@ from vpnbench.techniques.wireguard import WireGuard
 
 TECHNIQUES: dict[str, type[Technique]] = {
     cls.kind: cls for cls in (Baseline, WireGuard, IPsec, OpenVPN, MACsec, External)}
+
+
+def technique_class(settings: dict) -> type[Technique]:
+    """The class of a cell's technique_params; an unknown kind is an error, never a guess."""
+    kind = settings.get("kind")
+    if kind not in TECHNIQUES:
+        raise TechniqueError(f"technique kind {kind!r} is not known; allowed: {', '.join(TECHNIQUES)}")
+    return TECHNIQUES[kind]
+
+
+def expect(settings: dict, underlay_mtu: int) -> Expectation:
+    """The MTU a cell's technique (its technique_params) should leave of underlay_mtu."""
+    return technique_class(settings).expectation(settings, underlay_mtu)
+
+
+def is_reference(settings: dict) -> bool:
+    """Is this cell's technique (its technique_params) the reference the others are compared with?
+    False for a kind this version does not know (a results file from elsewhere)."""
+    cls = TECHNIQUES.get(settings.get("kind"))
+    return cls is not None and cls.is_reference

@@ -6,6 +6,7 @@ from typing import ClassVar, Literal
 
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
+from vpnbench.overhead import Expectation
 from vpnbench.params import Params
 from vpnbench.resources import RunResources
 
@@ -57,8 +58,9 @@ class TechniqueContext:
 
 class KernelProbe(abc.ABC):
     @abc.abstractmethod
-    def has_link_type(self, kind: str) -> bool:
-        """Can the kernel create an interface of this type (wireguard, macsec, ...)?"""
+    def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
+        """Can the kernel create an interface of this type (wireguard, ...)? on_ethernet: the type
+        sits on an Ethernet device (MACsec), so it is tried on a veth."""
 
     def accepts(self, commands: list[list[str]]) -> bool:
         """Do all these commands succeed in a throwaway namespace (e.g. `ip xfrm state add`)?"""
@@ -75,14 +77,32 @@ class KernelProbe(abc.ABC):
 
 class Technique(abc.ABC):
     """A technique declares, beside how it comes up, what it needs: the commands (and the
-    Debian package of each) on both hosts, and the kernel features each backend relies on.
-    doctor, the testbed's tool check and the install hints read these."""
+    Debian package of each) on both hosts, the kernel features each backend relies on, the
+    commands that tell its software's versions, its doctor rows and the per-packet arithmetic
+    of its encapsulation. doctor, the testbed's tool check, the install hints, host facts and
+    the MTU expectation read these, so a new technique is this one class and its registration."""
 
     kind: ClassVar[str]
     Params: ClassVar[type[Params]]
     description: ClassVar[str]
     packages: ClassVar[dict[str, str]] = {}  # command -> Debian package, needed on client and server
     kernel_features: ClassVar[dict[str, str]] = {}  # backend -> the kernel feature it needs
+    # Host facts: name -> a fixed shell command printing that software's version (first line
+    # kept). Run on every host; a missing tool is recorded as absent. Never a campaign value.
+    versions: ClassVar[dict[str, str]] = {}
+    # The reference every other technique is compared with (the unencrypted baseline).
+    is_reference: ClassVar[bool] = False
+
+    @classmethod
+    def kernel_rows(cls, probe: KernelProbe) -> dict[str, bool]:
+        """doctor's kernel feature rows for this technique: row name -> does the kernel have it."""
+        return {}
+
+    @classmethod
+    @abc.abstractmethod
+    def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
+        """What its encapsulation leaves of underlay_mtu (vpnbench.overhead's arithmetic):
+        settings are a cell's technique_params (kind, its settings, backend)."""
 
     def __init__(self, params: Params, ctx: TechniqueContext):
         self.params = params

@@ -2,6 +2,7 @@
 
 from typing import Literal
 
+from vpnbench.overhead import Expectation
 from vpnbench.params import TechniqueParams
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 
@@ -14,6 +15,11 @@ class Baseline(Technique):
     kind = "baseline"
     Params = BaselineParams
     description = "no encryption: plain IP over the underlay"
+    is_reference = True
+
+    @classmethod
+    def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
+        return Expectation(underlay_mtu, 0, None, False, f"{cls.kind}: no encapsulation")
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:

@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import Field
 
 from vpnbench.errors import TechniqueError
+from vpnbench.overhead import Expectation
 from vpnbench.params import Duration, TechniqueParams
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 
@@ -45,6 +46,11 @@ class External(Technique):
     kind = "external"
     Params = ExternalParams
     description = "an external encryptor on the path (not configured by vpnbench)"
+
+    @classmethod
+    def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
+        # Its encapsulation is the device's own and unknown here: the underlay's MTU is expected.
+        return Expectation(underlay_mtu, 0, None, False, f"{cls.kind}: no encapsulation")
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:

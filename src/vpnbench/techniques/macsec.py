@@ -24,6 +24,8 @@ from pydantic import ValidationInfo, field_validator
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import stop_all
+from vpnbench.hosts.route import device_mac, route_device
+from vpnbench.overhead import Expectation, expectation_of
 from vpnbench.params import TechniqueParams
 from vpnbench.safe_files import wipe
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
@@ -31,6 +33,7 @@ from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunn
 LINK = {"a": ("10.97.0.1", "fd97::1"), "b": ("10.97.0.2", "fd97::2")}
 WIRE_FILTER = "ether proto 0x88e5"
 MKA_TIMEOUT = 15.0
+OVERHEAD = 32  # SecTAG with SCI 16 + ICV 16 (IEEE 802.1AE), at layer 2: the macsec device's MTU is 32 below
 
 
 class MACsecParams(TechniqueParams):
@@ -55,10 +58,20 @@ class MACsec(Technique):
     kernel_features = {"kernel": "macsec link type (CONFIG_MACSEC)"}
     Params = MACsecParams
     description = "MACsec 802.1AE on one Ethernet link (static SAKs or MKA)"
+    versions = {"wpa_supplicant": "wpa_supplicant -v 2>&1 | head -1"}
+
+    @classmethod
+    def kernel_rows(cls, probe: KernelProbe) -> dict[str, bool]:
+        return {"macsec": probe.has_link_type("macsec", on_ethernet=True)}
+
+    @classmethod
+    def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
+        return expectation_of(lambda n: n + OVERHEAD, underlay_mtu, None, False,
+                              "MACsec: SecTAG with SCI 16 + ICV 16 at layer 2")
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
-        if not probe.has_link_type("macsec"):
+        if not probe.has_link_type("macsec", on_ethernet=True):
             return [BackendStatus("kernel", False, "kernel lacks MACsec (no macsec module)")]
         return [BackendStatus("kernel", True)]
 
@@ -115,7 +128,7 @@ class MACsec(Technique):
         a["lower"] = _route_dev(a["host"], self.ctx.underlay["server"]["ipv4"])
         b["lower"] = _route_dev(b["host"], self.ctx.underlay["client"]["ipv4"])
         for side in (a, b):
-            side["mac"] = _mac(side["host"], side["lower"])
+            side["mac"] = device_mac(side["host"], side["lower"])
         return a, b
 
     def _static(self, a: dict, b: dict) -> None:
@@ -230,11 +243,10 @@ def wpa_supplicant_version() -> tuple[int, ...]:
 
 def _route_dev(host, address: str) -> str:
     """The interface a host sends to address through: the lower device of its MACsec interface."""
-    return json.loads(host.run(["ip", "-j", "route", "get", address]).stdout)[0]["dev"]
-
-
-def _mac(host, dev: str) -> str:
-    return json.loads(host.run(["ip", "-j", "link", "show", "dev", dev]).stdout)[0]["address"]
+    device = route_device(host, address)
+    if device is None:
+        raise TechniqueError(f"macsec: {host.role} has no route to {address}")
+    return device
 
 
 def _macsec_links(host) -> list[str]:

@@ -19,6 +19,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, stop_all
+from vpnbench.overhead import Expectation, expectation_of, openvpn_outer
 from vpnbench.params import Family, Size, TechniqueParams
 from vpnbench.safe_files import wipe, wipe_tree, write_private
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
@@ -99,6 +100,25 @@ class OpenVPN(Technique):
     kernel_features = {"userspace": "TUN (/dev/net/tun)", "dco": "ovpn-dco link type"}
     Params = OpenVPNParams
     description = "OpenVPN 2.6 (TLS or static key, UDP or TCP)"
+    versions = {"openvpn": "openvpn --version 2>&1 | head -1"}
+
+    @classmethod
+    def kernel_rows(cls, probe: KernelProbe) -> dict[str, bool]:
+        return {"openvpn_dco": probe.has_link_type("ovpn-dco")}
+
+    @classmethod
+    def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
+        family = settings.get("family", "ipv4")
+        cipher, transport = settings.get("cipher", "AES-256-GCM"), settings.get("transport", "udp")
+
+        def outer(n: int) -> int:
+            return openvpn_outer(n, family, cipher, settings.get("auth", "SHA256"), transport,
+                                 settings.get("mode", "tls"), settings.get("dev", "tun"))
+        tun_mtu = settings.get("tun_mtu") or 1500
+        return expectation_of(outer, underlay_mtu, tun_mtu, True,
+                              f"OpenVPN {cipher} over {transport}/{family}, tun-mtu {tun_mtu}: the tun device "
+                              f"admits {tun_mtu}-byte packets and larger outer packets are fragmented (or, over "
+                              "TCP, segmented)")
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:

@@ -13,6 +13,7 @@ from pydantic import Field
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import stop_all
+from vpnbench.overhead import IP_HEADER, Expectation, expectation_of, wireguard_outer
 from vpnbench.params import Family, TechniqueParams
 from vpnbench.safe_files import wipe
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
@@ -40,6 +41,21 @@ class WireGuard(Technique):
     kernel_features = {"kernel": "wireguard link type (CONFIG_WIREGUARD)", "userspace": "TUN (/dev/net/tun)"}
     Params = WireGuardParams
     description = "WireGuard (ChaCha20-Poly1305, Curve25519)"
+    versions = {
+        "wireguard_go": "wireguard-go --version 2>&1 | head -1",
+        "wireguard_tools": "wg --version 2>&1 | head -1",
+        "wireguard_module": "cat /sys/module/wireguard/version 2>/dev/null || modinfo -F version wireguard 2>/dev/null",
+    }
+
+    @classmethod
+    def kernel_rows(cls, probe: KernelProbe) -> dict[str, bool]:
+        return {"wireguard": probe.has_link_type("wireguard")}
+
+    @classmethod
+    def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
+        family = settings.get("family", "ipv4")
+        return expectation_of(lambda n: wireguard_outer(n, family), underlay_mtu, settings.get("mtu"), False,
+                              f"WireGuard over {family}: IP {IP_HEADER[family]} + UDP 8 + header 16 + tag 16")
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:

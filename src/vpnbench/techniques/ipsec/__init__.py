@@ -15,6 +15,7 @@ from pydantic import Field, model_validator
 
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
+from vpnbench.overhead import IP_HEADER, Expectation, esp_outer, expectation_of
 from vpnbench.params import Family, TechniqueParams
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 from vpnbench.techniques.ipsec import l2tp, libreswan, strongswan
@@ -25,6 +26,9 @@ INNER = {
     "server": {"ipv4": "10.98.0.2", "ipv6": "fd98::2"},
 }
 PROPOSAL = r"^[a-z0-9_]+(-[a-z0-9_]+)*$"
+# kernel-libipsec's TUN device (ipsec0) comes up with MTU 1400 (strongSwan 5.9 here), below
+# what ESP-in-UDP over a 1500-byte underlay allows: the device, not the protocol, sets the MTU.
+LIBIPSEC_TUN_MTU = 1400
 
 
 class IPsecParams(TechniqueParams):
@@ -64,6 +68,28 @@ class IPsec(Technique):
                        "userspace": "TUN (/dev/net/tun), strongSwan's kernel-libipsec plugin"}
     Params = IPsecParams
     description = "IPsec: IKEv2 (strongSwan or Libreswan) with ESP, kernel xfrm or userspace libipsec"
+    versions = {"strongswan": "swanctl --help 2>&1 | head -1",
+                "libreswan": "/opt/vpnbench/libreswan/usr/sbin/ipsec --version 2>/dev/null | head -1"}
+
+    @classmethod
+    def kernel_rows(cls, probe: KernelProbe) -> dict[str, bool]:
+        return {"esp (xfrm)": kernel_has_esp(probe)}
+
+    @classmethod
+    def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
+        family = settings.get("family", "ipv4")
+        cipher, mode = settings.get("cipher", "aes128gcm16"), settings.get("mode", "tunnel")
+        natt = settings.get("backend") == "userspace"  # libipsec: ESP always in UDP (strongswan.py)
+        c = CIPHERS[cipher].wire
+        how = (f"ESP {mode} mode {cipher} over {family}{' in UDP (NAT-T)' if natt else ''}: "
+               f"{'outer IP ' + str(IP_HEADER[family]) + ' + ' if mode == 'tunnel' else ''}"
+               f"{'UDP 8 + ' if natt else ''}ESP 8 + IV {c.iv} + padding to {c.block} with trailer 2 + ICV {c.icv}")
+        device = None
+        if settings.get("l2tp"):
+            device = l2tp.MTU  # the PPP MTU/MRU l2tp.py sets
+        elif natt and settings.get("implementation", "strongswan") == "strongswan":
+            device = LIBIPSEC_TUN_MTU
+        return expectation_of(lambda n: esp_outer(n, family, c, mode, natt), underlay_mtu, device, False, how)
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:

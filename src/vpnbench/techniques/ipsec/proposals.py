@@ -7,6 +7,8 @@ plugins that can provide it to the userspace data path (libipsec uses libstrongs
 
 import dataclasses
 
+from vpnbench.overhead import EspCipher
+
 
 @dataclasses.dataclass(frozen=True)
 class Cipher:
@@ -14,6 +16,7 @@ class Cipher:
     encrypts: bool  # False for null-*: integrity only, the payload crosses in clear
     xfrm: tuple[tuple[str, ...], ...]  # `ip xfrm state add` algorithm arguments, for the kernel probe
     plugins: tuple[frozenset[str], ...]  # every set must have one installed plugin (userspace)
+    wire: EspCipher  # its bytes on the wire: IV, ICV, padding block (overhead.esp_outer)
 
 
 def _aead(bits: int, icv: int) -> tuple[str, ...]:
@@ -31,20 +34,20 @@ SHA1 = (frozenset({"openssl", "hmac"}), frozenset({"openssl", "sha1"}))
 SHA2 = (frozenset({"openssl", "hmac"}), frozenset({"openssl", "sha2"}))
 
 CIPHERS: dict[str, Cipher] = {c.name: c for c in (
-    Cipher("aes128gcm8", True, (_aead(128, 8),), GCM),
-    Cipher("aes128gcm16", True, (_aead(128, 16),), GCM),
-    Cipher("aes256gcm8", True, (_aead(256, 8),), GCM),
-    Cipher("aes256gcm16", True, (_aead(256, 16),), GCM),
+    Cipher("aes128gcm8", True, (_aead(128, 8),), GCM, EspCipher(8, 8, 4)),
+    Cipher("aes128gcm16", True, (_aead(128, 16),), GCM, EspCipher(8, 16, 4)),
+    Cipher("aes256gcm8", True, (_aead(256, 8),), GCM, EspCipher(8, 8, 4)),
+    Cipher("aes256gcm16", True, (_aead(256, 16),), GCM, EspCipher(8, 16, 4)),
     Cipher("chacha20poly1305", True, (("aead", "rfc7539esp(chacha20,poly1305)", "0x" + "00" * 36, "128"),),
-           (frozenset({"openssl", "chapoly"}),)),
-    Cipher("aes128-sha256", True, _cbc("cbc(aes)", 16, "sha256", 32, 128), (AES, *SHA2)),
-    Cipher("aes256-sha256", True, _cbc("cbc(aes)", 32, "sha256", 32, 128), (AES, *SHA2)),
-    Cipher("aes256-sha384", True, _cbc("cbc(aes)", 32, "sha384", 48, 192), (AES, *SHA2)),
-    Cipher("aes256-sha512", True, _cbc("cbc(aes)", 32, "sha512", 64, 256), (AES, *SHA2)),
+           (frozenset({"openssl", "chapoly"}),), EspCipher(8, 16, 4)),
+    Cipher("aes128-sha256", True, _cbc("cbc(aes)", 16, "sha256", 32, 128), (AES, *SHA2), EspCipher(16, 16, 16)),
+    Cipher("aes256-sha256", True, _cbc("cbc(aes)", 32, "sha256", 32, 128), (AES, *SHA2), EspCipher(16, 16, 16)),
+    Cipher("aes256-sha384", True, _cbc("cbc(aes)", 32, "sha384", 48, 192), (AES, *SHA2), EspCipher(16, 24, 16)),
+    Cipher("aes256-sha512", True, _cbc("cbc(aes)", 32, "sha512", 64, 256), (AES, *SHA2), EspCipher(16, 32, 16)),
     Cipher("3des-sha256", True, _cbc("cbc(des3_ede)", 24, "sha256", 32, 128),
-           (frozenset({"openssl", "des"}), *SHA2)),
-    Cipher("null-sha1", False, _cbc("ecb(cipher_null)", 0, "sha1", 20, 96), (*SHA1,)),
-    Cipher("null-sha256", False, _cbc("ecb(cipher_null)", 0, "sha256", 32, 128), (*SHA2,)),
+           (frozenset({"openssl", "des"}), *SHA2), EspCipher(8, 16, 8)),
+    Cipher("null-sha1", False, _cbc("ecb(cipher_null)", 0, "sha1", 20, 96), (*SHA1,), EspCipher(0, 12, 4)),
+    Cipher("null-sha256", False, _cbc("ecb(cipher_null)", 0, "sha256", 32, 128), (*SHA2,), EspCipher(0, 16, 4)),
 )}
 
 DEFAULT_IKE = "aes256gcm16-prfsha256-x25519"
