@@ -5,6 +5,7 @@ import platform
 
 from vpnbench.errors import VpnbenchError
 from vpnbench.impair.registry import BACKENDS as IMPAIRMENT_BACKENDS
+from vpnbench.measure import MEASUREMENTS  # noqa: F401 - defining them declares their packages (known_packages)
 from vpnbench.probe import LocalKernelProbe, NoProbe, RemoteKernelProbe
 from vpnbench.resources import RunResources
 from vpnbench.techniques import TECHNIQUES

@@ -1,7 +1,8 @@
 """External programs vpnbench drives, and the Debian package that provides each.
 
 The testbed's own tools are listed here; every technique and measurement declares its own
-(`packages` on its class), and `known_packages` joins them, so a new kind needs no edit here.
+(`packages` on its class, handed over when the class is defined), and `known_packages` joins
+them, so a new kind needs no edit here.
 """
 
 import shutil
@@ -17,15 +18,19 @@ TESTBED_PACKAGES = {
 }
 
 
-def known_packages() -> dict[str, str]:
-    """command -> package, for the testbed, every technique and every measurement."""
-    from vpnbench.measure import MEASUREMENTS  # noqa: PLC0415 - the registries import hosts, which import this
-    from vpnbench.techniques import TECHNIQUES  # noqa: PLC0415
+# command -> package, as each technique and measurement class declares it when it is defined
+# (their bases hand `packages` to declare_packages): this low module names no higher one.
+_DECLARED: dict[str, str] = {}
 
-    packages = dict(TESTBED_PACKAGES)
-    for kind in [*TECHNIQUES.values(), *MEASUREMENTS.values()]:
-        packages.update(kind.packages)
-    return packages
+
+def declare_packages(packages: dict[str, str]) -> None:
+    _DECLARED.update(packages)
+
+
+def known_packages() -> dict[str, str]:
+    """command -> package, for the testbed and every technique and measurement defined so far
+    (vpnbench.techniques and vpnbench.measure define all built-in ones when imported)."""
+    return {**TESTBED_PACKAGES, **_DECLARED}
 
 
 def which(command: str) -> str | None:

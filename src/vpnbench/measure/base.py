@@ -10,6 +10,7 @@ from vpnbench.live import Live
 from vpnbench.params import Params
 from vpnbench.records import SeriesPoint, Trial
 from vpnbench.techniques.base import Tunnel
+from vpnbench.tools import declare_packages
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +96,7 @@ class Measurement(abc.ABC):
     tools: ClassVar[tuple[str, ...]] = ()  # commands the client needs
     server_tools: ClassVar[tuple[str, ...]] = ()  # commands the server needs
     packages: ClassVar[dict[str, str]] = {}  # command -> Debian package, for install hints
+
     columns: ClassVar[tuple[Column, ...]] = ()
     headline: ClassVar[Headline | None] = None
     cpu_figures: ClassVar[bool] = False  # per-core and user/system/softirq figures (throughput kinds)
@@ -102,6 +104,10 @@ class Measurement(abc.ABC):
     # under --resume as a new segment instead of starting over (a soak).
     resumable: ClassVar[bool] = False
     repeats: ClassVar[bool] = True  # False: one cell per technique × impairment whatever the repetitions
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        declare_packages(cls.packages)  # for install hints wherever a tool is missing (tools.py)
 
     def __init__(self, params: Params):
         self.params = params

@@ -20,7 +20,9 @@ from pathlib import Path
 
 from vpnbench.errors import UserError
 from vpnbench.hosts.arch import elf_arch, normalize
+from vpnbench.measure import MEASUREMENTS
 from vpnbench.measure.gen import GEN_NAME, REPO_GEN, gen_binary
+from vpnbench.techniques import TECHNIQUES
 from vpnbench.tools import TESTBED_PACKAGES, known_packages
 
 GEN_SOURCE = REPO_GEN.parents[2]  # gen/: the crate a host of another architecture builds
@@ -39,9 +41,6 @@ class Needs:
 def campaign_needs(campaign=None) -> Needs:
     """From the declarations: the testbed's tools, each technique's packages, and each
     measurement's client and server tools as its parameters choose them (tool = "iperf2", ...)."""
-    from vpnbench.measure import MEASUREMENTS  # noqa: PLC0415 - the registries import hosts
-    from vpnbench.techniques import TECHNIQUES  # noqa: PLC0415
-
     base = {**TESTBED_PACKAGES, **BASE_PACKAGES}
     if campaign is None:
         return Needs(sorted(set(base.values()) | set(known_packages().values())), gen=True)

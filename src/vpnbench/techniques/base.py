@@ -9,6 +9,7 @@ from vpnbench.hosts.base import Host, Proc
 from vpnbench.overhead import Expectation
 from vpnbench.params import Params
 from vpnbench.resources import RunResources
+from vpnbench.tools import declare_packages
 
 Protection = Literal["none", "encrypted", "integrity-only"]
 
@@ -86,12 +87,17 @@ class Technique(abc.ABC):
     Params: ClassVar[type[Params]]
     description: ClassVar[str]
     packages: ClassVar[dict[str, str]] = {}  # command -> Debian package, needed on client and server
+
     kernel_features: ClassVar[dict[str, str]] = {}  # backend -> the kernel feature it needs
     # Host facts: name -> a fixed shell command printing that software's version (first line
     # kept). Run on every host; a missing tool is recorded as absent. Never a campaign value.
     versions: ClassVar[dict[str, str]] = {}
     # The reference every other technique is compared with (the unencrypted baseline).
     is_reference: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        declare_packages(cls.packages)  # for install hints wherever a tool is missing (tools.py)
 
     @classmethod
     def kernel_rows(cls, probe: KernelProbe) -> dict[str, bool]:
