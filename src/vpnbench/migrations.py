@@ -1,6 +1,7 @@
 """Migrations of older results files, one function per schema step, run inside one
-transaction when the file is opened (store.Store). MIGRATIONS[n] takes a file from schema
-n to n + 1; the tables that did not exist yet are created afterwards from records.py.
+transaction when the file is opened (store.Store). MIGRATIONS[n](db, schema) takes a file
+from schema n to n + 1 (schema: today's SQL, for the tables a step fills); the tables that did
+not exist yet are created afterwards from records.py.
 
 Schema 1 -> 2: cells gained `segments`.
 
@@ -17,12 +18,11 @@ import json
 import sqlite3
 
 from vpnbench.records import SeriesPoint
+from vpnbench.series_codec import encode_chunks
 
 
-def _v0_to_v1(db: sqlite3.Connection) -> None:
-    from vpnbench.store import schema_sql  # noqa: PLC0415 - the store imports this module lazily too
-
-    db.executescript(_without_cell_indexes(schema_sql()))
+def _v0_to_v1(db: sqlite3.Connection, schema: str) -> None:
+    db.executescript(_without_cell_indexes(schema))
     db.execute("ALTER TABLE cells ADD COLUMN bringup_id INTEGER REFERENCES bringups(id)")
     _bringups_from_cells(db)
     db.execute("UPDATE cells SET metrics = json_remove(metrics, '$.setup_time_s')")
@@ -65,7 +65,6 @@ def _bringups_from_cells(db: sqlite3.Connection) -> None:
 
 def _samples_to_series(db: sqlite3.Connection) -> None:
     from vpnbench.monitor import sample_points  # noqa: PLC0415
-    from vpnbench.store import encode_chunks  # noqa: PLC0415
 
     # Schema 0's samples listed per-core values without the core numbers; the cell's host summary has them.
     cores = {(row["id"], host): facts.get("cores") for row in db.execute("SELECT id, hosts FROM cells")
@@ -79,7 +78,7 @@ def _samples_to_series(db: sqlite3.Connection) -> None:
         db.executemany("INSERT INTO series VALUES (?, ?, ?, ?, ?, ?, ?)", encode_chunks(cell_id, points))
 
 
-def _v1_to_v2(db: sqlite3.Connection) -> None:
+def _v1_to_v2(db: sqlite3.Connection, schema: str) -> None:
     """Schema 2: a cell can run in segments (a soak resumed after a kill); earlier cells had one."""
     db.execute("ALTER TABLE cells ADD COLUMN segments INTEGER DEFAULT 1")
 

@@ -16,9 +16,7 @@ vpnbench_schema); an older one is migrated in place when opened, a newer one is 
 one clear line, before anything is written.
 """
 
-import array
 import contextlib
-import zlib
 import json
 import os
 import re
@@ -33,6 +31,8 @@ from sqlalchemy.pool import NullPool
 from sqlalchemy.schema import CreateIndex, CreateTable
 
 from vpnbench.errors import SchemaError, UserError
+from vpnbench.migrations import MIGRATIONS
+from vpnbench.series_codec import decode_chunk, encode_chunks
 from vpnbench.records import (Bringup, Cell, Event, HostFacts, Run, SeriesPoint, Trial, as_row, column_type,
                               field_names, json_fields, now_iso, stored_fields)
 
@@ -294,14 +294,12 @@ class Store:
         version = self._check_version()
         db = self.db
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        from vpnbench.migrations import MIGRATIONS  # noqa: PLC0415 - migrations import this module's schema
-
         db.row_factory = sqlite3.Row
         try:
             with db:
                 if "cells" in tables:
                     for step in range(version, SCHEMA_VERSION):
-                        MIGRATIONS[step](db)
+                        MIGRATIONS[step](db, schema_sql())
                 db.executescript(schema_sql())
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         finally:
@@ -531,32 +529,6 @@ class Store:
         table = T["series"]
         rows = self._rows(sa.select(table.c.host, table.c.name).distinct().where(table.c.cell_id == cell_id))
         return [(row["host"], row["name"]) for row in rows]
-
-
-def encode_chunks(cell_id: int, points: list[SeriesPoint]) -> list[tuple]:
-    """Rows of the series table: one per (host, name), times as offsets from the first."""
-    chunks: dict[tuple[str, str], list[SeriesPoint]] = {}
-    for point in points:
-        chunks.setdefault((point.host, point.name), []).append(point)
-    rows = []
-    for (host, name), mine in chunks.items():
-        t0 = mine[0].t
-        rows.append((cell_id, host, name, t0, len(mine), _pack([p.t - t0 for p in mine]),
-                     _pack([p.value for p in mine])))
-    return rows
-
-
-def _pack(values: list[float]) -> bytes:
-    """float32s, deflated: sample times are evenly spaced and many series (memory, steal) barely
-    change, so a 20-hour soak fits the size target (bench/store.py)."""
-    return zlib.compress(array.array("f", values).tobytes(), 1)
-
-
-def decode_chunk(host: str, name: str, t0: float, t_blob: bytes, v_blob: bytes) -> list[SeriesPoint]:
-    times, values = array.array("f"), array.array("f")
-    times.frombytes(zlib.decompress(t_blob))
-    values.frombytes(zlib.decompress(v_blob))
-    return [SeriesPoint(name, round(t0 + dt, 4), value, host) for dt, value in zip(times, values)]
 
 
 class SeriesWriter:
