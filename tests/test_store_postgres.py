@@ -21,14 +21,6 @@ from vpnbench.store import SCHEMA_VERSION, SeriesWriter, Store
 VOLATILE = {"run_id", "cell_id", "bringup_id", "started_at", "finished_at", "hosts", "relative", "warnings"}
 
 
-@pytest.fixture(scope="session")
-def postgres():
-    bin_dir = pg.server_bin()
-    if bin_dir is None:
-        pytest.fail("PostgreSQL's server is not installed: make deps installs Debian's postgresql")
-    yield from pg.start(bin_dir)
-
-
 def comparable(record: dict) -> dict:
     return {key: value for key, value in record.items() if key not in VOLATILE}
 
