@@ -76,6 +76,12 @@ def test_two_workers_one_killed_mid_block_the_other_finishes_nothing_lost_nothin
     assert "2 of 2 blocks done" in status.stdout and "finished" in status.stdout
     assert "lost" in status.stdout  # the killed worker, as the survivor found it
 
+    job = queued.stdout.split()[2].rstrip(":")
+    report = run_cli("report", "--db", url, "--queue", job, "-o", str(tmp_path / "job.html"))
+    assert report.returncode == 0, report.stderr
+    page = (tmp_path / "job.html").read_text()
+    assert "<td>tb1</td>" in page and "<td>tb2</td>" in page  # the testbeds side by side
+
     assert leftovers()  # the killed worker's namespaces and daemons ...
     removed = run_cli("cleanup")
     assert removed.returncode == 0, removed.stderr

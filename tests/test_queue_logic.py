@@ -16,7 +16,7 @@ from test_runner import VPN, campaign, lab  # noqa: F401 - lab is a fixture
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import UserError
 from vpnbench.lab import commands
-from vpnbench.lab.queue import BLOCKS, WORKERS, WorkQueue
+from vpnbench.lab.queue import BLOCKS, WORKERS, WorkerRow, WorkQueue
 from vpnbench.lab.worker import Worker
 from vpnbench.runner import Interrupted
 from vpnbench.store import Store
@@ -149,3 +149,24 @@ def test_bad_queue_input_is_one_line(queue, tmp_path):
     (tmp_path / "tb.toml").write_text("[testbed]\nrouter = false\n")
     mine = commands.worker_campaign(job, str(tmp_path / "tb.toml"))
     assert (mine.testbed.router, mine.testbed.mtu) == (False, [1400, 1500])
+
+
+def test_testbeds_whose_host_facts_differ_are_named_in_a_warning(queue):
+    from vpnbench.records import HostFacts, Run, now_iso
+
+    workers = []
+    for name, cpu in (("tb1", "Cortex-A72"), ("tb2", "Cortex-A72"), ("tb3", "EPYC 7443")):
+        queue.store.start_run(Run(f"run{name}", "c", {}, {}, now_iso()))
+        queue.store.save_host_facts(HostFacts(f"run{name}", "client", {"cpu_model": cpu, "cpu_count": 4}))
+        workers.append(WorkerRow(f"w{name}", "h", 1, name, f"run{name}", "finished", 0.0, 60.0, None, 1))
+    assert commands.facts_differ(queue.store, workers[:2]) == []
+    [warning] = commands.facts_differ(queue.store, workers)
+    assert warning.startswith("the testbeds' client hosts differ: tb1: Cortex-A72; 4 CPUs")
+    assert "tb3: EPYC 7443; 4 CPUs" in warning
+
+
+def test_the_eta_is_the_mean_cell_time_times_cells_left_over_live_workers():
+    assert commands.eta(10.0, 12, 2) == "ETA 1 min 0 s at 2 workers"
+    assert commands.eta(None, 12, 1) == "ETA after the first cell"
+    assert commands.eta(10.0, 12, 0).startswith("ETA unknown")
+    assert commands.eta(10.0, 0, 0) == "finished"

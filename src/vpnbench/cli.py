@@ -84,6 +84,7 @@ def build_parser() -> Parser:
     add_db_arguments(report)
     report.add_argument("-o", "--output", required=True, help="output HTML file")
     report.add_argument("--run", help="run id (default: the newest run in the database)")
+    report.add_argument("--queue", metavar="JOB", help="a lab job's report: its testbeds side by side (PostgreSQL)")
     report.add_argument("--figures", metavar="DIR", help="also write every figure as SVG and PNG into DIR")
     report.add_argument("--timeseries", action="store_true",
                         help="a per-second time series figure for every cell (default: long cells only)")
@@ -465,6 +466,10 @@ def dispatch(args) -> int:
         require_root("demo")
         return cmd_run(campaign, check_db_path(args.db), resume=False, report=report)
     if args.command == "report":
+        if args.queue:
+            from vpnbench.lab.commands import report_job
+
+            return report_job(results_db(args), args.queue, args.output, console)
         return cmd_report(results_db(args), args.output, args.run, args.figures, args.timeseries)
     if args.command == "compare":
         return cmd_compare(args.runs, args.output)

@@ -133,3 +133,29 @@ def facts_differ(store: Store, workers: list[WorkerRow]) -> list[str]:
             by_role.setdefault(facts.host, {})[worker.testbed] = summary_line(facts.facts)
     return [f"the testbeds' {role} hosts differ: " + "; ".join(f"{tb}: {line}" for tb, line in seen.items())
             for role, seen in by_role.items() if len(set(seen.values())) > 1]
+
+
+def report_job(db: str, job_id: str, output: str, console: Console) -> int:
+    """A job's report: its testbeds side by side (the compare page; each testbed's costs against
+    its own baseline), with a warning when their host facts differ."""
+    from vpnbench.compare import terminal_table, write_compare
+
+    out = Path(output)
+    store, queue = open_queue(db)
+    try:
+        job = queue.job(job_id)
+        workers = [w for w in queue.workers(job) if w.run_id and w.cells_ok]
+        warnings = facts_differ(store, workers)
+    finally:
+        store.close()
+    if len(workers) < 2:
+        raise UserError(f"--queue: job {job.id} has results from {len(workers)} testbed(s); its report sets "
+                        f"two or more side by side (one testbed: vpnbench report --run RUN)")
+    sources, rows = write_compare([f"{db}#{w.run_id}" for w in workers], out, warnings)
+    for source in sources:
+        console.print(source.title)
+    console.print(terminal_table(sources, rows))
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
+    console.print(f"wrote job {job.id}'s report to {out}")
+    return 0
