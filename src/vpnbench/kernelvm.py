@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from vpnbench.errors import TestbedError
+from vpnbench.errors import TestbedError, UserError
 from vpnbench.lifetime import die_with_parent
 from vpnbench.vmaccel import QEMU, BootWatch, accel_argv, choose
 
@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise VmError(f"--writable: {directory!r} is not a directory")
         return run_in_vm(command, args.memory, args.cpus, args.timeout, env={"VPNBENCH_IN_VM": "1"},
                          writable=args.writable, accel=args.accel)
-    except (VmError, subprocess.CalledProcessError, OSError) as exc:
+    except (TestbedError, UserError, subprocess.CalledProcessError, OSError) as exc:
         print(f"vpnbench-vm: error: {exc}", file=sys.stderr)
         return 2
 
