@@ -170,3 +170,28 @@ def test_the_eta_is_the_mean_cell_time_times_cells_left_over_live_workers():
     assert commands.eta(None, 12, 1) == "ETA after the first cell"
     assert commands.eta(10.0, 12, 0).startswith("ETA unknown")
     assert commands.eta(10.0, 0, 0) == "finished"
+
+
+def test_a_cell_measured_while_its_block_was_taken_over_is_not_stored_ok(queue, lab, monkeypatch):  # noqa: F811
+    job, _ = queue.enqueue(campaign(techniques=("baseline", "fakevpn"), repetitions=2))
+    stolen = []
+
+    def steal_once() -> float:  # mid-cell: the block's lease ran out and another worker took it
+        if not stolen:
+            stolen.append(True)
+            with queue.engine.begin() as conn:
+                conn.execute(BLOCKS.update().values(worker_id="someone-else", lease_until=sa.func.now()))
+        return 0.5
+
+    lab.network.rtt[VPN] = steal_once
+    stored = []
+    finish_cell = queue.store.finish_cell
+    monkeypatch.setattr(queue.store, "finish_cell", lambda cell, *args: (
+        stored.append((cell.technique, cell.repetition, cell.status, cell.error)), finish_cell(cell, *args)))
+    outcome = worker(queue, lab, job, "tb1").run()
+    assert stored[2:] == [("fakevpn", 1, "failed", "lease lost: another worker took this block over and measures "
+                                                   "this cell"),
+                          ("fakevpn", 1, "ok", None), ("fakevpn", 2, "ok", None)]  # claimed back once free
+    assert [(c.repetition, c.status) for c in queue.store.cells(outcome.run_id) if c.technique == "fakevpn"] == [
+        (1, "ok"), (2, "ok")]  # the failed attempt replaced, as a resumed run's is
+    assert [(b.state, b.claims) for b in queue.blocks(job)] == [("done", 2)]

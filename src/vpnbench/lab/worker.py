@@ -77,6 +77,22 @@ class Worker(Runner):
         if self.heartbeat is not None and self.heartbeat.lost:
             raise LeaseLost("the block's lease ran out and another worker holds it")
 
+    def _fence(self, worker_id: str) -> str | None:
+        """Asked before a cell of a queued block is stored ok: the lease renewed there and then,
+        so a worker that lost its block (alive, but cut off from the database for a whole lease)
+        stores its last cell failed rather than beside the other worker's."""
+        block_id = self.heartbeat.block_id if self.heartbeat is not None else None
+        if block_id is None:
+            return None  # its own baseline
+        try:
+            held = self.queue.renew(worker_id, block_id, self.lease)
+        except sa.exc.DBAPIError as exc:
+            return f"lease not confirmed (the database: {str(exc.orig or exc).strip().splitlines()[0]})"
+        if not held:
+            self.heartbeat.lost = True
+            return "lease lost: another worker took this block over and measures this cell"
+        return None
+
     def _run(self, resources: RunResources) -> RunOutcome:
         prepared = prepare(self.campaign, resources, self.display, self.make, skip_unavailable=True)
         blocks = expand(self.campaign)
@@ -89,6 +105,7 @@ class Worker(Runner):
                             f"{self.testbed_name!r}: {reason}")
         run, _ = self._open(resources, prepared)
         worker_id = self.queue.register(self.job, self.testbed_name, run.run_id, self.lease)
+        run.fence = lambda: self._fence(worker_id)
         outcome, state = RunOutcome(run.run_id), "failed"
         self.display.say(f"[bold]{escape(self.campaign.name)}[/]: worker {worker_id} on testbed "
                          f"{escape(self.testbed_name)} (job {self.job.id}, {len(mine)} of {len(shared)} blocks "
