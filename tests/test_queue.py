@@ -3,7 +3,7 @@ PostgreSQL, two `vpnbench worker` processes on two local namespace testbeds, one
 SIGKILL in the middle of a block. The other finishes the job: every queued cell stored ok
 exactly once, each worker's run with its own baseline, `status` showing the job finished, and
 `vpnbench cleanup` removing what the killed worker left. The logic, without root:
-test_queue_logic.py; one vs two workers' wall time: bench/queue.py."""
+test_queue_logic.py; one vs two workers' wall time: bench/workers.py."""
 
 import collections
 import os

@@ -1,13 +1,13 @@
-"""bench/queue: one worker against two on the same queued campaign, side by side in one run.
+"""bench/workers: one worker against two on the same queued campaign, side by side in one run.
 
-A campaign of duration-bound cells (1 s TCP, 2 repetitions) over a baseline and six queued
+A campaign of duration-bound cells (3 s TCP, 2 repetitions) over a baseline and six queued
 techniques, enqueued into a local PostgreSQL (tests/pg.py) with `vpnbench run --queue`, then
 worked by one `vpnbench worker` on a local namespace testbed, and again (a new database) by two
 workers on two such testbeds at once. Each worker measures the baseline on its own testbed, so
 two workers do the baseline twice; the target is two ≤ 0.65 × one (issue 20). Rounds alternate
 one, two, one, two...; the ratio is of the medians.
 
-.venv/bin/python bench/queue.py [ROUNDS]   (root; results go to bench/RESULTS.md)
+.venv/bin/python bench/workers.py [ROUNDS]   (root; results go to bench/RESULTS.md)
 """
 
 import statistics
@@ -46,7 +46,7 @@ kind = "ipsec"
 cipher = "chacha20poly1305"
 [[measurement]]
 kind = "tcp"
-duration = "1s"
+duration = "3s"
 """
 
 
@@ -70,7 +70,7 @@ def work(server: pg.Postgres, directory: Path, number: int, workers: int) -> flo
 
 
 def main() -> None:
-    require_root("queue.py")
+    require_root("workers.py")
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 2
     directory = Path(tempfile.mkdtemp(prefix="vpnbench-bench-queue-"))
     (directory / "c.toml").write_text(CAMPAIGN)
@@ -84,12 +84,12 @@ def main() -> None:
                     number += 1
                     times[workers].append(work(server, directory, number, workers))
     one, two = statistics.median(times[1]), statistics.median(times[2])
-    publish("queue", f"{machine('queue.py')}; {rounds} rounds, alternating.\n\n"
+    publish("queue", f"{machine('workers.py')}; {rounds} rounds, alternating.\n\n"
             "| workers | wall time s (median; runs) | ÷ one worker |\n| --- | --- | --- |\n"
             f"| 1 | {one:.1f} ({', '.join(f'{t:.1f}' for t in times[1])}) | 1.00 |\n"
             f"| 2 | {two:.1f} ({', '.join(f'{t:.1f}' for t in times[2])}) | **{two / one:.2f}** |\n\n"
             "Campaign: baseline + 6 queued techniques (WireGuard ×2, OpenVPN UDP/TCP, IPsec AES-GCM/ChaCha20; "
-            "userspace backends here), 1 s TCP × 2 repetitions: 12 queued cells. Each worker measures the "
+            "userspace backends here), 3 s TCP × 2 repetitions: 12 queued cells. Each worker measures the "
             "baseline on its own testbed (2 cells each), brings its local namespace testbed up and down, and "
             "waits for nothing else: the two testbeds share this machine's 2 cores. Target ≤ 0.65.")
 
