@@ -142,3 +142,14 @@ def testbed(clean_machine):
     finally:
         bed.down()
         resources.close()
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL server for the session (tests/pg.py)."""
+    import pg  # noqa: PLC0415 - only sessions with a PostgreSQL test start one
+
+    bin_dir = pg.server_bin()
+    if bin_dir is None:
+        pytest.fail("PostgreSQL's server is not installed: make deps installs Debian's postgresql")
+    yield from pg.start(bin_dir)

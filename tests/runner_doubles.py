@@ -233,6 +233,7 @@ class FakeVpn(Technique):
     Params = FakeVpnParams
     description = "test double"
     refuse: str | None = None
+    unavailable: str | None = None  # why this machine has no backend for it, when it has none
     instances: list["FakeVpn"] = []
 
     def __init__(self, params, ctx):
@@ -242,7 +243,7 @@ class FakeVpn(Technique):
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
-        return [BackendStatus("userspace", True)]
+        return [BackendStatus("userspace", FakeVpn.unavailable is None, FakeVpn.unavailable or "")]
 
     @classmethod
     def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:

@@ -88,7 +88,8 @@ def test_smoke_campaign_end_to_end(tmp_path, clean_machine):
 
 @pytest.mark.netns
 def test_flags_instead_of_a_file(tmp_path, clean_machine):
-    result = run_cli("run", "--technique", "baseline", "--measure", "ping", "--db", str(tmp_path / "f.db"))
+    # mtu: the one kind whose defaults take a moment (ping's are 100 × 0.2 s)
+    result = run_cli("run", "--technique", "baseline", "--measure", "mtu", "--db", str(tmp_path / "f.db"))
     assert result.returncode == 0, result.stderr
     assert "1 ok, 0 failed" in result.stdout
 

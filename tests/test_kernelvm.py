@@ -212,11 +212,17 @@ def test_kvm_asked_for_on_a_guest_that_never_boots_fails_in_one_clear_line(tmp_p
     assert "\n" not in message and "\x1b" not in message, repr(message)
     assert "under KVM" in message and 'accel = "tcg"' in message and "firmware ran" in message, message
     # the command line says the same, on one line, exit 2
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), vmaccel.KVM_WATCHDOG_ENV: "4"}
+    started = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "vpnbench.kernelvm", "--accel", "kvm", "--timeout", "600", "--",
-                           "true"], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-    # (the subprocess has the real 30 s watchdog: the monkeypatch does not reach it)
+                           "true"], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 2, proc.stdout[-1000:] + proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("vpnbench-vm: error: the VM did not boot within 30 s under KVM"), proc.stderr
+    assert last.startswith("vpnbench-vm: error: the VM did not boot within 4 s under KVM"), proc.stderr
+    assert time.monotonic() - started < 4 + 30  # the watchdog the environment set (default 30 s)
+    env[vmaccel.KVM_WATCHDOG_ENV] = "soon"
+    proc = subprocess.run([sys.executable, "-m", "vpnbench.kernelvm", "--accel", "kvm", "--", "true"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert (proc.returncode, proc.stderr.strip()) == (
+        2, "vpnbench-vm: error: VPNBENCH_KVM_BOOT_WATCHDOG='soon': allowed: seconds from 1 to 3600")
     assert subprocess.run(["pgrep", "-f", "qemu-system-x86_64"], capture_output=True).stdout == b""

@@ -28,7 +28,7 @@ def lab(tmp_path, monkeypatch):
     """The doubles, the toy technique registered, the run's files under tmp_path."""
     monkeypatch.setattr(resources_module, "RUN_ROOT", tmp_path / "run")
     TECHNIQUES["fakevpn"] = FakeVpn
-    FakeVpn.refuse, FakeVpn.instances = None, []
+    FakeVpn.refuse, FakeVpn.unavailable, FakeVpn.instances = None, None, []
     clock = FakeClock()
     yield Lab(clock, FakeNetwork(clock))
     del TECHNIQUES["fakevpn"]

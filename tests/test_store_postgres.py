@@ -21,14 +21,6 @@ from vpnbench.store import SCHEMA_VERSION, SeriesWriter, Store
 VOLATILE = {"run_id", "cell_id", "bringup_id", "started_at", "finished_at", "hosts", "relative", "warnings"}
 
 
-@pytest.fixture(scope="session")
-def postgres():
-    bin_dir = pg.server_bin()
-    if bin_dir is None:
-        pytest.fail("PostgreSQL's server is not installed: make deps installs Debian's postgresql")
-    yield from pg.start(bin_dir)
-
-
 def comparable(record: dict) -> dict:
     return {key: value for key, value in record.items() if key not in VOLATILE}
 
@@ -147,10 +139,12 @@ def test_a_real_campaign_into_postgresql_and_sqlite(postgres, tmp_path, clean_ma
     """The same campaign run for real through the CLI into each store: the same export fields,
     and the report renders from both."""
     url = postgres.create_database("real")
-    flags = ["--technique", "baseline,wireguard", "--measure", "ping", "--name", "both"]
+    (tmp_path / "both.toml").write_text('[campaign]\nname = "both"\n[[technique]]\nkind = "baseline"\n'
+                                        '[[technique]]\nkind = "wireguard"\n'
+                                        '[[measurement]]\nkind = "ping"\ncount = 10\ninterval = "0.05s"\n')
     exported = {}
     for name, db in (("sqlite", str(tmp_path / "r.db")), ("postgresql", url)):
-        result = run_cli("run", *flags, "--db", db, "--report", str(tmp_path / f"{name}.html"))
+        result = run_cli("run", str(tmp_path / "both.toml"), "--db", db, "--report", str(tmp_path / f"{name}.html"))
         assert result.returncode == 0, result.stdout + result.stderr
         assert pg.PASSWORD not in result.stdout + result.stderr
         assert "2 of 2 cells ok" in (tmp_path / f"{name}.html").read_text()

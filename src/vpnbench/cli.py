@@ -55,6 +55,26 @@ def build_parser() -> Parser:
                           f"for {REHEARSAL_SECONDS:g} s, each impairment entry at both ends of its sweep; "
                           "stored as NAME-rehearsal")
 
+    run.add_argument("--queue", action="store_true",
+                     help=f"enqueue the campaign's blocks in the --db {DB_URL} database for `vpnbench worker`s "
+                          "instead of running it here")
+
+    worker = sub.add_parser("worker", help="run queued blocks on a testbed until the job is done")
+    worker.add_argument("--db", default=os.environ.get("VPNBENCH_DB"),
+                        help=f"the queue's {DB_URL} database (default: $VPNBENCH_DB)")
+    worker.add_argument("--testbed", required=True, metavar="FILE",
+                        help="this worker's [testbed] (a TOML file), laid over the queued campaign's")
+    worker.add_argument("--queue", metavar="JOB", help="the job to work on (default: the oldest unfinished one)")
+    worker.add_argument("--name", help="the testbed's name in results and reports (default: the file's name)")
+    worker.add_argument("--lease", type=float, default=60.0,
+                        help="seconds a block stays this worker's without a heartbeat (default: 60)")
+
+    status = sub.add_parser("status", help="the queue: jobs, blocks, workers and their testbeds, ETA")
+    status.add_argument("--db", default=os.environ.get("VPNBENCH_DB"),
+                        help=f"the queue's {DB_URL} database (default: $VPNBENCH_DB)")
+    status.add_argument("--queue", metavar="JOB", help="only this job")
+    status.add_argument("--all", action="store_true", help="finished jobs too")
+
     demo = sub.add_parser("demo", help="run the demo campaign on a local namespace testbed")
     demo.add_argument("--db", default="vpnbench-demo.db", help="SQLite results file (default: vpnbench-demo.db)")
     demo.add_argument("--report", default="vpnbench-demo.html", metavar="FILE.html",
@@ -64,6 +84,7 @@ def build_parser() -> Parser:
     add_db_arguments(report)
     report.add_argument("-o", "--output", required=True, help="output HTML file")
     report.add_argument("--run", help="run id (default: the newest run in the database)")
+    report.add_argument("--queue", metavar="JOB", help="a lab job's report: its testbeds side by side (PostgreSQL)")
     report.add_argument("--figures", metavar="DIR", help="also write every figure as SVG and PNG into DIR")
     report.add_argument("--timeseries", action="store_true",
                         help="a per-second time series figure for every cell (default: long cells only)")
@@ -429,6 +450,12 @@ def dispatch(args) -> int:
             raise UserError("run: give either a campaign file or --technique/--measure flags, not both")
         if args.rehearse:
             campaign = rehearsal(campaign)
+        if args.queue:
+            if args.resume or args.report:
+                raise UserError("run --queue: --resume and --report belong to a run here; workers continue a job")
+            from vpnbench.lab.commands import enqueue
+
+            return enqueue(campaign, args.db, console)
         report = check_report_path(args.report)
         require_root("run")
         skip = args.skip_unavailable or bool(args.campaign and is_preset(args.campaign))
@@ -439,6 +466,10 @@ def dispatch(args) -> int:
         require_root("demo")
         return cmd_run(campaign, check_db_path(args.db), resume=False, report=report)
     if args.command == "report":
+        if args.queue:
+            from vpnbench.lab.commands import report_job
+
+            return report_job(results_db(args), args.queue, args.output, console)
         return cmd_report(results_db(args), args.output, args.run, args.figures, args.timeseries)
     if args.command == "compare":
         return cmd_compare(args.runs, args.output)
@@ -450,6 +481,15 @@ def dispatch(args) -> int:
         return cmd_provision(args)
     if args.command == "trend":
         return cmd_trend(args.db, args.campaign, args.output)
+    if args.command in ("worker", "status"):
+        from vpnbench.lab import commands as lab
+
+        if not args.db:
+            raise UserError(f"{args.command}: give the queue's database with --db {DB_URL} (or set VPNBENCH_DB)")
+        if args.command == "status":
+            return lab.status(args.db, args.queue, args.all, console)
+        require_root("worker")
+        return lab.work(args.db, args.testbed, args.queue, args.name, args.lease, err_console)
     if args.command == "cleanup":
         require_root("cleanup")
         return cmd_cleanup()

@@ -35,9 +35,15 @@ class Source:
     hosts: list[tuple[str, str]]  # (role, one-line facts)
 
     @property
+    def testbed(self) -> str:
+        """The testbed's name (a lab worker's, or [testbed] name), else its kind."""
+        found = self.run.environment.get("testbed", {})
+        return found.get("name") or found.get("kind", "")
+
+    @property
     def title(self) -> str:
         where = f"{self.db}#" if isinstance(self.db, str) else f"{self.db.name}:"
-        return f"{self.name}: {where}{self.run.run_id} ({self.run.campaign})"
+        return f"{self.name}: {where}{self.run.run_id} ({self.run.campaign}, testbed {self.testbed})"
 
 
 @dataclasses.dataclass
@@ -156,20 +162,21 @@ def _finite(value) -> bool:
     return value is not None and not pd.isna(value) and math.isfinite(value)
 
 
-def render_compare(sources: list[Source], rows: list[Row]) -> str:
+def render_compare(sources: list[Source], rows: list[Row], warnings: list[str] = ()) -> str:
     template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
         package_files.files("vpnbench.report").joinpath("compare.html.j2").read_text())
-    return template.render(sources=sources, rows=rows)
+    return template.render(sources=sources, rows=rows, warnings=list(warnings))
 
 
-def write_compare(texts: list[str], out: Path | None) -> tuple[list[Source], list[Row]]:
-    """Read every run, compare, write the HTML (when out is given); returns what was compared."""
+def write_compare(texts: list[str], out: Path | None, warnings: list[str] = ()) -> tuple[list[Source], list[Row]]:
+    """Read every run, compare, write the HTML (when out is given); returns what was compared.
+    warnings: shown above the runs (a lab job's testbeds whose host facts differ)."""
     if out is not None and not out.parent.is_dir():
         raise UserError(f"-o: directory {str(out.parent)!r} does not exist")
     sources = load_sources(texts)
     rows = compare_rows(sources)
     if out is not None:
-        out.write_text(render_compare(sources, rows))
+        out.write_text(render_compare(sources, rows, warnings))
     return sources, rows
 
 

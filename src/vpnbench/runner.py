@@ -112,10 +112,17 @@ class Runner:
         done = self.store.done_keys(run_id) if run_id else set()
         if run_id is None:
             run_id = resources.run_id
-            self.store.start_run(Run(run_id, self.campaign.name, self.campaign.source,
-                                     environment(self.campaign, prepared.testbed, prepared.backends), now_iso()))
+            self.store.start_run(Run(run_id, self.campaign.name, self.campaign.source, self.environment(prepared),
+                                     now_iso()))
         return RunContext(self.campaign, self.store, resources, prepared.testbed, prepared.probe, run_id,
                           self.display, self.clock, self.resume), done
+
+    def environment(self, prepared: Prepared) -> dict:
+        """What the run records of where it runs (a lab worker adds its queue and testbed name)."""
+        return environment(self.campaign, prepared.testbed, prepared.backends)
+
+    def before_cell(self) -> None:
+        """Called before each cell; a lab worker stops a block here whose lease it lost."""
 
     def _run_block(self, run: RunContext, block: TechniqueBlock, backend: str | Unavailable, cells: list[PlannedCell],
                    outcome: RunOutcome) -> None:
@@ -136,6 +143,7 @@ class Runner:
             testbed.set_mtu(block.mtu)  # before the bring-up: the tunnel is made over it
         try:
             for cell in cells:
+                self.before_cell()
                 self.display.starting(cell.technique, cell.measurement, cell.repetition)
                 bringup = stage.ready()
                 if cell.cores is not None and run.pinner is not None:

@@ -21,6 +21,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from vpnbench.errors import UserError
 from vpnbench.lifetime import die_with_parent
 
 QEMU = "qemu-system-x86_64"
@@ -28,6 +29,21 @@ KVM_DEVICE = "/dev/kvm"
 VERDICT_FILE = Path("/run/vpnbench-kvm-verdict")
 PROBE_DEADLINE = 10.0  # a working KVM reaches init in 1-2 s, even nested
 BOOT_WATCHDOG = {"KVM": 30.0, "TCG": 180.0}  # TCG: three guests booting at once on two busy cores
+KVM_WATCHDOG_ENV = "VPNBENCH_KVM_BOOT_WATCHDOG"  # seconds: a slow nested host may need more, tests less
+
+
+def boot_watchdog(accel_name: str) -> float:
+    """The watchdog's limit for this accelerator; KVM's from $VPNBENCH_KVM_BOOT_WATCHDOG when set."""
+    text = os.environ.get(KVM_WATCHDOG_ENV) if accel_name == "KVM" else None
+    if not text:
+        return BOOT_WATCHDOG[accel_name]
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not 1 <= seconds <= 3600:
+        raise UserError(f"{KVM_WATCHDOG_ENV}={text!r}: allowed: seconds from 1 to 3600")
+    return seconds
 INIT_MARKER = "vpnbench-vm: init"  # the initramfs' first words (kernelvm.INIT)
 FIRMWARE_MARKER = "Booting from ROM"
 WAY_OUT = ('set accel = "tcg" ([testbed.vm] accel; python -m vpnbench.kernelvm --accel tcg; '
@@ -196,7 +212,7 @@ class BootWatch:
     def __init__(self, accel: Accel, what: str = "the guest", limit: float | None = None):
         self.accel = accel
         self.what = what
-        self.limit = BOOT_WATCHDOG[accel.name] if limit is None else limit
+        self.limit = boot_watchdog(accel.name) if limit is None else limit
         self.started = time.monotonic()
         self.text = ""
         self.booted = False

@@ -95,7 +95,12 @@ def load_campaign(path: str | Path) -> Campaign:
 
 def load_testbed(path: str | Path) -> TestbedSpec:
     """Only the [testbed] of a campaign file (or of a file that has nothing else)."""
-    return validate_model(TestbedSpec, _table(_read_toml(path), "testbed"), "testbed")
+    return validate_model(TestbedSpec, testbed_table(path), "testbed")
+
+
+def testbed_table(path: str | Path) -> dict:
+    """The [testbed] table of a file as written (a worker lays it over a queued campaign's)."""
+    return _table(_read_toml(path), "testbed")
 
 
 def _read_toml(path: str | Path) -> dict:

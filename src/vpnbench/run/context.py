@@ -56,6 +56,9 @@ class RunContext:
     ports: PortAllocator = dataclasses.field(default_factory=PortAllocator)
     pinner: CorePinner | None = None  # [testbed] cores: moves each cell's processes
     own_control: dict[str, str | None] | None = None  # each end's TCP congestion control before the run
+    # Asked before a cell is stored ok: why it must not be (a lab worker whose block another
+    # worker has taken over), or None.
+    fence: Callable[[], str | None] | None = None
 
     def congestion_control(self, params):
         """The technique's TCP congestion control set on both ends (or theirs put back); its

@@ -1,0 +1,165 @@
+"""`vpnbench worker --db URL --testbed TESTBED.toml`: one testbed working a queued job.
+
+A worker is a run (vpnbench.runner.Runner) whose blocks come from the queue instead of the
+plan's rounds: its testbed up once, the reference measured on it, then block after block
+claimed, run and marked done, until no block it can run is left. Its cells go into a run of
+its own, named after its testbed, so each testbed's costs are against its own baseline.
+
+A heartbeat thread renews the lease of the block it holds. Should a lease be lost anyway (the
+database unreachable for a whole lease, another worker took the block), the block stops before
+its next cell, so a cell is never measured twice."""
+
+import threading
+import time
+
+import sqlalchemy as sa
+from rich.markup import escape
+
+from vpnbench.campaign import Campaign, TechniqueBlock, expand
+from vpnbench.errors import UserError, VpnbenchError
+from vpnbench.lab.queue import Claim, Job, WorkQueue
+from vpnbench.resources import RunResources
+from vpnbench.run.context import RunContext, RunOutcome
+from vpnbench.run.setup import Prepared, Unavailable, prepare, set_up, tear_down
+from vpnbench.runner import Interrupted, Runner
+
+
+class LeaseLost(VpnbenchError):
+    """Another worker holds this block now."""
+
+
+class Heartbeat:
+    """Renews the worker's lease every third of it, in a thread beside the measurements."""
+
+    def __init__(self, queue: WorkQueue, worker_id: str, lease: float):
+        self.queue, self.worker_id, self.lease = queue, worker_id, lease
+        self.block_id: int | None = None
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="vpnbench-heartbeat", daemon=True)
+
+    def __enter__(self) -> "Heartbeat":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def hold(self, block_id: int | None) -> None:
+        self.block_id, self.lost = block_id, False
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.lease / 3):
+            block_id = self.block_id
+            try:
+                if not self.queue.renew(self.worker_id, block_id, self.lease) and block_id == self.block_id:
+                    self.lost = True
+            except sa.exc.DBAPIError:
+                pass  # the database away for a moment: the next beat tries again, within the lease
+
+
+class Worker(Runner):
+    def __init__(self, queue: WorkQueue, job: Job, campaign: Campaign, testbed_name: str, lease: float = 60.0,
+                 **runner_options):
+        super().__init__(campaign, queue.store, skip_unavailable=True, **runner_options)
+        self.queue, self.job, self.testbed_name, self.lease = queue, job, testbed_name, lease
+        self.poll = min(1.0, lease / 4)  # how often an idle worker looks for a lease that ran out
+        self.heartbeat: Heartbeat | None = None
+
+    def environment(self, prepared: Prepared) -> dict:
+        found = super().environment(prepared)
+        found["testbed"] = {**found["testbed"], "name": self.testbed_name}
+        found["queue"] = {"job": self.job.id}
+        return found
+
+    def before_cell(self) -> None:
+        if self.heartbeat is not None and self.heartbeat.lost:
+            raise LeaseLost("the block's lease ran out and another worker holds it")
+
+    def _fence(self, worker_id: str) -> str | None:
+        """Asked before a cell of a queued block is stored ok: the lease renewed there and then,
+        so a worker that lost its block (alive, but cut off from the database for a whole lease)
+        stores its last cell failed rather than beside the other worker's."""
+        block_id = self.heartbeat.block_id if self.heartbeat is not None else None
+        if block_id is None:
+            return None  # its own baseline
+        try:
+            held = self.queue.renew(worker_id, block_id, self.lease)
+        except sa.exc.DBAPIError as exc:
+            return f"lease not confirmed (the database: {str(exc.orig or exc).strip().splitlines()[0]})"
+        if not held:
+            self.heartbeat.lost = True
+            return "lease lost: another worker took this block over and measures this cell"
+        return None
+
+    def _run(self, resources: RunResources) -> RunOutcome:
+        prepared = prepare(self.campaign, resources, self.display, self.make, skip_unavailable=True)
+        blocks = expand(self.campaign)
+        shared = self.queue.positions(self.job)
+        mine = {p for p in shared if not isinstance(prepared.backends[blocks[p].index], Unavailable)}
+        if not mine:
+            prepared.testbed.down()
+            reason = next(str(b) for b in prepared.backends if isinstance(b, Unavailable))
+            raise UserError(f"--testbed: no block of job {self.job.id} ({self.job.campaign}) can run on testbed "
+                            f"{self.testbed_name!r}: {reason}")
+        run, _ = self._open(resources, prepared)
+        worker_id = self.queue.register(self.job, self.testbed_name, run.run_id, self.lease)
+        run.fence = lambda: self._fence(worker_id)
+        outcome, state = RunOutcome(run.run_id), "failed"
+        self.display.say(f"[bold]{escape(self.campaign.name)}[/]: worker {worker_id} on testbed "
+                         f"{escape(self.testbed_name)} (job {self.job.id}, {len(mine)} of {len(shared)} blocks "
+                         f"runnable here) — run {run.run_id}")
+        try:
+            with Heartbeat(self.queue, worker_id, self.lease) as self.heartbeat:
+                set_up(run, prepared.impairment_backend)
+                references = [(p, b) for p, b in enumerate(blocks) if p not in shared]
+                with self.display.cells(sum(len(b.cells) for p, b in enumerate(blocks) if p in mine or p not in shared)):
+                    for _, block in references:  # this testbed's own baseline, before any shared block
+                        self._run_block(run, block, prepared.backends[block.index], block.cells, outcome)
+                    self._work(run, prepared, blocks, mine, worker_id, outcome)
+            state = "finished"
+        except Interrupted as exc:
+            outcome.interrupted, state = True, "interrupted"
+            self.display.say(f"[yellow]interrupted ({exc}); the block goes back to the queue; cleaning up[/]")
+        finally:
+            self.heartbeat = None
+            tear_down(run)
+            self.store.finish_run(run.run_id, state)
+            self.queue.set_state(worker_id, state)
+        return outcome
+
+    def _work(self, run: RunContext, prepared: Prepared, blocks: list[TechniqueBlock], mine: set[int],
+              worker_id: str, outcome: RunOutcome) -> None:
+        """Claim, run, finish, until no block this testbed can run is left undone."""
+        while True:
+            claim = self.queue.claim(self.job, worker_id, mine, self.lease)
+            if claim is None:
+                if self.queue.outstanding(self.job, mine) == 0:
+                    return
+                time.sleep(self.poll)  # others hold the rest: wait for them, or for a lease to run out
+                continue
+            block = self._block(blocks, claim)
+            self.heartbeat.hold(claim.block_id)
+            if claim.took_over_from:
+                self.display.say(f"  continuing {escape(block.label)}: worker {claim.took_over_from} stopped "
+                                 "renewing its lease")
+            done = self.queue.done_keys(self.job)
+            cells = [cell for cell in block.cells if cell.key not in done]
+            try:
+                if cells:
+                    self._run_block(run, block, prepared.backends[block.index], cells, outcome)
+            except LeaseLost as exc:
+                self.display.say(f"  [yellow]left {escape(block.label)}[/]: {exc}")
+                continue
+            finally:
+                self.heartbeat.hold(None)
+            self.queue.finish(self.job, worker_id, claim.block_id)
+
+    def _block(self, blocks: list[TechniqueBlock], claim: Claim) -> TechniqueBlock:
+        block = blocks[claim.position] if claim.position < len(blocks) else None
+        if block is None or block.label != claim.label:
+            raise UserError(f"job {self.job.id}: block {claim.position} is {claim.label!r} in the queue but "
+                            f"{block.label if block else 'missing'!r} here: the job was queued by another "
+                            "vpnbench version; run workers of the version that queued it")
+        return block

@@ -1,0 +1,197 @@
+"""The lab's queue and workers (issue 20 item 2) without root: workers on the runner's testbed
+doubles, the queue in a real PostgreSQL (tests/pg.py). A worker measures its own baseline,
+claims and finishes the shared blocks; a worker that stops renewing its lease mid-block (as
+after kill -9) loses the block to another, which continues where it stopped: nothing lost,
+nothing doubled. Bad input is one line and writes nothing. The same with real processes and
+namespace testbeds: test_queue.py."""
+
+import itertools
+
+import pytest
+import sqlalchemy as sa
+from rich.console import Console
+
+from runner_doubles import FakeVpn
+from test_runner import VPN, campaign, lab  # noqa: F401 - lab is a fixture
+from vpnbench.campaign import campaign_from_dict
+from vpnbench.errors import UserError
+from vpnbench.lab import commands
+from vpnbench.lab.queue import BLOCKS, WORKERS, WorkerRow, WorkQueue
+from vpnbench.lab.worker import Worker
+from vpnbench.runner import Interrupted
+from vpnbench.store import Store
+
+QUIET = Console(file=open("/dev/null", "w"))
+names = itertools.count()
+
+
+@pytest.fixture
+def queue(postgres):
+    store = Store(postgres.create_database(f"queue{next(names)}"))
+    yield WorkQueue(store)
+    store.close()
+
+
+def worker(queue, lab, job, name, lease=60.0, cls=Worker):  # noqa: F811
+    return cls(queue, job, campaign_from_dict(job.source), name, lease=lease, console=QUIET, make=lab.make,
+               clock=lab.clock)
+
+
+def ok_keys(store: Store, run_ids) -> list[str]:
+    return sorted(c.cell_key for run_id in run_ids for c in store.cells(run_id) if c.ok)
+
+
+def test_a_worker_measures_its_baseline_then_every_queued_block(queue, lab):  # noqa: F811
+    lab.network.rtt[VPN] = lambda: 0.5
+    job, cells = queue.enqueue(campaign(techniques=("baseline", "fakevpn"), repetitions=2))
+    assert cells == 2  # the baseline is not queued: each worker measures it on its own testbed
+    outcome = worker(queue, lab, job, "tb1").run()
+    assert (outcome.ok, outcome.failed) == (4, 0)
+    stored = queue.store.cells(outcome.run_id)
+    assert [c.technique for c in stored] == ["baseline", "baseline", "fakevpn", "fakevpn"]
+    assert queue.store.run(outcome.run_id).environment["testbed"]["name"] == "tb1"
+    assert [b.state for b in queue.blocks(job)] == ["done"]
+    [row] = queue.workers(job)
+    assert (row.state, row.testbed, row.run_id, row.cells_ok) == ("finished", "tb1", outcome.run_id, 4)
+    assert queue.jobs() == []  # finished
+
+
+class Killed(BaseException):
+    """The worker stops dead: no cleanup of its queue state (as after kill -9)."""
+
+
+class DiesAfterOneQueuedCell(Worker):
+    def before_cell(self):
+        super().before_cell()
+        if any(c.technique == "fakevpn" and c.ok for c in self.store.cells()):
+            self.queue.set_state = lambda *args: None  # a killed process tells the queue nothing
+            raise Killed
+
+
+def test_a_block_whose_worker_died_is_continued_by_another_after_its_lease(queue, lab):  # noqa: F811
+    lab.network.rtt[VPN] = lambda: 0.5
+    job, _ = queue.enqueue(campaign(techniques=("baseline", "fakevpn"), repetitions=3))
+    with pytest.raises(Killed):
+        worker(queue, lab, job, "tb1", lease=3.0, cls=DiesAfterOneQueuedCell).run()
+    del queue.set_state  # the dead worker's muzzle off the queue the next worker shares
+    [block] = queue.blocks(job)
+    assert (block.state, block.claims) == ("running", 1)  # held by the dead worker until its lease runs out
+    survivor = worker(queue, lab, job, "tb2", lease=3.0).run()
+    runs = [w.run_id for w in queue.workers(job)]
+    queued = [k for k in ok_keys(queue.store, runs) if k.startswith("fakevpn")]
+    assert queued == ["fakevpn|none|ping|1", "fakevpn|none|ping|2", "fakevpn|none|ping|3"]  # none lost, none doubled
+    assert [c.repetition for c in queue.store.cells(survivor.run_id) if c.technique == "fakevpn"] == [2, 3]
+    assert [c.technique for c in queue.store.cells(survivor.run_id)].count("baseline") == 3  # its own reference
+    assert {w.testbed: w.state for w in queue.workers(job)} == {"tb1": "lost", "tb2": "finished"}
+    assert [(b.state, b.claims) for b in queue.blocks(job)] == [("done", 2)]
+
+
+def test_an_interrupted_worker_gives_its_block_back_at_once(queue, lab):  # noqa: F811
+    job, _ = queue.enqueue(campaign(techniques=("baseline", "fakevpn")))
+
+    class Interruptible(Worker):
+        def before_cell(self):
+            if self.heartbeat.block_id is not None:
+                raise Interrupted("SIGINT")
+
+    outcome = worker(queue, lab, job, "tb1", cls=Interruptible).run()
+    assert outcome.interrupted and outcome.ok == 1  # its baseline
+    assert [(b.state, b.worker_id) for b in queue.blocks(job)] == [("queued", None)]
+    assert [w.state for w in queue.workers(job)] == ["interrupted"]
+
+
+def test_a_lost_lease_stops_the_block_before_its_next_cell(queue, lab):  # noqa: F811
+    job, _ = queue.enqueue(campaign(techniques=("baseline", "fakevpn"), repetitions=2))
+
+    class LosesItsLeaseOnce(Worker):
+        stolen = False
+
+        def before_cell(self):
+            if self.heartbeat.block_id is not None and not self.stolen:  # taken over (its lease then runs out)
+                self.stolen = True
+                with queue.engine.begin() as conn:
+                    conn.execute(BLOCKS.update().values(worker_id="someone-else", lease_until=sa.func.now()))
+                self.heartbeat.lost = not queue.renew(self.heartbeat.worker_id, self.heartbeat.block_id, 60)
+            super().before_cell()
+
+    outcome = worker(queue, lab, job, "tb1", cls=LosesItsLeaseOnce).run()
+    # The lost block measured nothing; claimed back once the other's lease ran out, it ran whole.
+    assert [(c.technique, c.repetition) for c in queue.store.cells(outcome.run_id)] == [
+        ("baseline", 1), ("baseline", 2), ("fakevpn", 1), ("fakevpn", 2)]
+    assert [(b.state, b.claims) for b in queue.blocks(job)] == [("done", 2)]
+
+
+def test_a_testbed_that_can_run_no_queued_block_is_one_line_and_writes_nothing(queue, lab):  # noqa: F811
+    job, _ = queue.enqueue(campaign(techniques=("baseline", "fakevpn")))
+    FakeVpn.unavailable = "no fakevpn module in this kernel"
+    with pytest.raises(UserError) as refused:
+        worker(queue, lab, job, "tb1").run()
+    assert str(refused.value) == (f"--testbed: no block of job {job.id} (doubles) can run on testbed 'tb1': "
+                                  "technique[2].backend: no backend available "
+                                  "(userspace: no fakevpn module in this kernel)")
+    assert queue.store.runs() == []
+    with queue.engine.connect() as conn:
+        assert conn.scalar(sa.select(sa.func.count()).select_from(WORKERS)) == 0
+
+
+def test_bad_queue_input_is_one_line(queue, tmp_path):
+    with pytest.raises(UserError, match=r"^--queue: repetitions = \"auto\""):
+        queue.enqueue(campaign(techniques=("baseline",), repetitions="auto"))
+    with pytest.raises(UserError, match=r"^--db: the queue needs a PostgreSQL database"):
+        commands.open_queue(str(tmp_path / "r.db"))
+    assert not (tmp_path / "r.db").exists()
+    job, _ = queue.enqueue(campaign_from_dict({
+        "campaign": {"name": "axes"}, "testbed": {"mtu": [1400, 1500]},
+        "technique": [{"kind": "baseline"}], "measurement": [{"kind": "ping", "count": 2}]}))
+    (tmp_path / "tb.toml").write_text("[testbed]\nmtu = [1400]\n")
+    with pytest.raises(UserError, match=r"^--testbed: mtu is an axis of the queued campaign's plan \(\[1400, 1500\]\)"):
+        commands.worker_campaign(job, str(tmp_path / "tb.toml"))
+    (tmp_path / "tb.toml").write_text("[testbed]\nrouter = false\n")
+    mine = commands.worker_campaign(job, str(tmp_path / "tb.toml"))
+    assert (mine.testbed.router, mine.testbed.mtu) == (False, [1400, 1500])
+
+
+def test_testbeds_whose_host_facts_differ_are_named_in_a_warning(queue):
+    from vpnbench.records import HostFacts, Run, now_iso
+
+    workers = []
+    for name, cpu in (("tb1", "Cortex-A72"), ("tb2", "Cortex-A72"), ("tb3", "EPYC 7443")):
+        queue.store.start_run(Run(f"run{name}", "c", {}, {}, now_iso()))
+        queue.store.save_host_facts(HostFacts(f"run{name}", "client", {"cpu_model": cpu, "cpu_count": 4}))
+        workers.append(WorkerRow(f"w{name}", "h", 1, name, f"run{name}", "finished", 0.0, 60.0, None, 1))
+    assert commands.facts_differ(queue.store, workers[:2]) == []
+    [warning] = commands.facts_differ(queue.store, workers)
+    assert warning.startswith("the testbeds' client hosts differ: tb1: Cortex-A72; 4 CPUs")
+    assert "tb3: EPYC 7443; 4 CPUs" in warning
+
+
+def test_the_eta_is_the_mean_cell_time_times_cells_left_over_live_workers():
+    assert commands.eta(10.0, 12, 2) == "ETA 1 min 0 s at 2 workers"
+    assert commands.eta(None, 12, 1) == "ETA after the first cell"
+    assert commands.eta(10.0, 12, 0).startswith("ETA unknown")
+    assert commands.eta(10.0, 0, 0) == "finished"
+
+
+def test_a_cell_measured_while_its_block_was_taken_over_is_not_stored_ok(queue, lab, monkeypatch):  # noqa: F811
+    job, _ = queue.enqueue(campaign(techniques=("baseline", "fakevpn"), repetitions=2))
+    stolen = []
+
+    def steal_once() -> float:  # mid-cell: the block's lease ran out and another worker took it
+        if not stolen:
+            stolen.append(True)
+            with queue.engine.begin() as conn:
+                conn.execute(BLOCKS.update().values(worker_id="someone-else", lease_until=sa.func.now()))
+        return 0.5
+
+    lab.network.rtt[VPN] = steal_once
+    stored = []
+    finish_cell = queue.store.finish_cell
+    monkeypatch.setattr(queue.store, "finish_cell", lambda cell, *args: (
+        stored.append((cell.technique, cell.repetition, cell.status, cell.error)), finish_cell(cell, *args)))
+    outcome = worker(queue, lab, job, "tb1").run()
+    assert stored[2:] == [("fakevpn", 1, "failed", "lease lost: another worker took this block over and measures "
+                                                   "this cell"),
+                          ("fakevpn", 1, "ok", None), ("fakevpn", 2, "ok", None)]  # claimed back once free
+    assert [(c.repetition, c.status) for c in queue.store.cells(outcome.run_id) if c.technique == "fakevpn"] == [
+        (1, "ok"), (2, "ok")]  # the failed attempt replaced, as a resumed run's is
+    assert [(b.state, b.claims) for b in queue.blocks(job)] == [("done", 2)]
