@@ -140,7 +140,11 @@ def test_rate_search_ndr_pdr_and_every_trial_stored(tmp_path, clean_machine):
     trials = vpnbench.load(tmp_path / "c.db").trials
     for cell in cells:
         stored = trials[trials.cell_id == cell["cell_id"]]
-        assert len(stored) == cell["metrics"]["trials"] and len(stored) >= 3
+        assert len(stored) == cell["metrics"]["trials"]
+        # A search takes several trials, unless its first (at max_rate) already answers it: the
+        # generator fell short of the load, or max_rate itself passed (a quiet machine's baseline).
+        m = cell["metrics"]
+        assert len(stored) >= 3 or m.get("ndr_generator_limited") or m.get("ndr_at_max_rate"), m
         for data in stored.data:  # what iperf3 received came through the server's tunnel device
             counters = data["interfaces"]
             assert counters["server_rx_packets"] >= counters["generator_received"]
