@@ -1,8 +1,10 @@
 """The CLI's warm-up: work in a thread while the testbed is built, done before the first cell,
 with the switch interval lowered only meanwhile."""
 
+import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +32,17 @@ def test_a_set_up_that_fails_before_the_first_cell_still_puts_the_switch_interva
     with pytest.raises(RuntimeError), WarmUp(lambda: None):
         raise RuntimeError("testbed failed")
     assert sys.getswitchinterval() == before
+
+
+def test_the_command_as_installed_starts_and_exits(tmp_path):
+    """The suite runs most commands in a fork of itself (forked_cli); the real entry points,
+    the console script and `python -m vpnbench`, start here: help, and bad input as one line."""
+    script = Path(sys.executable).with_name("vpnbench")
+    assert script.exists(), "make deps installs the console script beside the environment's python"
+    shown = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0 and "usage: vpnbench" in shown.stdout and "run" in shown.stdout
+    (tmp_path / "c.toml").write_text('[campaign]\nname = "x"\ntechniques = ["baseline"]\nrepetitions = 0\n')
+    refused = subprocess.run([sys.executable, "-m", "vpnbench", "run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db")],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and refused.stderr.startswith("vpnbench: error: ") and "repetitions" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "c.db").exists()

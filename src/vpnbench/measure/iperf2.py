@@ -20,11 +20,12 @@ from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import MeasureContext
 
 # [  1] 0.0000-1.0000 sec  13110500 Bytes  104884000 bits/sec <the rest: enhanced fields>
-_LINE = re.compile(r"^\[\s*(\d+|SUM(?:-\d+)?)\]\s+(\d+(?:\.\d+)?)-\s*(\d+(?:\.\d+)?)\s+sec\s+(\d+)\s+Bytes\s+"
+# A reverse (-R) test's receiving end marks its streams with a star: [ *1].
+_LINE = re.compile(r"^\[\s*\*?(\d+|SUM(?:-\d+)?)\]\s+(\d+(?:\.\d+)?)-\s*(\d+(?:\.\d+)?)\s+sec\s+(\d+)\s+Bytes\s+"
                    r"(\d+(?:\.\d+)?)\s+bits/sec(.*)$")
 _LOST = re.compile(r"(\d+(?:\.\d+)?)\s+ms\s+(-?\d+)/(\d+)\s+\(")  # jitter ms lost/total (pct)
 _TCP_SENT = re.compile(r"^\s*(\d+)/(\d+)\s+(\d+)")  # Write/Err Rtry
-_SENT_DATAGRAMS = re.compile(r"^\[\s*(\d+)\]\s+Sent\s+(\d+)\s+datagrams")
+_SENT_DATAGRAMS = re.compile(r"^\[\s*\*?(\d+)\]\s+Sent\s+(\d+)\s+datagrams")
 SERVER_GRACE = 10.0  # seconds the server listens beyond the test
 
 
@@ -123,20 +124,28 @@ def tcp_metrics2(sender: Report, receiver: Report) -> dict[str, float]:
 
 
 def udp_metrics2(sender: Report, receiver: Report) -> dict[str, float]:
+    """Loss against the sender's own count, as udp.udp_metrics does for iperf3: the receiver's
+    Lost/Total misses every datagram after the last one that arrived, and a receiver that got
+    nothing prints no report at all. "Sent N datagrams" counts the closing datagram too (N is
+    the receiver's Total + 1 on a lossless path: tests/data/iperf2_udp_*)."""
     _, sent_bps, _ = sender.total()
-    _, received_bps, _ = receiver.total()
-    lost = total = 0
+    lost = seen = 0
     jitters = []
     for line in receiver.streams().values():
         match = _LOST.search(line.rest)
         if match:
             jitters.append(float(match.group(1)))
             lost += max(int(match.group(2)), 0)  # iperf2 can print a negative count after reordering
-            total += int(match.group(3))
-    if not total:
+            seen += int(match.group(3))
+    if receiver.lines and not seen:
         raise ValueError("no Lost/Total in the receiver's iperf2 report")
-    metrics = {"throughput_bps": received_bps, "sender_throughput_bps": sent_bps, "sent_packets": float(total),
-               "lost_packets": float(lost), "received_packets": float(total - lost), "loss_pct": 100.0 * lost / total}
+    sent = sum(max(count - 1, 0) for count in sender.sent_datagrams.values()) or seen
+    if not sent:
+        raise ValueError("neither the sender's Sent datagrams nor the receiver's Lost/Total in the iperf2 reports")
+    arrived = min(max(seen - lost, 0), sent)
+    metrics = {"throughput_bps": receiver.total()[1] if receiver.lines else 0.0, "sender_throughput_bps": sent_bps,
+               "sent_packets": float(sent), "lost_packets": float(sent - arrived), "received_packets": float(arrived),
+               "tail_lost_packets": float(max(sent - seen, 0)), "loss_pct": 100.0 * (sent - arrived) / sent}
     if jitters:
         metrics["jitter_ms"] = max(jitters)  # the worst stream's
     return metrics
