@@ -207,3 +207,19 @@ def test_s1_report_opens_in_a_browser(s1, tmp_path):
     assert page.count("<figure") == len(figures) == 16
     assert page.count('data-type="lines"') == 12 and page.count('data-type="bars"') == 4
     assert page.count("<li><a href=") == 4 + 3  # contents: 4 fixed sections (no failed cells) and 3 measurements
+
+
+def test_bars_go_logarithmic_when_an_error_bar_would_flatten_the_smallest_bar():
+    """Means 16 times apart (under LOG_SPREAD), but the slow one's interval reaches 100 times the
+    fast one: on a linear axis the fast bar was 1.8 px (a slow host's demo report, issue 22)."""
+    import pandas as pd
+
+    from vpnbench.report.figures import Canvas, grouped_bars
+
+    def draw(ci):
+        rows = pd.DataFrame({"technique": ["baseline", "wireguard"], "impairment": ["none", "none"],
+                             "mean": [0.03, 0.5], "ci95": [0.001, ci]})
+        return grouped_bars(Canvas(), rows, ["none"], "RTT (ms)", 1.0, "ping", "ping rtt", {}, log=True).meta["log"]
+
+    assert draw(2.5) is True  # the axis reaches 3.0: 100 x the baseline's bar
+    assert draw(0.05) is False  # 0.55 / 0.03 = 18: the baseline's bar is a bar on a linear axis

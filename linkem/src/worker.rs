@@ -18,11 +18,11 @@ const SMALL: usize = 2048;
 /// under a large explicit `limit`); beyond it frames are dropped as if the
 /// limit was hit.
 const MAX_QUEUED_BYTES: usize = 512 << 20;
-/// Frames due within this horizon are sent together with the ones already
-/// due (batching; bounded early departure).
-const EARLY_NS: u64 = 25_000;
-/// Waits shorter than this are spent polling instead of sleeping.
-const SPIN_NS: u64 = 5_000;
+/// The thread wakes this long before the next departure and polls until it
+/// is due: a frame never leaves before its time (as netem: a delay is a
+/// lower bound, and a ping through `delay 10ms` each way never reads under
+/// 20 ms), and a sleep's wake-up latency is spent before it, not after.
+const SPIN_NS: u64 = 25_000;
 
 pub struct Frame {
     pub buf: Vec<u8>,
@@ -333,7 +333,7 @@ impl Worker {
             }
 
             let now = io::now_ns();
-            while let Some((tts, f)) = eng.pop_due_at(now + EARLY_NS) {
+            while let Some((tts, f)) = eng.pop_due_at(now) {
                 if tts != 0 {
                     let late = now.saturating_sub(tts);
                     late_sum += late;
@@ -381,8 +381,8 @@ impl Worker {
             }
             let now = io::now_ns();
             let wait = match eng.next_due() {
-                Some(t) if t <= now + EARLY_NS => continue,
-                Some(t) => t - now - EARLY_NS,
+                Some(t) if t <= now => continue,
+                Some(t) => t - now,
                 None => 100_000_000,
             };
             if wait > SPIN_NS {

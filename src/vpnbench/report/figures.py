@@ -222,9 +222,13 @@ def _hashable(value):
 
 # --- drawings ----------------------------------------------------------------------------
 
-def _wants_log(means: list[float], allowed: bool) -> bool:
+def _wants_log(means: list[float], allowed: bool, tops: list[float] = ()) -> bool:
+    """tops: the highest point drawn for each mean (its error bar's end), which sets the axis: a
+    slow tunnel's wide interval can stretch a linear axis until a fast baseline's bar is a line
+    of 2 px although the means differ by less than LOG_SPREAD."""
     finite = [m for m in means if m is not None and math.isfinite(m)]
-    return allowed and bool(finite) and min(finite) > 0 and max(finite) / min(finite) > LOG_SPREAD
+    highest = max([t for t in tops if t is not None and math.isfinite(t)] + finite, default=None)
+    return allowed and bool(finite) and min(finite) > 0 and highest / min(finite) > LOG_SPREAD
 
 
 def lines_with_bands(canvas: Canvas, rows: pd.DataFrame, xs: dict[str, float], line_of: str, x_of: str,
@@ -263,7 +267,7 @@ def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: 
     techniques = list(dict.fromkeys(rows["technique"]))
     fig, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(techniques) * len(groups) + 1.5), 3.0))
     width = 0.8 / max(1, len(techniques))
-    logarithmic = _wants_log(rows["mean"].tolist(), log)
+    logarithmic = _wants_log(rows["mean"].tolist(), log, (rows["mean"] + rows["ci95"].fillna(0)).tolist())
     for i, technique in enumerate(techniques):
         mine = rows[rows["technique"] == technique].set_index("impairment").reindex(groups)
         positions = [g + (i - (len(techniques) - 1) / 2) * width for g in range(len(groups))]
