@@ -249,6 +249,9 @@ def test_udp_checksums_hold_across_the_router_vm(tmp_path, clean_machine):
         testbed.connect()
         testbed.up()
         client, server = testbed.client, testbed.server
+        # The guest's root home is its own, empty: bash run by sshd does not source this machine's
+        # ~/.bashrc for every command (pyenv's init cost 3.4 s per command under TCG here).
+        assert client.run(["sh", "-c", "ls -A ~; echo home=$HOME"]).stdout.split() == ["home=/root"]
         before = udp_csum_errors(server)
         receiver = server.spawn(["python3", "-c", UDP_RECEIVER], name="udprecv")
         time.sleep(2)
