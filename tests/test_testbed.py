@@ -88,7 +88,10 @@ def test_monitor_attributes_cpu_to_the_busy_host(testbed):
     assert 0.5 * got <= client["procs_cpu_pct"].get("sh", 0) <= 1.15 * got + 5, (got, client)
     assert server["proc_cpu_pct"] < 20, server
     if client["cpu_pinned"]:
-        assert client["cpu_pct"] > 60 and server["cpu_pct"] < 40
+        # the core-level figure holds at least the loop's share of the client's core
+        assert client["cpu_pct"] >= 0.8 * client["procs_cpu_pct"].get("sh", 0) - 5, (got, client)
+        if got > 75:  # the loop had its core to itself: no other load shares these cores
+            assert client["cpu_pct"] > 60 and server["cpu_pct"] < 40, (got, client, server)
     assert client["samples"] >= 5
     assert client["mem_used_bytes"] > 0 and len(client["cpu_per_core_pct"]) == len(client["cores"])
     assert {"cpu_system_pct", "cpu_softirq_pct", "temperature_c", "freq_mhz"} <= client.keys()
