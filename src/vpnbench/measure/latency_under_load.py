@@ -15,7 +15,7 @@ from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement,
 from vpnbench.measure.iperf import interval_series, parse_iperf_json
 from vpnbench.measure.irtt import Packet, packet_series, percentile
 from vpnbench.measure.tcp import tcp_metrics
-from vpnbench.measure.traffic import Clock, Iperf3Load, IrttProbe
+from vpnbench.measure.traffic import TimeAxis, Iperf3Load, IrttProbe
 from vpnbench.params import Duration, Family, Params
 
 RAMP_S = 1.0  # loaded packets sent in the first second of load are left out
@@ -75,7 +75,7 @@ class LatencyUnderLoad(Measurement):
             probe.start_server()
             for load in loads.values():
                 load.start_server()
-            clock = Clock()
+            clock = TimeAxis()
             probe.start()
             time.sleep(p.idle)
             load_at = clock.now()
@@ -106,7 +106,7 @@ class LatencyUnderLoad(Measurement):
                 loads[way] = Iperf3Load(ctx, p.family, args, p.duration)
         return loads
 
-    def _finish_load(self, loads: dict[str, Iperf3Load], clock: Clock, raw: dict) -> dict[str, tuple[float, list]]:
+    def _finish_load(self, loads: dict[str, Iperf3Load], clock: TimeAxis, raw: dict) -> dict[str, tuple[float, list]]:
         """Each direction's receiver throughput and its per-second series on the clock."""
         result = {}
         for way, load in loads.items():

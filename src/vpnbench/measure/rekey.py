@@ -21,7 +21,7 @@ from vpnbench.errors import MeasurementError, VpnbenchError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.iperf import parse_iperf_json, throughput_series
 from vpnbench.measure.ping import parse_ping
-from vpnbench.measure.traffic import Clock, Iperf3Load, PingProbe
+from vpnbench.measure.traffic import TimeAxis, Iperf3Load, PingProbe
 from vpnbench.params import Duration, Family, Params, Rate
 from vpnbench.techniques import is_reference
 
@@ -78,7 +78,7 @@ class Rekey(Measurement):
             load.start_server()
             ping.start()
             load.start()
-            clock = Clock(load.started)  # the flow's start is 0 (its intervals count from there)
+            clock = TimeAxis(load.started)  # the flow's start is 0 (its intervals count from there)
             rekeys = self._rekey_while_loaded(None if control else ctx.rekey, clock, raw)
             raw["iperf3_client"], raw["iperf3_server"] = load.finish()
             raw["ping"] = ping.finish()
@@ -102,7 +102,7 @@ class Rekey(Measurement):
         p = self.params
         return ["-t", f"{p.duration:g}"] + (["-u", "-b", str(p.rate), "-l", str(p.length)] if p.load == "udp" else [])
 
-    def _rekey_while_loaded(self, renew, clock: Clock, raw: dict) -> list[tuple[float, float, dict]]:
+    def _rekey_while_loaded(self, renew, clock: TimeAxis, raw: dict) -> list[tuple[float, float, dict]]:
         """A rekey (`renew()`; None: the baseline's control, nothing done) at every multiple of
         rekey_every that leaves AFTER_S of load after it: (seconds since the flow started, seconds
         the rekey took, what changed)."""

@@ -27,7 +27,7 @@ from vpnbench.live import Live, MemoryLive
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.drift import StallDetector, by_segment, growth, parse_counters, pooled_slope, process_rss
 from vpnbench.measure.ping import rtts
-from vpnbench.measure.traffic import Clock, Iperf3Load, PingProbe
+from vpnbench.measure.traffic import TimeAxis, Iperf3Load, PingProbe
 from vpnbench.params import Duration, Family, Params, Rate
 from vpnbench.records import SeriesPoint
 from vpnbench.units import format_rate
@@ -129,7 +129,7 @@ class Session:
         self.ping = PingSecond()
         self.counters: dict[str, list[dict]] = {}  # role -> [first sample, last sample]
         self.pending: list[SeriesPoint] = []
-        self.clock = Clock()
+        self.clock = TimeAxis()
 
     def now(self) -> float:
         return self.clock.now()
@@ -145,7 +145,7 @@ class Session:
         failure: MeasurementError | None = None
         try:
             load.start_server()
-            self.clock = Clock()
+            self.clock = TimeAxis()
             load.start()
             ping.start()
             try:

@@ -1,7 +1,7 @@
 """Traffic primitives that measurements compose, as Flent composes its data sets: a load (an
 iperf3 test: its own one-off server and a client) and a probe (ping, or irtt calls: the tool's
 parts are in measure/irtt.py) each start, stop and give its series, and every series is put on
-one clock, the measurement's: a primitive records when it started, and a `Clock` shifts the
+one clock, the measurement's: a primitive records when it started, and a `TimeAxis` shifts the
 tool's own times (iperf3's interval ends, ping's sequence numbers, irtt's send times) onto it.
 gen's runs (measure/gen.py) are whole trials of a search, not a background load.
 """
@@ -9,18 +9,18 @@ gen's runs (measure/gen.py) are whole trials of a search, not a background load.
 import dataclasses
 import time
 
-from vpnbench.errors import MeasurementError
 from vpnbench.hosts.base import Proc
 from vpnbench.measure.base import MeasureContext
 from vpnbench.measure.irtt import IrttServer, Packet, finish_clients, packets, start_clients
 from vpnbench.measure.ping import rtt_series
+from vpnbench.servers.base import wait_listening
 
 # The TCP control connection: SYN retries go out at 1, 3 and 7 s, so a lossy link (S1 went to 5 %
 # each way) still connects; 3 s failed about one cell in a hundred there.
 CONNECT_TIMEOUT_MS = 10_000
 
 
-class Clock:
+class TimeAxis:
     """A measurement's time axis: seconds since t0 (by default, when the clock was made)."""
 
     def __init__(self, t0: float | None = None):
@@ -51,7 +51,7 @@ class Iperf3Server:
         self.proc = self.ctx.server.spawn(["iperf3", "-s", "-1", "-p", str(self.port),
                                            "-B", self.ctx.target(self.family), *self.args],
                                           name="iperf3-server", interactive=self.interactive)
-        wait_listening(self.ctx, self.proc, self.port)
+        wait_listening(self.ctx.server, self.proc, self.port, "iperf3 server", key="iperf3_server")
         return self
 
     def wait(self, timeout: float) -> None:
@@ -64,19 +64,6 @@ class Iperf3Server:
             return ""
         self.proc.stop(timeout)
         return self.proc.output()
-
-
-def wait_listening(ctx: MeasureContext, server: Proc, port: int, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not server.alive():
-            raise MeasurementError(f"iperf3 server exited: {server.output().strip()[-200:]}",
-                                   {"iperf3_server": server.output()})
-        if ctx.server.listening(server, port):
-            return
-        time.sleep(0.002)  # a local check is ~0.1 ms; the server listens a few ms after its start
-    raise MeasurementError(f"iperf3 server not listening on port {port} after {timeout:g} s",
-                           {"iperf3_server": server.output()})
 
 
 def iperf3_client_argv(ctx: MeasureContext, family: str, port: int, args: list[str], json: bool = True) -> list[str]:
@@ -121,7 +108,7 @@ class Iperf3Load:
             self.client.stop(1)
         self.server.stop(1)
 
-    def on(self, clock: Clock, points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    def on(self, clock: TimeAxis, points: list[tuple[float, float]]) -> list[tuple[float, float]]:
         """The test's own (seconds since its start, value) points on `clock`."""
         offset = clock.at(self.started)
         return [(t + offset, value) for t, value in points]
@@ -154,11 +141,11 @@ class PingProbe:
         if self.proc is not None:
             self.proc.stop(1)
 
-    def series(self, clock: Clock, output: str) -> list[tuple[float, float]]:
+    def series(self, clock: TimeAxis, output: str) -> list[tuple[float, float]]:
         offset = clock.at(self.started)
         return [(t + offset, rtt) for t, rtt in rtt_series(output, self.interval)]
 
-    def sent_times(self, clock: Clock, sent: int) -> list[float]:
+    def sent_times(self, clock: TimeAxis, sent: int) -> list[float]:
         """When each of the first `sent` pings went out, on `clock`."""
         offset = clock.at(self.started)
         return [n * self.interval + offset for n in range(sent)]
@@ -197,6 +184,6 @@ class IrttProbe:
             proc.stop(1)
         return self.server.stop()
 
-    def on(self, clock: Clock, pkts: list[Packet]) -> list[Packet]:
+    def on(self, clock: TimeAxis, pkts: list[Packet]) -> list[Packet]:
         offset = clock.at(self.started)
         return [dataclasses.replace(pk, t=pk.t + offset) for pk in pkts]

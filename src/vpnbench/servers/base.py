@@ -46,16 +46,19 @@ def remove_dir(host: Host, path: Path) -> None:
     host.run(["rmdir", "--", str(Path(path).parent)], check=False)
 
 
-def wait_listening(host: Host, proc: Proc, port: int, what: str, timeout: float = 5.0, udp: bool = False) -> None:
-    """Poll until something listens on `port` (TCP, or UDP) in the host; fail with the daemon's last lines."""
+def wait_listening(host: Host, proc: Proc, port: int, what: str, timeout: float = 5.0, udp: bool = False,
+                   key: str | None = None) -> None:
+    """Poll until something listens on `port` (TCP, or UDP) in the host; fail with the daemon's last
+    lines, its whole output kept as evidence under `key` (default: `what`)."""
     deadline = time.monotonic() + timeout
+    evidence = key or what
     while time.monotonic() < deadline:
         if not proc.alive():
-            raise MeasurementError(f"{what} exited: {tail(proc.output())}", {what: proc.output()})
+            raise MeasurementError(f"{what} exited: {tail(proc.output())}", {evidence: proc.output()})
         if host.listening(proc, port, udp):
             return
-        time.sleep(0.01)
-    raise MeasurementError(f"{what} not listening on port {port} after {timeout:g} s", {what: proc.output()})
+        time.sleep(0.002)  # a local check is ~0.1 ms; a daemon listens a few ms after its start
+    raise MeasurementError(f"{what} not listening on port {port} after {timeout:g} s", {evidence: proc.output()})
 
 
 def tail(text: str, lines: int = 3) -> str:
