@@ -44,9 +44,14 @@ def test_udp_sweep_baseline_keeps_up_and_wireguard_shows_its_gap(tmp_path, clean
     assert all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
     base, wg = by["baseline"]["metrics"], by["wireguard"]["metrics"]
     assert by["wireguard"]["measurement_params"]["rate"] == [100_000_000, 250_000_000, 400_000_000]
-    # The baseline keeps up at every step: its knee is the top step.
-    assert base["knee_found"] == 1 and base["knee_bps"] == 400e6 and base["knee_at_top"] == 1
-    assert base["top_received_bps"] > 0.95 * 400e6
+    # The baseline keeps up at every step (its knee is the top step), unless this host is too
+    # slow for 400 Mbit/s: then the sweep says whose limit it met, the host's (the receiving
+    # socket or the generator), never the path's: a veth pair loses nothing.
+    if base.get("knee_at_top") == 1:
+        assert base["knee_found"] == 1 and base["knee_bps"] == 400e6
+        assert base["top_received_bps"] > 0.95 * 400e6
+    else:
+        assert base.get("knee_limit_receiver") or base.get("knee_limit_generator"), base
     # wireguard-go: either it kept up everywhere (then its knee is the top step) or the knee is below.
     assert wg["knee_found"] in (0, 1) and wg["steps"] == 3
     if wg["knee_found"]:
