@@ -108,9 +108,13 @@ class LocalTestbed(Testbed):
         self._veth(a_ns, link.a_iface, bump_ns, lka)
         self._veth(bump_ns, lkb, b_ns, link.b_iface)
         for iface in (lka, lkb):
-            # The bridge ends must stay silent: no IPv6 addresses, no neighbour discovery of their own.
+            # The bridge ends must stay silent: no IPv6 addresses, no neighbour discovery of their
+            # own, and no ARP. Where the bump is the router's namespace, the kernel answers ARP for
+            # the router's addresses on any interface: a server asking for its gateway while linkem
+            # dropped the router's answer (loss 100 %) learned lkb's MAC, and sent its frames to the
+            # bridge end itself, where the router's stack took them past linkem.
             sysctl(bump_ns, f"net.ipv6.conf.{iface}.disable_ipv6=1")
-            ip("-n", bump_ns, "link", "set", iface, "up")
+            ip("-n", bump_ns, "link", "set", iface, "arp", "off", "up")
 
     def down(self) -> None:
         for netns in reversed(self._created):
