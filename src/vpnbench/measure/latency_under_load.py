@@ -52,7 +52,8 @@ class LatencyUnderLoad(Measurement):
                Column("induced_latency_p99_ms", "induced p99 ms"), Column("owd_up_induced_p99_ms", "up +p99 ms"),
                Column("owd_down_induced_p99_ms", "down +p99 ms"), Column("throughput_up_bps", "up Mbit/s", 1e-6),
                Column("throughput_down_bps", "down Mbit/s", 1e-6))
-    headline = Headline(("rtt_idle_p99_ms", "rtt_loaded_p99_ms"), "RTT p99 (ms)", names=("idle", "loaded"))
+    headline = Headline(("rtt_idle_p99_ms", "rtt_loaded_p99_ms"), "RTT p99 (ms)", log=True,
+                        names=("idle", "loaded"))
     cpu_figures = True
 
     def expected_seconds(self) -> float:
