@@ -1,7 +1,7 @@
 """The traffic primitives' one clock: a load's and a probe's own times (iperf3's interval ends,
 ping's sequence numbers) land on the measurement's clock shifted by when each started."""
 
-from vpnbench.measure.traffic import TimeAxis, Iperf3Load, PingProbe
+from vpnbench.measure.traffic import Iperf3Load, PingProbe, TimeAxis
 
 PING = """PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.
 64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=0.050 ms

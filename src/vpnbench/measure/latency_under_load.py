@@ -15,7 +15,7 @@ from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement,
 from vpnbench.measure.iperf import interval_series, parse_iperf_json
 from vpnbench.measure.irtt import Packet, packet_series, percentile
 from vpnbench.measure.tcp import tcp_metrics
-from vpnbench.measure.traffic import TimeAxis, Iperf3Load, IrttProbe
+from vpnbench.measure.traffic import Iperf3Load, IrttProbe, TimeAxis
 from vpnbench.params import Duration, Family, Params
 
 RAMP_S = 1.0  # loaded packets sent in the first second of load are left out

@@ -21,7 +21,7 @@ from vpnbench.errors import MeasurementError, VpnbenchError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.iperf import parse_iperf_json, throughput_series
 from vpnbench.measure.ping import parse_ping
-from vpnbench.measure.traffic import TimeAxis, Iperf3Load, PingProbe
+from vpnbench.measure.traffic import Iperf3Load, PingProbe, TimeAxis
 from vpnbench.params import Duration, Family, Params, Rate
 from vpnbench.techniques import is_reference
 

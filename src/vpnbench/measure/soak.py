@@ -27,7 +27,7 @@ from vpnbench.live import Live, MemoryLive
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.drift import StallDetector, by_segment, growth, parse_counters, pooled_slope, process_rss
 from vpnbench.measure.ping import rtts
-from vpnbench.measure.traffic import TimeAxis, Iperf3Load, PingProbe
+from vpnbench.measure.traffic import Iperf3Load, PingProbe, TimeAxis
 from vpnbench.params import Duration, Family, Params, Rate
 from vpnbench.records import SeriesPoint
 from vpnbench.units import format_rate
