@@ -24,11 +24,12 @@ from vpnbench.resources import RunResources
 from vpnbench.run.impairments import make_impairer
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.baseline import Baseline, BaselineParams
-from vpnbench.testbeds import LocalTestbed, TestbedSpec
+from vpnbench.testbeds import LocalTestbed, TestbedSpec, plan_links
 from timing import P50_SLACK_MS, SLOWNESS, assert_delay_added
 
 pytestmark = pytest.mark.netns
-GATEWAY = "10.201.2.1"  # the router's side of the server's link (the bump sits on it)
+# the router's side of the server's link, the link the bump sits on
+GATEWAY = next(link for link in plan_links(router=True, bump=True) if link.bump).addr("a", "ipv4")
 
 
 @dataclasses.dataclass
