@@ -35,6 +35,13 @@ PidFile none
 MaxSessions 64
 MaxStartups 64
 """
+# A lab machine is a clean machine: root's home is an empty tmpfs in sshd's own mount
+# namespace, so the shell sshd runs per command does not source this machine's ~/.bashrc.
+# A developer's pyenv there takes a lock in every shell (pyenv rehash); a session killed
+# mid-rehash (down() kills with SIGKILL) left the lock behind, and every later command
+# waited 60 s for it: all ssh tests failed, with bash and sleep left on the machines.
+EMPTY_HOME = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+              'mount -t tmpfs -o mode=0700,size=1m lab-home /root && exec "$@"', "lab-sshd"]
 
 
 def ip(*args: str) -> None:
@@ -108,7 +115,8 @@ class SshLab:
             self._made_run_sshd = True
         log = open(self.dir / f"sshd_{role}.log", "ab")
         self.sshd[role] = subprocess.Popen(
-            ["ip", "netns", "exec", self.ns[role], "/usr/sbin/sshd", "-D", "-e", "-f", str(self.dir / f"sshd_{role}.conf")],
+            ["ip", "netns", "exec", self.ns[role], *EMPTY_HOME,
+             "/usr/sbin/sshd", "-D", "-e", "-f", str(self.dir / f"sshd_{role}.conf")],
             stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         while subprocess.run(["ip", "netns", "exec", self.ns[role], "ss", "-ltnH", "sport = :22"],

@@ -329,8 +329,8 @@ class SshHost(Host):
     def missing_commands(self, names: list[str]) -> list[str]:
         script = 'PATH="$PATH:/usr/sbin:/sbin"; for c; do command -v "$c" >/dev/null || echo "$c"; done'
         result = self.run(["sh", "-c", script, "has", *names], timeout=15, check=False)
-        if not result.ok:  # no answer is not an answer: every command counts as missing
-            return list(names)
+        if not result.ok:  # the script itself always succeeds: the host did not answer (ssh's 255)
+            raise CommandFailed(result)  # naming ssh's reason, never "iperf3 not found" for a dead host
         return result.stdout.split()
 
 
