@@ -14,7 +14,7 @@ from vpnbench.hosts.base import CommandFailed, CommandResult, Host, Proc
 from vpnbench.overhead import Expectation
 from vpnbench.params import TechniqueParams
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
-from vpnbench.testbed import CapturePoint, Link, TestbedSpec
+from vpnbench.testbeds import CapturePoint, Link, Testbed, TestbedSpec
 
 UNDERLAY = {"client": {"ipv4": "10.0.0.1"}, "server": {"ipv4": "10.0.0.2"}}
 TUNNEL = {"client": {"ipv4": "10.99.0.1"}, "server": {"ipv4": "10.99.0.2"}}
@@ -162,32 +162,29 @@ class FakeProbe(KernelProbe):
     def has_command(self, name: str) -> bool:
         return True  # the fake hosts run whatever a toy technique asks for
 
-class FakeTestbed:
-    """The runner's whole testbed interface over fake hosts; it counts what was done to it."""
+class FakeTestbed(Testbed):
+    """The whole Testbed interface over fake hosts (a subclass: a method the runner newly needs
+    is the base's, or the double fails to instantiate); it counts what was done to it."""
 
     def __init__(self, spec: TestbedSpec, network: FakeNetwork, fail_up: str | None = None):
         self.spec, self.network, self.fail_up = spec, network, fail_up
         self.hosts = {role: FakeHost(role, network) for role in ("client", "server")}
-        self.links = [Link("client", "c0", "server", "s0", "10.0.0", "fd00:0:0")]  # impairment backends read it
-        self.probe = FakeProbe()
+        self.links = [Link("client", "c0", "server", "s0", "10.0.0", "fd00:0:0")]  # UNDERLAY's addresses
+        self._probe = FakeProbe()
         self.pin_note = "not pinned (test double)"
         self.sysctls: dict[str, dict] = {}
-        self.facts = {"double": True}
-        self.netem_on_router = True  # the netem backend asks where a testbed with a router puts it
-        self.setup_timeout_scale = 1.0
         self.calls: list[str] = []
 
     @property
-    def client(self) -> FakeHost:
-        return self.hosts["client"]
+    def probe(self) -> FakeProbe:
+        return self._probe
 
     @property
-    def server(self) -> FakeHost:
-        return self.hosts["server"]
+    def facts(self) -> dict:
+        return {"double": True}
 
-    @property
-    def router(self) -> None:
-        return None
+    def families(self) -> tuple[str, ...]:
+        return ("ipv4",)
 
     @property
     def is_up(self) -> bool:
@@ -207,9 +204,6 @@ class FakeTestbed:
 
     def wait_ready(self, timeout: float = 10.0) -> None:
         self.calls.append("wait_ready")
-
-    def underlay_map(self) -> dict[str, dict[str, str]]:
-        return {role: dict(addrs) for role, addrs in UNDERLAY.items()}
 
     def capture_points(self, near: str = "client") -> list[CapturePoint]:
         return [CapturePoint(self.client, "c0", "out")]
