@@ -51,7 +51,8 @@ def outlier_indices(values: Sequence[float], limit: float = OUTLIER_LIMIT) -> li
     scale = MAD_SCALE * np.median(deviation) or MEANAD_SCALE * np.mean(deviation)
     if scale == 0:
         return []
-    return [int(i) for i in np.flatnonzero(deviation / scale > limit)]
+    with np.errstate(over="ignore"):  # a subnormal scale: a deviation of inf scales is far out, rightly
+        return [int(i) for i in np.flatnonzero(deviation / scale > limit)]
 
 
 def coefficient_of_variation(values: Sequence[float]) -> float:
