@@ -40,8 +40,9 @@ MaxStartups 64
 # A developer's pyenv there takes a lock in every shell (pyenv rehash); a session killed
 # mid-rehash (down() kills with SIGKILL) left the lock behind, and every later command
 # waited 60 s for it: all ssh tests failed, with bash and sleep left on the machines.
+# 16 MB: ansible (test_provision) keeps its modules in ~/.ansible/tmp while it runs them.
 EMPTY_HOME = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-              'mount -t tmpfs -o mode=0700,size=1m lab-home /root && exec "$@"', "lab-sshd"]
+              'mount -t tmpfs -o mode=0700,size=16m lab-home /root && exec "$@"', "lab-sshd"]
 
 
 def ip(*args: str) -> None:
