@@ -214,21 +214,20 @@ def test_kill9_mid_run_then_cleanup_reconnects_and_removes_remote_leftovers(tmp_
     proc = subprocess.Popen([*lab.exec_argv(), *VPNBENCH, "run", str(write(tmp_path, "x.toml", campaign)),
                              "--db", str(tmp_path / "x.db")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
-    # mid-flow, iperf3 on both ends: once, killed as soon as the server's iperf3 appeared, that
-    # server was gone 0.5 s later (why was not found); a flow under way leaves both running
+    # killed mid-flow: iperf3 on both ends
     while not all(any(lab.comm(p) == "iperf3" for p in lab.pids(role)) for role in ("client", "server")):
         assert proc.poll() is None and time.monotonic() < deadline
         time.sleep(0.1)
     os.kill(proc.pid, signal.SIGKILL)  # ip netns exec execs python: this is vpnbench itself
     proc.wait(10)
     time.sleep(0.5)
-    assert any(lab.comm(p) == "iperf3" for p in lab.pids("server"))  # left running on the host
+    # left on the host: the sysctl, always. Not always the server's iperf3: the ssh sessions die
+    # with vpnbench, and the one-shot server may end with its client (gone 0.5 s after the kill,
+    # twice, once in a full run). test_ssh_security shows cleanup killing a daemon it left.
     assert lab_sysctl(lab, "server", "net.ipv4.tcp_rmem") == changed
     cleanup = in_lab(lab, "cleanup", timeout=120)
     assert cleanup.returncode == 0, cleanup.stderr
-    # whether a remote process is still there to kill is a race: the one-shot iperf3 server exits by
-    # itself once its client's ssh session dies (seen under load). What must hold is that nothing is
-    # left (strays below); test_ssh_cleanup and test_ssh_security show the killing itself.
+    # what must hold is that nothing is left (strays below)
     assert "remote sysctl net.ipv4.tcp_rmem" in cleanup.stdout
     assert all(lab_sysctl(lab, role, "net.ipv4.tcp_rmem") == before for role in ("client", "router", "server"))
     assert lab.strays() == []
