@@ -66,15 +66,22 @@ def tunnel_devices(ctx: MeasureContext, family: str) -> dict[str, str]:
     return devices
 
 
+COUNTER_NAMES = ("tx_packets", "rx_packets", "tx_dropped", "rx_dropped")
+
+
 def interface_counters(ctx: MeasureContext, family: str) -> dict[str, int]:
     """client_tx_packets and server_rx_packets (and the other directions) of the tunnel devices."""
     counters = {}
     for role, dev in tunnel_devices(ctx, family).items():
         host = ctx.client if role == "client" else ctx.server
-        for name in ("tx_packets", "rx_packets", "tx_dropped", "rx_dropped"):
-            out = host.run(["cat", f"/sys/class/net/{dev}/statistics/{name}"], timeout=5, check=False).stdout.strip()
-            if out.isdigit():
-                counters[f"{role}_{name}"] = int(out)
+        # one read per host, not one per counter (a round trip each over ssh): grep -H prints
+        # "path:value" for every file there is, and -s leaves out one that is not
+        files = [f"/sys/class/net/{dev}/statistics/{name}" for name in COUNTER_NAMES]
+        out = host.run(["grep", "-sH", "", *files], timeout=5, check=False).stdout
+        for line in out.splitlines():
+            path, _, value = line.rpartition(":")
+            if value.strip().isdigit():
+                counters[f"{role}_{path.rsplit('/', 1)[-1]}"] = int(value)
     return counters
 
 
