@@ -16,7 +16,8 @@ from vpnbench.params import TechniqueParams
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 from vpnbench.testbeds import CapturePoint, Link, Testbed, TestbedSpec
 
-UNDERLAY = {"client": {"ipv4": "10.0.0.1"}, "server": {"ipv4": "10.0.0.2"}}
+LINK = Link("client", "c0", "server", "s0", "10.0.0", "fd00:0:0")  # the fake testbed's one link
+UNDERLAY = {role: {"ipv4": LINK.addr(LINK.end(role)[0], "ipv4")} for role in ("client", "server")}
 TUNNEL = {"client": {"ipv4": "10.99.0.1"}, "server": {"ipv4": "10.99.0.2"}}
 LOST = None  # a scripted ping that gets no reply
 
@@ -169,7 +170,7 @@ class FakeTestbed(Testbed):
     def __init__(self, spec: TestbedSpec, network: FakeNetwork, fail_up: str | None = None):
         self.spec, self.network, self.fail_up = spec, network, fail_up
         self.hosts = {role: FakeHost(role, network) for role in ("client", "server")}
-        self.links = [Link("client", "c0", "server", "s0", "10.0.0", "fd00:0:0")]  # UNDERLAY's addresses
+        self.links = [LINK]  # impairment backends read it
         self._probe = FakeProbe()
         self.pin_note = "not pinned (test double)"
         self.sysctls: dict[str, dict] = {}
