@@ -203,10 +203,10 @@ def test_rate_search_whose_loss_is_at_the_receiving_socket_names_the_receiver(tm
     for d in lossy:  # what the receiver lost reached the server's device
         assert d["interfaces"]["server_rx_packets"] >= d["interfaces"]["generator_sent"]
     terminal = result.stdout + result.stderr
-    assert "(limit: the receiving socket)" in terminal, terminal  # the terminal
+    assert "(limit: the receiving socket; receiver " in terminal, terminal  # the terminal, with the count
     assert run_cli("report", str(tmp_path / "c.db"), "-o", str(tmp_path / "r.html")).returncode == 0
     report = html.unescape((tmp_path / "r.html").read_text())
-    assert "(limit: the receiving socket)" in report and "receiver_limited" in report  # the report
+    assert "(limit: the receiving socket; receiver " in report and "receiver_limited" in report  # the report
 
 
 @pytest.mark.netns

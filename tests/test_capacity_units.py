@@ -97,7 +97,7 @@ def test_the_knee_names_the_limit_its_next_step_met():
     assert steps[0].loss_site is None and steps[1].loss_site == "receiver"
     m = sweep_metrics(steps, 0.01)
     assert m["knee_bps"] == 100e6 and m["knee_limit_receiver"] == 1
-    assert "knee 100 Mbit/s (limit: the receiving socket)" in UdpSweep.headline_text(m)
+    assert "knee 100 Mbit/s (limit: the receiving socket; receiver 2 230 of 2 230 lost)" in UdpSweep.headline_text(m)
     assert steps[1].trial(2, 1300, 1.0).data["loss_site"] == "receiver"
     # without a knee: the first step's limit; lost before the server's device: the path
     steps = [_counted(100_000_000, 9615, 5000, 5002)]
@@ -171,8 +171,9 @@ class SimulatedPath:
     it cannot forward is lost `where`: "path" (never reaches the server's tunnel device) or
     "receiver" (reaches the device, not the receiving socket). Keeps the devices' counters."""
 
-    def __init__(self, cap_pps: float, gen_pps: float = 1e12, where: str = "path"):
+    def __init__(self, cap_pps: float, gen_pps: float = 1e12, where: str = "path", device_drops: int = 0):
         self.cap, self.gen, self.where, self.loads = cap_pps, gen_pps, where, []
+        self.device_drops = device_drops  # per trial, of other traffic (not the generator's packets)
         self.totals = {"client_tx_packets": 0, "client_tx_dropped": 0, "server_rx_packets": 0, "server_rx_dropped": 0}
 
     def counters(self) -> dict:
@@ -187,6 +188,7 @@ class SimulatedPath:
         sent = int(rate * seconds)
         received = sent if rate <= self.cap else int(self.cap * seconds)
         self.totals["client_tx_packets"] += sent
+        self.totals["client_tx_dropped"] += self.device_drops
         self.totals["server_rx_packets"] += sent if self.where == "receiver" else received
         return TrialCounts(sent, received, sent * 8 * length / seconds, received * 8 * length / seconds, {})
 
@@ -280,7 +282,7 @@ def test_a_search_whose_lowest_load_already_lost_says_so_with_the_limit_it_met()
     assert m["ndr_found"] == 0 and "ndr_bps" not in m and m["ndr_limit_receiver"] == 1, m
     assert m["ndr_upper_bound_bps"] == pytest.approx(10e6, rel=0.01)
     text = RateSearch.headline_text(m)
-    assert "NDR not found: even 10.0 Mbit/s lost too much (limit: the receiving socket)" in text, text
+    assert "NDR not found: even 10.0 Mbit/s lost too much (limit: the receiving socket; receiver 461 of 461 lost)" in text, text
 
 
 @pytest.mark.parametrize("counters, site", [
@@ -299,6 +301,39 @@ def test_loss_site_from_both_ends_counters(counters, site):
 
     assert loss_site(counters) == site
     assert loss_site(counters, generator_limited=True) == "generator"
+
+
+def test_loss_site_names_the_site_that_lost_most_not_any_nonzero_drop_counter():
+    from vpnbench.measure.generators import describe_split, loss_site, loss_split
+
+    # the issue's case: 10 000 lost between the devices, 1 dropped at the client's device
+    counters = {"generator_sent": 100_000, "generator_received": 90_000, "client_tx_packets": 99_999,
+                "client_tx_dropped": 1, "server_rx_packets": 90_000, "server_rx_dropped": 0}
+    assert loss_split(counters) == {"tunnel_device": 1, "path": 9_999, "receiver": 0}
+    assert loss_site(counters) == "path"
+    assert describe_split(loss_split(counters)) == "path 9 999, tunnel device 1 of 10 000 lost"
+    # 6 000 lost on the path, 4 000 at the receiving socket: no site lost 80 %, so neither is named
+    mixed = {"generator_sent": 100_000, "generator_received": 90_000, "client_tx_packets": 100_000,
+             "client_tx_dropped": 0, "server_rx_packets": 94_000, "server_rx_dropped": 0}
+    assert loss_split(mixed) == {"tunnel_device": 0, "path": 6_000, "receiver": 4_000}
+    assert loss_site(mixed) == "mixed"
+    assert describe_split(loss_split(mixed)) == "path 6 000, receiver 4 000 of 10 000 lost"
+    # 8 000 of 10 000 is the dominance threshold itself: named
+    eighty = {**mixed, "server_rx_packets": 92_000}
+    assert loss_site(eighty) == "path"
+
+
+def test_a_search_whose_device_dropped_one_other_packet_per_trial_names_the_path():
+    """The issue's end-to-end case: the path loses above 30 kpps, and every trial the client's
+    tunnel device dropped one packet of other traffic; the limit met is the path, with counts."""
+    from vpnbench.measure.rate_search import RateSearch
+
+    m = _search(SimulatedPath(30_000, device_drops=1), _params(relative_width=0.01))
+    assert m["ndr_found"] == 1 and m["ndr_limit_path"] == 1 and "ndr_limit_tunnel_device" not in m, m
+    assert m["ndr_lost_path"] > 0 and m["ndr_lost_tunnel_device"] <= 1, m
+    text = RateSearch.headline_text(m)
+    assert "(limit: the path between the tunnel devices; path " in text and "a tunnel device" not in text, text
+    assert text.count(", tunnel device 1 of ") == 2, text  # NDR's and PDR's: the one drop, counted
 
 
 def test_a_generator_slightly_under_its_target_still_counts_as_sending_the_load():

@@ -16,8 +16,8 @@ from pydantic import BeforeValidator, Field
 
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
-from vpnbench.measure.generators import (GENERATOR_SHORTFALL, LOSS_SITES, counter_comparison, interface_counters,
-                                         loss_site)
+from vpnbench.measure.generators import (GENERATOR_SHORTFALL, LOSS_SITES, SPLIT_NAMES, counter_comparison,
+                                         dominant_site, interface_counters, limit_text, lost_at, loss_split)
 from vpnbench.measure.iperf import run_iperf
 from vpnbench.measure.udp import udp_metrics
 from vpnbench.params import Duration, Family, Params
@@ -54,7 +54,8 @@ class UdpSweep(Measurement):
         knee = metrics.get("knee_bps")
         knee_text = f"knee {knee / 1e6:.0f} Mbit/s" if knee is not None else "no knee (first step lost too much)"
         site = next((site for site in LOSS_SITES if metrics.get(f"knee_limit_{site}")), None)
-        knee_text += f" (limit: {LOSS_SITES[site].split(' (')[0]})" if site else ""
+        knee_text += limit_text(site, {k: int(metrics[f"knee_lost_{k}"]) for k in SPLIT_NAMES
+                                       if f"knee_lost_{k}" in metrics})
         top = f"top step sent {metrics.get('top_sent_bps', 0) / 1e6:.0f} / received " \
               f"{metrics.get('top_received_bps', 0) / 1e6:.0f} Mbit/s"
         return f"{knee_text}, {top}"
@@ -110,13 +111,15 @@ class Step:
         self.start = self.end = 0.0
         self.interfaces: dict = {}
         self.loss_site: str | None = None
+        self.loss_split: dict[str, int] | None = None
 
     def count(self, before: dict[str, int], after: dict[str, int]) -> None:
         """Both ends' tunnel device counters over the step, and where its loss happened."""
         m = self.metrics
         self.interfaces = counter_comparison(before, after, int(m["sent_packets"]), int(m["received_packets"]))
         short = m["sender_throughput_bps"] < GENERATOR_SHORTFALL * self.offered_bps
-        self.loss_site = loss_site(self.interfaces, short) if self.loss_ratio else None
+        self.loss_split = loss_split(self.interfaces) if self.loss_ratio else None
+        self.loss_site = "generator" if short else dominant_site(self.loss_split)
 
     @property
     def ok(self) -> bool:
@@ -135,7 +138,7 @@ class Step:
         data = {"sender_bps": m.get("sender_throughput_bps"), "receiver_bps": m.get("throughput_bps"),
                 "jitter_ms": m.get("jitter_ms"), "lost_packets": m.get("lost_packets"),
                 "start_s": round(self.start, 3), "end_s": round(self.end, 3), **self.cpu,
-                "interfaces": self.interfaces or None, "loss_site": self.loss_site}
+                "interfaces": self.interfaces or None, "loss_site": self.loss_site, "loss_split": self.loss_split}
         if self.error:
             data["error"] = self.error
         return Trial(number, offered_bps=float(self.offered_bps), offered_pps=self.offered_bps / (8 * length),
@@ -179,9 +182,10 @@ def sweep_metrics(steps: list[Step], max_loss: float) -> dict[str, float]:
     }
     if top.loss_ratio is not None:
         metrics["top_loss_pct"] = top.loss_ratio * 100.0
-    limit = knee_limit(steps, knee_step)
-    if limit:
-        metrics[f"knee_limit_{limit}"] = 1.0
+    past = step_past_knee(steps, knee_step)
+    if past is not None and past.loss_site:
+        metrics[f"knee_limit_{past.loss_site}"] = 1.0
+        metrics.update({f"knee_lost_{where}": float(n) for where, n in (past.loss_split or {}).items()})
     if knee_step:
         metrics["knee_bps"] = float(knee_step.offered_bps)
         metrics["knee_at_top"] = 1.0 if knee_step is steps[-1] else 0.0  # the real knee may lie higher
@@ -189,10 +193,11 @@ def sweep_metrics(steps: list[Step], max_loss: float) -> dict[str, float]:
     return metrics
 
 
-def knee_limit(steps: list[Step], knee_step: Step | None) -> str | None:
-    """The limit the knee met: where the first step past it (the first step, without a knee) lost."""
+def step_past_knee(steps: list[Step], knee_step: Step | None) -> Step | None:
+    """The step whose loss says which limit the knee met: the first step past it (the first
+    step, without a knee)."""
     past = steps.index(knee_step) + 1 if knee_step else 0
-    return steps[past].loss_site if past < len(steps) else None
+    return steps[past] if past < len(steps) else None
 
 
 def sweep_series(steps: list[Step]) -> dict[str, list[tuple[float, float]]]:
@@ -221,7 +226,7 @@ def describe(steps: list[Step], max_loss: float) -> str:
         loss = "nan" if s.loss_ratio is None else f"{s.loss_ratio * 100:.3f}"
         lines.append(f"{s.offered_bps / 1e6:12.1f} {s.metrics['sender_throughput_bps'] / 1e6:9.1f} "
                      f"{s.metrics['throughput_bps'] / 1e6:13.1f} {loss:>8} {'yes' if s.keeps_up(max_loss) else 'no':>8} "
-                     f"{s.loss_site or '-'}")
+                     f"{lost_at(s.loss_site, s.loss_split)}")
     found = knee(steps, max_loss)
     if found is None:
         lines.append(f"no knee: the first step ({steps[0].offered_bps / 1e6:g} Mbit/s) already lost more "
