@@ -55,8 +55,9 @@ def test_mtu_params_refuse_below_576():
         validate_model(MtuParams, {"kind": "mtu", "max_mtu": 1000, "min_mtu": 1200}, "measurement")
 
 
-def _step(offered, sent, received, loss_pct):
-    return Step(offered, {"throughput_bps": received, "sender_throughput_bps": sent, "loss_pct": loss_pct}, {})
+def _step(offered, sent, received, loss_pct, seconds=1.0):
+    return Step(offered, {"throughput_bps": received, "sender_throughput_bps": sent, "loss_pct": loss_pct}, {},
+                length=1300, duration=seconds)
 
 
 def test_knee_is_last_step_before_loss_first_exceeds():
@@ -75,7 +76,7 @@ def test_no_knee_when_first_step_loses():
 
 
 def test_failed_step_ends_the_knee_but_not_the_sweep():
-    steps = [_step(100, 100, 100, 0), Step(200, {}, {}, error="timeout"), _step(300, 300, 300, 0)]
+    steps = [_step(100, 100, 100, 0), Step(200, {}, {}, error="timeout", length=1300, duration=1.0), _step(300, 300, 300, 0)]
     m = sweep_metrics(steps, 0.01)
     assert m["knee_bps"] == 100 and m["failed_steps"] == 1 and m["top_offered_bps"] == 300
 
@@ -83,7 +84,7 @@ def test_failed_step_ends_the_knee_but_not_the_sweep():
 def _counted(offered, sent_pkts, received_pkts, arrived_pkts):
     step = Step(offered, {"throughput_bps": received_pkts * 10400.0, "sender_throughput_bps": sent_pkts * 10400.0,
                           "sent_packets": float(sent_pkts), "received_packets": float(received_pkts),
-                          "loss_pct": 100.0 * (sent_pkts - received_pkts) / sent_pkts}, {})
+                          "loss_pct": 100.0 * (sent_pkts - received_pkts) / sent_pkts}, {}, length=1300, duration=1.0)
     base = {"client_tx_packets": 0, "server_rx_packets": 0, "client_tx_dropped": 0, "server_rx_dropped": 0}
     step.count(base, {**base, "client_tx_packets": sent_pkts, "server_rx_packets": arrived_pkts})
     return step
@@ -103,6 +104,36 @@ def test_the_knee_names_the_limit_its_next_step_met():
     steps = [_counted(100_000_000, 9615, 5000, 5002)]
     m = sweep_metrics(steps, 0.01)
     assert m["knee_found"] == 0 and m["knee_limit_path"] == 1
+
+
+def test_a_step_that_sent_short_of_its_rate_does_not_keep_up_and_the_knee_names_the_generator():
+    """The issue's case: the generator tops out at 250 Mbit/s and nothing is lost. 400 Mbit/s was
+    never sent, so it cannot be the knee: the knee is 250, and the limit the generator."""
+    from vpnbench.measure.udp_sweep import UdpSweep, describe
+
+    steps = [_step(100e6, 99.9e6, 99.9e6, 0.0), _step(250e6, 249.8e6, 249.8e6, 0.0),
+             _step(400e6, 250e6, 250e6, 0.0)]
+    assert [s.keeps_up(0.01) for s in steps] == [True, True, False]
+    assert steps[2].loss_site == "generator" and steps[1].loss_site is None
+    m = sweep_metrics(steps, 0.01)
+    assert m["knee_bps"] == 250e6 and m["knee_at_top"] == 0 and m["knee_limit_generator"] == 1, m
+    assert UdpSweep.headline_text(m).startswith("knee 250 Mbit/s (limit: the generator), "), UdpSweep.headline_text(m)
+    assert "sent short of the offered rate" in describe(steps, 0.01)
+
+
+def test_the_sending_tolerance_is_iperf3s_pacing_arithmetic():
+    """iperf3 checks its average rate since the stream began every --pacing-timer (1 ms): a
+    sender that keeps up ends within two ticks and one datagram of rate x seconds. Measured on
+    loopback (iperf3 3.12, 1 s, 1300 B): 400 Mbit/s sent 399.67 (0.083 % short, 0.83 ms of
+    sending), 100 Mbit/s sent 99.90 (0.096 %); the 2 s fixture in tests/data sent 49.979 of 50."""
+    from vpnbench.measure.udp_sweep import sending_tolerance
+
+    assert sending_tolerance(400e6, 1300, 1.0) == pytest.approx((0.002 + 8 * 1300 / 400e6) / 1.0)  # 0.2026 %
+    assert _step(400e6, 399.67e6, 399.67e6, 0.0).keeps_up(0.01)
+    assert not _step(400e6, 399.0e6, 399.0e6, 0.0).keeps_up(0.01)  # 0.25 % short: 2.5 ms of sending missing
+    assert _step(100e6, 99.90e6, 99.90e6, 0.0).keeps_up(0.01)
+    assert _step(50e6, 49.979e6, 49.979e6, 0.0, seconds=2.0).keeps_up(0.01)
+    assert not _step(50e6, 49.9e6, 49.9e6, 0.0, seconds=5.0).keeps_up(0.01)  # 0.2 % of 5 s: 10 ms
 
 
 def test_bisect_finds_largest_passing_size():
