@@ -67,6 +67,37 @@ def test_udp_sweep_baseline_keeps_up_and_wireguard_shows_its_gap(tmp_path, clean
     assert set(data.series.name) >= {"offered_bps", "throughput_bps", "sender_throughput_bps"}
 
 
+GENERATOR_BOUND_SWEEP = """
+[campaign]
+name = "generator-bound"
+[[technique]]
+kind = "baseline"
+[[measurement]]
+kind = "udp_sweep"
+rate = ["10M", "5G"]
+length = 64
+duration = "1s"
+"""
+
+
+@pytest.mark.netns
+def test_udp_sweep_beyond_the_generator_puts_the_knee_below_it_and_names_the_generator(tmp_path, clean_machine):
+    import vpnbench
+
+    # 5 Gbit/s of 64-byte datagrams is 9.8 Mpps, 102 ns a datagram: iperf3 makes one system call
+    # per datagram, which takes longer than that on any host, so it cannot send this step; 10
+    # Mbit/s (19.5 kpps) it can. The knee is the rate that was sent, and the limit the generator,
+    # whether or not the receiver also lost some of what iperf3 did send.
+    _, (cell,) = run_campaign(tmp_path, GENERATOR_BOUND_SWEEP)
+    assert cell["status"] == "ok", cell["error"]
+    m = cell["metrics"]
+    trials = vpnbench.load(tmp_path / "c.db").trials.sort_values("offered_bps")
+    top = trials.iloc[-1]
+    assert top.offered_bps == 5e9 and top.data["sender_bps"] < 0.5 * 5e9, top.data
+    assert top.data["loss_site"] == "generator"
+    assert m["knee_bps"] == 10e6 and m["knee_at_top"] == 0 and m["knee_limit_generator"] == 1, m
+
+
 @pytest.mark.netns
 def test_mtu_equals_expected_or_is_explained(tmp_path, clean_machine):
     import vpnbench

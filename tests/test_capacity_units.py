@@ -184,6 +184,30 @@ def test_cbc_padding_makes_overhead_depend_on_alignment():
     assert e.protocol_mtu == 1438 and overhead.esp_outer(1439, "ipv4", CIPHERS["aes128-sha256"].wire) > 1500
 
 
+@pytest.mark.parametrize("cipher", sorted(CIPHERS))
+def test_l2tp_ipsec_counts_udp_l2tp_and_ppp_inside_the_transport_sa(cipher):
+    """L2TP/IPsec's ESP (transport mode) protects a UDP packet: UDP 8 + L2TPv2 6 + PPP 4 + the
+    inner IP packet, whole. Over a 1300 B underlay with aes128gcm16 (IV 8, ICV 16, 4-byte
+    alignment) the outer packet of an n-byte inner one is
+        IP 20 + ESP 8 + IV 8 + pad4(UDP 8 + L2TP 6 + PPP 4 + n + trailer 2) + ICV 16
+      = 52 + pad4(n + 20) <= 1300  ->  n + 20 <= 1248  ->  n = 1228,
+    where running ESP over the inner packet as if it were the UDP packet (its own 20-byte IP
+    header taken off, nothing added) gave 52 + pad4(n - 20 + 2) <= 1300 -> n = 1266: 38 bytes
+    too many (20 + 8 + 6 + 4), for every cipher. At 1500 B the 1280 PPP MTU hides it
+    (1428 > 1280); the protocol limit falls below 1280 under 1280 + 72 = 1352 B."""
+    wire = CIPHERS[cipher].wire
+    l2tp = expect({"kind": "ipsec", "cipher": cipher, "mode": "transport", "l2tp": True, "backend": "kernel"}, 1300)
+    plain = expect({"kind": "ipsec", "cipher": cipher, "mode": "transport", "backend": "kernel"}, 1300)
+    assert l2tp.protocol_mtu == plain.protocol_mtu - 38, (l2tp.protocol_mtu, plain.protocol_mtu)
+    assert overhead.esp_outer(l2tp.protocol_mtu + 38, "ipv4", wire, "transport") <= 1300
+    assert overhead.esp_outer(l2tp.protocol_mtu + 39, "ipv4", wire, "transport") > 1300
+    if cipher == "aes128gcm16":
+        assert l2tp.protocol_mtu == 1228 and l2tp.expected_mtu == 1228 and plain.protocol_mtu == 1266
+        assert expect({"kind": "ipsec", "cipher": cipher, "mode": "transport", "l2tp": True}, 1500).expected_mtu == 1280
+        assert expect({"kind": "ipsec", "cipher": cipher, "mode": "transport", "l2tp": True}, 1352).protocol_mtu == 1280
+        assert "UDP 8 + L2TPv2 6 + PPP 4" in l2tp.how
+
+
 def test_device_limits_and_fragmenting_techniques():
     wg = expect({"kind": "wireguard", "mtu": 1420}, 1500)
     assert wg.protocol_mtu == 1440 and wg.expected_mtu == 1420  # wg's 1420 assumes an IPv6 underlay
