@@ -67,35 +67,36 @@ def test_udp_sweep_baseline_keeps_up_and_wireguard_shows_its_gap(tmp_path, clean
     assert set(data.series.name) >= {"offered_bps", "throughput_bps", "sender_throughput_bps"}
 
 
-GENERATOR_BOUND_SWEEP = """
-[campaign]
-name = "generator-bound"
-[[technique]]
-kind = "baseline"
-[[measurement]]
-kind = "udp_sweep"
-rate = ["10M", "5G"]
-length = 64
-duration = "1s"
-"""
-
-
 @pytest.mark.netns
-def test_udp_sweep_beyond_the_generator_puts_the_knee_below_it_and_names_the_generator(tmp_path, clean_machine):
-    import vpnbench
+def test_udp_sweep_whose_sender_is_held_back_puts_the_knee_at_what_was_sent(testbed):
+    """A generator that cannot send the top rate, and loses nothing: an HTB class of 150 Mbit/s on
+    the client's own interface holds iperf3 back (its socket blocks while its datagrams wait in
+    the class's queue: some 90 datagrams of 1300 B fill the 208 KiB send buffer long before the
+    queue's 1000 packets), so 250 Mbit/s is never sent and nothing is dropped. The knee is 50,
+    the rate that was sent in full, and the limit the generator: before, it was 250 Mbit/s,
+    a rate never sent."""
+    from vpnbench.hosts.route import route_device
+    from vpnbench.measure.base import MeasureContext, PortAllocator
+    from vpnbench.measure.udp_sweep import UdpSweep, UdpSweepParams
+    from vpnbench.probe import LocalKernelProbe
+    from vpnbench.techniques.base import TechniqueContext
+    from vpnbench.techniques.baseline import Baseline, BaselineParams
 
-    # 5 Gbit/s of 64-byte datagrams is 9.8 Mpps, 102 ns a datagram: iperf3 makes one system call
-    # per datagram, which takes longer than that on any host, so it cannot send this step; 10
-    # Mbit/s (19.5 kpps) it can. The knee is the rate that was sent, and the limit the generator,
-    # whether or not the receiver also lost some of what iperf3 did send.
-    _, (cell,) = run_campaign(tmp_path, GENERATOR_BOUND_SWEEP)
-    assert cell["status"] == "ok", cell["error"]
-    m = cell["metrics"]
-    trials = vpnbench.load(tmp_path / "c.db").trials.sort_values("offered_bps")
-    top = trials.iloc[-1]
-    assert top.offered_bps == 5e9 and top.data["sender_bps"] < 0.5 * 5e9, top.data
-    assert top.data["loss_site"] == "generator"
-    assert m["knee_bps"] == 10e6 and m["knee_at_top"] == 0 and m["knee_limit_generator"] == 1, m
+    probe = LocalKernelProbe(testbed.resources)
+    tctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), testbed.resources, probe)
+    tunnel = Baseline(BaselineParams(), tctx).up("kernel")
+    device = route_device(testbed.client, tunnel.server_addrs["ipv4"])
+    testbed.client.run(["tc", "qdisc", "add", "dev", device, "root", "handle", "1:", "htb", "default", "10"])
+    testbed.client.run(["tc", "class", "add", "dev", device, "parent", "1:", "classid", "1:10", "htb",
+                        "rate", "150mbit", "ceil", "150mbit"])
+    sweep = UdpSweep(UdpSweepParams(rate=["50M", "250M"], duration=1.0))
+    result = sweep.run(MeasureContext(testbed.client, testbed.server, tunnel, PortAllocator()))
+    m = result.metrics
+    low, high = result.trials
+    assert high.data["sender_bps"] < 0.7 * 250e6, result.raw["sweep"]  # at most 150 of the 250 sent
+    assert m["knee_bps"] == 50e6 and m["knee_at_top"] == 0 and m["knee_limit_generator"] == 1, result.raw["sweep"]
+    assert high.data["loss_site"] == "generator" and low.data.get("loss_site") is None
+    assert "before the generator sent short of the offered rate" in result.raw["sweep"]
 
 
 @pytest.mark.netns

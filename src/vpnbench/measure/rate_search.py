@@ -22,7 +22,7 @@ from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement,
 from vpnbench.measure.gen import GEN_MIN_LENGTH
 from vpnbench.measure.generators import (GENERATOR_SHORTFALL, GENERATORS, LOSS_SITES, SPLIT_NAMES, TrialCounts,
                                          counter_comparison, dominant_site, interface_counters, limit_text,
-                                         lost_at, loss_split)
+                                         loss_site, loss_split, lost_at)
 from vpnbench.params import Duration, Family, Params, Rate, Size
 from vpnbench.records import Trial
 
@@ -162,8 +162,8 @@ class TrialRunner:
         interfaces = counter_comparison(before, after, counts.sent_packets, counts.received_packets)
         data = {"sent_bps": counts.sent_bps, "received_bps": counts.received_bps, "generator_limited": limited,
                 "intended_duration_s": duration, "interfaces": interfaces}
-        split = None if counts.error else loss_split(interfaces)  # a failed tool tells nothing of where
-        site = None if counts.error else "generator" if limited else dominant_site(split)
+        site = None if counts.error else loss_site(interfaces, limited)  # a failed tool tells nothing of where
+        split = None if counts.error else loss_split(interfaces)
         if site:
             data["loss_site"] = site
         if split:
