@@ -68,6 +68,38 @@ def test_udp_sweep_baseline_keeps_up_and_wireguard_shows_its_gap(tmp_path, clean
 
 
 @pytest.mark.netns
+def test_udp_sweep_whose_sender_is_held_back_puts_the_knee_at_what_was_sent(testbed):
+    """A generator that cannot send the top rate, and loses nothing: an HTB class of 150 Mbit/s on
+    the client's own interface holds iperf3 back (its socket blocks while its datagrams wait in
+    the class's queue: some 90 datagrams of 1300 B fill the 208 KiB send buffer long before the
+    queue's 1000 packets), so 250 Mbit/s is never sent and nothing is dropped. The knee is 50,
+    the rate that was sent in full, and the limit the generator: before, it was 250 Mbit/s,
+    a rate never sent."""
+    from vpnbench.hosts.route import route_device
+    from vpnbench.measure.base import MeasureContext, PortAllocator
+    from vpnbench.measure.udp_sweep import UdpSweep, UdpSweepParams
+    from vpnbench.probe import LocalKernelProbe
+    from vpnbench.techniques.base import TechniqueContext
+    from vpnbench.techniques.baseline import Baseline, BaselineParams
+
+    probe = LocalKernelProbe(testbed.resources)
+    tctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), testbed.resources, probe)
+    tunnel = Baseline(BaselineParams(), tctx).up("kernel")
+    device = route_device(testbed.client, tunnel.server_addrs["ipv4"])
+    testbed.client.run(["tc", "qdisc", "add", "dev", device, "root", "handle", "1:", "htb", "default", "10"])
+    testbed.client.run(["tc", "class", "add", "dev", device, "parent", "1:", "classid", "1:10", "htb",
+                        "rate", "150mbit", "ceil", "150mbit"])
+    sweep = UdpSweep(UdpSweepParams(rate=["50M", "250M"], duration=1.0))
+    result = sweep.run(MeasureContext(testbed.client, testbed.server, tunnel, PortAllocator()))
+    m = result.metrics
+    low, high = result.trials
+    assert high.data["sender_bps"] < 0.7 * 250e6, result.raw["sweep"]  # at most 150 of the 250 sent
+    assert m["knee_bps"] == 50e6 and m["knee_at_top"] == 0 and m["knee_limit_generator"] == 1, result.raw["sweep"]
+    assert high.data["loss_site"] == "generator" and low.data.get("loss_site") is None
+    assert "before the generator sent short of the offered rate" in result.raw["sweep"]
+
+
+@pytest.mark.netns
 def test_mtu_equals_expected_or_is_explained(tmp_path, clean_machine):
     import vpnbench
 
@@ -203,10 +235,10 @@ def test_rate_search_whose_loss_is_at_the_receiving_socket_names_the_receiver(tm
     for d in lossy:  # what the receiver lost reached the server's device
         assert d["interfaces"]["server_rx_packets"] >= d["interfaces"]["generator_sent"]
     terminal = result.stdout + result.stderr
-    assert "(limit: the receiving socket)" in terminal, terminal  # the terminal
+    assert "(limit: the receiving socket; receiver " in terminal, terminal  # the terminal, with the count
     assert run_cli("report", str(tmp_path / "c.db"), "-o", str(tmp_path / "r.html")).returncode == 0
     report = html.unescape((tmp_path / "r.html").read_text())
-    assert "(limit: the receiving socket)" in report and "receiver_limited" in report  # the report
+    assert "(limit: the receiving socket; receiver " in report and "receiver_limited" in report  # the report
 
 
 @pytest.mark.netns

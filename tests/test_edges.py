@@ -142,10 +142,45 @@ def test_unbounded_ratio_gives_no_interval_and_the_difference_instead():
     frame = long_frame({"baseline": [0, 1e6, 0], "wireguard": [5e6, 3e6, 9e6]})
     (row,) = cost_rows(relative_cost(frame, "baseline"))
     assert row["kind"] == "difference" and row["headline"] == "+5.33 Mbit/s"
-    assert row["method"].startswith("unbounded: the baseline's interval contains 0")
+    assert row["method"].startswith("unbounded: the baseline's mean is not clearly away from 0")
     assert "×" not in row["headline"] + row["interval"] and "…" in row["interval"]
     answers = Verdicts("baseline", relative_cost(frame, "baseline"), pd.DataFrame(columns=COMPARISON_COLUMNS), [], {})
     assert answers.cost("wireguard", "none", "tcp", "throughput_bps") == "+5.33 Mbit/s (ratio unbounded)"
+
+
+def test_a_zero_numerator_over_a_baseline_not_clear_of_zero_is_unbounded_and_rendered_so():
+    """Retransmits read as a ratio: [0, 0, 0] against a baseline of [0, 0, 12]. The baseline's
+    mean is 4 with a standard error of 4 (s = 6.93, over sqrt 3); the numerator being constant, all
+    the uncertainty is the baseline's (2 degrees of freedom: t = 4.303), and 4 < 4.303 x 4: its
+    mean is not clear of 0, no finite interval is true to the data. The constant numerator made
+    Fieller's variance term 0 and gave the interval (0, 0, 0)."""
+    ratio, low, high, method = ratio_interval([0, 0, 0], [0, 0, 12])
+    assert method == "unbounded" and ratio == 0 and math.isnan(low) and math.isnan(high)
+    # a baseline clear of 0 (11 > 4.303 x 0.577): the ratio is 0, and its interval only 0
+    assert ratio_interval([0, 0, 0], [10, 11, 12]) == (0.0, 0.0, 0.0, "fieller")
+    frame = long_frame({"baseline": [0, 0, 12], "wireguard": [0, 0, 0]}, metric="retransmits")
+    relative = relative_cost(frame, "baseline")
+    (row,) = cost_rows(relative)  # the report
+    assert row["kind"] == "difference" and row["headline"] == "-4.00" and row["method"].startswith("unbounded: ")
+    answers = Verdicts("baseline", relative, pd.DataFrame(columns=COMPARISON_COLUMNS), [], {})
+    assert answers.cost("wireguard", "none", "tcp", "retransmits") == "-4 (ratio unbounded)"  # the terminal
+    assert relative_ratios(frame, "baseline")[("wireguard", "none", "tcp")] == {"retransmits": None}  # the export
+
+
+def test_unbounded_is_decided_at_the_welch_df_of_both_samples_not_the_baselines_own():
+    """Fieller's interval is bounded exactly when mean(b)^2 > t^2 var(mean b) with t at the
+    Satterthwaite df of the two samples (the t its endpoints use): here the baseline [1, 2, 3]
+    has its own interval 2 +- 4.303 x 0.577, holding 0, yet with 20 noisy values beside it the
+    joint df is 20.7 (t = 2.08) and 2 > 2.08 x 0.577: bounded."""
+    a = [2 + 10 * ((-1) ** i) * (0.5 + (i % 5) / 5) for i in range(20)]
+    b = [1.0, 2.0, 3.0]
+    assert 0 > 2 - sps.t.ppf(0.975, 2) * math.sqrt(1 / 3)  # the baseline's own interval holds 0
+    ratio, low, high, method = ratio_interval(a, b)
+    assert method == "fieller" and low < ratio < high
+    va, vb = float(pd.Series(a).var()) / 20, 1 / 3
+    w = ratio ** 2 * vb
+    df = (va + w) ** 2 / (va ** 2 / 19 + w ** 2 / 2)
+    assert 4 > sps.t.ppf(0.975, df) ** 2 * vb  # bounded at the joint df
 
 
 def test_export_relative_is_null_where_the_ratio_is_unbounded():
@@ -164,7 +199,7 @@ def test_report_with_a_zero_baseline_says_unbounded():
         index = cell.repetition - 1
         cell.metrics["throughput_bps"] = ([0.0, 1e6, 0.0] if cell.technique == "baseline" else [5e6, 3e6, 9e6])[index]
     html, _ = render_with_figures(run, cells)
-    assert "unbounded: the baseline&#39;s interval contains 0" in html or "unbounded: the baseline's interval" in html
+    assert "unbounded: the baseline&#39;s mean is not clearly away from 0" in html
     assert "17 ×" not in html and "17.0 ×" not in html
 
 

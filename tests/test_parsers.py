@@ -82,7 +82,8 @@ def test_udp_sweep_knee_uses_the_senders_count():
 
     lossless = udp_metrics(parse_iperf_json(load("iperf3_3.12_udp_50M.json")))
     tail = udp_metrics(_received(parse_iperf_json(load("iperf3_3.12_udp_50M.json")), 9000, 0, 46.8e6))
-    steps = [Step(50_000_000, lossless, {}), Step(60_000_000, tail, {})]
+    steps = [Step(50_000_000, lossless, {}, length=1300, duration=2.0),
+             Step(60_000_000, tail, {}, length=1300, duration=2.0)]
     assert knee(steps, 0.01) is steps[0]  # 6.4 % lost at the tail: the second step fell behind
     assert steps[1].trial(2, 1300, 1.0).loss_ratio == pytest.approx(612 / 9612)
 

@@ -3,7 +3,8 @@
 Importing scipy.stats costs ~0.6 s of CPU (it loads scipy.spatial, optimize, linalg, ...), which
 a 30 s campaign pays before its first cell (the summary's imports are warmed while the testbed
 is built, and must be done before a measurement starts). Student's t (Welch's test, confidence
-intervals), Shapiro-Wilk (which test to choose) and Mann-Whitney U (for samples that are not
+intervals), chi-square (the upper bound on a standard deviation that adaptive repetitions stop
+on), Shapiro-Wilk (which test to choose) and Mann-Whitney U (for samples that are not
 normal) are small algorithms: they are here, checked against scipy in tests/test_stats.py.
 """
 
@@ -66,6 +67,55 @@ def t_ppf(p: float, df: float) -> float:
         if abs(step) <= 1e-13 * max(1.0, t):
             break
     return t
+
+
+def gamma_p(a: float, x: float) -> float:
+    """Regularized lower incomplete gamma P(a, x): the series below a + 1, else 1 - the
+    continued fraction of Q (Numerical Recipes §6.2)."""
+    if x <= 0.0:
+        return 0.0
+    log_front = a * math.log(x) - x - math.lgamma(a)
+    if x < a + 1.0:
+        term = total = 1.0 / a
+        for n in range(1, 100_000):  # some sqrt(a) terms: 1 000 for 10 000 degrees of freedom
+            term *= x / (a + n)
+            total += term
+            if abs(term) < abs(total) * 1e-15:
+                break
+        return total * math.exp(log_front)
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c, d = 1.0 / tiny, 1.0 / b
+    h = d
+    for i in range(1, 100_000):
+        numerator = -i * (i - a)
+        b += 2.0
+        d = numerator * d + b
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = b + numerator / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return 1.0 - math.exp(log_front) * h
+
+
+def chi2_ppf(p: float, df: float) -> float:
+    """Quantile of the chi-square distribution (0 < p < 1): bisection on its CDF P(df/2, x/2),
+    which is monotone, so it cannot miss (called a few times per run, for the bound on a
+    standard deviation)."""
+    low, high = 0.0, max(1.0, 2.0 * df)
+    while gamma_p(df / 2.0, high / 2.0) < p:
+        low, high = high, 2.0 * high
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        if gamma_p(df / 2.0, middle / 2.0) < p:
+            low = middle
+        else:
+            high = middle
+        if high - low <= 1e-14 * high:
+            break
+    return (low + high) / 2.0
 
 
 def mean_var(data: Sequence[float]) -> tuple[float, float]:

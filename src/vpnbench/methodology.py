@@ -26,6 +26,12 @@ MSS_BYTES = 1448  # one TCP segment
 # TCP cells through a short queue retransmitting at most this share of their segments: the
 # queue dropped none of them (a queue that limits TCP drops every round of window growth)
 RETRANSMIT_SHARE = 1e-4
+# A tail-drop queue that limits TCP fills at the peak of each window and TCP then backs off by at
+# most half (Reno's beta 0.5; CUBIC's 0.7), so what sits in it on average is at least half its
+# limit. Where the fastest cell through an impairment kept less than this share of the limit in
+# the queue (throughput x the time a packet is held there), the queue never filled: the cells'
+# losses were the impairment's own (its loss model), not the queue's.
+QUEUE_FULL_SHARE = 0.5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -339,7 +345,11 @@ def queue_below_bdp(cells: list[dict], packet_bytes: int = PACKET_BYTES) -> list
     these cells. linkem's default limit holds the delay line (LinkemBackend.default_limit), so it is
     rarely short. Where the TCP cells through the impairment retransmitted (next to) nothing, the
     queue dropped none of their segments: the TCP window, not the queue, was the lower limit,
-    and the warning (window_below_bdp) names it instead."""
+    and the warning (window_below_bdp) names it instead. Nor is the queue named where it never
+    filled: where the fastest cell through the impairment kept fewer packets in it than
+    QUEUE_FULL_SHARE of the limit (TCP at 50 Mbit/s through 1 % loss and 20 ms: 83 packets
+    against 1000), or where the emulator itself counted no drop at its queue limit (linkem's
+    dropped_limit, netem's drops without a loss model: the cells' impairment_queue_drops_<direction>)."""
     capacity = max((v for c in cells if (v := _metric(c, "throughput_bps")) is not None), default=0.0)
     out, seen = [], set()
     for cell in cells:
@@ -347,12 +357,16 @@ def queue_below_bdp(cells: list[dict], packet_bytes: int = PACKET_BYTES) -> list
         if cell["impairment"] in seen or not params:
             continue
         seen.add(cell["impairment"])
-        window = _window_in_flight([c for c in cells if c["impairment"] == cell["impairment"]], params)
+        through = [c for c in cells if c["impairment"] == cell["impairment"]]
+        window = _window_in_flight(through, params)
+        measured = max((v for c in through if (v := _metric(c, "throughput_bps")) is not None), default=None)
         sides = ("egress_spec", "ingress_spec")
         if params.get("egress_spec") == params.get("ingress_spec"):
             sides = ("egress_spec",)  # one finding for both directions
         for side in sides:
-            finding = _queue_finding(params, side, capacity, packet_bytes, window)
+            directions = ("egress", "ingress") if len(sides) == 1 else (side.removesuffix("_spec"),)
+            seen_through = QueueSeen(measured, _queue_drops(through, directions))
+            finding = _queue_finding(params, side, capacity, packet_bytes, window, seen_through)
             if finding:
                 code, text = finding
                 way = "both directions" if len(sides) == 1 else side.removesuffix("_spec")
@@ -377,8 +391,31 @@ def _window_in_flight(cells: list[dict], params: dict) -> tuple[float, float] | 
     return (best, rtt_s) if best > 0 else None
 
 
+@dataclasses.dataclass(frozen=True)
+class QueueSeen:
+    """What went through an impairment's queue: the fastest throughput of its cells (None where
+    none reports one), and the drops its emulator counted at the queue limit (None where it
+    cannot tell, e.g. netem with a loss model, whose drop counter holds both)."""
+
+    throughput_bps: float | None
+    drops: int | None
+
+
+def _queue_drops(cells: list[dict], directions: tuple[str, ...]) -> int | None:
+    """The queue-limit drops the emulator counted over these cells in these directions, or None
+    when any cell does not record them."""
+    total = 0
+    for c in cells:
+        for direction in directions:
+            value = _metric(c, f"impairment_queue_drops_{direction}")
+            if value is None:
+                return None
+            total += int(value)
+    return total
+
+
 def _queue_finding(params: dict, side: str, capacity: float, packet_bytes: int,
-                   window: tuple[float, float] | None) -> tuple[str, str] | None:
+                   window: tuple[float, float] | None, seen: QueueSeen) -> tuple[str, str] | None:
     spec = params.get(side) or {}
     hold_s = ((spec.get("delay_us") or 0) + (spec.get("jitter_us") or 0)) / 1e6
     rate = spec.get("rate_bps") or 0
@@ -404,12 +441,18 @@ def _queue_finding(params: dict, side: str, capacity: float, packet_bytes: int,
             f"{rtt_s * 1e3:g} ms round trip, which is its window (socket buffers: tcp_rmem/tcp_wmem or the "
             f"measurement's window); filling {rate_text(bandwidth)} needs a larger window, then a queue limit "
             f"of at least {needed}.")
+    if seen.drops == 0:
+        return None  # the emulator counted no drop at its queue limit
+    queued = (seen.throughput_bps or 0.0) * hold_s / 8 / packet_bytes
+    if seen.drops is None and seen.throughput_bps and queued < QUEUE_FULL_SHARE * limit:
+        return None  # the queue never filled: the losses were the impairment's own
+    counted = f" ({declared.name} counted {seen.drops} packets dropped at the queue limit)" if seen.drops else ""
     cap = limit * packet_bytes * 8 / hold_s
     return "queue_below_bdp", (
         f"{given} queue limit of {limit} packets is below the {needed} packets of {packet_bytes} B in "
         f"flight at {rate_text(bandwidth)} × {hold_s * 1e3:g} ms, so the queue, not the delay, limits "
         f"throughput (to about {rate_text(cap)} with {packet_bytes} B packets, more where GSO packs "
-        f"several in one); set limit to at least {needed}.")
+        f"several in one){counted}; set limit to at least {needed}.")
 
 
 def lossy(cell: dict) -> bool:

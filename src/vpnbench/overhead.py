@@ -8,7 +8,8 @@ CBC) makes the overhead depend on the packet's alignment: one more inner byte ca
 outer bytes.
 
 Sizes (RFC 4303 ESP, RFC 4106 GCM, RFC 7634 ChaCha20-Poly1305, RFC 4868 HMAC-SHA-256-128,
-the WireGuard paper §5.4, OpenVPN's data channel format):
+the WireGuard paper §5.4, OpenVPN's data channel format, RFC 2661 L2TPv2 and RFC 1662 PPP in
+HDLC-like framing):
 """
 
 import dataclasses
@@ -61,6 +62,21 @@ def esp_outer(inner: int, family: str, c: EspCipher, mode: str = "tunnel", natt:
     protected = inner if mode == "tunnel" else inner - IP_HEADER[family]
     ip = IP_HEADER[family]
     return ip + (UDP_HEADER if natt else 0) + ESP_HEADER + c.iv + _pad(protected + ESP_TRAILER, c.block) + c.icv
+
+
+# L2TP/IPsec: the transport-mode SA protects a UDP packet to port 1701 that carries an L2TPv2 data
+# message (flags/version 2 + tunnel id 2 + session id 2: xl2tpd sends no length or sequence
+# fields on data) holding a PPP frame (address 0xff + control 0x03 + protocol 2) of the inner
+# IP packet.
+L2TP_DATA_HEADER = 6
+PPP_HEADER = 4
+
+
+def l2tp_esp_outer(inner: int, c: EspCipher, natt: bool = False) -> int:
+    """The outer packet of an inner IP packet of `inner` bytes sent over L2TP/IPsec (IPv4 only):
+    ESP transport mode over the UDP packet IP 20 + UDP 8 + L2TP 6 + PPP 4 + the whole inner packet."""
+    udp_packet = IP_HEADER["ipv4"] + UDP_HEADER + L2TP_DATA_HEADER + PPP_HEADER + inner
+    return esp_outer(udp_packet, "ipv4", c, "transport", natt)
 
 
 def openvpn_outer(inner: int, family: str, cipher: str, auth: str = "SHA256", transport: str = "udp",

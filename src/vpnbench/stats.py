@@ -70,17 +70,23 @@ def welch_difference(a: Sequence[float], b: Sequence[float]) -> tuple[float, flo
 def fieller_ratio(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float] | None:
     """mean(a) / mean(b) with Fieller's 95 % interval for independent samples of unequal
     variance (df by Satterthwaite at the estimated ratio, as Tamhane & Logan 2004).
-    None when the interval is unbounded: mean(b) is not clearly away from zero
-    (g = t²·var(mean b)/mean(b)² ≥ 1: the baseline's own interval contains 0), or a side has
-    fewer than 2 values."""
+    None when the interval is unbounded: mean(b) is not clearly away from zero at the t the
+    interval's endpoints use, g = t²·var(mean b)/mean(b)² ≥ 1 with t at the Welch df of
+    var(mean a) + ratio²·var(mean b) (between min(na, nb) - 1 and na + nb - 2: not the baseline's
+    own nb - 1, so its own interval may hold 0 while the ratio is bounded, or the reverse);
+    or a side has fewer than 2 values. A constant numerator at 0 (retransmits) leaves only the
+    baseline's variance, and the df its limit nb - 1."""
     ma, mb = Moments.of(a), Moments.of(b)
     if ma.n < 2 or mb.n < 2 or mb.mean == 0:
         return None
     ratio = ma.mean / mb.mean
     va, vb = ma.var_mean, mb.var_mean
-    if va + ratio * ratio * vb == 0:  # both constant
+    if va == 0 and vb == 0:  # both constant
         return ratio, ratio, ratio
-    t = _t_quantile(satterthwaite_df(va, ma.n, ratio * ratio * vb, mb.n))
+    weighted = ratio * ratio * vb
+    # a numerator of constant 0: va and ratio²·vb are both 0, the df's limit there is the baseline's
+    df = satterthwaite_df(va, ma.n, weighted, mb.n) if va + weighted > 0 else mb.n - 1
+    t = _t_quantile(df)
     # (a − ρb)² = t²(va + ρ²vb) is a quadratic in ρ: A ρ² − 2ab ρ + C = 0.
     quad_a = mb.mean * mb.mean - t * t * vb
     if not quad_a > 0:
@@ -91,7 +97,7 @@ def fieller_ratio(a: Sequence[float], b: Sequence[float]) -> tuple[float, float,
 
 
 UNBOUNDED = "unbounded"
-UNBOUNDED_WHY = "unbounded: the baseline's interval contains 0"
+UNBOUNDED_WHY = "unbounded: the baseline's mean is not clearly away from 0"
 
 
 def ratio_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float, str]:
@@ -143,7 +149,7 @@ def relative_ratios(frame: pd.DataFrame, baseline: str) -> dict[tuple[str, str, 
     """{(technique, impairment, measurement_label): {metric: mean / baseline mean}} for the export's
     `relative` field; the baseline's own groups map to 1.0. A metric whose baseline mean is 0 or
     missing is left out (JSON has no NaN); one whose ratio is unbounded (`ratio_interval`: the
-    baseline's interval contains 0) maps to None (null), never to a number the data cannot carry."""
+    baseline's mean is not clearly away from 0) maps to None (null), never to a number the data cannot carry."""
     groups = _results(frame).groupby(["technique", "impairment", "measurement_label", "metric"], sort=False)["value"]
     values = {key: list(group) for key, group in groups}
     out: dict[tuple[str, str, str], dict[str, float | None]] = {}

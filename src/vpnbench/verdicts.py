@@ -48,7 +48,7 @@ class Verdicts:
             text = f"{row.ratio:.2f} ×" if math.isfinite(row.ratio) else ""
         else:
             text = _difference_text(metric, row.difference)
-            if row.headline == "ratio":  # the baseline's interval contains 0: no ratio to give
+            if row.headline == "ratio":  # the baseline's mean is not clear of 0: no ratio to give
                 text = f"{text} (ratio unbounded)".strip()
         return f"{text} {self.mark(technique, impairment, label, metric)}".strip()
 

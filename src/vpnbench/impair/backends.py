@@ -86,6 +86,12 @@ class ImpairmentBackend(abc.ABC):
     def stats(self) -> dict:
         return {}
 
+    def queue_drops(self, before: dict, after: dict) -> dict[str, int]:
+        """Packets dropped at the queue limit between two stats() reads, per direction (egress:
+        client -> server) the backend can tell them apart in; {} where it cannot
+        (methodology.queue_below_bdp reads them)."""
+        return {}
+
     def facts(self) -> dict:
         """What else a cell's impairment_params should record about how it was applied."""
         return {}
@@ -122,6 +128,7 @@ class NetemBackend(ImpairmentBackend):
                           "ingress": (testbed.server, _iface_of(testbed, "server"))},
         }
         self._active: dict[tuple[str, str], tuple[object, NetemSpec]] = {}  # (role, iface) -> (host, spec)
+        self._direction: dict[tuple[str, str], str] = {}  # (role, iface) -> egress or ingress
         self.senders = [(testbed.client, _iface_of(testbed, "client")), (testbed.server, _iface_of(testbed, "server"))]
         self._gso_default: dict[str, str] | None = None  # the senders' gso_max_segs while limited
 
@@ -139,6 +146,7 @@ class NetemBackend(ImpairmentBackend):
             host, iface = self.targets[self.placement_of(impairment)][direction]
             if not spec.empty:
                 wanted[(host.role, iface)] = (host, spec)
+                self._direction[(host.role, iface)] = direction
         self._limit_segmentation(any(spec.rate_bps for _, spec in wanted.values()))
         for key in self._active.keys() - wanted.keys():
             host, _ = self._active.pop(key)
@@ -172,6 +180,29 @@ class NetemBackend(ImpairmentBackend):
 
     def facts(self) -> dict:
         return {"gso_max_segs_1": self._gso_default is not None}
+
+    def stats(self) -> dict:
+        """Each active netem qdisc's counters (`tc -s -j qdisc show`) by direction, and whether
+        its spec drops packets itself (loss: then its drop counter holds those too)."""
+        out = {}
+        for key, (host, spec) in self._active.items():
+            shown = host.run(["tc", "-s", "-j", "qdisc", "show", "dev", key[1]], check=False)
+            try:
+                qdiscs = json.loads(shown.stdout)
+            except ValueError:
+                continue
+            netem = next((q for q in qdiscs if isinstance(q, dict) and q.get("kind") == "netem"), None)
+            if netem is not None:
+                out[self._direction[key]] = {"packets": netem.get("packets"), "drops": netem.get("drops"),
+                                             "backlog_packets": netem.get("qlen"),
+                                             "loss_model": bool(spec.loss_pct or spec.gemodel)}
+        return out
+
+    def queue_drops(self, before: dict, after: dict) -> dict[str, int]:
+        """netem counts a packet its loss model drops and one its queue limit drops alike: its
+        drops are the queue's only where the spec has no loss model."""
+        return {direction: n for direction, now in after.items() if not now.get("loss_model")
+                and (n := _counter_delta(before.get(direction), now, "drops")) is not None}
 
 
 # netem keeps these settings from an earlier spec on a change that does not mention them:
@@ -266,6 +297,12 @@ class LinkemBackend(ImpairmentBackend):
         except (OSError, ValueError, TimeoutError, EOFError):
             return {}
 
+    def queue_drops(self, before: dict, after: dict) -> dict[str, int]:
+        """linkem counts its queue limit's drops apart from its loss model's (dropped_limit)."""
+        directions = {"egress": "a2b", "ingress": "b2a"}  # a faces the client
+        return {direction: n for direction, key in directions.items()
+                if (n := _counter_delta(before.get(key), after.get(key), "dropped_limit")) is not None}
+
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.stop()
@@ -273,6 +310,15 @@ class LinkemBackend(ImpairmentBackend):
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.alive()
+
+
+def _counter_delta(before: dict | None, after: dict | None, name: str) -> int | None:
+    """after[name] - before[name]; None when either is missing or the counter went back (the
+    qdisc or linkem was replaced between the reads)."""
+    old, new = (before or {}).get(name), (after or {}).get(name)
+    if not isinstance(old, int) or not isinstance(new, int) or new < old:
+        return None
+    return new - old
 
 
 def choose_backend(asked: str, testbed_kind: str, probe) -> str:

@@ -89,7 +89,16 @@ def interface_counters(ctx: MeasureContext, family: str) -> dict[str, int]:
 LOSS_SITES = {"generator": "the generator (it could not send the load)",
               "tunnel_device": "a tunnel device (its queue dropped them)",
               "path": "the path between the tunnel devices (the technique or the link)",
-              "receiver": "the receiving socket (the receiver could not keep up)"}
+              "receiver": "the receiving socket (the receiver could not keep up)",
+              "mixed": "several sites (none lost most of the packets)"}
+SPLIT_NAMES = {"tunnel_device": "tunnel device", "path": "path", "receiver": "receiver"}  # loss_split's keys, short
+
+# A site is named the limit when it lost at least this share of what a trial lost. Then the
+# other sites together lost at most a quarter of what it did: removing them would not move the
+# limit much, removing it would. Below that the limit is two real ones, and naming either alone
+# would send the reader to fix one of them (a device that dropped 1 of 10 001 lost packets is
+# not the limit; a 60/40 split between the path and the receiving socket is neither's alone).
+DOMINANT_LOSS_SHARE = 0.8
 
 
 def counter_comparison(before: dict[str, int], after: dict[str, int], sent: int, received: int) -> dict:
@@ -100,20 +109,57 @@ def counter_comparison(before: dict[str, int], after: dict[str, int], sent: int,
     return {**deltas, "generator_sent": sent, "generator_received": received}
 
 
-def loss_site(counters: dict, generator_limited: bool = False) -> str | None:
-    """Where a trial lost most of what it lost (a LOSS_SITES key), from counter_comparison's
-    numbers; None when it lost nothing or the counters cannot tell. Packets that reached the
-    server's tunnel device but not the receiving program were dropped at its socket (seen here:
-    91 488 arrived at the device, iperf3 counted 90 005); those that never reached the device
-    were dropped by a device's queue (its dropped counters rose) or on the way between."""
-    if generator_limited:
-        return "generator"
+def loss_split(counters: dict) -> dict[str, int] | None:
+    """Packets a trial lost at each site (SPLIT_NAMES' keys), from counter_comparison's numbers;
+    None when it lost nothing or the counters cannot tell. Packets that reached the server's
+    tunnel device but not the receiving program were dropped at its socket (seen here: 91 488
+    arrived at the device, iperf3 counted 90 005); of those that never reached the device, the
+    ones a device counted as dropped, or the client's device never sent, were lost at a tunnel
+    device, the rest between the devices."""
     sent, received, arrived = (counters.get(k) for k in ("generator_sent", "generator_received", "server_rx_packets"))
     if sent is None or received is None or arrived is None or received >= sent:
         return None
     before_device = max(sent - arrived, 0)  # control packets in `arrived` make this a little low, never high
-    if arrived - received >= before_device:
-        return "receiver"
-    dropped = counters.get("client_tx_dropped", 0) + counters.get("server_rx_dropped", 0)
-    left_client = counters.get("client_tx_packets", sent)
-    return "tunnel_device" if dropped > 0 or sent - left_client >= before_device / 2 else "path"
+    receiver = min(max(arrived - received, 0), sent - received)
+    unsent_by_client = max(sent - counters.get("client_tx_packets", sent), counters.get("client_tx_dropped", 0))
+    device = min(unsent_by_client + counters.get("server_rx_dropped", 0), before_device)
+    return {"tunnel_device": device, "path": before_device - device, "receiver": receiver}
+
+
+def loss_site(counters: dict, generator_limited: bool = False) -> str | None:
+    """Where a trial lost what it lost (a LOSS_SITES key): the generator when it could not send
+    the load, else the site of loss_split that lost at least DOMINANT_LOSS_SHARE of it, else
+    "mixed"; None when it lost nothing or the counters cannot tell."""
+    if generator_limited:
+        return "generator"
+    return dominant_site(loss_split(counters))
+
+
+def dominant_site(split: dict[str, int] | None) -> str | None:
+    """The site of a loss split that lost at least DOMINANT_LOSS_SHARE of it, else "mixed"."""
+    total = sum(split.values()) if split else 0
+    if not total:
+        return None
+    site = max(split, key=split.get)
+    return site if split[site] >= DOMINANT_LOSS_SHARE * total else "mixed"
+
+
+def describe_split(split: dict[str, int]) -> str:
+    """"path 9 999, tunnel device 1 of 10 000 lost": every site that lost any, most first."""
+    def count(n: int) -> str:
+        return f"{n:,}".replace(",", " ")
+    parts = [f"{SPLIT_NAMES[site]} {count(n)}" for site, n in sorted(split.items(), key=lambda kv: -kv[1]) if n]
+    return f"{', '.join(parts)} of {count(sum(split.values()))} lost"
+
+
+def lost_at(site: str | None, split: dict[str, int] | None) -> str:
+    """A trials table's lost_at cell: the site, and the split when there is one."""
+    return f"{site or '-'}" + (f" ({describe_split(split)})" if split and sum(split.values()) else "")
+
+
+def limit_text(site: str | None, split: dict[str, int] | None) -> str:
+    """The headline's " (limit: ...)" for a site and its split of the lost packets."""
+    if not site:
+        return ""
+    lost = f"; {describe_split(split)}" if split and sum(split.values()) else ""
+    return f" (limit: {LOSS_SITES[site].split(' (')[0]}{lost})"

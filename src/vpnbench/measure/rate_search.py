@@ -20,8 +20,9 @@ from pydantic import Field, model_validator
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.gen import GEN_MIN_LENGTH
-from vpnbench.measure.generators import (GENERATOR_SHORTFALL, GENERATORS, LOSS_SITES, TrialCounts,
-                                         counter_comparison, interface_counters, loss_site)
+from vpnbench.measure.generators import (GENERATOR_SHORTFALL, GENERATORS, LOSS_SITES, SPLIT_NAMES, TrialCounts,
+                                         counter_comparison, dominant_site, interface_counters, limit_text,
+                                         loss_site, loss_split, lost_at)
 from vpnbench.params import Duration, Family, Params, Rate, Size
 from vpnbench.records import Trial
 
@@ -82,7 +83,8 @@ class RateSearch(Measurement):
         parts = []
         for goal in ("ndr", "pdr"):
             site = goal_limit(metrics, goal)
-            at = f" (limit: {LOSS_SITES[site].split(' (')[0]})" if site else ""
+            at = limit_text(site, {k: int(metrics[f"{goal}_lost_{k}"]) for k in SPLIT_NAMES
+                                   if f"{goal}_lost_{k}" in metrics})
             if f"{goal}_bps" in metrics:
                 parts.append(f"{goal.upper()} {metrics[f'{goal}_bps'] / 1e6:.1f} Mbit/s{at}")
             elif metrics.get(f"{goal}_generator_limited"):
@@ -161,8 +163,11 @@ class TrialRunner:
         data = {"sent_bps": counts.sent_bps, "received_bps": counts.received_bps, "generator_limited": limited,
                 "intended_duration_s": duration, "interfaces": interfaces}
         site = None if counts.error else loss_site(interfaces, limited)  # a failed tool tells nothing of where
+        split = None if counts.error else loss_split(interfaces)
         if site:
             data["loss_site"] = site
+        if split:
+            data["loss_split"] = split
         if counts.error:
             data["error"] = counts.error
         sent = counts.sent_packets
@@ -186,7 +191,8 @@ class TrialRunner:
             loss = "nan" if t.loss_ratio is None else f"{t.loss_ratio:.6f}"
             lines.append(f"{t.number:5d} {t.offered_bps / 1e6:12.2f} {t.data['sent_bps'] / 1e6:9.2f} "
                          f"{t.data['received_bps'] / 1e6:13.2f} {loss:>10} {t.duration_s:10g} "
-                         f"{'yes' if t.data['generator_limited'] else 'no':>17} {t.data.get('loss_site', '-')}")
+                         f"{'yes' if t.data['generator_limited'] else 'no':>17} "
+                         f"{lost_at(t.data.get('loss_site'), t.data.get('loss_split'))}")
         return {**self.raw, "search": "\n".join(lines) + "\n"}
 
 
@@ -209,9 +215,10 @@ def search_metrics(outcome, runner: TrialRunner, length: int) -> dict[str, float
             limits.append(limit)
             continue
         metrics[f"{goal}_found"] = 0.0 if lower is None else 1.0
-        site = limit_met(runner.trials, upper, getattr(runner.params, f"{goal}_loss"))
+        site, split = limit_met(runner.trials, upper, getattr(runner.params, f"{goal}_loss"))
         if site:
             metrics[f"{goal}_limit_{site}"] = 1.0
+        metrics.update({f"{goal}_lost_{where}": float(n) for where, n in split.items()})
         if lower is not None:
             metrics[f"{goal}_pps"] = lower
             metrics[f"{goal}_bps"] = lower * 8 * length
@@ -232,15 +239,21 @@ def _generator_stopped(upper_bps: float | None, short: float | None) -> float | 
     return short if upper_bps is None or upper_bps >= short * (1 - 1e-9) else None
 
 
-def limit_met(trials: list[Trial], upper_pps: float | None, goal_loss: float) -> str | None:
-    """Which limit (a LOSS_SITES key) a goal's upper bound met: where the trials at that load
-    that lost more than the goal allows lost most of it."""
+def limit_met(trials: list[Trial], upper_pps: float | None, goal_loss: float) -> tuple[str | None, dict[str, int]]:
+    """Which limit (a LOSS_SITES key) a goal's upper bound met, and the packets each site lost
+    there: the trials at that load that lost more than the goal allows, their loss splits
+    summed, named by dominant_site (the generator when only it is named)."""
     if upper_pps is None:
-        return None
-    sites = [t.data.get("loss_site") for t in trials if t.offered_pps is not None
-             and math.isclose(t.offered_pps, upper_pps, rel_tol=1e-6) and (t.loss_ratio or 0.0) > goal_loss]
-    sites = [site for site in sites if site]
-    return max(set(sites), key=sites.count) if sites else None
+        return None, {}
+    at_bound = [t.data for t in trials if t.offered_pps is not None
+                and math.isclose(t.offered_pps, upper_pps, rel_tol=1e-6) and (t.loss_ratio or 0.0) > goal_loss]
+    split: dict[str, int] = {}
+    for data in at_bound:
+        for where, n in (data.get("loss_split") or {}).items():
+            split[where] = split.get(where, 0) + n
+    if any(data.get("loss_site") == "generator" for data in at_bound):
+        return "generator", split
+    return dominant_site(split), split
 
 
 def goal_limit(metrics: dict, goal: str) -> str | None:

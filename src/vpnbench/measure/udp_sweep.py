@@ -16,8 +16,8 @@ from pydantic import BeforeValidator, Field
 
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
-from vpnbench.measure.generators import (GENERATOR_SHORTFALL, LOSS_SITES, counter_comparison, interface_counters,
-                                         loss_site)
+from vpnbench.measure.generators import (LOSS_SITES, SPLIT_NAMES, counter_comparison,
+                                         dominant_site, interface_counters, limit_text, lost_at, loss_split)
 from vpnbench.measure.iperf import run_iperf
 from vpnbench.measure.udp import udp_metrics
 from vpnbench.params import Duration, Family, Params
@@ -52,9 +52,10 @@ class UdpSweep(Measurement):
     @classmethod
     def headline_text(cls, metrics: dict) -> str:
         knee = metrics.get("knee_bps")
-        knee_text = f"knee {knee / 1e6:.0f} Mbit/s" if knee is not None else "no knee (first step lost too much)"
+        knee_text = f"knee {knee / 1e6:.0f} Mbit/s" if knee is not None else "no knee (first step did not keep up)"
         site = next((site for site in LOSS_SITES if metrics.get(f"knee_limit_{site}")), None)
-        knee_text += f" (limit: {LOSS_SITES[site].split(' (')[0]})" if site else ""
+        knee_text += limit_text(site, {k: int(metrics[f"knee_lost_{k}"]) for k in SPLIT_NAMES
+                                       if f"knee_lost_{k}" in metrics})
         top = f"top step sent {metrics.get('top_sent_bps', 0) / 1e6:.0f} / received " \
               f"{metrics.get('top_received_bps', 0) / 1e6:.0f} Mbit/s"
         return f"{knee_text}, {top}"
@@ -72,18 +73,19 @@ class UdpSweep(Measurement):
         started = time.monotonic()
         raw: dict[str, str] = {}
         steps: list[Step] = []
+        shape = {"length": p.length, "duration": p.duration}
         for number, rate in enumerate(p.rate, 1):
             step_start = time.monotonic() - started
             args = ["-u", "-b", str(rate), "-l", str(p.length), "-t", f"{p.duration:g}"]
             before = interface_counters(ctx, p.family)
             try:
                 doc, step_raw = run_iperf(ctx, p.family, args, p.duration)
-                step = Step(rate, udp_metrics(doc), _cpu(doc))
+                step = Step(rate, udp_metrics(doc), _cpu(doc), **shape)
                 step.count(before, interface_counters(ctx, p.family))
             except MeasurementError as exc:
-                step_raw, step = exc.raw, Step(rate, {}, {}, error=str(exc))
+                step_raw, step = exc.raw, Step(rate, {}, {}, error=str(exc), **shape)
             except (KeyError, TypeError) as exc:
-                step = Step(rate, {}, {}, error=f"unexpected iperf3 UDP JSON: missing {exc}")
+                step = Step(rate, {}, {}, error=f"unexpected iperf3 UDP JSON: missing {exc}", **shape)
             step.start, step.end = step_start, time.monotonic() - started
             raw.update({f"step{number}_{name}": text for name, text in step_raw.items()})
             steps.append(step)
@@ -99,24 +101,46 @@ class UdpSweep(Measurement):
         return label + ("_v6" if self.params.family == "ipv6" else "")
 
 
-class Step:
-    """One offered rate's outcome: udp_metrics' numbers, iperf3's CPU, or why it failed."""
+# iperf3 paces UDP by its average since the stream began (iperf_check_throttle: bytes sent x 8 /
+# seconds elapsed, against -b), checked again every --pacing-timer tick (1 ms by default): a sender
+# that keeps up is behind rate x seconds by at most a tick where the stream starts, a tick where
+# the test stops, and the datagram it was sending. Measured on loopback (3.12, 1300 B, 1 s): 0.83-
+# 0.96 ms of sending short at 50-400 Mbit/s. A step that sent less than that did not send its rate.
+IPERF3_PACING_TIMER_S = 0.001
 
-    def __init__(self, offered_bps: int, metrics: dict[str, float], cpu: dict[str, float], error: str | None = None):
+
+def sending_tolerance(offered_bps: float, length: int, duration: float) -> float:
+    """The share of a step's offered rate a sender that keeps up may fall short by:
+    (2 pacing ticks + one datagram's time at the offered rate) / the step's seconds."""
+    return (2 * IPERF3_PACING_TIMER_S + 8 * length / offered_bps) / duration
+
+
+class Step:
+    """One offered rate's outcome: udp_metrics' numbers, iperf3's CPU, or why it failed; length
+    and duration are the step's datagram payload bytes and seconds (for sending_tolerance)."""
+
+    def __init__(self, offered_bps: int, metrics: dict[str, float], cpu: dict[str, float], error: str | None = None,
+                 *, length: int, duration: float):
         self.offered_bps = offered_bps
         self.metrics = metrics
         self.cpu = cpu
         self.error = error
+        self.tolerance = sending_tolerance(offered_bps, length, duration)
         self.start = self.end = 0.0
         self.interfaces: dict = {}
-        self.loss_site: str | None = None
+        self.loss_split: dict[str, int] | None = None
 
     def count(self, before: dict[str, int], after: dict[str, int]) -> None:
         """Both ends' tunnel device counters over the step, and where its loss happened."""
         m = self.metrics
         self.interfaces = counter_comparison(before, after, int(m["sent_packets"]), int(m["received_packets"]))
-        short = m["sender_throughput_bps"] < GENERATOR_SHORTFALL * self.offered_bps
-        self.loss_site = loss_site(self.interfaces, short) if self.loss_ratio else None
+        self.loss_split = loss_split(self.interfaces) if self.loss_ratio else None
+
+    @property
+    def loss_site(self) -> str | None:
+        """The limit this step met (a LOSS_SITES key): the generator when it sent short of the
+        offered rate, lost or not; else where most of its loss happened."""
+        return "generator" if self.sent_short else dominant_site(self.loss_split)
 
     @property
     def ok(self) -> bool:
@@ -127,15 +151,23 @@ class Step:
         loss = self.metrics.get("loss_pct")
         return None if loss is None else loss / 100.0
 
+    @property
+    def sent_short(self) -> bool:
+        """The sender did not send the offered rate (beyond its pacing's own sending_tolerance)."""
+        sent = self.metrics.get("sender_throughput_bps")
+        return sent is not None and sent < (1 - self.tolerance) * self.offered_bps
+
     def keeps_up(self, max_loss: float) -> bool:
-        return self.ok and self.loss_ratio is not None and self.loss_ratio <= max_loss
+        """Sent the offered rate and lost no more than max_loss of it: a rate never sent cannot
+        be one the technique kept up with."""
+        return self.ok and not self.sent_short and self.loss_ratio is not None and self.loss_ratio <= max_loss
 
     def trial(self, number: int, length: int, duration: float) -> Trial:
         m = self.metrics
         data = {"sender_bps": m.get("sender_throughput_bps"), "receiver_bps": m.get("throughput_bps"),
                 "jitter_ms": m.get("jitter_ms"), "lost_packets": m.get("lost_packets"),
                 "start_s": round(self.start, 3), "end_s": round(self.end, 3), **self.cpu,
-                "interfaces": self.interfaces or None, "loss_site": self.loss_site}
+                "interfaces": self.interfaces or None, "loss_site": self.loss_site, "loss_split": self.loss_split}
         if self.error:
             data["error"] = self.error
         return Trial(number, offered_bps=float(self.offered_bps), offered_pps=self.offered_bps / (8 * length),
@@ -179,9 +211,10 @@ def sweep_metrics(steps: list[Step], max_loss: float) -> dict[str, float]:
     }
     if top.loss_ratio is not None:
         metrics["top_loss_pct"] = top.loss_ratio * 100.0
-    limit = knee_limit(steps, knee_step)
-    if limit:
-        metrics[f"knee_limit_{limit}"] = 1.0
+    past = step_past_knee(steps, knee_step)
+    if past is not None and past.loss_site:
+        metrics[f"knee_limit_{past.loss_site}"] = 1.0
+        metrics.update({f"knee_lost_{where}": float(n) for where, n in (past.loss_split or {}).items()})
     if knee_step:
         metrics["knee_bps"] = float(knee_step.offered_bps)
         metrics["knee_at_top"] = 1.0 if knee_step is steps[-1] else 0.0  # the real knee may lie higher
@@ -189,10 +222,11 @@ def sweep_metrics(steps: list[Step], max_loss: float) -> dict[str, float]:
     return metrics
 
 
-def knee_limit(steps: list[Step], knee_step: Step | None) -> str | None:
-    """The limit the knee met: where the first step past it (the first step, without a knee) lost."""
+def step_past_knee(steps: list[Step], knee_step: Step | None) -> Step | None:
+    """The step whose loss says which limit the knee met: the first step past it (the first
+    step, without a knee)."""
     past = steps.index(knee_step) + 1 if knee_step else 0
-    return steps[past].loss_site if past < len(steps) else None
+    return steps[past] if past < len(steps) else None
 
 
 def sweep_series(steps: list[Step]) -> dict[str, list[tuple[float, float]]]:
@@ -221,13 +255,17 @@ def describe(steps: list[Step], max_loss: float) -> str:
         loss = "nan" if s.loss_ratio is None else f"{s.loss_ratio * 100:.3f}"
         lines.append(f"{s.offered_bps / 1e6:12.1f} {s.metrics['sender_throughput_bps'] / 1e6:9.1f} "
                      f"{s.metrics['throughput_bps'] / 1e6:13.1f} {loss:>8} {'yes' if s.keeps_up(max_loss) else 'no':>8} "
-                     f"{s.loss_site or '-'}")
+                     f"{lost_at(s.loss_site, s.loss_split)}")
     found = knee(steps, max_loss)
     if found is None:
         lines.append(f"no knee: the first step ({steps[0].offered_bps / 1e6:g} Mbit/s) already lost more "
-                     f"than {max_loss * 100:g} % (or failed); sweep lower rates")
+                     f"than {max_loss * 100:g} %, was not sent in full or failed; sweep lower rates")
     elif found is steps[-1]:
-        lines.append(f"every step kept up (loss <= {max_loss * 100:g} %): the knee is at or above the top step")
+        lines.append(f"every step was sent and kept up (loss <= {max_loss * 100:g} %): the knee is at or above "
+                     "the top step")
+    elif steps[steps.index(found) + 1].sent_short:
+        lines.append(f"knee: {found.offered_bps / 1e6:g} Mbit/s, the last step before the generator sent short of "
+                     "the offered rate: the generator's limit, not the technique's")
     else:
         lines.append(f"knee: {found.offered_bps / 1e6:g} Mbit/s, the last step before loss first exceeded "
                      f"{max_loss * 100:g} %")

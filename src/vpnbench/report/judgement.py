@@ -31,7 +31,7 @@ def difference_text(metric: str, value: float) -> str:
 def cost_rows(relative: pd.DataFrame) -> list[dict]:
     """A row per stats.relative_cost row (technique, impairment and metric): the headline number
     (ratio or difference, as stats.headline_kind says) with its 95 % interval and the ratio's method.
-    Where the ratio is unbounded (the baseline's interval contains 0) the row gives the difference
+    Where the ratio is unbounded (the baseline's mean is not clearly away from 0) the row gives the difference
     and says why."""
     rows = []
     for row in relative.itertuples():

@@ -58,7 +58,9 @@ def run_cell(run: RunContext, cell: PlannedCell, technique: Technique, bringup: 
         record.metrics, record.status, raw = result.metrics, "ok", result.raw
         writer.add(result.series_points())
         if stats_before:
-            raw["impairment_stats"] = json.dumps({"before": stats_before, "after": run.impairments.stats()})
+            stats_after = run.impairments.stats()
+            raw["impairment_stats"] = json.dumps({"before": stats_before, "after": stats_after})
+            record.metrics.update(run.impairments.queue_drop_metrics(stats_before, stats_after))
     except MeasurementError as exc:
         record.status, raw, record.metrics = "failed", exc.raw, exc.metrics
         died = technique.failure()

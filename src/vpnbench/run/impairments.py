@@ -66,3 +66,8 @@ class ImpairmentSwitch:
     def stats(self) -> dict:
         """The backend's counters (drops, queue), {} without one."""
         return self.backend.stats() if self.backend is not None else {}
+
+    def queue_drop_metrics(self, before: dict, after: dict) -> dict[str, float]:
+        """impairment_queue_drops_<direction> between two stats() reads, where the backend can tell."""
+        drops = self.backend.queue_drops(before, after) if self.backend is not None else {}
+        return {f"impairment_queue_drops_{direction}": float(n) for direction, n in drops.items()}

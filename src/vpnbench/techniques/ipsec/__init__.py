@@ -15,7 +15,7 @@ from pydantic import Field, model_validator
 
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
-from vpnbench.overhead import IP_HEADER, Expectation, esp_outer, expectation_of
+from vpnbench.overhead import IP_HEADER, Expectation, esp_outer, expectation_of, l2tp_esp_outer
 from vpnbench.params import Family, TechniqueParams
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 from vpnbench.techniques.ipsec import l2tp, libreswan, strongswan
@@ -84,10 +84,11 @@ class IPsec(Technique):
         how = (f"ESP {mode} mode {cipher} over {family}{' in UDP (NAT-T)' if natt else ''}: "
                f"{'outer IP ' + str(IP_HEADER[family]) + ' + ' if mode == 'tunnel' else ''}"
                f"{'UDP 8 + ' if natt else ''}ESP 8 + IV {c.iv} + padding to {c.block} with trailer 2 + ICV {c.icv}")
+        if settings.get("l2tp"):  # the SA protects the UDP packet that carries the inner one
+            how += " over UDP 8 + L2TPv2 6 + PPP 4 + the inner IP packet"
+            return expectation_of(lambda n: l2tp_esp_outer(n, c, natt), underlay_mtu, l2tp.MTU, False, how)
         device = None
-        if settings.get("l2tp"):
-            device = l2tp.MTU  # the PPP MTU/MRU l2tp.py sets
-        elif natt and settings.get("implementation", "strongswan") == "strongswan":
+        if natt and settings.get("implementation", "strongswan") == "strongswan":
             device = LIBIPSEC_TUN_MTU
         return expectation_of(lambda n: esp_outer(n, family, c, mode, natt), underlay_mtu, device, False, how)
 
