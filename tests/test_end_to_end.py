@@ -254,7 +254,8 @@ duration = "3s"
     run_cli("export", str(tmp_path / "d.db"), "--format", "json", "-o", str(tmp_path / "d.json"))
     first, second = json.loads((tmp_path / "d.json").read_text())
     assert first["status"] == "failed" and "wireguard-go exited" in first["error"], first["error"]
-    assert second["status"] == "ok" and second["metrics"]["throughput_bps"] > 1e6
+    assert second["status"] == "ok"
+    assert_tcp_measured(second)
     assert brought_back, out
     assert second["metrics"]["setup_time_s"] > 0
     import vpnbench
