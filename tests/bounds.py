@@ -2,8 +2,9 @@
 
 How fast a path is belongs to the machine: a halved CPU halves it, and scp's CPU-bound cipher
 moved 469 Mbit/s where iperf3's TCP moved 33 Gbit/s on one host. So a test never bounds a rate
-by another tool's rate, or by a number this machine happened to reach (comparisons of that kind
-are bench/'s, which print ratios). What holds everywhere is the measurement's own arithmetic: a
+by another tool's rate, or by a number this machine happened to reach: comparisons of that kind
+are bench/'s, which print ratios (applications.py: a transfer against iperf3; capacity.py:
+techniques side by side; linkem/run.py: linkem against a bridge; report.py: render time). What holds everywhere is the measurement's own arithmetic: a
 rate is bytes over the interval it was measured over, that interval lies inside the cell's own
 wall-clock time, and a rate limit is a ceiling no host can beat.
 """

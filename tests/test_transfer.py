@@ -46,7 +46,7 @@ def test_every_protocol_through_baseline_and_wireguard(tmp_path, clean_machine):
             assert m["bytes"] == p["size"] * p["parallel"]
             # No bound from iperf3's TCP through the same path: how far a file copy falls behind
             # memory-to-memory TCP is the machine's (scp's cipher is CPU-bound: 469 Mbit/s beside
-            # iperf3's 33 Gbit/s on one host). The goodput must agree with what the copies' sizes on
+            # iperf3's 33 Gbit/s on one host): bench/applications.py prints that ratio. The goodput must agree with what the copies' sizes on
             # disk, polled on their own, say: the bytes arrived, no more, by the time it was measured over.
             assert m["goodput_bps"] > 0 and m["goodput_bps"] == pytest.approx(m["bytes"] * 8 / m["seconds"])
             received = series[(series.cell_id == cell["cell_id"]) & (series.name == "received_bytes")]
