@@ -5,10 +5,12 @@ scale is read from the matplotlib figure it drew, not from the code."""
 
 import inspect
 import types
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+import vpnbench
 from vpnbench import trend
 from vpnbench.figure_scale import LOG_SPREAD
 from vpnbench.report import figures
@@ -74,10 +76,13 @@ DRAWERS = {
 }
 
 
+DRAWING_MODULES = (figures, trend)
+
+
 def drawing_functions() -> set[str]:
     """Every function of the modules that draw, whose code opens a matplotlib figure."""
     found = set()
-    for module in (figures, trend):
+    for module in DRAWING_MODULES:
         for name, function in inspect.getmembers(module, inspect.isfunction):
             if function.__module__ == module.__name__ and "plt.subplots(" in inspect.getsource(function):
                 found.add(name)
@@ -85,6 +90,9 @@ def drawing_functions() -> set[str]:
 
 
 def test_every_drawing_function_is_walked():
+    package = Path(vpnbench.__file__).parent
+    drawing_files = {path for path in package.rglob("*.py") if "subplots(" in path.read_text()}
+    assert drawing_files == {Path(module.__file__) for module in DRAWING_MODULES}  # no figure drawn elsewhere
     assert drawing_functions() == set(DRAWERS)
 
 
