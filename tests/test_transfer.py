@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+import vpnbench
 from conftest import VPNBENCH, leftovers, run_campaign, run_cli, stray_daemons
 from vpnbench.measure.transfer import TransferParams, progress_series
 from vpnbench.measure.transfer_clients import curl_timings
@@ -19,9 +20,6 @@ kind = "baseline"
 [[technique]]
 kind = "wireguard"
 backend = "userspace"
-[[measurement]]
-kind = "tcp"
-duration = "2s"
 """
 PROTOCOLS = """
 [[measurement]]
@@ -38,17 +36,23 @@ def test_every_protocol_through_baseline_and_wireguard(tmp_path, clean_machine):
                               (("scp", "download"), ("sftp", "upload"), ("http", "download"), ("ftp", "download")))
     text += PROTOCOLS.format(protocol="http", direction="download").replace('size = "32M"', 'size = "16M"\nparallel = 2')
     _, cells = run_campaign(tmp_path, text)
-    assert len(cells) == 12 and all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
+    assert len(cells) == 10 and all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
+    series = vpnbench.load(tmp_path / "c.db").series
     for technique in ("baseline", "wireguard"):
         mine = [c for c in cells if c["technique_params"]["kind"] == technique]
-        tcp = next(c for c in mine if c["measurement"] == "tcp")
         for cell in (c for c in mine if c["measurement"] == "transfer"):
             m = cell["metrics"]
             p = cell["measurement_params"]
             assert m["bytes"] == p["size"] * p["parallel"]
-            assert m["goodput_bps"] == pytest.approx(m["bytes"] * 8 / m["seconds"])
-            # an application moves its file slower than iperf3's memory-to-memory TCP, but not absurdly
-            assert tcp["metrics"]["throughput_bps"] / 50 < m["goodput_bps"] < tcp["metrics"]["throughput_bps"] * 1.3, cell
+            # No bound from iperf3's TCP through the same path: how far a file copy falls behind
+            # memory-to-memory TCP is the machine's (scp's cipher is CPU-bound: 469 Mbit/s beside
+            # iperf3's 33 Gbit/s on one host): bench/applications.py prints that ratio. The goodput must agree with what the copies' sizes on
+            # disk, polled on their own, say: the bytes arrived, no more, by the time it was measured over.
+            assert m["goodput_bps"] > 0 and m["goodput_bps"] == pytest.approx(m["bytes"] * 8 / m["seconds"])
+            received = series[(series.cell_id == cell["cell_id"]) & (series.name == "received_bytes")]
+            assert received.value.is_monotonic_increasing and received.value.iloc[-1] == m["bytes"], cell
+            assert received.t.iloc[-1] == pytest.approx(m["seconds"], abs=1e-3)
+            assert (received.value.iloc[:-1] <= m["bytes"]).all()
             assert 0 < m["ttfb_s"] <= m["seconds"]
             if p["protocol"] == "http":
                 assert 0 < m["connect_s"] <= m["ttfb_s"]
@@ -59,7 +63,7 @@ def test_every_protocol_through_baseline_and_wireguard(tmp_path, clean_machine):
 
 @pytest.mark.netns
 def test_a_corrupted_copy_fails_its_cell(tmp_path, clean_machine):
-    text = CAMPAIGN.split("[[measurement]]")[0].replace('[[technique]]\nkind = "wireguard"\nbackend = "userspace"\n', "")
+    text = CAMPAIGN.replace('[[technique]]\nkind = "wireguard"\nbackend = "userspace"\n', "")
     text += PROTOCOLS.format(protocol="http", direction="download").replace("32M", "4M")
     (tmp_path / "c.toml").write_text(text)
     result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"),

@@ -188,6 +188,11 @@ def iperf_udp(topo, seconds, bitrate, length=100, port=5201):
 
 
 def iperf_tcp(topo, seconds, port=5201, extra=()):
+    return iperf_tcp_received(topo, seconds, port, extra)["bits_per_second"]
+
+
+def iperf_tcp_received(topo, seconds, port=5201, extra=()):
+    """iperf3's summary of what the server received (bytes, seconds, bits_per_second)."""
     srv = topo.popen(topo.s, "iperf3", "-s", "-1", "-p", str(port), stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL)
     time.sleep(0.3)
@@ -195,4 +200,4 @@ def iperf_tcp(topo, seconds, port=5201, extra=()):
                  *extra, timeout=seconds + 20)
     srv.wait(10)
     d = json.loads(r.stdout)
-    return d["end"]["sum_received"]["bits_per_second"]
+    return d["end"]["sum_received"]

@@ -23,9 +23,11 @@ import matplotlib
 matplotlib.use("Agg")  # no display: figures are rendered to SVG text
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.colors import LogNorm  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from vpnbench.errors import VpnbenchError  # noqa: E402
+from vpnbench.figure_scale import apply_scale_rule, wants_log  # noqa: E402
 from vpnbench.measure import MEASUREMENTS  # noqa: E402
 from vpnbench.measure.base import Headline  # noqa: E402
 
@@ -36,7 +38,6 @@ plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.spines.top": 
 SWEEP_AXES = {"delay_us": ("delay (ms)", 1e-3), "jitter_us": ("jitter (ms)", 1e-3), "loss_pct": ("loss (%)", 1),
               "duplicate_pct": ("duplication (%)", 1), "reorder_pct": ("reordering (%)", 1),
               "corrupt_pct": ("corruption (%)", 1), "rate_bps": ("rate (Mbit/s)", 1e-6)}
-LOG_SPREAD = 20  # log y when the largest mean is more than this times the smallest
 LONG_CELL_S = 20.0  # cells at least this long get a time series figure
 MAX_TIMESERIES = 12  # per measurement, unless every cell's was asked for
 MAX_CDFS = 4  # RTT CDF figures per measurement (one per impairment)
@@ -222,15 +223,6 @@ def _hashable(value):
 
 # --- drawings ----------------------------------------------------------------------------
 
-def _wants_log(means: list[float], allowed: bool, tops: list[float] = ()) -> bool:
-    """tops: the highest point drawn for each mean (its error bar's end), which sets the axis: a
-    slow tunnel's wide interval can stretch a linear axis until a fast baseline's bar is a line
-    of 2 px although the means differ by less than LOG_SPREAD."""
-    finite = [m for m in means if m is not None and math.isfinite(m)]
-    highest = max([t for t in tops if t is not None and math.isfinite(t)] + finite, default=None)
-    return allowed and bool(finite) and min(finite) > 0 and highest / min(finite) > LOG_SPREAD
-
-
 def lines_with_bands(canvas: Canvas, rows: pd.DataFrame, xs: dict[str, float], line_of: str, x_of: str,
                      xlabel: str, ylabel: str, scale: float, log: bool, title: str, caption: str,
                      meta: dict) -> Figure:
@@ -249,25 +241,26 @@ def lines_with_bands(canvas: Canvas, rows: pd.DataFrame, xs: dict[str, float], l
             ax.fill_between(group["x"], mean - ci, mean + ci, alpha=0.2, color=line.get_color(), lw=0)
             bands.append(name)
         drawn[name] = list(zip(group["x"].tolist(), mean.tolist()))
-    if _wants_log(rows["mean"].tolist(), log):
-        ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    logarithmic = apply_scale_rule(ax, rows["mean"].tolist(), allowed=log)
     ax.set_title(title, loc="left")
     ax.legend(frameon=False, fontsize=7)
-    return canvas.finish(fig, caption, {**meta, "type": "lines", "lines": drawn, "bands": bands, "log": ax.get_yscale() == "log"})
+    return canvas.finish(fig, caption, {**meta, "type": "lines", "lines": drawn, "bands": bands, "log": logarithmic})
 
 
 def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: str, scale: float, title: str,
                  caption: str, meta: dict, log: bool = False) -> Figure:
     """A group per impairment (or one group), a bar per technique, error bars = 95 % CI. With `log`
-    allowed, a log y axis when the bars differ by more than LOG_SPREAD (as the line figures): on a
-    linear axis a tunnel at 1/30 of a 12 Gbit/s baseline is a bar too low to see. Each technique's
+    allowed, the scale rule (figure_scale) may make the y axis log, counting each error bar's top:
+    on a linear axis a tunnel at 1/30 of a 12 Gbit/s baseline is a bar too low to see. Each technique's
     bars carry the ids `bar-<technique>-<group>` (numbers) in the SVG, so a browser can measure them."""
     techniques = list(dict.fromkeys(rows["technique"]))
     fig, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(techniques) * len(groups) + 1.5), 3.0))
     width = 0.8 / max(1, len(techniques))
-    logarithmic = _wants_log(rows["mean"].tolist(), log, (rows["mean"] + rows["ci95"].fillna(0)).tolist())
+    ax.set_ylabel(ylabel)
+    logarithmic = apply_scale_rule(ax, rows["mean"].tolist(), (rows["mean"] + rows["ci95"].fillna(0)).tolist(),
+                                   allowed=log)
     for i, technique in enumerate(techniques):
         mine = rows[rows["technique"] == technique].set_index("impairment").reindex(groups)
         positions = [g + (i - (len(techniques) - 1) / 2) * width for g in range(len(groups))]
@@ -277,15 +270,12 @@ def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: 
         bars = ax.bar(positions, mine["mean"] * scale, width, yerr=[low, ci], capsize=2, label=technique)
         for k, patch in enumerate(bars.patches):
             patch.set_gid(f"bar-{i}-{k}")
-    if logarithmic:
-        ax.set_yscale("log")
     if len(groups) > 1:
         ax.set_xticks(range(len(groups)), groups, rotation=15 if len(groups) > 3 else 0, fontsize=8)
         ax.legend(frameon=False, fontsize=7)
     else:
         ax.set_xticks([(i - (len(techniques) - 1) / 2) * width for i in range(len(techniques))], techniques,
                       rotation=20 if len(techniques) > 4 else 0, fontsize=8)
-    ax.set_ylabel(ylabel + (" (log scale)" if logarithmic else ""))
     ax.set_title(title, loc="left")
     return canvas.finish(fig, caption, {**meta, "type": "bars", "groups": groups, "bars": techniques,
                                         "log": logarithmic,
@@ -301,14 +291,16 @@ def heatmap(canvas: Canvas, points: dict[tuple[float, float], float], xlabel: st
     for (x, y), value in points.items():
         grid[yv.index(y), xv.index(x)] = value
     fig, ax = plt.subplots(figsize=(4.5, 3.2))
-    image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis")
+    # the colour is this figure's value axis: the scale rule applies to it as to a y axis
+    logarithmic = wants_log(list(points.values()))
+    image = ax.imshow(grid, origin="lower", aspect="auto", cmap="viridis", norm=LogNorm() if logarithmic else None)
     ax.set_xticks(range(len(xv)), [f"{v:g}" for v in xv], fontsize=7)
     ax.set_yticks(range(len(yv)), [f"{v:g}" for v in yv], fontsize=7)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    fig.colorbar(image, ax=ax, label=zlabel)
+    fig.colorbar(image, ax=ax, label=zlabel + (" (log scale)" if logarithmic else ""))
     ax.set_title(title, loc="left")
-    return canvas.finish(fig, caption, {**meta, "type": "heatmap", "x": xv, "y": yv})
+    return canvas.finish(fig, caption, {**meta, "type": "heatmap", "x": xv, "y": yv, "log": logarithmic})
 
 
 def received_vs_offered(canvas: Canvas, curves: dict[str, list[tuple[float, float]]], knees: dict[str, float],
@@ -329,6 +321,7 @@ def received_vs_offered(canvas: Canvas, curves: dict[str, list[tuple[float, floa
                         color=line.get_color(), rotation=90)
     ax.set_xlabel("offered (Mbit/s)")
     ax.set_ylabel("received (Mbit/s)")
+    apply_scale_rule(ax, [y for points in curves.values() for _, y in points])
     ax.set_title(title, loc="left")
     ax.legend(frameon=False, fontsize=7)
     return canvas.finish(fig, caption, {**meta, "type": "received_vs_offered", "lines": list(curves),
@@ -342,6 +335,7 @@ def cdf(canvas: Canvas, samples: dict[str, list[float]], xlabel: str, title: str
         data = np.sort(np.asarray(values, dtype=float))
         ax.step(data, np.arange(1, len(data) + 1) / len(data), where="post", label=technique)
     ax.set_xlabel(xlabel)
+    apply_scale_rule(ax, [float(np.median(values)) for values in samples.values() if len(values)], axis="x")
     ax.set_ylabel("share of packets")
     ax.set_ylim(0, 1.02)
     ax.set_title(title, loc="left")
@@ -362,6 +356,7 @@ def time_series(canvas: Canvas, series: dict[str, dict[str, list[tuple[float, fl
             if event.t is not None:
                 ax.axvline(event.t, color="#b3261e", lw=0.8, ls="--")
         ax.set_ylabel(axis)
+        apply_scale_rule(ax, [_mean([v for _, v in points]) for points in series[name].values()])
         if len(series[name]) > 1:
             ax.legend(frameon=False, fontsize=6)
     for event in events:
@@ -405,7 +400,11 @@ def cpu_per_core(canvas: Canvas, cells: list, title: str, caption: str) -> Figur
         ax.bar(positions, [_mean(by_core[key].get(core, [])) for key in keys], width, label=f"CPU {core}")
     ax.set_xticks(range(len(keys)), [f"{t}\n{h}" for t, h in keys], fontsize=7)
     ax.set_ylabel("busy (%)")
-    ax.set_ylim(0, 100)
+    busy = [_mean(cores.get(core, [])) for cores in by_core.values() for core in all_cores]
+    if apply_scale_rule(ax, busy):
+        ax.set_ylim(top=100)
+    else:
+        ax.set_ylim(0, 100)
     ax.set_title(title, loc="left")
     ax.legend(frameon=False, fontsize=7, ncol=min(len(all_cores), 4))
     return canvas.finish(fig, caption, {"type": "cpu_per_core"})
@@ -427,6 +426,7 @@ def cpu_kinds(canvas: Canvas, cells: list, title: str, caption: str) -> Figure |
         bottom = [b + h for b, h in zip(bottom, heights)]
     ax.set_xticks(range(len(keys)), [f"{t}\n{h}" for t, h in keys], fontsize=7)
     ax.set_ylabel("CPU (% of the host's cores)")
+    apply_scale_rule(ax, bottom)  # the stacks' totals
     ax.set_title(title, loc="left")
     ax.legend(frameon=False, fontsize=7)
     return canvas.finish(fig, caption, {"type": "cpu_kinds"})
