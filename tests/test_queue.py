@@ -42,9 +42,13 @@ def test_two_workers_one_killed_mid_block_the_other_finishes_nothing_lost_nothin
                                                                                            clean_machine):
     url = postgres.create_database("lab")
     (tmp_path / "lab.toml").write_text(CAMPAIGN)
-    (tmp_path / "tb1.toml").write_text("[testbed]\nkind = \"local\"\n")
-    (tmp_path / "tb2.toml").write_text("[testbed]\nkind = \"local\"\nrouter = false\n")
-    queued = run_cli("run", str(tmp_path / "lab.toml"), "--db", url, "--queue")
+    keygen = run_cli("keygen", "--out", str(tmp_path / "enqueuer"))
+    assert keygen.returncode == 0, keygen.stderr
+    trust = f"[worker]\ntrusted_keys = [\"{(tmp_path / 'enqueuer.pub').read_text().strip()}\"]\n"
+    (tmp_path / "tb1.toml").write_text("[testbed]\nkind = \"local\"\n" + trust)
+    (tmp_path / "tb2.toml").write_text("[testbed]\nkind = \"local\"\nrouter = false\n" + trust)
+    queued = run_cli("run", str(tmp_path / "lab.toml"), "--db", url, "--queue", "--signing-key",
+                     str(tmp_path / "enqueuer"))
     assert queued.returncode == 0, queued.stderr
     assert "2 blocks, 6 cells" in queued.stdout
     workers = {name: subprocess.Popen([*VPNBENCH, "worker", "--db", url, "--testbed", str(tmp_path / f"{name}.toml"),

@@ -143,10 +143,10 @@ def test_bad_queue_input_is_one_line(queue, tmp_path):
     job, _ = queue.enqueue(campaign_from_dict({
         "campaign": {"name": "axes"}, "testbed": {"mtu": [1400, 1500]},
         "technique": [{"kind": "baseline"}], "measurement": [{"kind": "ping", "count": 2}]}))
-    (tmp_path / "tb.toml").write_text("[testbed]\nmtu = [1400]\n")
+    (tmp_path / "tb.toml").write_text("[testbed]\nmtu = [1400]\n[worker]\naccept_unsigned = true\n")
     with pytest.raises(UserError, match=r"^--testbed: mtu is an axis of the queued campaign's plan \(\[1400, 1500\]\)"):
         commands.worker_campaign(job, str(tmp_path / "tb.toml"))
-    (tmp_path / "tb.toml").write_text("[testbed]\nrouter = false\n")
+    (tmp_path / "tb.toml").write_text("[testbed]\nrouter = false\n[worker]\naccept_unsigned = true\n")
     mine = commands.worker_campaign(job, str(tmp_path / "tb.toml"))
     assert (mine.testbed.router, mine.testbed.mtu) == (False, [1400, 1500])
 

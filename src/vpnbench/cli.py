@@ -58,16 +58,23 @@ def build_parser() -> Parser:
     run.add_argument("--queue", action="store_true",
                      help=f"enqueue the campaign's blocks in the --db {DB_URL} database for `vpnbench worker`s "
                           "instead of running it here")
+    run.add_argument("--signing-key", metavar="FILE", default=os.environ.get("VPNBENCH_SIGNING_KEY"),
+                     help="with --queue: sign the job with this private key file (vpnbench keygen; "
+                          "default: $VPNBENCH_SIGNING_KEY), so workers that trust its public key run it")
 
     worker = sub.add_parser("worker", help="run queued blocks on a testbed until the job is done")
     worker.add_argument("--db", default=os.environ.get("VPNBENCH_DB"),
                         help=f"the queue's {DB_URL} database (default: $VPNBENCH_DB)")
     worker.add_argument("--testbed", required=True, metavar="FILE",
-                        help="this worker's [testbed] (a TOML file), laid over the queued campaign's")
+                        help="this worker's [testbed] (a TOML file, root's), laid over the queued campaign's, "
+                             "and its [worker] table: the keys it trusts, the privileged fields it allows")
     worker.add_argument("--queue", metavar="JOB", help="the job to work on (default: the oldest unfinished one)")
     worker.add_argument("--name", help="the testbed's name in results and reports (default: the file's name)")
     worker.add_argument("--lease", type=float, default=60.0,
                         help="seconds a block stays this worker's without a heartbeat (default: 60)")
+
+    keygen = sub.add_parser("keygen", help="make a key pair that signs queued jobs (run --queue --signing-key)")
+    keygen.add_argument("--out", required=True, metavar="FILE", help="the private key file (0600); FILE.pub beside it")
 
     status = sub.add_parser("status", help="the queue: jobs, blocks, workers and their testbeds, ETA")
     status.add_argument("--db", default=os.environ.get("VPNBENCH_DB"),
@@ -455,7 +462,7 @@ def dispatch(args) -> int:
                 raise UserError("run --queue: --resume and --report belong to a run here; workers continue a job")
             from vpnbench.lab.commands import enqueue
 
-            return enqueue(campaign, args.db, console)
+            return enqueue(campaign, args.db, console, args.signing_key)
         report = check_report_path(args.report)
         require_root("run")
         skip = args.skip_unavailable or bool(args.campaign and is_preset(args.campaign))
@@ -481,6 +488,10 @@ def dispatch(args) -> int:
         return cmd_provision(args)
     if args.command == "trend":
         return cmd_trend(args.db, args.campaign, args.output)
+    if args.command == "keygen":
+        from vpnbench.lab.commands import keygen
+
+        return keygen(args.out, console)
     if args.command in ("worker", "status"):
         from vpnbench.lab import commands as lab
 

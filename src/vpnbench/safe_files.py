@@ -20,9 +20,10 @@ goes to the shared tmpfs.
 import os
 import secrets
 import shutil
+import stat
 from pathlib import Path
 
-from vpnbench.errors import HostError
+from vpnbench.errors import HostError, UserError
 
 # Remote (and namespace) writes: mktemp makes a fresh 0600 name (O_EXCL), mv -T renames it over
 # the target (a symlink there is replaced, not followed; a directory there fails).
@@ -57,6 +58,21 @@ def write_private(path: Path, payload: bytes, mode: int = 0o600) -> None:
         os.rename(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def read_own_file(path: str, where: str, forbidden: int, allowed: str) -> bytes:
+    """A local file that decides what root does (a key, a worker's trust): refused unless it is
+    a regular file of this user without the forbidden mode bits, and read through the descriptor
+    that was checked, so it cannot be swapped in between."""
+    try:
+        with open(path, "rb") as file:
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & forbidden:
+                raise UserError(f"{where}: owned by uid {info.st_uid} with mode {stat.S_IMODE(info.st_mode):04o}; "
+                                f"allowed: a regular file of this user (uid {os.geteuid()}) {allowed}")
+            return file.read()
+    except OSError as exc:
+        raise UserError(f"{where}: {exc.strerror}") from None
 
 
 def _stat(host, paths: list[str]) -> list[tuple[int, int, str]]:

@@ -100,7 +100,7 @@ def load_testbed(path: str | Path) -> TestbedSpec:
 
 def testbed_table(path: str | Path) -> dict:
     """The [testbed] table of a file as written (a worker lays it over a queued campaign's)."""
-    return _table(_read_toml(path), "testbed")
+    return section_table(_read_toml(path), "testbed")
 
 
 def _read_toml(path: str | Path) -> dict:
@@ -111,19 +111,22 @@ def _read_toml(path: str | Path) -> dict:
         raise UserError(f"campaign file {str(path)!r}: no such file") from None
     except OSError as exc:
         raise UserError(f"campaign file {str(path)!r}: {exc.strerror}") from None
+    return parse_toml(text, path)
+
+
+def parse_toml(text: str, path: str | Path) -> dict:
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"campaign file {str(path)!r}: not valid TOML: {exc}") from None
-    return data
 
 
 def campaign_from_dict(data: dict) -> Campaign:
     for key in data:
         if key not in SECTIONS:
             raise UserError(f"{key}: unknown section; allowed sections: {', '.join(SECTIONS)}")
-    info = validate_model(CampaignInfo, _table(data, "campaign"), "campaign")
-    testbed = validate_model(TestbedSpec, _table(data, "testbed"), "testbed")
+    info = validate_model(CampaignInfo, section_table(data, "campaign"), "campaign")
+    testbed = validate_model(TestbedSpec, section_table(data, "testbed"), "testbed")
     techniques = _entries(data, "technique", TECHNIQUES)
     measurements = _entries(data, "measurement", MEASUREMENTS)
     _require_unique([technique_label(t) for t in techniques], "technique")
@@ -222,7 +225,7 @@ def _show(value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def _table(data: dict, section: str) -> dict:
+def section_table(data: dict, section: str) -> dict:
     value = data.get(section, {})
     if not isinstance(value, dict):
         raise UserError(f"{section}: must be a table ([{section}])")

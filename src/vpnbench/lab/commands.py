@@ -1,5 +1,6 @@
 """The lab's commands: `run --queue` (enqueue), `worker` and `status`."""
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -8,10 +9,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from vpnbench.campaign import Campaign, campaign_from_dict
-from vpnbench.campaign.spec import testbed_table
+from vpnbench.campaign.privileged import privileged_settings
 from vpnbench.errors import UserError
 from vpnbench.hostfacts import summary_line
+from vpnbench.lab import signing
 from vpnbench.lab.queue import Job, WorkQueue, WorkerRow
+from vpnbench.lab.trust import admit, queued_source, read_worker_file, without_testbed_owned
 from vpnbench.store import Store, display_name, is_url
 
 PLAN_AXES = ("cores", "mtu")  # [testbed] keys that shape the plan: the campaign's, never a worker's
@@ -29,16 +32,34 @@ def open_queue(db: str) -> tuple[Store, WorkQueue]:
         raise
 
 
-def enqueue(campaign: Campaign, db: str, console: Console) -> int:
+def enqueue(campaign: Campaign, db: str, console: Console, signing_key: str | None = None) -> int:
+    """Queue the campaign's blocks, signed with the key in the file signing_key (None: unsigned)."""
+    key = signing.load_signing_key(signing_key) if signing_key else None
+    campaign = dataclasses.replace(campaign, source=queued_source(campaign.source))
     store, queue = open_queue(db)
     try:
-        job, cells = queue.enqueue(campaign)
+        job, cells = queue.enqueue(campaign, key.sign if key else None)
     finally:
         store.close()
     console.print(f"queued job {job.id}: {campaign.name}, {len(queue_positions(campaign))} blocks, {cells} cells "
                   f"in {display_name(db)}")
+    console.print(f"signed by {key.key_id}" if key else "unsigned: workers run it only if their file says "
+                  "accept_unsigned = true (sign with --signing-key FILE or VPNBENCH_SIGNING_KEY)", highlight=False)
+    for setting in privileged_settings(campaign.source):
+        console.print(f"{setting.where} ({setting.why}): runs only on workers whose file allows {setting.name}",
+                      highlight=False)
     console.print(f"start workers (any number, on any machine that reaches the database): "
                   f"vpnbench worker --db URL --testbed TESTBED.toml --queue {job.id}")
+    return 0
+
+
+def keygen(out: str, console: Console) -> int:
+    """`vpnbench keygen --out FILE`: a key pair to sign queued jobs with, and how workers trust it."""
+    private_path, public_path, line = signing.keygen(out)
+    console.print(f"wrote {private_path} (the private key, 0600: sign jobs with run --queue --signing-key "
+                  f"{private_path}, or VPNBENCH_SIGNING_KEY) and {public_path}", highlight=False)
+    console.print("a worker runs your jobs when its testbed file trusts the public key:", highlight=False)
+    console.print(f"[worker]\ntrusted_keys = [\"{line}\"]", markup=False, highlight=False)
     return 0
 
 
@@ -49,15 +70,18 @@ def queue_positions(campaign: Campaign) -> list[int]:
 
 
 def worker_campaign(job: Job, testbed_file: str) -> Campaign:
-    """The queued campaign on this worker's testbed: the file's [testbed] laid over the campaign's,
-    which keeps its plan axes (cores, mtu)."""
-    own = testbed_table(testbed_file)
-    queued = job.source.get("testbed", {})
+    """The queued campaign on this worker's testbed, if the worker's file lets it run the job
+    (lab/trust.py): the file's [testbed] laid over the campaign's, which keeps its plan axes
+    (cores, mtu) and never gives the keys the worker's file decides."""
+    own = read_worker_file(testbed_file)
+    admit(job, own.policy)
+    source = without_testbed_owned(job.source)
+    queued = source.get("testbed", {})
     for axis in PLAN_AXES:
-        if axis in own and own[axis] != queued.get(axis, []):
+        if axis in own.testbed and own.testbed[axis] != queued.get(axis, []):
             raise UserError(f"--testbed: {axis} is an axis of the queued campaign's plan ({queued.get(axis, [])}); "
                             f"leave it out of the worker's testbed file")
-    return campaign_from_dict({**job.source, "testbed": {**queued, **own}})
+    return campaign_from_dict({**source, "testbed": {**queued, **own.testbed}})
 
 
 def work(db: str, testbed_file: str, job_id: str | None, name: str | None, lease: float, console: Console) -> int:

@@ -16,6 +16,7 @@ import json
 import os
 import platform
 import secrets
+from collections.abc import Callable
 
 import sqlalchemy as sa
 
@@ -31,6 +32,9 @@ JOBS = sa.Table(
     sa.Column("id", sa.Text, primary_key=True),
     sa.Column("campaign", sa.Text, nullable=False),
     sa.Column("source", sa.Text, nullable=False),  # the campaign's validated input (JSON): what workers run
+    # who queued it (lab/signing.py): the signing key's fingerprint and its signature of id and source
+    sa.Column("key_id", sa.Text),
+    sa.Column("signature", sa.Text),
     sa.Column("created_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False),
     sa.Column("finished_at", sa.DateTime(timezone=True)),
 )
@@ -68,6 +72,12 @@ class Job:
     id: str
     campaign: str
     source: dict
+    key_id: str | None = None  # None: unsigned
+    signature: str | None = None
+
+    @classmethod
+    def from_row(cls, row) -> "Job":
+        return cls(row.id, row.campaign, json.loads(row.source), row.key_id, row.signature)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,18 +138,27 @@ class WorkQueue:
         with self.engine.begin() as conn:
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(20200002)"))  # workers starting at once
             METADATA.create_all(conn)
+            known = {column["name"] for column in sa.inspect(conn).get_columns(JOBS.name)}
+            for column in ("key_id", "signature"):  # a database queued into before jobs were signed
+                if column not in known:
+                    conn.execute(sa.text(f"ALTER TABLE {JOBS.name} ADD COLUMN {column} TEXT"))
 
     # --- jobs -------------------------------------------------------------------------------
 
-    def enqueue(self, campaign: Campaign) -> tuple[Job, int]:
-        """A job of the campaign's shared blocks; returns it and how many cells were queued."""
+    def enqueue(self, campaign: Campaign, sign: Callable[[str, dict], tuple[str, str]] | None = None
+                ) -> tuple[Job, int]:
+        """A job of the campaign's shared blocks, signed when sign (job id, source -> key id,
+        signature) is given; returns it and how many cells were queued."""
         if campaign.info.adaptive:
             raise UserError("--queue: repetitions = \"auto\" decides each round from the last one, which "
                             "workers on several testbeds cannot share; give a number of repetitions")
-        job = Job(secrets.token_hex(4), campaign.info.name, campaign.source)
+        job_id, text = secrets.token_hex(4), json.dumps(campaign.source)
+        source = json.loads(text)  # signed as a worker reads it back
+        job = Job(job_id, campaign.info.name, source, *(sign(job_id, source) if sign else (None, None)))
         shared = queued_blocks(campaign)
         with self.engine.begin() as conn:
-            conn.execute(JOBS.insert().values(id=job.id, campaign=job.campaign, source=json.dumps(job.source)))
+            conn.execute(JOBS.insert().values(id=job.id, campaign=job.campaign, source=text, key_id=job.key_id,
+                                              signature=job.signature))
             conn.execute(BLOCKS.insert(), [{"job_id": job.id, "position": position, "label": block.label,
                                             "cell_keys": json.dumps([c.key for c in block.cells])}
                                            for position, block in shared])
@@ -156,7 +175,7 @@ class WorkQueue:
             raise UserError(f"--queue: no job {job_id!r} in {self.store.name}" if job_id
                             else f"--db: no unfinished job in {self.store.name}; enqueue one with "
                                  "`vpnbench run CAMPAIGN --db URL --queue`")
-        return Job(row.id, row.campaign, json.loads(row.source))
+        return Job.from_row(row)
 
     def jobs(self, job_id: str | None = None, unfinished: bool = True) -> list[Job]:
         query = sa.select(JOBS).order_by(JOBS.c.created_at)
@@ -165,7 +184,7 @@ class WorkQueue:
         elif unfinished:
             query = query.where(JOBS.c.finished_at.is_(None))
         with self.engine.connect() as conn:
-            return [Job(row.id, row.campaign, json.loads(row.source)) for row in conn.execute(query)]
+            return [Job.from_row(row) for row in conn.execute(query)]
 
     def positions(self, job: Job) -> set[int]:
         with self.engine.connect() as conn:
