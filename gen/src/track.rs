@@ -40,7 +40,7 @@ impl StreamTrack {
     pub fn new() -> Self {
         StreamTrack {
             next: 0,
-            bits: vec![0; (WINDOW / 64) as usize],
+            bits: vec![0; TRACKER_BYTES / std::mem::size_of::<u64>()],
             unique: 0,
             duplicates: 0,
             reordered: 0,
