@@ -45,13 +45,29 @@ EMPTY_HOME = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
               'mount -t tmpfs -o mode=0700,size=16m lab-home /root && exec "$@"', "lab-sshd"]
 
 
+def empty_home_with(*names: str) -> list[str]:
+    """EMPTY_HOME with these directories of this machine's /root in it (.cargo and .rustup: a
+    lab machine with a toolchain). Each is opened before the tmpfs hides it and bound from that
+    descriptor (mount -c: not resolved back to its path, which is then the tmpfs's)."""
+    if not names:
+        return EMPTY_HOME
+    opened = " ".join(f"{3 + i}</root/{name}" for i, name in enumerate(names))
+    binds = "".join(f" && mkdir /root/{name} && mount -c --bind /proc/self/fd/{3 + i} /root/{name}"
+                    for i, name in enumerate(names))
+    closed = " ".join(f"{3 + i}<&-" for i in range(len(names)))
+    script = (f"exec {opened} && mount -t tmpfs -o mode=0700,size=16m lab-home /root{binds}"
+              f' && exec {closed} && exec "$@"')
+    return [*EMPTY_HOME[:6], script, "lab-sshd"]
+
+
 def ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True)
 
 
 class SshLab:
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, home_from_machine: tuple[str, ...] = ()):
         self.dir = directory
+        self.home_argv = empty_home_with(*home_from_machine)
         self.dir.mkdir(mode=0o700, exist_ok=True)
         tag = secrets.token_hex(2)
         self.ns = {role: f"vpbt-ssh{tag}-{role}" for role in ("mgmt", *ROLES)}
@@ -116,7 +132,7 @@ class SshLab:
             self._made_run_sshd = True
         log = open(self.dir / f"sshd_{role}.log", "ab")
         self.sshd[role] = subprocess.Popen(
-            ["ip", "netns", "exec", self.ns[role], *EMPTY_HOME,
+            ["ip", "netns", "exec", self.ns[role], *self.home_argv,
              "/usr/sbin/sshd", "-D", "-e", "-f", str(self.dir / f"sshd_{role}.conf")],
             stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 10

@@ -4,8 +4,12 @@ counts checked against the kernel's interface counters and against linkem's impa
 import contextlib
 import json
 import os
+import random
 import socket
+import struct
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
@@ -74,6 +78,77 @@ def test_server_without_client_gives_up_in_bounded_time(binary):
     proc = subprocess.run([binary, "server", "--port", str(free_port()), "--accept-timeout", "0.3"],
                           capture_output=True, text=True, timeout=10)
     assert proc.returncode == 1 and "no client connected" in proc.stderr, proc
+
+
+# ---- the data path is untrusted: a flood of made-up stream ids ----
+
+SPOOFED = 30_000
+TRACKER_BYTES = 65_536 // 8  # a stream's window of sequence numbers, one bit each (gen/src/track.rs)
+
+
+def rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def udp_queue_empty(port: int) -> bool:
+    """The server's socket (dual-stack: /proc/net/udp6) holds no datagram it has not read."""
+    for line in Path("/proc/net/udp6").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].rsplit(":", 1)[1], 16) == port:
+            return int(fields[4].split(":")[1], 16) == 0
+    raise AssertionError(f"no UDP socket on port {port}")
+
+
+def connect_when_listening(port: int) -> socket.socket:
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            return socket.create_connection(("127.0.0.1", port), timeout=10)
+        except ConnectionRefusedError:
+            assert time.monotonic() < deadline, "the server did not listen within 10 s"
+            time.sleep(0.02)
+
+
+def test_spoofed_stream_ids_do_not_grow_the_server(binary):
+    """Datagrams with our magic but stream ids the client never announced are counted and
+    dropped: the server's memory does not grow by a tracker per id (30 000 ids took it from
+    3 MB to 249 MB before)."""
+    port = free_port()
+    server = subprocess.Popen([binary, "server", "--port", str(port), "--bind", "127.0.0.1", "--accept-timeout", "10"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        control = connect_when_listening(port)
+        reader = control.makefile("r")
+        control.sendall(b"HELLO 1 threads=1 length=24 duration=1 interval=1 boot=\n")
+        assert reader.readline().startswith("READY"), server.stderr
+        time.sleep(0.2)  # the receiving thread has started
+        before = rss_bytes(server.pid)
+        control.sendall(b"START\n")
+        rng = random.Random(28)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as flood:
+            for seq in range(SPOOFED):  # stream 0 is the announced one: every id here is another
+                flood.sendto(struct.pack("<IIQQ", 0x4742_5056, rng.randrange(1, 2**32), seq, time.time_ns()),
+                             ("127.0.0.1", port))
+        deadline = time.monotonic() + 10
+        while not udp_queue_empty(port):
+            assert time.monotonic() < deadline, "the server did not read the flood within 10 s"
+            time.sleep(0.05)
+        time.sleep(0.2)  # its last batch accounted
+        grown = rss_bytes(server.pid) - before
+        control.sendall(b"DONE secs=1 0=0\n")
+        result = json.loads(reader.readline().removeprefix("RESULT "))
+        control.close()
+    finally:
+        server.kill()
+        server.wait()
+    # One tracker per spoofed id would be SPOOFED * TRACKER_BYTES (234 MiB); the announced
+    # stream may take one. A tenth of the flood's trackers (23 MiB) leaves the allocator room
+    # and still fails at once if ids allocate again.
+    assert grown < SPOOFED // 10 * TRACKER_BYTES, f"RSS grew {grown / 2**20:.1f} MiB"
+    assert result["unexpected_packets"] > 0.9 * SPOOFED and result["received_packets"] == 0, result
 
 
 # ---- the JSON, as vpnbench reads it ----

@@ -1,14 +1,18 @@
 """`vpnbench provision`: what a campaign needs, derived from what its parts declare; bad input
 refused in one line; and, for real, the playbook against the ssh lab's hosts (sshlab.py)."""
 
+import contextlib
 import os
+import shutil
+import stat
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import VPNBENCH, run_cli
+from conftest import REPO, VPNBENCH, run_cli
 from sshlab import MGMT, SshLab
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.provision import campaign_needs
@@ -111,12 +115,12 @@ def missing_package():
         assert not installed(MISSING)
 
 
-def inventory(lab: SshLab, gen_dir: Path, extra: str) -> str:
+def inventory(lab: SshLab, gen_dir: Path, extra: str, known_hosts: Path | None = None) -> str:
     """The lab as Ansible sees it: the same hosts, keys and known_hosts as its testbed TOML."""
     hosts = "".join(f"    {role}:\n      ansible_host: {MGMT[role]}\n" for role in ENDS)
     return (f"lab:\n  hosts:\n{hosts}  vars:\n    ansible_user: root\n"
             f"    ansible_ssh_private_key_file: {lab.identity}\n"
-            f"    ansible_ssh_common_args: -F /dev/null -o UserKnownHostsFile={lab.known_hosts}"
+            f"    ansible_ssh_common_args: -F /dev/null -o UserKnownHostsFile={known_hosts or lab.known_hosts}"
             " -o GlobalKnownHostsFile=/dev/null\n"
             "    ansible_ssh_args: -o ControlMaster=auto -o ControlPersist=1s\n"  # gone before the strays check
             "    ansible_python_interpreter: /usr/bin/python3\n"
@@ -155,6 +159,132 @@ def test_provision_check_lists_the_missing_package_the_run_installs_it_and_a_sec
     assert second.stdout.strip().splitlines()[-1].endswith(": no change"), second.stdout
     time.sleep(2)  # Ansible's ssh masters persist 1 s
     assert lab.strays() == []
+
+
+PING_ONLY = '[campaign]\nname = "ping"\n[[technique]]\nkind = "baseline"\n[[measurement]]\nkind = "ping"\n'
+
+
+def lab_key(lab: SshLab, role: str) -> str:
+    """The role's known_hosts line: address, key type, key (without the comment)."""
+    line = next(line for line in lab.known_hosts.read_text().splitlines() if line.startswith(f"{MGMT[role]} "))
+    return " ".join(line.split()[:3])
+
+
+@pytest.mark.netns
+def test_an_unknown_host_key_is_refused_unless_trusted_and_a_changed_one_always(tmp_path, lab):
+    """ansible-runner turns Ansible's host key checking off: provision --check used to reach a
+    host plain ssh refuses and write its key into known_hosts, which later runs then trusted."""
+    known_hosts = tmp_path / "known_hosts"  # client: unknown; server: another key than its own
+    known_hosts.write_text(f"{MGMT['server']} ssh-ed25519 {lab_key(lab, 'client').split()[2]}\n")
+    before = known_hosts.read_text()
+    (tmp_path / "lab.yml").write_text(inventory(lab, tmp_path / "bin", "", known_hosts))
+    (tmp_path / "c.toml").write_text(PING_ONLY)
+
+    def provision(*flags):
+        return subprocess.run([*lab.exec_argv(), *VPNBENCH, "provision", str(tmp_path / "lab.yml"), "--campaign",
+                               str(tmp_path / "c.toml"), "--check", *flags], capture_output=True, text=True, timeout=120)
+
+    refused = provision()
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    for role in ENDS:
+        lines = [line for line in refused.stderr.splitlines() if line.startswith(f"host {role}: ")]
+        assert lines == [f"host {role}: unreachable: its host key is not in known_hosts (or has changed): refused; "
+                         "add the host's key to known_hosts, or give --trust-new-host-keys to accept a new host's "
+                         "key on first contact"], refused.stderr
+    assert known_hosts.read_text() == before  # nothing learnt
+
+    trusted = provision("--trust-new-host-keys")
+    assert trusted.returncode == 1, trusted.stdout + trusted.stderr
+    assert "host client: " not in trusted.stderr and "host server: unreachable: its host key" in trusted.stderr
+    assert known_hosts.read_text() == before + lab_key(lab, "client") + "\n"  # first contact: learnt
+    time.sleep(2)  # Ansible's ssh masters persist 1 s
+    assert lab.strays() == []
+
+
+FIXED_BUILD_DIR = Path("/var/tmp/vpnbench-gen-src")  # where provision used to build
+
+
+@pytest.fixture
+def planted_build_dir(tmp_path):
+    """FIXED_BUILD_DIR made first by another user (nobody), with a build.rs that cargo would run
+    as root: it writes a marker."""
+    if FIXED_BUILD_DIR.exists():
+        pytest.skip(f"{FIXED_BUILD_DIR} exists: not this test's to plant or remove")
+    marker = tmp_path / "build-rs-ran"
+    FIXED_BUILD_DIR.mkdir(mode=0o777)
+    (FIXED_BUILD_DIR / "build.rs").write_text(f'fn main() {{ std::fs::write("{marker}", "root ran me").unwrap(); }}\n')
+    for path in (FIXED_BUILD_DIR, FIXED_BUILD_DIR / "build.rs"):
+        os.chown(path, 65534, 65534)
+    try:
+        yield marker
+    finally:
+        shutil.rmtree(FIXED_BUILD_DIR)
+
+
+class BuildDirWatch:
+    """Every /var/tmp/vpnbench-gen-* directory (but the planted one) that appears while provision
+    runs, with its owner and mode as first seen."""
+
+    def __init__(self):
+        self.seen: dict[str, tuple[int, bool, int]] = {}  # name -> owner, a directory, permissions
+        self.before = set(os.listdir("/var/tmp"))
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.watch, daemon=True)
+
+    def watch(self):
+        while not self.stop.wait(0.02):
+            for name in set(os.listdir("/var/tmp")) - self.before - set(self.seen):
+                if name.startswith("vpnbench-gen-") and name != FIXED_BUILD_DIR.name:
+                    with contextlib.suppress(FileNotFoundError):
+                        st = os.lstat(f"/var/tmp/{name}")
+                        self.seen[name] = (st.st_uid, stat.S_ISDIR(st.st_mode), stat.S_IMODE(st.st_mode))
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
+def checkout_without_gen(into: Path) -> Path:
+    """vpnbench's source and gen's, no gen built: each host builds its own with its cargo."""
+    ignore = shutil.ignore_patterns("__pycache__", "target")
+    shutil.copytree(REPO / "src", into / "src", ignore=ignore)
+    for name in ("Cargo.toml", "Cargo.lock", "src"):
+        copy = shutil.copytree if (REPO / "gen" / name).is_dir() else shutil.copy
+        copy(REPO / "gen" / name, into / "gen" / name)
+    return into / "src"
+
+
+@pytest.mark.netns
+def test_a_host_builds_gen_in_a_fresh_root_only_directory_never_in_one_another_user_made(
+        tmp_path, clean_machine, planted_build_dir):
+    (tmp_path / "gen").mkdir()
+    source = checkout_without_gen(tmp_path)
+    lab = SshLab(tmp_path / "lab", home_from_machine=(".cargo", ".rustup"))  # the lab's hosts have cargo
+    try:
+        lab.up()
+        gen_dir = tmp_path / "bin"
+        (tmp_path / "lab.yml").write_text(inventory(lab, gen_dir, ""))
+        (tmp_path / "c.toml").write_text(CAMPAIGN)
+        env = {key: value for key, value in os.environ.items() if key != "VPNBENCH_GEN"} | {"PYTHONPATH": str(source)}
+        with BuildDirWatch() as watch:
+            run = subprocess.run([*lab.exec_argv(), *VPNBENCH, "provision", str(tmp_path / "lab.yml"), "--campaign",
+                                  str(tmp_path / "c.toml"), "--hosts", "client"],
+                                 capture_output=True, text=True, timeout=300, env=env)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert f"host client: vpnbench-gen ({os.uname().machine}) built with the host's cargo and installed" in run.stdout
+        assert os.access(gen_dir / "vpnbench-gen", os.X_OK)
+        time.sleep(2)  # Ansible's ssh masters persist 1 s
+        assert lab.strays() == []
+    finally:
+        lab.down()
+    assert not planted_build_dir.exists()  # the planted build.rs never ran
+    assert sorted(os.listdir(FIXED_BUILD_DIR)) == ["build.rs"]  # and nothing was put beside it
+    assert len(watch.seen) == 1 and list(watch.seen.values()) == [(0, True, 0o700)], watch.seen
+    assert not any(Path("/var/tmp", name).exists() for name in watch.seen)  # removed after
 
 
 LAB_INI = "[lab]\npi1 ansible_host=10.9.0.1 ansible_user=root ansible_port=2222\npi2 ansible_host=10.9.0.2\n"

@@ -1,6 +1,7 @@
 //! The TCP control connection: one line per message, every read bounded by a timeout.
 //!
 //!   client -> server  HELLO 1 threads=N length=L duration=D interval=I boot=ID
+//!                     (N sending threads, streams 0..N-1: the only ones the server tracks)
 //!   server -> client  READY gro=0|1 boot=ID           (or ERROR reason)
 //!   client -> server  START                            (the server's t0; data follows)
 //!   client -> server  DONE secs=S 0=SENT 1=SENT ...    (per stream)

@@ -13,6 +13,8 @@ mod receiver;
 mod sender;
 mod server;
 mod summary;
+#[cfg(test)]
+mod testrng;
 mod track;
 mod wire;
 

@@ -1,6 +1,12 @@
 //! One receiving thread: recvmmsg on a SO_REUSEPORT socket, UDP GRO when the kernel has
 //! it (a coalesced buffer is split by its segment size), kernel receive timestamps when
 //! it stamps them; per-stream sequence accounting and one-way delay per interval.
+//!
+//! The data path carries no secret: anyone who reaches the port can send a datagram with our
+//! magic. Only the streams the client announced on the control connection (0..threads, one per
+//! sending thread) get a tracker (track::TRACKER_BYTES each); a datagram of any other stream is
+//! counted as unexpected and dropped without allocating, so a flood of made-up stream ids
+//! cannot grow the server's memory (at most threads trackers per receiving thread).
 
 use crate::hist::Hist;
 use crate::net::{self, RecvBatch};
@@ -47,6 +53,8 @@ pub struct Shared {
     pub t0: AtomicU64,
     pub interval_ns: u64,
     pub max_owd_ns: AtomicU64,
+    /// Streams the client announced (HELLO threads=N: streams 0..N); others are unexpected.
+    pub streams: u32,
 }
 
 #[derive(Default)]
@@ -54,6 +62,8 @@ pub struct RecvStats {
     pub streams: BTreeMap<u32, StreamTrack>,
     pub intervals: Vec<IntervalAcc>,
     pub foreign: u64,
+    /// Ours by the magic, of a stream the client did not announce: dropped.
+    pub unexpected: u64,
     pub kernel_stamps: u64,
     pub user_stamps: u64,
     pub gro_buffers: u64,
@@ -95,7 +105,7 @@ pub fn run(sock: OwnedFd, shared: Arc<Shared>) -> RecvStats {
             }
             let index = interval_index(&shared, rx_ns);
             for chunk in msg.data.chunks(seg) {
-                max_owd = max_owd.max(account(&mut st, index, chunk, rx_ns));
+                max_owd = max_owd.max(account(&mut st, shared.streams, index, chunk, rx_ns));
             }
         }
         if max_owd > shared.max_owd_ns.load(Ordering::Relaxed) {
@@ -114,11 +124,15 @@ fn interval_index(shared: &Shared, rx_ns: u64) -> usize {
 }
 
 /// One datagram: its stream's accounting and its interval's; returns its one-way delay (ns).
-fn account(st: &mut RecvStats, index: usize, data: &[u8], rx_ns: u64) -> u64 {
+fn account(st: &mut RecvStats, streams: u32, index: usize, data: &[u8], rx_ns: u64) -> u64 {
     let Some(h) = wire::read(data) else {
         st.foreign += 1;
         return 0;
     };
+    if h.stream >= streams {
+        st.unexpected += 1;
+        return 0;
+    }
     if st.intervals.len() <= index {
         st.intervals.resize(index + 1, IntervalAcc::default());
     }
@@ -145,4 +159,47 @@ fn account(st: &mut RecvStats, index: usize, data: &[u8], rx_ns: u64) -> u64 {
     let owd = transit.max(0) as u64;
     acc.owd.get_or_insert_with(|| Box::new(Hist::new())).add(owd);
     owd
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testrng::Rng;
+    use crate::track::TRACKER_BYTES;
+
+    fn datagram(stream: u32, seq: u64) -> [u8; wire::LEN] {
+        let mut buf = [0u8; wire::LEN];
+        wire::write(&mut buf, &wire::Header { stream, seq, sent_ns: 1 });
+        buf
+    }
+
+    #[test]
+    fn random_stream_ids_get_no_tracker_only_the_announced_streams_do() {
+        let mut rng = Rng(0x5eed_1234_abcd_0001);
+        for announced in [1u32, 2, 7, 64] {
+            let mut st = RecvStats::default();
+            let (mut ours, mut unexpected) = (0u64, 0u64);
+            for i in 0..30_000u64 {
+                // one in four from a real stream, the rest any u32 (what a spoofer picks)
+                let stream = if i % 4 == 0 { (rng.next() % announced as u64) as u32 } else { rng.next() as u32 };
+                account(&mut st, announced, 0, &datagram(stream, rng.next() % 100_000), 2);
+                if stream < announced {
+                    ours += 1;
+                } else {
+                    unexpected += 1;
+                }
+            }
+            // the trackers' heap is at most announced x TRACKER_BYTES, whatever the flood names
+            assert!(st.streams.len() <= announced as usize && st.streams.keys().all(|&s| s < announced));
+            assert_eq!((st.unexpected, st.intervals[0].received), (unexpected, ours));
+            assert!(unexpected > 20_000, "the flood must be mostly unknown ids: {unexpected}");
+        }
+    }
+
+    #[test]
+    fn a_tracker_takes_tracker_bytes() {
+        let mut st = RecvStats::default();
+        account(&mut st, 1, 0, &datagram(0, 5), 2);
+        assert_eq!(st.streams[&0].window_bytes(), TRACKER_BYTES);
+    }
 }

@@ -78,6 +78,7 @@ pub fn run(a: ServerArgs) -> Result<(), String> {
         t0: AtomicU64::new(0),
         interval_ns: (setup.interval * 1e9) as u64,
         max_owd_ns: AtomicU64::new(0),
+        streams: setup.threads as u32,
     });
     let (handles, gro) = start_receivers(a.bind, a.port, setup.threads, a.gro, &shared)?;
     let result = converse(&mut line, &setup, gro, &shared);
@@ -154,21 +155,8 @@ fn converse(line: &mut Line, s: &ReceiverSetup, gro: bool, shared: &Shared) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testrng::Rng;
     use std::io::{BufRead, BufReader, Write};
-
-    /// xorshift64*: reproducible random input without a dependency.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-        fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
-            from[(self.next() % from.len() as u64) as usize]
-        }
-    }
 
     const WORDS: &[&str] = &["HELLO", "1", "threads=", "length=", "interval=", "duration=", "boot=", "token=", "=", " ", "\t"];
     const VALUES: &[&str] = &[

@@ -93,6 +93,7 @@ pub fn receiver(stats: &[RecvStats], sent: &BTreeMap<u32, u64>, secs: f64, s: &R
         .int("reordered_packets", total.reordered as i64)
         .int("late_beyond_window", streams.iter().map(|t| t.beyond_window).sum::<u64>() as i64)
         .int("foreign_packets", stats.iter().map(|r| r.foreign).sum::<u64>() as i64)
+        .int("unexpected_packets", stats.iter().map(|r| r.unexpected).sum::<u64>() as i64)
         .int("bytes", total.bytes as i64)
         .num("throughput_bps", total.unique as f64 * s.length as f64 * 8.0 / secs)
         .num("pps", total.unique as f64 / secs)

@@ -7,6 +7,8 @@
 //! packet is counted as reordered (and `beyond_window`), since it can no longer be checked.
 
 pub const WINDOW: u64 = 1 << 16;
+/// Heap a tracker takes: its window of bits (8 KiB).
+pub const TRACKER_BYTES: usize = (WINDOW / 8) as usize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arrival {
@@ -38,7 +40,7 @@ impl StreamTrack {
     pub fn new() -> Self {
         StreamTrack {
             next: 0,
-            bits: vec![0; (WINDOW / 64) as usize],
+            bits: vec![0; TRACKER_BYTES / std::mem::size_of::<u64>()],
             unique: 0,
             duplicates: 0,
             reordered: 0,
@@ -46,6 +48,12 @@ impl StreamTrack {
             prev_transit: None,
             jitter_ns: 0.0,
         }
+    }
+
+    /// Heap the window takes (TRACKER_BYTES).
+    #[cfg(test)]
+    pub fn window_bytes(&self) -> usize {
+        self.bits.len() * std::mem::size_of::<u64>()
     }
 
     /// Highest sequence number seen + 1.

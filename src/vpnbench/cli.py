@@ -120,6 +120,9 @@ def build_parser() -> Parser:
                            help="a vpnbench-gen built for ARCH (e.g. aarch64=...); hosts of an architecture "
                                 "without one build their own with cargo")
     provision.add_argument("--forks", type=int, default=5, help="hosts worked on at once (default: 5)")
+    provision.add_argument("--trust-new-host-keys", action="store_true",
+                           help="first contact: accept a host key known_hosts lacks and add it there "
+                                "(ssh accept-new; a changed key is still refused)")
 
     trend = sub.add_parser("trend", help="every run of a campaign over time, with regressions and progressions")
     trend.add_argument("--db", default=os.environ.get("VPNBENCH_DB"),
@@ -430,11 +433,12 @@ def cmd_provision(args) -> int:
     if args.forks < 1:
         raise UserError(f"--forks: {args.forks} is not allowed; allowed values: 1 or more")
     campaign = load_campaign_or_preset(args.campaign) if args.campaign else None
-    outcome, needs = provision(args.inventory, args.check, campaign, args.hosts, args.gen, args.forks)
+    outcome, needs = provision(args.inventory, args.check, campaign, args.hosts, args.gen, args.forks,
+                               args.trust_new_host_keys)
     for line in outcome.lines:
         console.print(line, highlight=False)
     for line in outcome.failed:
-        err_console.print(f"[red]{line}[/]", highlight=False)
+        err_console.print(f"[red]{line}[/]", highlight=False, soft_wrap=True)  # a host's line stays one line
     what = f"{len(needs.packages)} packages" + (", vpnbench-gen" if needs.gen else "") + \
         (f", {len(needs.sysctls)} sysctls" if needs.sysctls else "")
     if args.check:

@@ -29,6 +29,9 @@ from vpnbench.safe_files import REMOTE_WRITE, wipe_command
 # Host names, aliases and users go to ssh as argv elements; a leading '-' would be an option.
 NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.:%\[\]-]*$"
 PID_TAG = "vpnbench-pid "
+# Whatever ~/.ssh/config says: root's agent and forwardings never reach a lab machine
+# (provision passes them to Ansible's ssh too).
+NO_FORWARDING = ("-o", "ForwardAgent=no", "-o", "ClearAllForwardings=yes", "-o", "ForwardX11=no")
 # Sent to the remote shell: writes its pid and start time (/proc/PID/stat field 22, kept across
 # exec) to a pid file (named in the run record before the spawn, so a kill -9 of vpnbench at any
 # moment still leaves cleanup a way to the process), prints the pid, then becomes the command.
@@ -91,8 +94,7 @@ class SshConnection:
                 "-o", f"ConnectTimeout={max(1, round(s.connect_timeout))}",
                 "-o", f"ServerAliveInterval={max(1, round(s.keepalive))}", "-o", "ServerAliveCountMax=3",
                 "-o", f"ControlPath={self.control_path}", "-o", "ControlMaster=no", "-o", "LogLevel=ERROR",
-                # whatever ~/.ssh/config says: root's agent and forwardings never reach a lab machine
-                "-o", "ForwardAgent=no", "-o", "ClearAllForwardings=yes", "-o", "ForwardX11=no"]
+                *NO_FORWARDING]
         if s.config_file:
             argv += ["-F", s.config_file]
         if s.identity_file:

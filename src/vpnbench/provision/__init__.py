@@ -6,6 +6,11 @@ vpnbench-gen when a measurement uses it (tool = "gen"), of each host's architect
 campaign's [testbed] sysctls. Without --campaign: everything any technique or measurement may
 need. The playbook (playbook.yml beside this file) is run by ansible-runner; its events say what
 changed, host by host. --check runs it in Ansible's check mode: what would change, nothing changed.
+
+Host keys are verified as in hosts/ssh.py: Ansible's ssh gets StrictHostKeyChecking=yes (first
+on its command line, so no inventory setting weakens it), and an unknown host key fails the host
+with one line; --trust-new-host-keys makes it accept-new (a host's first contact writes its key
+to known_hosts; a changed key is still refused).
 """
 
 import json
@@ -20,6 +25,7 @@ from pathlib import Path
 
 from vpnbench.errors import UserError
 from vpnbench.hosts.arch import elf_arch, normalize
+from vpnbench.hosts.ssh import NO_FORWARDING
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.measure.gen import GEN_NAME, REPO_GEN, gen_binary
 from vpnbench.techniques import TECHNIQUES
@@ -68,7 +74,21 @@ def ansible_command(name: str) -> str:
 
 def ansible_env() -> dict[str, str]:
     return {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
-            "ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "False"}
+            "ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "False",
+            # ansible-runner turns host key checking off unless told otherwise
+            "ANSIBLE_HOST_KEY_CHECKING": "True"}
+
+
+ANSIBLE_SSH_ARGS = "-C -o ControlMaster=auto -o ControlPersist=60s"  # Ansible's ssh_args default
+
+
+def ssh_args(hostvars: dict, trust_new_host_keys: bool) -> str:
+    """A host's ssh_args for Ansible: the host key policy and hosts/ssh.py's forced options first
+    (ssh takes an option's first value, and ssh_args open Ansible's ssh command line), then the
+    inventory's own ansible_ssh_args (else $ANSIBLE_SSH_ARGS, else Ansible's default)."""
+    policy = "accept-new" if trust_new_host_keys else "yes"
+    own = hostvars.get("ansible_ssh_args") or os.environ.get("ANSIBLE_SSH_ARGS") or ANSIBLE_SSH_ARGS
+    return " ".join(["-o", f"StrictHostKeyChecking={policy}", *NO_FORWARDING, str(own)])
 
 
 def inventory_hosts(path: str) -> dict[str, dict]:
@@ -149,10 +169,13 @@ TASK_CHANGES = {  # playbook task -> what its change is, (done, would be done)
                          "sysctls would be written to /etc/sysctl.d/60-vpnbench.conf"),
     "vpnbench-gen directory": ("directory for vpnbench-gen made", "directory for vpnbench-gen would be made"),
     "vpnbench-gen": ("vpnbench-gen ({arch}) installed", "vpnbench-gen ({arch}) would be installed"),
-    "vpnbench-gen source": ("vpnbench-gen source copied", "vpnbench-gen source would be copied to build it there"),
-    "vpnbench-gen cargo build": ("vpnbench-gen ({arch}) built with the host's cargo", ""),
-    "vpnbench-gen built": ("vpnbench-gen ({arch}) installed", ""),
+    "vpnbench-gen would be built": ("", "vpnbench-gen ({arch}) would be built with the host's cargo"),
+    "vpnbench-gen built": ("vpnbench-gen ({arch}) built with the host's cargo and installed", ""),
 }
+
+
+HOST_KEY_REFUSED = ("its host key is not in known_hosts (or has changed): refused; add the host's key to "
+                    "known_hosts, or give --trust-new-host-keys to accept a new host's key on first contact")
 
 
 def summarize(events: list[dict], check: bool) -> Outcome:
@@ -181,12 +204,14 @@ def summarize(events: list[dict], check: bool) -> Outcome:
                 lines.append(f"host {host}: {(would if check else done).format(arch=arch.get(host, '?'))}")
         elif kind in ("runner_on_failed", "runner_on_unreachable") and not data.get("ignore_errors"):
             reason = " ".join(str(res.get("msg") or res.get("stderr") or "failed").split())
+            if kind == "runner_on_unreachable" and "Host key verification failed" in reason:
+                reason = HOST_KEY_REFUSED
             failed.append(f"host {host}: {'unreachable' if kind == 'runner_on_unreachable' else task}: {reason}")
     return Outcome(lines, len(changed), failed, len(seen))
 
 
 def provision(inventory: str, check: bool = False, campaign=None, hosts: str | None = None,
-              gen: list[str] = (), forks: int = 5) -> tuple[Outcome, Needs]:
+              gen: list[str] = (), forks: int = 5, trust_new_host_keys: bool = False) -> tuple[Outcome, Needs]:
     import ansible_runner  # noqa: PLC0415 - only this command needs it (and it is slow to import)
 
     known = inventory_hosts(inventory)
@@ -203,7 +228,10 @@ def provision(inventory: str, check: bool = False, campaign=None, hosts: str | N
             shutil.copytree(GEN_SOURCE, source, ignore=lambda d, names: ["target"] if d == str(GEN_SOURCE) else [])
         extravars = {"vpnbench_packages": needs.packages, "vpnbench_sysctls": needs.sysctls,
                      "vpnbench_gen": binaries if needs.gen else {},
-                     "vpnbench_gen_build": needs.gen and source.exists(), "vpnbench_gen_source": str(source)}
+                     "vpnbench_gen_build": needs.gen and source.exists(), "vpnbench_gen_source": str(source),
+                     # an extra variable outranks the inventory's; the inventory's own value is inside
+                     "vpnbench_ssh_args": {host: ssh_args(known[host], trust_new_host_keys) for host in chosen},
+                     "ansible_ssh_args": "{{ vpnbench_ssh_args[inventory_hostname] }}"}
         if needs.gen and not binaries:
             extravars["vpnbench_gen"] = {"none": ""}  # gen wanted, none built here: every host builds its own
         result = ansible_runner.run(
