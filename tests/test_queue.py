@@ -94,4 +94,4 @@ def test_the_queue_refuses_an_sqlite_file_and_a_worker_needs_a_database(tmp_path
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "the queue needs a PostgreSQL database" in result.stderr and not (tmp_path / "r.db").exists()
     result = run_cli("worker", "--testbed", str(tmp_path / "lab.toml"), env={**os.environ, "VPNBENCH_DB": ""})
-    assert result.returncode == 2 and "give the queue's database with --db" in result.stderr, result.stderr
+    assert result.returncode == 2 and "give the database with --db" in result.stderr, result.stderr

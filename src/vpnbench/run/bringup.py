@@ -5,7 +5,7 @@ died between cells, and the path settled before each cell."""
 import dataclasses
 import time
 
-from rich.markup import escape
+from vpnbench.terminal_text import plain
 
 from vpnbench.campaign import PlannedCell, TechniqueBlock
 from vpnbench.errors import TechniqueError, VpnbenchError
@@ -82,7 +82,7 @@ class BringUpStage:
             bringup.ended_at = now_iso()
         run.store.save_bringup(bringup)
         if bringup.negotiated.get("warning"):
-            run.display.say(f"[yellow]{escape(block.label)}: {escape(bringup.negotiated['warning'])}[/]")
+            run.display.say(f"[yellow]{plain(block.label)}: {plain(bringup.negotiated['warning'])}[/]")
         return bringup
 
     def _setup_deadline(self) -> float:

@@ -6,7 +6,7 @@ import os
 import platform
 from collections.abc import Callable
 
-from rich.markup import escape
+from vpnbench.terminal_text import plain
 
 from vpnbench import __version__, congestion
 from vpnbench.campaign import Campaign, expand
@@ -141,7 +141,7 @@ def tear_down(run: RunContext) -> None:
         try:
             backend.stop()
         except (VpnbenchError, OSError, TimeoutError, EOFError) as exc:
-            run.display.say(f"[yellow]impairment backend did not stop cleanly: {escape(str(exc))}[/]")
+            run.display.say(f"[yellow]impairment backend did not stop cleanly: {plain(str(exc))}[/]")
     run.testbed.down()
 
 
