@@ -118,7 +118,7 @@ def build_parser() -> Parser:
     trend.add_argument("-o", "--output", metavar="FILE.html", help="also write the trend page with a figure per metric")
 
     db = sub.add_parser("db", help="the results database itself")
-    db_sub = db.add_subparsers(dest="db_command", required=True, parser_class=Parser)
+    db_sub = db.add_subparsers(dest="db_command", metavar="{upgrade}", required=True, parser_class=Parser)
     upgrade = db_sub.add_parser("upgrade", help="create or migrate the schema (as the database's owner), "
                                                 "so that roles allowed only SELECT read it")
     add_db_options(upgrade, f"an SQLite file or a {DB_URL} URL (default: $VPNBENCH_DB)")

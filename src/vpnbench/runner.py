@@ -10,7 +10,6 @@ from collections.abc import Callable
 from contextlib import contextmanager
 
 from rich.console import Console
-from vpnbench.terminal_text import plain
 
 from vpnbench.campaign import Campaign, PlannedCell, TechniqueBlock
 from vpnbench.records import Cell as CellRecord
@@ -25,6 +24,7 @@ from vpnbench.run.setup import VM_HINT, Prepared, TestbedMaker, Unavailable, env
 from vpnbench.store import Store
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.techniques.base import TechniqueContext
+from vpnbench.terminal_text import plain
 from vpnbench.testbeds import make_testbed
 
 

@@ -4,7 +4,6 @@ import math
 from pathlib import Path
 
 from rich.console import Console
-from vpnbench.terminal_text import plain
 from rich.table import Table
 
 from vpnbench.campaign import Campaign, campaign_from_dict
@@ -13,6 +12,7 @@ from vpnbench.errors import UserError
 from vpnbench.hostfacts import summary_line
 from vpnbench.lab.queue import Job, WorkQueue, WorkerRow
 from vpnbench.store import Store, display_name, is_url
+from vpnbench.terminal_text import plain
 
 PLAN_AXES = ("cores", "mtu")  # [testbed] keys that shape the plan: the campaign's, never a worker's
 

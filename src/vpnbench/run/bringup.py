@@ -5,7 +5,6 @@ died between cells, and the path settled before each cell."""
 import dataclasses
 import time
 
-from vpnbench.terminal_text import plain
 
 from vpnbench.campaign import PlannedCell, TechniqueBlock
 from vpnbench.errors import TechniqueError, VpnbenchError
@@ -17,6 +16,7 @@ from vpnbench.run.context import Clock, RunContext
 from vpnbench.hosts.route import device_mtu, route_device
 from vpnbench.scaling import fit_tunnel
 from vpnbench.techniques.base import Technique
+from vpnbench.terminal_text import plain
 from vpnbench.wirecheck import check_wire
 
 SETUP_TIMEOUT = 15.0

@@ -3,12 +3,12 @@
 from contextlib import contextmanager
 
 from rich.console import Console
-from vpnbench.terminal_text import plain
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.methodology import lossy
 from vpnbench.records import Cell
+from vpnbench.terminal_text import plain
 
 
 class Display:

@@ -8,11 +8,11 @@ import dataclasses
 import math
 from collections.abc import Iterator
 
-from vpnbench.terminal_text import plain
-
 from vpnbench.campaign import PlannedCell, TechniqueBlock, expand
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.run.context import RunContext
+from vpnbench.terminal_text import plain
+
 
 Group = tuple[str, str, str]  # (technique, impairment, measurement label): a cell without its repetition
 

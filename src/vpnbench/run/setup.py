@@ -6,7 +6,6 @@ import os
 import platform
 from collections.abc import Callable
 
-from vpnbench.terminal_text import plain
 
 from vpnbench import __version__, congestion
 from vpnbench.campaign import Campaign, expand
@@ -23,6 +22,7 @@ from vpnbench.scaling import CorePinner
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.techniques.base import KernelProbe
 from vpnbench.campaign.testbed_spec import TestbedSpec
+from vpnbench.terminal_text import plain
 from vpnbench.testbeds import Testbed, make_testbed
 
 VM_HINT = "use [testbed] kind = \"vm\" (QEMU VMs with a full distribution kernel) for the kernel backends"
