@@ -5,7 +5,6 @@ died between cells, and the path settled before each cell."""
 import dataclasses
 import time
 
-
 from vpnbench.campaign import PlannedCell, TechniqueBlock
 from vpnbench.errors import TechniqueError, VpnbenchError
 from vpnbench.hosts.base import CommandFailed

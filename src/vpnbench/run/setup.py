@@ -6,7 +6,6 @@ import os
 import platform
 from collections.abc import Callable
 
-
 from vpnbench import __version__, congestion
 from vpnbench.campaign import Campaign, expand
 from vpnbench.errors import TestbedError, UserError, VpnbenchError
