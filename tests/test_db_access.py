@@ -216,9 +216,21 @@ class SilentServer:
         return self.socket.accept()[0]
 
 
-def argv_of_every_process() -> list[str]:
+def argv_of_every_process(tree: set[int] | None = None) -> list[str]:
+    """Every process's command line; of these processes and their descendants when tree is given."""
+    if tree is not None:
+        parents = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue  # ended meanwhile
+        while grown := {pid for pid, parent in parents.items() if parent in tree} - tree:
+            tree = tree | grown
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        if tree is not None and int(cmdline.parent.name) not in tree:
+            continue
         try:
             found.append(cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace"))
         except OSError:
