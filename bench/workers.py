@@ -10,6 +10,7 @@ one, two, one, two...; the ratio is of the medians.
 .venv/bin/python bench/workers.py [ROUNDS]   (root; results go to bench/RESULTS.md)
 """
 
+import os
 import statistics
 import subprocess
 import sys
@@ -53,11 +54,11 @@ duration = "3s"
 def work(server: pg.Postgres, directory: Path, number: int, workers: int) -> float:
     """Wall seconds from enqueueing to the last worker's exit."""
     url = server.create_database(f"q{number}")
+    env = {**os.environ, "VPNBENCH_DB": url}  # the URL holds the password: never in argv
     started = time.monotonic()
-    subprocess.run([*VPNBENCH, "run", str(directory / "c.toml"), "--db", url, "--queue"], check=True,
-                   capture_output=True)
-    procs = [subprocess.Popen([*VPNBENCH, "worker", "--db", url, "--testbed", str(directory / "tb.toml"),
-                               "--name", f"tb{i}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    subprocess.run([*VPNBENCH, "run", str(directory / "c.toml"), "--queue"], check=True, capture_output=True, env=env)
+    procs = [subprocess.Popen([*VPNBENCH, "worker", "--testbed", str(directory / "tb.toml"), "--name", f"tb{i}"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
              for i in range(workers)]
     for proc in procs:
         _, err = proc.communicate()

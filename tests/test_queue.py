@@ -2,7 +2,8 @@
 PostgreSQL, two `vpnbench worker` processes on two local namespace testbeds, one killed with
 SIGKILL in the middle of a block. The other finishes the job: every queued cell stored ok
 exactly once, each worker's run with its own baseline, `status` showing the job finished, and
-`vpnbench cleanup` removing what the killed worker left. The logic, without root:
+`vpnbench cleanup` removing what the killed worker left. The URL reaches the workers in
+--db-file and $VPNBENCH_DB: no argv of theirs or of what they start holds the password. The logic, without root:
 test_queue_logic.py; one vs two workers' wall time: bench/workers.py."""
 
 import collections
@@ -13,7 +14,9 @@ import time
 
 import pytest
 
+import pg
 from conftest import VPNBENCH, leftovers, run_cli
+from test_db_access import argv_of_every_process
 
 pytestmark = pytest.mark.netns
 
@@ -47,18 +50,28 @@ def test_two_workers_one_killed_mid_block_the_other_finishes_nothing_lost_nothin
     trust = f"[worker]\ntrusted_keys = [\"{(tmp_path / 'enqueuer.pub').read_text().strip()}\"]\n"
     (tmp_path / "tb1.toml").write_text("[testbed]\nkind = \"local\"\n" + trust)
     (tmp_path / "tb2.toml").write_text("[testbed]\nkind = \"local\"\nrouter = false\n" + trust)
-    queued = run_cli("run", str(tmp_path / "lab.toml"), "--db", url, "--queue", "--signing-key",
-                     str(tmp_path / "enqueuer"))
+    env = {**os.environ, "VPNBENCH_DB": url}
+    queued = run_cli("run", str(tmp_path / "lab.toml"), "--queue", "--signing-key", str(tmp_path / "enqueuer"),
+                     env=env)
     assert queued.returncode == 0, queued.stderr
     assert "2 blocks, 6 cells" in queued.stdout
-    workers = {name: subprocess.Popen([*VPNBENCH, "worker", "--db", url, "--testbed", str(tmp_path / f"{name}.toml"),
-                                       "--lease", "3"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-               for name in ("tb1", "tb2")}
+    (tmp_path / "db.url").write_text(url)
+    (tmp_path / "db.url").chmod(0o600)
+    given = {"tb1": (["--db-file", str(tmp_path / "db.url")], os.environ), "tb2": ([], env)}
+    workers = {name: subprocess.Popen([*VPNBENCH, "worker", *flags, "--testbed", str(tmp_path / f"{name}.toml"),
+                                       "--lease", "3"], env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True)
+               for name, (flags, environ) in given.items()}
     try:
         deadline = time.monotonic() + 120
+        seen = 0
         while not any(tb == "tb1" and not key.startswith("baseline") for tb, key in ok_cells(postgres, "lab")):
             assert time.monotonic() < deadline and workers["tb1"].poll() is None, "tb1 stored no queued cell"
+            argv = argv_of_every_process({proc.pid for proc in workers.values()})
+            assert [line for line in argv if pg.PASSWORD in line] == []
+            seen = max(seen, len(argv))
             time.sleep(0.2)
+        assert seen > 2  # the workers and what they started (ip, wg, iperf3, ...)
         workers["tb1"].send_signal(signal.SIGKILL)  # mid-block: its first queued cell stored, the next measuring
         survivor = workers["tb2"].communicate(timeout=240)[0]
         assert workers["tb2"].returncode == 0, survivor
@@ -75,13 +88,13 @@ def test_two_workers_one_killed_mid_block_the_other_finishes_nothing_lost_nothin
     baselines = collections.Counter(tb for tb, key in cells if key.startswith("baseline"))
     assert baselines["tb2"] == 3  # the survivor's costs are against its own testbed's baseline
 
-    status = run_cli("status", "--db", url, "--all")
+    status = run_cli("status", "--all", env=env)
     assert status.returncode == 0, status.stderr
     assert "2 of 2 blocks done" in status.stdout and "finished" in status.stdout
     assert "lost" in status.stdout  # the killed worker, as the survivor found it
 
     job = queued.stdout.split()[2].rstrip(":")
-    report = run_cli("report", "--db", url, "--queue", job, "-o", str(tmp_path / "job.html"))
+    report = run_cli("report", "--queue", job, "-o", str(tmp_path / "job.html"), env=env)
     assert report.returncode == 0, report.stderr
     page = (tmp_path / "job.html").read_text()
     assert "<td>tb1</td>" in page and "<td>tb2</td>" in page  # the testbeds side by side
@@ -98,4 +111,4 @@ def test_the_queue_refuses_an_sqlite_file_and_a_worker_needs_a_database(tmp_path
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "the queue needs a PostgreSQL database" in result.stderr and not (tmp_path / "r.db").exists()
     result = run_cli("worker", "--testbed", str(tmp_path / "lab.toml"), env={**os.environ, "VPNBENCH_DB": ""})
-    assert result.returncode == 2 and "give the queue's database with --db" in result.stderr, result.stderr
+    assert result.returncode == 2 and "give the database with --db" in result.stderr, result.stderr

@@ -6,6 +6,7 @@ nothing doubled. Bad input is one line and writes nothing. The same with real pr
 namespace testbeds: test_queue.py."""
 
 import itertools
+import time
 
 import pytest
 import sqlalchemy as sa
@@ -17,7 +18,7 @@ from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import UserError
 from vpnbench.lab import commands
 from vpnbench.lab.queue import BLOCKS, WORKERS, WorkerRow, WorkQueue
-from vpnbench.lab.worker import Worker
+from vpnbench.lab.worker import Heartbeat, Worker
 from vpnbench.runner import Interrupted
 from vpnbench.store import Store
 
@@ -195,3 +196,28 @@ def test_a_cell_measured_while_its_block_was_taken_over_is_not_stored_ok(queue, 
     assert [(c.repetition, c.status) for c in queue.store.cells(outcome.run_id) if c.technique == "fakevpn"] == [
         (1, "ok"), (2, "ok")]  # the failed attempt replaced, as a resumed run's is
     assert [(b.state, b.claims) for b in queue.blocks(job)] == [("done", 2)]
+
+
+def test_a_worker_stalled_between_its_lease_check_and_the_cell_write_keeps_its_block(queue, lab, monkeypatch):  # noqa: F811
+    """Issue 28 item 10b: the fence's renewal and the ok cell are one transaction. A worker that
+    stalls right after its lease check (SIGSTOP, a paused VM: its heartbeat stalls too) for longer
+    than its lease holds the block's row locked meanwhile, so no other worker claims the block and
+    measures again the cell it is about to store ok."""
+    job, _ = queue.enqueue(campaign(techniques=("baseline", "fakevpn"), repetitions=2))
+    monkeypatch.setattr(Heartbeat, "_beat", lambda self: None)
+    lease = 1.0
+    others: list = []
+
+    class Stalls(Worker):
+        def _fence(self, worker_id):
+            lost = super()._fence(worker_id)
+            if self.heartbeat.block_id is not None and not others:
+                time.sleep(1.5 * lease)  # the lease runs out on the database's clock meanwhile
+                others.append(queue.claim(job, "another-worker", queue.positions(job), lease))
+            return lost
+
+    outcome = worker(queue, lab, job, "tb1", lease=lease, cls=Stalls).run()
+    assert others == [None]  # on separate transactions the other worker took the block here
+    assert [(c.technique, c.repetition, c.status) for c in queue.store.cells(outcome.run_id)] == [
+        ("baseline", 1, "ok"), ("baseline", 2, "ok"), ("fakevpn", 1, "ok"), ("fakevpn", 2, "ok")]
+    assert [(b.state, b.worker_id is not None, b.claims) for b in queue.blocks(job)] == [("done", True, 1)]

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from vpnbench.campaign import REHEARSAL_SECONDS, Campaign, campaign_from_dict, load_campaign, rehearsal
 from vpnbench.errors import UserError
+from vpnbench.terminal_text import plain
 
 # Tables are wide; a pipe or CI log should not wrap them into unreadable columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -39,8 +40,7 @@ def build_parser() -> Parser:
     run = sub.add_parser("run", help="run a campaign")
     run.add_argument("campaign", nargs="?",
                      help="campaign TOML file or preset name (see `vpnbench presets`), or use --technique/--measure")
-    run.add_argument("--db", default=os.environ.get("VPNBENCH_DB") or "vpnbench.db",
-                     help=f"results: an SQLite file or a {DB_URL} URL (default: $VPNBENCH_DB, else vpnbench.db)")
+    add_db_options(run, f"results: an SQLite file or a {DB_URL} URL (default: $VPNBENCH_DB, else vpnbench.db)")
     run.add_argument("--resume", action="store_true", help="continue the campaign's latest run, skipping finished cells")
     run.add_argument("--technique", help="comma-separated technique kinds, e.g. baseline,wireguard")
     run.add_argument("--measure", help="comma-separated measurement kinds, e.g. tcp,udp,ping")
@@ -63,8 +63,7 @@ def build_parser() -> Parser:
                           "default: $VPNBENCH_SIGNING_KEY), so workers that trust its public key run it")
 
     worker = sub.add_parser("worker", help="run queued blocks on a testbed until the job is done")
-    worker.add_argument("--db", default=os.environ.get("VPNBENCH_DB"),
-                        help=f"the queue's {DB_URL} database (default: $VPNBENCH_DB)")
+    add_db_options(worker, f"the queue's {DB_URL} database (default: $VPNBENCH_DB)")
     worker.add_argument("--testbed", required=True, metavar="FILE",
                         help="this worker's [testbed] (a TOML file, root's), laid over the queued campaign's, "
                              "and its [worker] table: the keys it trusts, the privileged fields it allows")
@@ -77,8 +76,7 @@ def build_parser() -> Parser:
     keygen.add_argument("--out", required=True, metavar="FILE", help="the private key file (0600); FILE.pub beside it")
 
     status = sub.add_parser("status", help="the queue: jobs, blocks, workers and their testbeds, ETA")
-    status.add_argument("--db", default=os.environ.get("VPNBENCH_DB"),
-                        help=f"the queue's {DB_URL} database (default: $VPNBENCH_DB)")
+    add_db_options(status, f"the queue's {DB_URL} database (default: $VPNBENCH_DB)")
     status.add_argument("--queue", metavar="JOB", help="only this job")
     status.add_argument("--all", action="store_true", help="finished jobs too")
 
@@ -125,25 +123,46 @@ def build_parser() -> Parser:
                                 "(ssh accept-new; a changed key is still refused)")
 
     trend = sub.add_parser("trend", help="every run of a campaign over time, with regressions and progressions")
-    trend.add_argument("--db", default=os.environ.get("VPNBENCH_DB"),
-                       help=f"results file or {DB_URL} URL holding the runs (default: $VPNBENCH_DB)")
+    add_db_options(trend, f"results file or {DB_URL} URL holding the runs (default: $VPNBENCH_DB)")
     trend.add_argument("--campaign", required=True, help="the campaign's name")
     trend.add_argument("-o", "--output", metavar="FILE.html", help="also write the trend page with a figure per metric")
+
+    db = sub.add_parser("db", help="the results database itself")
+    db_sub = db.add_subparsers(dest="db_command", metavar="{upgrade}", required=True, parser_class=Parser)
+    upgrade = db_sub.add_parser("upgrade", help="create or migrate the schema (as the database's owner), "
+                                                "so that roles allowed only SELECT read it")
+    add_db_options(upgrade, f"an SQLite file or a {DB_URL} URL (default: $VPNBENCH_DB)")
     return parser
 
 
+def add_db_options(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """--db FILE/URL and --db-file FILE (a 0600 file holding the URL): a URL's password in argv
+    is in every user's `ps` for as long as the command runs."""
+    parser.add_argument("--db", metavar="DB", help=f"{help_text}; a URL's password belongs in $VPNBENCH_DB, "
+                                                   "--db-file, $PGPASSWORD or ~/.pgpass, not here (ps shows argv)")
+    parser.add_argument("--db-file", metavar="FILE", help="a file only you can read (0600) holding the database")
+
+
 def add_db_arguments(parser: argparse.ArgumentParser) -> None:
-    """The results a read-only command reads: a positional FILE, or --db FILE/URL, or $VPNBENCH_DB."""
-    parser.add_argument("db", nargs="?", help=f"results: an SQLite file or a {DB_URL} URL (default: $VPNBENCH_DB)")
-    parser.add_argument("--db", dest="db_option", metavar="DB", help="the same, as an option")
+    """The results a read-only command reads: a positional FILE, or --db FILE/URL, or --db-file, or $VPNBENCH_DB."""
+    parser.add_argument("db_path", nargs="?", metavar="db",
+                        help=f"results: an SQLite file or a {DB_URL} URL (default: $VPNBENCH_DB)")
+    add_db_options(parser, "the same, as an option")
 
 
-def results_db(args) -> str:
-    if args.db and args.db_option and args.db != args.db_option:
-        raise UserError(f"{args.command}: give the results once (a file or --db), not both")
-    db = args.db or args.db_option or os.environ.get("VPNBENCH_DB")
+def database(args, default: str | None = None) -> str:
+    """The database the command names: its FILE argument, --db or --db-file, else $VPNBENCH_DB,
+    else default."""
+    given = [value for value in (getattr(args, "db_path", None), args.db) if value]
+    if len(set(given)) > 1 or (given and args.db_file):
+        raise UserError(f"{args.command}: give the database once (a FILE, --db or --db-file)")
+    if args.db_file:
+        from vpnbench.db_url import read_url_file
+
+        return read_url_file(args.db_file)
+    db = (given[0] if given else None) or os.environ.get("VPNBENCH_DB") or default
     if not db:
-        raise UserError(f"{args.command}: give the results file (or --db, or set VPNBENCH_DB)")
+        raise UserError(f"{args.command}: give the database with --db or --db-file (or set VPNBENCH_DB)")
     return db
 
 
@@ -230,7 +249,7 @@ def cmd_report(db: str, output: str, run_id: str | None, figures: str | None = N
 
     out = check_report_path(output)
     run_id = write_report(db, out, run_id, Path(figures) if figures else None, timeseries)
-    console.print(f"wrote the report of run {run_id} to {out}")
+    console.print(f"wrote the report of run {plain(run_id)} to {out}")
     return 0
 
 
@@ -242,11 +261,11 @@ def cmd_compare(runs: list[str], output: str | None) -> int:
 
     sources, rows = write_compare(runs, Path(output) if output else None)
     for source in sources:
-        console.print(source.title)
+        console.print(plain(source.title))
     console.print(terminal_table(sources, rows))
     sentences = [row.sentence for row in rows if row.sentence]
     for sentence in sentences[:MAX_SENTENCES]:
-        console.print(sentence)
+        console.print(plain(sentence))
     if len(sentences) > MAX_SENTENCES:
         console.print(f"… and {len(sentences) - MAX_SENTENCES} more (all in the HTML with -o)")
     if output:
@@ -256,8 +275,6 @@ def cmd_compare(runs: list[str], output: str | None) -> int:
 
 def cmd_run(campaign: Campaign, db_path: Path | str, resume: bool, report: Path | None = None,
             skip_unavailable: bool = False) -> int:
-    from rich.markup import escape
-
     from vpnbench.runner import Runner
     from vpnbench.startup import WarmUp
     from vpnbench.store import Store, display_name, is_url
@@ -278,7 +295,7 @@ def cmd_run(campaign: Campaign, db_path: Path | str, resume: bool, report: Path 
         for table in summary_tables(cells, answers):
             console.print(table)
         for warning in answers.warnings:
-            console.print(f"[yellow]methodology: {escape(warning.message)}[/] ({warning.code})")
+            console.print(f"[yellow]methodology: {plain(warning.message)}[/] ({warning.code})")
     except UserError:
         if created and store.latest_run() is None:  # refused before anything ran: leave no empty file
             store.close()
@@ -377,7 +394,7 @@ def cmd_export(db: str, fmt: str, output: str) -> int:
     out = Path(output)
     if not out.parent.exists():
         raise UserError(f"-o: directory {str(out.parent)!r} does not exist")
-    store = Store(db)
+    store = Store(db, read_only=True)
     try:
         count = {"json": export_json, "csv": export_csv, "parquet": export_parquet}[fmt](store, out)
     finally:
@@ -386,33 +403,51 @@ def cmd_export(db: str, fmt: str, output: str) -> int:
     return 0
 
 
-def cmd_trend(db: str | None, campaign: str, output: str | None) -> int:
+def cmd_trend(db: str, campaign: str, output: str | None) -> int:
     from rich.table import Table
 
     from vpnbench import trend
     from vpnbench.store import Store, missing_file
 
-    if not db:
-        raise UserError("trend: give --db FILE (or set VPNBENCH_DB)")
     if missing_file(db):
         raise UserError(f"--db: database {db!r} does not exist")
     out = check_report_path(output, "-o")
-    store = Store(db)
+    store = Store(db, read_only=True)
     try:
         history = trend.load_history(store, campaign)
     finally:
         store.close()
     found = trend.trends(history)
     table = Table("testbed", "technique", "measurement", "impairment", "metric", "runs", "latest", "change points",
-                  title=f"{campaign}: {len(history.runs)} runs")
+                  title=f"{plain(campaign)}: {len(history.runs)} runs")
     for row in trend.summary_rows(found):
-        table.add_row(*row)
+        table.add_row(*map(plain, row))
     console.print(table)
     changes = sum(len(t.changes) for t in found)
     console.print(f"{changes} change point(s) in {len(found)} series")
     if out:
         out.write_text(trend.render_html(history, found))
         console.print(f"wrote the trend page to {out}")
+    return 0
+
+
+def cmd_db_upgrade(db: str) -> int:
+    """The schema created or migrated, the lab's queue tables with it: what `run` and `worker`
+    do on open, done once by the database's owner so readers need only SELECT."""
+    from vpnbench.store import SCHEMA_VERSION, Store, is_url, missing_file
+
+    if missing_file(db):
+        raise UserError(f"db upgrade: database {db!r} does not exist")
+    store = Store(db)
+    try:
+        if is_url(db):
+            from vpnbench.lab.queue import WorkQueue
+
+            WorkQueue(store)
+    finally:
+        store.close()
+    console.print(f"{plain(store.name)}: results schema {SCHEMA_VERSION}" + (", queue tables ready" if is_url(db) else ""),
+                  highlight=False)
     return 0
 
 
@@ -466,11 +501,11 @@ def dispatch(args) -> int:
                 raise UserError("run --queue: --resume and --report belong to a run here; workers continue a job")
             from vpnbench.lab.commands import enqueue
 
-            return enqueue(campaign, args.db, console, args.signing_key)
+            return enqueue(campaign, database(args, "vpnbench.db"), console, args.signing_key)
         report = check_report_path(args.report)
         require_root("run")
         skip = args.skip_unavailable or bool(args.campaign and is_preset(args.campaign))
-        return cmd_run(campaign, check_db_path(args.db), args.resume, report, skip)
+        return cmd_run(campaign, check_db_path(database(args, "vpnbench.db")), args.resume, report, skip)
     if args.command == "demo":
         campaign = load_campaign_or_preset("demo")
         report = check_report_path(args.report)
@@ -480,18 +515,18 @@ def dispatch(args) -> int:
         if args.queue:
             from vpnbench.lab.commands import report_job
 
-            return report_job(results_db(args), args.queue, args.output, console)
-        return cmd_report(results_db(args), args.output, args.run, args.figures, args.timeseries)
+            return report_job(database(args), args.queue, args.output, console)
+        return cmd_report(database(args), args.output, args.run, args.figures, args.timeseries)
     if args.command == "compare":
         return cmd_compare(args.runs, args.output)
     if args.command == "presets":
         return cmd_presets()
     if args.command == "export":
-        return cmd_export(results_db(args), args.format, args.output)
+        return cmd_export(database(args), args.format, args.output)
     if args.command == "provision":
         return cmd_provision(args)
     if args.command == "trend":
-        return cmd_trend(args.db, args.campaign, args.output)
+        return cmd_trend(database(args), args.campaign, args.output)
     if args.command == "keygen":
         from vpnbench.lab.commands import keygen
 
@@ -499,12 +534,13 @@ def dispatch(args) -> int:
     if args.command in ("worker", "status"):
         from vpnbench.lab import commands as lab
 
-        if not args.db:
-            raise UserError(f"{args.command}: give the queue's database with --db {DB_URL} (or set VPNBENCH_DB)")
+        db = database(args)
         if args.command == "status":
-            return lab.status(args.db, args.queue, args.all, console)
+            return lab.status(db, args.queue, args.all, console)
         require_root("worker")
-        return lab.work(args.db, args.testbed, args.queue, args.name, args.lease, err_console)
+        return lab.work(db, args.testbed, args.queue, args.name, args.lease, err_console)
+    if args.command == "db":
+        return cmd_db_upgrade(database(args))
     if args.command == "cleanup":
         require_root("cleanup")
         return cmd_cleanup()

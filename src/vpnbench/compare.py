@@ -80,7 +80,7 @@ def load_sources(texts: list[str]) -> list[Source]:
         path, run_id = split_source(text)
         if missing_file(path):
             raise UserError(f"compare: database {str(path)!r} does not exist")
-        store = Store(path)
+        store = Store(path, read_only=True)
         try:
             run_id = run_id or store.latest_run()
             run = store.run(run_id) if run_id else None
@@ -184,6 +184,8 @@ def terminal_table(sources: list[Source], rows: list[Row]):
     """The same comparison as a rich table (one column group per run)."""
     from rich.table import Table
 
+    from vpnbench.terminal_text import plain
+
     table = Table(title="vpnbench compare", show_lines=False)
     for column in ("measurement", "technique", "impairment", "metric"):
         table.add_column(column)
@@ -194,6 +196,6 @@ def terminal_table(sources: list[Source], rows: list[Row]):
     for source in sources:
         table.add_column(f"{source.name} vs baseline", justify="right")
     for row in rows:
-        table.add_row(row.measurement_label, row.technique, row.impairment, row.metric, *row.means,
-                      *row.vs_first[1:], *row.costs)
+        table.add_row(*map(plain, (row.measurement_label, row.technique, row.impairment, row.metric, *row.means,
+                                   *row.vs_first[1:], *row.costs)))
     return table

@@ -47,7 +47,7 @@ def load(path: str | Path, run_id: str | None = None) -> Results:
     """Every table of a results file (or of one run in it) as DataFrames."""
     if missing_file(path):
         raise UserError(f"load: {str(path)!r} does not exist")
-    store = Store(path)
+    store = Store(path, read_only=True)
     try:
         runs = [r for r in store.runs() if run_id in (None, r.run_id)]
         if run_id is not None and not runs:

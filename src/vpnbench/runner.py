@@ -10,7 +10,6 @@ from collections.abc import Callable
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.markup import escape
 
 from vpnbench.campaign import Campaign, PlannedCell, TechniqueBlock
 from vpnbench.records import Cell as CellRecord
@@ -25,6 +24,7 @@ from vpnbench.run.setup import VM_HINT, Prepared, TestbedMaker, Unavailable, env
 from vpnbench.store import Store
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.techniques.base import TechniqueContext
+from vpnbench.terminal_text import plain
 from vpnbench.testbeds import make_testbed
 
 
@@ -78,7 +78,7 @@ class Runner:
         todo = sum(1 for block in blocks for cell in block.cells if cell.key not in done)
         outcome.skipped = sum(len(b.cells) for b in blocks) - todo
         impair_backend = prepared.impairment_backend
-        self.display.say(f"[bold]{escape(self.campaign.name)}[/]: {todo} cells to run"
+        self.display.say(f"[bold]{plain(self.campaign.name)}[/]: {todo} cells to run"
                          + (f", {outcome.skipped} already done" if outcome.skipped else "")
                          + f" — {run.testbed.pin_note}"
                          + (f"; impairments by {impair_backend}" if impair_backend else ""))
@@ -131,8 +131,8 @@ class Runner:
         if isinstance(backend, Unavailable):
             bringup = record_unavailable(run, block, backend.reason, cells)
             outcome.unavailable += len(cells)
-            self.display.say(f"  [yellow]skipped[/] {escape(block.label)}: {len(cells)} cells, "
-                             f"{escape(bringup.error)} ({VM_HINT})")
+            self.display.say(f"  [yellow]skipped[/] {plain(block.label)}: {len(cells)} cells, "
+                             f"{plain(bringup.error)} ({VM_HINT})")
             return
         testbed = run.testbed
         technique = TECHNIQUES[block.params.kind](block.params, TechniqueContext(

@@ -2,9 +2,10 @@
 as they happen.
 
 One schema for both engines, defined here once with SQLAlchemy Core (tables from records.py,
-plus raw output, series chunks and the `metrics` view); `--db FILE` (or $VPNBENCH_DB) is an
-SQLite file, `--db postgresql://user:password@host/dbname` a PostgreSQL database (a Unix
-socket: `postgresql://user@/dbname?host=/run/postgresql`).
+plus raw output, series chunks and the `metrics` view); `--db FILE` (or $VPNBENCH_DB, or
+--db-file) is an SQLite file, `postgresql://user@host/dbname` a PostgreSQL database (a Unix
+socket: `postgresql://user@/dbname?host=/run/postgresql`; where the password comes from and how
+it is masked: db_url.py).
 
 A cell is written when it starts (status `running`) and again when it ends; its time series
 are flushed while it runs (SeriesWriter, at least every FLUSH_SECONDS), so a crash loses at
@@ -12,8 +13,10 @@ most the last few seconds of what was measured. --resume continues the latest ru
 campaign and skips its cells that already succeeded.
 
 The database carries its schema version (SQLite: PRAGMA user_version; PostgreSQL: the table
-vpnbench_schema); an older one is migrated in place when opened, a newer one is refused with
-one clear line, before anything is written.
+vpnbench_schema); an older one is migrated in place when opened by a writer (run, worker,
+`vpnbench db upgrade`; an SQLite file by anyone), a newer one is refused with one clear line,
+before anything is written. A reader of PostgreSQL (read_only) only SELECTs, so a role allowed
+nothing more reads it; an older schema is one line naming `vpnbench db upgrade`.
 """
 
 import contextlib
@@ -30,17 +33,17 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 from sqlalchemy.schema import CreateIndex, CreateTable
 
+from vpnbench.db_url import display_name, is_url, scrub
 from vpnbench.errors import SchemaError, UserError
 from vpnbench.migrations import MIGRATIONS
 from vpnbench.series_codec import decode_chunk, encode_chunks
 from vpnbench.records import (Bringup, Cell, Event, HostFacts, Run, SeriesPoint, Trial, as_row, column_type,
                               field_names, json_fields, now_iso, stored_fields)
 
-__all__ = ["Store", "SeriesWriter", "now_iso", "SCHEMA_VERSION", "is_url", "missing_file"]
+__all__ = ["Store", "SeriesWriter", "now_iso", "SCHEMA_VERSION", "is_url", "missing_file", "display_name"]
 
 SCHEMA_VERSION = 2
 FLUSH_SECONDS = 5.0
-URL_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 
 # table -> (record type, primary key column); every *_id column is a foreign key with an index.
 TABLES = {
@@ -155,21 +158,9 @@ def schema_sql() -> str:
     return "".join(f"{statement};\n" for statement in schema_statements(sqlite_dialect.dialect()))
 
 
-def is_url(target: str | Path) -> bool:
-    """A database server's URL rather than an SQLite file's path."""
-    return isinstance(target, str) and target.startswith(URL_SCHEMES)
-
-
 def missing_file(target: str | Path) -> bool:
     """An SQLite file that is not there (a server's database is asked when it is opened)."""
     return not is_url(target) and not Path(target).is_file()
-
-
-def display_name(target: str | Path) -> str:
-    """The path, or the URL without its password: what messages and titles show."""
-    if not is_url(target):
-        return str(target)
-    return re.sub(r"^([a-z+]+://[^:/@?#]*:)[^@/?#]*@", r"\1***@", target)
 
 
 def create_private(path: Path) -> None:
@@ -212,9 +203,12 @@ def _first_line(exc: BaseException) -> str:
 
 
 class Store:
-    def __init__(self, target: str | Path):
-        """target: an SQLite file's path, or a postgresql:// URL."""
+    def __init__(self, target: str | Path, read_only: bool = False):
+        """target: an SQLite file's path, or a postgresql:// URL. read_only (report, export, trend,
+        status...): a PostgreSQL database's schema is checked, never created or migrated, so a role
+        allowed only SELECT reads it; an SQLite file, whose reader is its owner, is migrated as ever."""
         self.target = target if is_url(target) else Path(target)
+        self.read_only = read_only
         self.name = display_name(target)
         self.path = None if is_url(target) else self.target  # the SQLite file, when it is one
         self.lock = threading.RLock()  # the monitor's thread flushes series while the runner writes cells
@@ -224,8 +218,8 @@ class Store:
         else:
             try:
                 self.engine = _server_engine(target)
-            except (sa.exc.ArgumentError, ValueError) as exc:
-                raise UserError(f"{self.name}: not a database URL: {exc}") from None
+            except (sa.exc.ArgumentError, ValueError) as exc:  # SQLAlchemy's message quotes the whole URL
+                raise UserError(f"{self.name}: not a database URL: {scrub(str(exc), target)}") from None
         self.sqlite = self.engine.dialect.name == "sqlite"
         try:
             self.conn = self.engine.connect()
@@ -233,7 +227,7 @@ class Store:
             self.engine.dispose()
             raise self._unusable(exc) from None
         except ImportError as exc:  # psycopg missing: an install without the PostgreSQL driver
-            raise UserError(f"{self.name}: no PostgreSQL driver: {exc}") from None
+            raise UserError(f"{self.name}: no PostgreSQL driver: {scrub(str(exc), target)}") from None
         try:
             self._open_schema()
         except (sa.exc.DBAPIError, sqlite3.DatabaseError) as exc:
@@ -249,7 +243,7 @@ class Store:
             return UserError(f"{self.name!r}: not usable as an SQLite results file: {_first_line(exc)}")
         # psycopg's own prefix ("connection failed: ", "connection is bad: ") says nothing the line does not
         reason = re.sub(r"^connection (failed|is bad): ", "", _first_line(exc))
-        return UserError(f"{self.name}: cannot open the results database: {reason}")
+        return UserError(f"{self.name}: cannot open the results database: {scrub(reason, self.target)}")
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -268,6 +262,9 @@ class Store:
         if self.sqlite:
             self._open_sqlite_schema()
             return
+        if self.read_only:
+            self._check_readable()
+            return
         with self.conn.begin():
             # Workers opening one database at once: one of them creates or migrates it.
             self.conn.execute(sa.text("SELECT pg_advisory_xact_lock(20200001)"))
@@ -280,6 +277,16 @@ class Store:
             VERSION_TABLE.create(self.conn, checkfirst=True)
             self.conn.execute(VERSION_TABLE.delete())
             self.conn.execute(VERSION_TABLE.insert().values(version=SCHEMA_VERSION))
+
+    def _check_readable(self) -> None:
+        """A reader's check, in SELECTs only: the schema this vpnbench reads, or one line naming
+        the command that brings it there."""
+        with self.conn.begin():
+            version = self._check_version()
+        if version < SCHEMA_VERSION:
+            found = f"results schema {version}" if version else "no vpnbench results schema"
+            raise SchemaError(f"{self.name}: {found} (this vpnbench reads {SCHEMA_VERSION}); run `vpnbench db "
+                              "upgrade` with the database owner's credentials, then read it again")
 
     def _check_version(self) -> int:
         version = self._version()
@@ -309,6 +316,10 @@ class Store:
         with self.lock:
             self.conn.close()
             self.engine.dispose()
+
+    def transaction(self):
+        """One transaction around several calls (a lab worker's lease check and the cell it guards)."""
+        return self._tx()
 
     @contextlib.contextmanager
     def _tx(self):

@@ -8,6 +8,7 @@ from rich.table import Table
 from vpnbench.analysis import efficiency_metrics
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.records import Bringup, Cell
+from vpnbench.terminal_text import plain
 from vpnbench.verdicts import Verdicts, verdicts
 
 HOST_COLUMNS = [("client", "client CPU%"), ("server", "server CPU%")]
@@ -58,8 +59,8 @@ def technique_table(cells: list[Cell]) -> Table:
         backend = bringups[-1].backend if bringups else rows[0].technique_params.get("backend")
         if bringups and all(b.backend == "none" for b in bringups):
             backend = "unavailable"
-        table.add_row(technique, str(backend or "–"), rows[0].wire_check, mean_sd(bringup_times(rows), 1),
-                      f"{ok}/{len(rows)}")
+        table.add_row(*map(plain, (technique, backend or "–", rows[0].wire_check, mean_sd(bringup_times(rows), 1),
+                                   f"{ok}/{len(rows)}")))
     return table
 
 
@@ -72,7 +73,7 @@ def summary_tables(cells: list[Cell], answers: Verdicts | None = None) -> list[T
         mine = [c for c in cells if c.measurement_label == label]
         columns = MEASUREMENTS[mine[0].measurement].columns
         impaired = len({c.impairment for c in mine}) > 1 or mine[0].impairment != "none"
-        table = Table(title=label, title_justify="left")
+        table = Table(title=plain(label), title_justify="left")
         table.add_column("technique", no_wrap=True)
         if impaired:
             table.add_column("impairment")
@@ -81,7 +82,7 @@ def summary_tables(cells: list[Cell], answers: Verdicts | None = None) -> list[T
             table.add_column(column.title, justify="right")
         relative = columns[0] if columns and answers.baseline else None
         if relative:
-            table.add_column(f"{relative.title} vs {answers.baseline}", justify="right")
+            table.add_column(f"{relative.title} vs {plain(answers.baseline)}", justify="right")
         for _, title in HOST_COLUMNS:
             table.add_column(title, justify="right")
         efficiency = {id(c): efficiency_metrics(c.export()) for c in mine if c.ok}
@@ -100,6 +101,6 @@ def summary_tables(cells: list[Cell], answers: Verdicts | None = None) -> list[T
             if moved_bytes:
                 cells_out.append(" / ".join(mean_sd([efficiency[id(c)][m] for c in ok if m in efficiency[id(c)]], 1)
                                             for m in EFFICIENCY))
-            table.add_row(*cells_out)
+            table.add_row(*map(plain, cells_out))
         tables.append(table)
     return tables

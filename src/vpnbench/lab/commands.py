@@ -5,7 +5,6 @@ import math
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from vpnbench.campaign import Campaign, campaign_from_dict
@@ -16,15 +15,16 @@ from vpnbench.lab import signing
 from vpnbench.lab.queue import Job, WorkQueue, WorkerRow
 from vpnbench.lab.trust import admit, queued_source, read_worker_file, without_testbed_owned
 from vpnbench.store import Store, display_name, is_url
+from vpnbench.terminal_text import plain
 
 PLAN_AXES = ("cores", "mtu")  # [testbed] keys that shape the plan: the campaign's, never a worker's
 
 
-def open_queue(db: str) -> tuple[Store, WorkQueue]:
+def open_queue(db: str, read_only: bool = False) -> tuple[Store, WorkQueue]:
     if not is_url(db):
         raise UserError(f"--db: the queue needs a PostgreSQL database (postgresql://...), not the SQLite file "
                         f"{db!r}: workers on other machines must reach it")
-    store = Store(db)
+    store = Store(db, read_only=read_only)
     try:
         return store, WorkQueue(store)
     except BaseException:
@@ -104,7 +104,7 @@ def work(db: str, testbed_file: str, job_id: str | None, name: str | None, lease
 
 
 def status(db: str, job_id: str | None, every: bool, console: Console) -> int:
-    store, queue = open_queue(db)
+    store, queue = open_queue(db, read_only=True)
     try:
         jobs = queue.jobs(job_id, unfinished=not every)
         if job_id and not jobs:
@@ -125,16 +125,16 @@ def show_job(store: Store, queue: WorkQueue, job: Job, console: Console) -> None
     cells_total = sum(b.cells for b in blocks)
     live = [w for w in workers if w.state == "working" and w.seen_ago <= w.lease]
     left = sum(b.cells for b in blocks if b.state != "done")
-    console.print(f"[bold]job {job.id}[/] {escape(job.campaign)}: {states['done']} of {len(blocks)} blocks done, "
+    console.print(f"[bold]job {plain(job.id)}[/] {plain(job.campaign)}: {states['done']} of {len(blocks)} blocks done, "
                   f"{states['running']} running, {states['queued']} queued; {left} of {cells_total} queued cells "
                   f"left; {len(done_keys)} cells ok in all; {eta(queue.cell_seconds(job), left, len(live))}")
     table = Table("worker", "host", "testbed", "state", "last seen", "block", "cells ok", "run", title_justify="left")
     for w in workers:
-        table.add_row(w.id, w.hostname, w.testbed, w.state, f"{w.seen_ago:.0f} s ago", w.block or "", str(w.cells_ok),
-                      w.run_id or "")
+        table.add_row(*map(plain, (w.id, w.hostname, w.testbed, w.state, f"{w.seen_ago:.0f} s ago", w.block or "",
+                                   w.cells_ok, w.run_id or "")))
     console.print(table)
     for warning in facts_differ(store, workers):
-        console.print(f"[yellow]warning:[/] {escape(warning)}")
+        console.print(f"[yellow]warning:[/] {plain(warning)}")
 
 
 def eta(cell_seconds: float | None, cells_left: int, live_workers: int) -> str:
@@ -165,7 +165,7 @@ def report_job(db: str, job_id: str, output: str, console: Console) -> int:
     from vpnbench.compare import terminal_table, write_compare
 
     out = Path(output)
-    store, queue = open_queue(db)
+    store, queue = open_queue(db, read_only=True)
     try:
         job = queue.job(job_id)
         workers = [w for w in queue.workers(job) if w.run_id and w.cells_ok]
@@ -177,9 +177,9 @@ def report_job(db: str, job_id: str, output: str, console: Console) -> int:
                         f"two or more side by side (one testbed: vpnbench report --run RUN)")
     sources, rows = write_compare([f"{db}#{w.run_id}" for w in workers], out, warnings)
     for source in sources:
-        console.print(source.title)
+        console.print(plain(source.title))
     console.print(terminal_table(sources, rows))
     for warning in warnings:
-        console.print(f"[yellow]warning:[/] {escape(warning)}")
+        console.print(f"[yellow]warning:[/] {plain(warning)}")
     console.print(f"wrote job {job.id}'s report to {out}")
     return 0

@@ -10,6 +10,7 @@ ok by any worker of the job is not measured again (resume semantics across worke
 The reference technique (baseline) is not queued: every worker measures it on its own testbed
 before its first block, so each relative cost and significance test compares cells of one testbed."""
 
+import contextlib
 import dataclasses
 import datetime
 import json
@@ -135,6 +136,12 @@ class WorkQueue:
             raise UserError(f"--db: the queue needs a PostgreSQL database (postgresql://...), "
                             f"not the SQLite file {store.name!r}: workers on other machines must reach it")
         self.store, self.engine = store, store.engine
+        if store.read_only:  # status and a job's report: SELECTs only (a reader's role may do no more)
+            with self.engine.connect() as conn:
+                if not sa.inspect(conn).has_table(JOBS.name):
+                    raise UserError(f"--db: no queue in {store.name}; enqueue a job with "
+                                    "`vpnbench run CAMPAIGN --queue`")
+            return
         with self.engine.begin() as conn:
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(20200002)"))  # workers starting at once
             METADATA.create_all(conn)
@@ -230,10 +237,11 @@ class WorkQueue:
                              .values(state="lost", block_id=None))
         return Claim(row.id, row.position, row.label, previous)
 
-    def renew(self, worker_id: str, block_id: int | None, lease: float) -> bool:
+    def renew(self, worker_id: str, block_id: int | None, lease: float, within: sa.Connection | None = None) -> bool:
         """The heartbeat: the worker seen now, its block's lease extended. False when the block is
-        no longer this worker's (its lease ran out and another worker took it)."""
-        with self.engine.begin() as conn:
+        no longer this worker's (its lease ran out and another worker took it). within: a transaction
+        of the caller's, which then holds the block's row locked until it commits (the worker's fence)."""
+        with contextlib.nullcontext(within) if within is not None else self.engine.begin() as conn:
             conn.execute(WORKERS.update().where(WORKERS.c.id == worker_id).values(last_seen=sa.func.now()))
             if block_id is None:
                 return True

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from rich.markup import escape
 
 from vpnbench.campaign import Campaign, TechniqueBlock, expand
+from vpnbench.db_url import scrub
 from vpnbench.errors import UserError, VpnbenchError
 from vpnbench.lab.queue import Claim, Job, WorkQueue
 from vpnbench.resources import RunResources
@@ -80,14 +81,19 @@ class Worker(Runner):
     def _fence(self, worker_id: str) -> str | None:
         """Asked before a cell of a queued block is stored ok: the lease renewed there and then,
         so a worker that lost its block (alive, but cut off from the database for a whole lease)
-        stores its last cell failed rather than beside the other worker's."""
+        stores its last cell failed rather than beside the other worker's. The renewal runs in the
+        transaction that stores the cell (run/cell.py), so the block's row stays locked until the
+        cell is committed: no other worker claims it in between, however long this one stalls."""
         block_id = self.heartbeat.block_id if self.heartbeat is not None else None
         if block_id is None:
             return None  # its own baseline
         try:
-            held = self.queue.renew(worker_id, block_id, self.lease)
+            # A savepoint: a failed renewal leaves the cell's transaction usable, to store the cell failed.
+            with self.store.transaction() as conn, conn.begin_nested():
+                held = self.queue.renew(worker_id, block_id, self.lease, within=conn)
         except sa.exc.DBAPIError as exc:
-            return f"lease not confirmed (the database: {str(exc.orig or exc).strip().splitlines()[0]})"
+            reason = scrub(str(exc.orig or exc).strip().splitlines()[0], self.store.target)
+            return f"lease not confirmed (the database: {reason})"
         if not held:
             self.heartbeat.lost = True
             return "lease lost: another worker took this block over and measures this cell"

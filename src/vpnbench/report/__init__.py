@@ -48,7 +48,7 @@ def write_report(db: str | Path, out: Path, run_id: str | None = None, figures: 
         raise UserError(f"-o: directory {str(out.parent)!r} does not exist")
     if figures is not None and not figures.parent.is_dir():
         raise UserError(f"--figures: directory {str(figures.parent)!r} does not exist")
-    store = Store(db)
+    store = Store(db, read_only=True)
     try:
         run_id = run_id or store.latest_run()
         if run_id is None:

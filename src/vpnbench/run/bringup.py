@@ -5,8 +5,6 @@ died between cells, and the path settled before each cell."""
 import dataclasses
 import time
 
-from rich.markup import escape
-
 from vpnbench.campaign import PlannedCell, TechniqueBlock
 from vpnbench.errors import TechniqueError, VpnbenchError
 from vpnbench.hosts.base import CommandFailed
@@ -17,6 +15,7 @@ from vpnbench.run.context import Clock, RunContext
 from vpnbench.hosts.route import device_mtu, route_device
 from vpnbench.scaling import fit_tunnel
 from vpnbench.techniques.base import Technique
+from vpnbench.terminal_text import plain
 from vpnbench.wirecheck import check_wire
 
 SETUP_TIMEOUT = 15.0
@@ -82,7 +81,7 @@ class BringUpStage:
             bringup.ended_at = now_iso()
         run.store.save_bringup(bringup)
         if bringup.negotiated.get("warning"):
-            run.display.say(f"[yellow]{escape(block.label)}: {escape(bringup.negotiated['warning'])}[/]")
+            run.display.say(f"[yellow]{plain(block.label)}: {plain(bringup.negotiated['warning'])}[/]")
         return bringup
 
     def _setup_deadline(self) -> float:

@@ -72,9 +72,10 @@ def run_cell(run: RunContext, cell: PlannedCell, technique: Technique, bringup: 
     finally:
         writer.close()
     record.finished_at = now_iso()
-    if record.ok and run.fence is not None and (lost := run.fence()):
-        record.status, record.error = "failed", lost  # another worker measures this cell: not stored ok twice
-    run.store.finish_cell(record, raw, result.trials if result else [])
+    with run.store.transaction():  # the fence's lease check and the cell: one commit (lab/worker.py)
+        if record.ok and run.fence is not None and (lost := run.fence()):
+            record.status, record.error = "failed", lost  # another worker measures this cell: not stored ok twice
+        run.store.finish_cell(record, raw, result.trials if result else [])
     for t, kind, detail in (result.events if result else []):
         run.event(kind, detail, cell_id=record.id, bringup_id=bringup.id, t=t)
     return record

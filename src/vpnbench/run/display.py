@@ -3,12 +3,12 @@
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.methodology import lossy
 from vpnbench.records import Cell
+from vpnbench.terminal_text import plain
 
 
 class Display:
@@ -34,7 +34,7 @@ class Display:
 
     def starting(self, technique: str, measurement: str, repetition: int) -> None:
         if self._progress is not None:
-            self._progress.update(self._task, description=escape(f"{technique} · {measurement} #{repetition}"))
+            self._progress.update(self._task, description=plain(f"{technique} · {measurement} #{repetition}"))
 
     def advance(self) -> None:
         if self._progress is not None:
@@ -45,11 +45,11 @@ class Display:
         self.advance()
         where = " · ".join(part for part in (record.technique, record.impairment if record.impairment != "none"
                                              else "", record.measurement_label) if part)
-        where = escape(f"{where} #{record.repetition}")
+        where = plain(f"{where} #{record.repetition}")
         if record.ok:
             headline = MEASUREMENTS[record.measurement].headline_text(record.metrics)
             if record.measurement == "tcp" and lossy(record.export()):  # under loss TCP measures its control too
                 headline += f" (congestion control {record.technique_params.get('congestion_control') or '?'})"
-            self.say(f"  [green]ok[/]     {where}  {escape(headline)}")
+            self.say(f"  [green]ok[/]     {where}  {plain(headline)}")
         else:
-            self.say(f"  [red]failed[/] {where}  " + escape(record.error or ""))
+            self.say(f"  [red]failed[/] {where}  " + plain(record.error or ""))

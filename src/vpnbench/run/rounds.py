@@ -8,11 +8,11 @@ import dataclasses
 import math
 from collections.abc import Iterator
 
-from rich.markup import escape
-
 from vpnbench.campaign import PlannedCell, TechniqueBlock, expand
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.run.context import RunContext
+from vpnbench.terminal_text import plain
+
 
 Group = tuple[str, str, str]  # (technique, impairment, measurement label): a cell without its repetition
 
@@ -64,8 +64,8 @@ def record_convergence(run: RunContext) -> None:
             "converged": decision.reason == "converged", "reason": decision.reason,
             "rel_halfwidth": decision.rel_halfwidth if math.isfinite(decision.rel_halfwidth) else None})
         if decision.reason != "converged":
-            run.display.say(f"  [yellow]not converged[/] {escape(technique)} · {escape(label)}"
-                            f"{'' if impairment == 'none' else ' · ' + escape(impairment)}: "
+            run.display.say(f"  [yellow]not converged[/] {plain(technique)} · {plain(label)}"
+                            f"{'' if impairment == 'none' else ' · ' + plain(impairment)}: "
                             f"{decision.reason} after {decision.n} repetitions")
 
 

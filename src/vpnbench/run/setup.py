@@ -6,8 +6,6 @@ import os
 import platform
 from collections.abc import Callable
 
-from rich.markup import escape
-
 from vpnbench import __version__, congestion
 from vpnbench.campaign import Campaign, expand
 from vpnbench.errors import TestbedError, UserError, VpnbenchError
@@ -23,6 +21,7 @@ from vpnbench.scaling import CorePinner
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.techniques.base import KernelProbe
 from vpnbench.campaign.testbed_spec import TestbedSpec
+from vpnbench.terminal_text import plain
 from vpnbench.testbeds import Testbed, make_testbed
 
 VM_HINT = "use [testbed] kind = \"vm\" (QEMU VMs with a full distribution kernel) for the kernel backends"
@@ -141,7 +140,7 @@ def tear_down(run: RunContext) -> None:
         try:
             backend.stop()
         except (VpnbenchError, OSError, TimeoutError, EOFError) as exc:
-            run.display.say(f"[yellow]impairment backend did not stop cleanly: {escape(str(exc))}[/]")
+            run.display.say(f"[yellow]impairment backend did not stop cleanly: {plain(str(exc))}[/]")
     run.testbed.down()
 
 
