@@ -5,15 +5,21 @@ Real files on this machine. What was wiped is seen through a hard link made befo
 link keeps the inode, so after the wipe it shows what the wipe left in the file's blocks. The
 other user is real (`nobody`, a forked child that drops to it, as in test_safe_files)."""
 
+import json
 import os
+import secrets
+import shutil
+import stat
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from test_safe_files import NOBODY, ThisMachine, as_nobody
-from vpnbench.safe_files import SMALL_BYTES, wipe, wipe_command, wipe_here
+from conftest import VPNBENCH, leftovers
+from test_safe_files import NOBODY, ThisMachine, as_nobody, victim as victim  # noqa: F401 - victim: a fixture
+from vpnbench.safe_files import DIRS_RECORD, SMALL_BYTES, recorded_dirs, wipe, wipe_command, wipe_here
 
 OVERWRITTEN = [1, 400, 2048, SMALL_BYTES - 1]  # keys, configurations, NSS databases, logs
 ONLY_REMOVED = [SMALL_BYTES, SMALL_BYTES + 1]  # the transfers' random data
@@ -56,16 +62,6 @@ def test_a_file_under_the_threshold_is_overwritten_before_removal_a_larger_one_o
         assert left.strip(b"\0") == b"", f"{size} B: the key's bytes are still in the file"
     else:
         assert left == content, f"{size} B: random data is removed, not overwritten (it is no secret)"
-
-
-@pytest.fixture
-def victim(tmp_path):
-    """A root-only 0600 file outside every directory wiped."""
-    path = tmp_path / "root-only" / "secret"
-    path.parent.mkdir(mode=0o700)
-    path.write_text("root's\n")
-    path.chmod(0o600)
-    return path
 
 
 @pytest.fixture
@@ -153,3 +149,147 @@ def test_a_symbolic_link_swapped_in_while_wiping_is_never_followed(shared, victi
         verdict = "left" if where == "their directory" else "removed"
         assert done.stdout.startswith(f"{verdict}\t{top}"), done.stdout
         assert (where == "their directory") == top.exists()
+
+
+RUNS = Path("/run/vpnbench")
+# private keys a cell of OpenVPN (TLS) and an scp transfer put on the hosts
+KEYS = {"ovpn-server.key", "ovpn-client.key", "ovpn-tls-crypt.key", "host_key", "client_key"}
+
+
+class Linker(threading.Thread):
+    """Every 20 ms while a run goes on: a hard link (in `into`, on the run directory's filesystem)
+    to each file in the run's directory (/run/vpnbench/<id>: the controller's, and on the ssh lab,
+    whose machines share this filesystem, each host's too) and in each directory the run recorded
+    (`dirs` here, remote-<role>.json on ssh hosts). A path written twice (on the lab both hosts
+    write the same name) is followed to its latest file."""
+
+    def __init__(self, into: Path):
+        super().__init__(daemon=True)
+        self.into, self.stop = into, threading.Event()
+        self.before = set(os.listdir(RUNS)) if RUNS.is_dir() else set()  # other runs: not looked at
+        self.latest: dict[str, tuple[int, Path]] = {}  # path -> (inode, link) of the file there now
+        self.recorded: set[str] = set()  # directories the run recorded for cleanup
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            for run_dir in [d for d in RUNS.glob("*") if d.name not in self.before]:
+                self.recorded.update(recorded_dirs(run_dir / DIRS_RECORD))
+                for record in run_dir.glob("remote-*.json"):
+                    try:
+                        self.recorded.update(json.loads(record.read_text())["dirs"])
+                    except (OSError, ValueError):
+                        continue
+                for directory in [run_dir, *self.recorded]:
+                    try:
+                        for path in Path(directory).rglob("*"):
+                            self.link(path)
+                    except OSError:  # removed while walked
+                        continue
+            time.sleep(0.02)
+
+    def link(self, path: Path) -> None:
+        try:
+            info = path.lstat()
+        except OSError:
+            return
+        if not stat.S_ISREG(info.st_mode) or info.st_size == 0 or self.latest.get(str(path), (0,))[0] == info.st_ino:
+            return
+        link = self.into / f"{len(self.latest)}-{info.st_ino}-{path.name}"
+        try:
+            os.link(path, link, follow_symlinks=False)
+        except OSError:
+            return
+        self.latest[str(path)] = (link.stat().st_ino, link)
+
+    def __enter__(self) -> "Linker":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.join()
+
+
+@pytest.fixture
+def links():
+    """A root-only directory for the hard links, on the run directory's filesystem (/run)."""
+    path = Path("/run") / f"vpbt-links-{secrets.token_hex(3)}"
+    path.mkdir(mode=0o700)
+    yield path
+    shutil.rmtree(path)
+
+
+def assert_keys_overwritten(linker: Linker) -> None:
+    keys = {path: link for path, (_, link) in linker.latest.items() if Path(path).name in KEYS}
+    assert {Path(path).name for path in keys} == KEYS, sorted(linker.latest)
+    for path, link in keys.items():
+        assert not Path(path).exists(), path
+        assert link.read_bytes().strip(b"\0") == b"", f"{path} was removed, not overwritten"
+
+
+def left_lines(stderr: str, path: Path) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("vpnbench: warning: left") and str(path) in line]
+
+
+@pytest.mark.netns
+def test_at_a_local_runs_end_keys_are_overwritten_and_a_directory_another_user_took_is_left(
+        tmp_path, clean_machine, links, victim):
+    """The namespace testbed: the same wipe through the namespace hosts, and the run directory's
+    own at the end. The transfer's tmpfs directory is removed when its cell ends; `nobody` then
+    makes one of the same name, with a symbolic link to a root file in it: left, named in one line."""
+    (tmp_path / "c.toml").write_text(KEYS_AND_A_LATER_CELL)
+    proc = subprocess.Popen([*VPNBENCH, "run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    theirs = None
+    try:
+        with Linker(links) as linker:
+            theirs = take_the_tmpfs_directory_once_removed(linker, proc, victim)
+            out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, out + err
+        assert_keys_overwritten(linker)
+        assert os.listdir(theirs) == ["k"] and os.lstat(theirs).st_uid == NOBODY
+        assert victim.read_text() == "root's\n"
+        lines = left_lines(err, theirs)
+        assert len(lines) == 1 and "on this machine" in lines[0] and f"uid {NOBODY}" in lines[0], err
+        assert leftovers() == [f"tmpfs dir {theirs}"]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if theirs is not None:
+            shutil.rmtree(theirs, ignore_errors=True)
+
+
+# OpenVPN's keys (TLS), sshd's and scp's for a transfer, then a cell that outlasts the transfer's directory
+KEYS_AND_A_LATER_CELL = """
+[[technique]]
+kind = "openvpn"
+mode = "tls"
+
+[[measurement]]
+kind = "transfer"
+protocol = "scp"
+size = "1M"
+
+[[measurement]]
+kind = "tcp"
+duration = "3s"
+"""
+
+
+def take_the_tmpfs_directory_once_removed(linker: Linker, proc: subprocess.Popen, victim: Path) -> Path:
+    """Wait until the run's tmpfs directory was made and removed again (its transfer cell ended),
+    then make one of the same name as `nobody` (the run id is public), a link to victim in it."""
+    deadline = time.monotonic() + 120
+    while True:
+        assert proc.poll() is None and time.monotonic() < deadline, "the transfer never ended"
+        made = {d for d in set(linker.recorded) if d.startswith("/dev/shm/")}
+        if made and not any(Path(d).exists() for d in made):
+            theirs = Path(made.pop())
+
+            def take():
+                os.mkdir(theirs, 0o755)
+                os.symlink(victim, theirs / "k")
+            as_nobody(take)
+            return theirs
+        time.sleep(0.02)
