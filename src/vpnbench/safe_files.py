@@ -132,14 +132,16 @@ def run_here(argv: list[str], timeout: float = 30.0, check: bool = False) -> sub
 
 # One wipe for every host, this machine included (sh -c WIPE_SCRIPT wipe PATH...). For each path
 # that is there it prints "removed<TAB>path", or "left<TAB>path<TAB>uid mode type" and touches
-# nothing when the path is not root's to wipe. What makes it safe as root:
-# - it works only inside a directory that is root's and not writable by group or others (checked
-#   with stat once it is in it): nobody else can add, rename or swap an entry there, so no
-#   symbolic link or hard link can appear under a name it is about to shred;
+# nothing when the path is not root's to wipe (it prints nothing for a path that is not there).
+# What makes it safe as root:
+# - it works only inside a directory that is root's (the user it runs as: an ssh lab user need
+#   not be root) and not writable by group or others, checked with stat once it is in it: nobody
+#   else can add, rename or swap an entry there, so no symbolic link or hard link can appear
+#   under a name it is about to shred;
 # - a directory is entered with cd, then checked to be the very one the path names (same device
 #   and inode as the path's own lstat: not a symbolic link, not a directory swapped in), and
 #   everything after works relative to it: a later change of the path does not matter;
-# - a file is wiped inside its directory, checked the same way;
+# - a file is wiped from inside its directory, which must pass the same owner and mode check;
 # - find never follows a symbolic link (-P), and does not descend to shred in a subdirectory that
 #   is not root's or that others can write (it is removed, not shredded: its names could change).
 # Files under SMALL_BYTES are overwritten (shred: random passes, then zeros, then truncated) before
@@ -148,6 +150,7 @@ SMALL_BYTES = 1 << 20
 # find -size counts in whole units, rounded up: "-1M" matches only empty files. In bytes (c) it
 # is exact: -size -1048576c is every file of at most 1048575 bytes.
 WIPE_SCRIPT = rf"""
+me=$(id -u)
 for p; do
   cd / && {{ [ -e "$p" ] || [ -L "$p" ]; }} || continue
   if [ -d "$p" ] && [ ! -L "$p" ]; then
@@ -156,11 +159,11 @@ for p; do
     cd -P -- "$(dirname -- "$p")" 2>/dev/null && what="./$(basename -- "$p")" || what=
   fi
   here=$(stat -c '%u %a' .)
-  if [ -z "$what" ] || [ "${{here% *}}" != 0 ] || [ $((0${{here#* }} & 022)) != 0 ]; then
+  if [ -z "$what" ] || [ "${{here% *}}" != "$me" ] || [ $((0${{here#* }} & 022)) != 0 ]; then
     found=$(stat -c '%u %a %F' -- "$p" 2>/dev/null) && printf 'left\t%s\t%s\n' "$p" "$found"
     continue
   fi
-  find "$what" -xdev \( -type d \( ! -user 0 -o -perm /022 \) -prune \) \
+  find "$what" -xdev \( -type d \( ! -user "$me" -o -perm /022 \) -prune \) \
     -o -type f -size -{SMALL_BYTES}c -exec shred -u -z -- {{}} + 2>/dev/null
   if [ "$what" = . ]; then
     find . -xdev -mindepth 1 -delete 2>/dev/null; cd / && rmdir -- "$p" 2>/dev/null
