@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from vpnbench.hosts.base import Host, completed
-from vpnbench.safe_files import UnsafePath, check_parent, make_dir, wipe, write_private
+from vpnbench.safe_files import (DIRS_RECORD, UnsafePath, check_parent, make_dir, recorded_dirs, wipe,
+                                 write_private)
 from vpnbench.servers.base import config_dir, scratch_dir
 
 NOBODY = 65534
@@ -90,6 +91,8 @@ def test_a_scratch_parent_precreated_by_another_user_is_refused_and_nothing_writ
         message = str(refused.value)
         assert "\n" not in message and str(entry) in message and f"uid {NOBODY}" in message, message
         assert os.listdir(entry) == []  # root made nothing in it, so there was nothing to swap
+        # nor is it named for the wipe at the run's end or cleanup (issue 28): recorded once made and checked
+        assert str(entry) not in recorded_dirs(run_host.workdir / DIRS_RECORD)
     finally:
         os.rmdir(entry)
 
