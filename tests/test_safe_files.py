@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from vpnbench.hosts.base import Host, completed
-from vpnbench.safe_files import UnsafePath, check_parent, make_dir, wipe, write_private
+from vpnbench.safe_files import (DIRS_RECORD, UnsafePath, check_parent, make_dir, recorded_dirs, wipe,
+                                 write_private)
 from vpnbench.servers.base import config_dir, scratch_dir
 
 NOBODY = 65534
@@ -90,6 +91,8 @@ def test_a_scratch_parent_precreated_by_another_user_is_refused_and_nothing_writ
         message = str(refused.value)
         assert "\n" not in message and str(entry) in message and f"uid {NOBODY}" in message, message
         assert os.listdir(entry) == []  # root made nothing in it, so there was nothing to swap
+        # nor is it named for the wipe at the run's end or cleanup (issue 28): recorded once made and checked
+        assert str(entry) not in recorded_dirs(run_host.workdir / DIRS_RECORD)
     finally:
         os.rmdir(entry)
 
@@ -184,9 +187,11 @@ def test_cleanup_removes_recorded_directories_but_never_another_users(run_host, 
     try:
         with open(run_host.workdir / "dirs", "a") as record:
             record.write(f"{theirs}\n")
-        removed = remove_recorded_dirs(run_host.workdir, run_host.workdir.name)
+        with pytest.warns(UserWarning) as warned:
+            removed = remove_recorded_dirs(run_host.workdir, run_host.workdir.name)
         assert removed == [f"directory {data.parent}"] and not data.parent.exists()
         assert theirs.is_dir()
+        assert [str(w.message) for w in warned if str(theirs) in str(w.message) and f"uid {NOBODY}" in str(w.message)]
     finally:
         os.rmdir(theirs)
 
@@ -217,3 +222,24 @@ def test_remote_cleanup_wipes_recorded_directories_and_says_which_were_there(tmp
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     removed = remove_remote(run, {"dirs": [str(cell), str(gone)]}, tmp_path / "workdir")
     assert removed == [f"remote directory {cell}"] and not cell.exists()
+
+
+@pytest.mark.parametrize("planted", ["the file", "its -wal"])
+@pytest.mark.parametrize("target_exists", [False, True])
+def test_a_results_file_that_is_a_symbolic_link_is_refused_and_nothing_written(tmp_path, victim, planted,
+                                                                              target_exists):
+    """SQLite follows a symbolic link at the results path (or at its -wal): root would create or
+    write the file it points to (issue 28). Refused in one line naming the path, exit 2, before
+    anything is written anywhere."""
+    from conftest import run_cli
+    target = victim if target_exists else victim.parent / "made-by-root"
+    db = tmp_path / "results.db"
+    link = db if planted == "the file" else Path(f"{db}-wal")
+    link.symlink_to(target)
+    (tmp_path / "c.toml").write_text('[[technique]]\nkind = "baseline"\n[[measurement]]\nkind = "tcp"\n')
+    before = sorted(os.listdir(tmp_path)), sorted(os.listdir(victim.parent))
+    done = run_cli("run", str(tmp_path / "c.toml"), "--db", str(db))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and str(link) in done.stderr and "symbolic link" in done.stderr, done.stderr
+    assert (sorted(os.listdir(tmp_path)), sorted(os.listdir(victim.parent))) == before
+    assert victim.read_text() == "root's\n" and stat.S_IMODE(victim.stat().st_mode) == 0o600

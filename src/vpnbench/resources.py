@@ -11,14 +11,13 @@ import os
 import re
 import secrets
 import signal
-import stat
 import subprocess
 import time
 from pathlib import Path
 
 import psutil
 
-from vpnbench.safe_files import DIRS_RECORD, recorded_dirs, wipe_tree
+from vpnbench.safe_files import DIRS_RECORD, recorded_dirs, wipe_here
 from vpnbench.sysctls import restore_sysctls
 
 RUN_ROOT = Path(os.environ.get("VPNBENCH_RUN_ROOT", "/run/vpnbench"))
@@ -115,27 +114,18 @@ def remove_run(run_id: str) -> list[str]:
     removed += remove_recorded_dirs(run_dir, run_id)
     if run_dir.exists():
         removed += restore_sysctls(run_dir)
-        wipe_tree(run_dir)
-        removed.append(f"directory {run_dir}")
+        removed += [f"directory {path}" for path in wipe_here([run_dir])]
     return removed
 
 
 def remove_recorded_dirs(run_dir: Path, run_id: str) -> list[str]:
     """The directories the run made on this machine (transfer data on a tmpfs, wherever the
-    campaign pointed it), each only if it is still root's own real directory of this run."""
-    removed = []
+    campaign pointed it), each only if it is still root's own real directory (the wipe checks:
+    one another user made is named in a warning and left as it is)."""
     default = str(SHM / f"vpnbench-{run_id}")  # the default place, also when the record was lost
-    for line in dict.fromkeys([*recorded_dirs(run_dir / DIRS_RECORD), default]):
-        path = Path(line)
-        try:
-            info = path.lstat()
-        except OSError:
-            continue
-        ours = f"vpnbench-{run_id}" in path.parts or path.is_relative_to(run_dir)
-        if ours and stat.S_ISDIR(info.st_mode) and info.st_uid == 0:
-            wipe_tree(path)
-            removed.append(f"directory {path}")
-    return removed
+    ours = [path for path in dict.fromkeys([*recorded_dirs(run_dir / DIRS_RECORD), default])
+            if f"vpnbench-{run_id}" in Path(path).parts or Path(path).is_relative_to(run_dir)]
+    return [f"directory {path}" for path in wipe_here(ours)]
 
 
 def cleanup_stale() -> list[str]:

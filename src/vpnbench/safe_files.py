@@ -19,8 +19,9 @@ goes to the shared tmpfs.
 
 import os
 import secrets
-import shutil
 import stat
+import subprocess
+import warnings
 from pathlib import Path
 
 from vpnbench.errors import HostError, UserError
@@ -31,7 +32,6 @@ REMOTE_WRITE = ('umask 077; tmp=$(mktemp -- "$1.XXXXXXXX") || exit 1; '
                 'if cat > "$tmp" && chmod "$2" "$tmp" && mv -fT -- "$tmp" "$1"; then exit 0; fi; '
                 'rm -f -- "$tmp"; exit 1')
 DIRS_RECORD = "dirs"  # in the run directory: the directories made on this machine, one a line
-SMALL = "-1M"  # find -size: keys and configurations are shredded; random transfer data is just removed
 
 
 class UnsafePath(HostError):
@@ -133,16 +133,62 @@ def recorded_dirs(record: Path) -> list[str]:
 def wipe(host, path: Path) -> None:
     """Shred a file, or a directory's small files (keys, configurations), and remove it, on the
     host that holds it: a remote copy is gone at down(), not when the connection closes."""
-    if not host.remote:
-        (wipe_tree if Path(path).is_dir() else wipe_file)(Path(path))
-        return
-    host.run(wipe_command([str(path)]), timeout=60, check=False)
+    wipe_paths(host.run, [str(path)], host.role)
 
 
-# prints each path that was there
-WIPE_SCRIPT = ('for d; do { [ -e "$d" ] || [ -L "$d" ]; } || continue; '
-               f'find "$d" -xdev -type f -size {SMALL} -exec shred -u -z -- {{}} + 2>/dev/null; '
-               'rm -rf -- "$d" && echo "$d"; done; exit 0')
+def wipe_here(paths: list[str | Path]) -> list[str]:
+    """Wipe paths on this machine (the run directory, a cleanup's recorded directories)."""
+    return wipe_paths(run_here, [str(p) for p in paths], "this machine")
+
+
+def run_here(argv: list[str], timeout: float = 30.0, check: bool = False) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+# One wipe for every host, this machine included (sh -c WIPE_SCRIPT wipe PATH...). For each path
+# that is there it prints "removed<TAB>path", or "left<TAB>path<TAB>uid mode type" and touches
+# nothing when the path is not root's to wipe (it prints nothing for a path that is not there).
+# What makes it safe as root:
+# - it works only inside a directory that is root's (the user it runs as: an ssh lab user need
+#   not be root) and not writable by group or others, checked with stat once it is in it: nobody
+#   else can add, rename or swap an entry there, so no symbolic link or hard link can appear
+#   under a name it is about to shred;
+# - a directory is entered with cd, then checked to be the very one the path names (same device
+#   and inode as the path's own lstat: not a symbolic link, not a directory swapped in), and
+#   everything after works relative to it: a later change of the path does not matter;
+# - a file is wiped from inside its directory, which must pass the same owner and mode check;
+# - find never follows a symbolic link (-P), and does not descend to shred in a subdirectory that
+#   is not root's or that others can write (it is removed, not shredded: its names could change).
+# Files under SMALL_BYTES are overwritten (shred: random passes, then zeros, then truncated) before
+# they are unlinked; larger ones are the transfers' random data, only removed.
+SMALL_BYTES = 1 << 20
+# find -size counts in whole units, rounded up: "-1M" matches only empty files. In bytes (c) it
+# is exact: -size -1048576c is every file of at most 1048575 bytes.
+WIPE_SCRIPT = rf"""
+me=$(id -u)
+for p; do
+  cd / && {{ [ -e "$p" ] || [ -L "$p" ]; }} || continue
+  if [ -d "$p" ] && [ ! -L "$p" ]; then
+    cd -P -- "$p" 2>/dev/null && [ "$(stat -c %d:%i .)" = "$(stat -c %d:%i -- "$p" 2>/dev/null)" ] && what=. || what=
+  else
+    cd -P -- "$(dirname -- "$p")" 2>/dev/null && what="./$(basename -- "$p")" || what=
+  fi
+  here=$(stat -c '%u %a' .)
+  if [ -z "$what" ] || [ "${{here% *}}" != "$me" ] || [ $((0${{here#* }} & 022)) != 0 ]; then
+    found=$(stat -c '%u %a %F' -- "$p" 2>/dev/null) && printf 'left\t%s\t%s\n' "$p" "$found"
+    continue
+  fi
+  find "$what" -xdev \( -type d \( ! -user "$me" -o -perm /022 \) -prune \) \
+    -o -type f -size -{SMALL_BYTES}c -exec shred -u -z -- {{}} + 2>/dev/null
+  if [ "$what" = . ]; then
+    find . -xdev -mindepth 1 -delete 2>/dev/null; cd / && rmdir -- "$p" 2>/dev/null
+  else
+    rm -f -- "$what"
+  fi && printf 'removed\t%s\n' "$p"
+done
+exit 0
+"""
 
 
 def wipe_command(paths: list[str]) -> list[str]:
@@ -150,25 +196,25 @@ def wipe_command(paths: list[str]) -> list[str]:
     return ["sh", "-c", WIPE_SCRIPT, "wipe", *paths]
 
 
-def wipe_tree(directory: Path) -> None:
-    """Overwrite every file with zeros before removing it: keys must not linger."""
-    for path in sorted(directory.rglob("*"), reverse=True):
-        if path.is_file() and not path.is_symlink():
-            try:
-                wipe_file(path)
-            except OSError:
-                pass
-    shutil.rmtree(directory, ignore_errors=True)
+def wipe_paths(run, paths: list[str], where: str) -> list[str]:
+    """Wipe paths through run (a host's run(), or this machine's); the paths removed. A path left
+    alone (someone else's, or in a directory others can write) is named in one warning line."""
+    if not paths:
+        return []
+    result = run(wipe_command(paths), timeout=120, check=False)
+    removed = []
+    for line in result.stdout.splitlines():
+        verdict, path, *found = line.split("\t")
+        if verdict == "removed":
+            removed.append(path)
+        elif verdict == "left":
+            warnings.warn(left_alone(path, where, found[0] if found else ""), stacklevel=2)
+    return removed
 
 
-def wipe_file(path: Path) -> None:
-    """Overwrite a key file with zeros, then remove it."""
-    try:
-        size = path.stat().st_size
-        with open(path, "r+b") as handle:
-            handle.write(b"\0" * size)
-            handle.flush()
-            os.fsync(handle.fileno())
-        path.unlink()
-    except FileNotFoundError:
-        pass
+def left_alone(path: str, where: str, found: str) -> str:
+    """The one line that names a path the wipe did not touch, and why."""
+    uid, mode, kind = (found.split(" ", 2) + ["?", "?", "?"])[:3]
+    return (f"left {path} on {where} untouched: a {kind} owned by uid {uid}, mode {mode}, where only a "
+            f"directory of root's that nobody else can write is wiped (another user may have made it); "
+            f"remove it yourself if it is not theirs")

@@ -166,13 +166,23 @@ def missing_file(target: str | Path) -> bool:
 def create_private(path: Path) -> None:
     """A new results file is made 0600 before SQLite opens it (it holds host names, the inventory
     and hook paths); SQLite gives its -wal and -shm files the database file's mode. An existing
-    file keeps the mode its owner gave it."""
+    file keeps the mode its owner gave it. A symbolic link there (or at its -wal or -shm) is
+    refused before anything is written: SQLite follows it, and root would create or write
+    whatever it points to."""
+    for name in (path, f"{path}-wal", f"{path}-shm"):
+        refuse_link(Path(name))
     try:
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
     except FileExistsError:
-        pass
+        refuse_link(Path(path))  # O_EXCL: a link planted since the check is "existing" too
     except OSError:
         pass  # a directory that is not there or not writable: sqlite3 says so in its own words
+
+
+def refuse_link(name: Path) -> None:
+    if name.is_symlink():
+        raise UserError(f"{name}: a symbolic link; allowed: a results file that is a regular file or a new name "
+                        f"(vpnbench runs as root and would write wherever the link points)")
 
 
 def _sqlite_engine(path: Path) -> sa.Engine:

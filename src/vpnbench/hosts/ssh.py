@@ -24,7 +24,7 @@ from vpnbench.hosts.base import CommandFailed, CommandResult, Host
 from vpnbench.hosts.netns import LocalProc
 from vpnbench.lifetime import die_with_parent
 from vpnbench.params import Duration
-from vpnbench.safe_files import REMOTE_WRITE, wipe_command
+from vpnbench.safe_files import REMOTE_WRITE, wipe_paths
 
 # Host names, aliases and users go to ssh as argv elements; a leading '-' would be an option.
 NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.:%\[\]-]*$"
@@ -343,16 +343,11 @@ def remove_remote(run, record: dict, workdir: Path) -> list[str]:
     if pidfiles:  # the pid files are named before each spawn: even a process started a moment before a kill -9
         killed = run(["sh", "-c", KILL_PIDFILES, "kill", *pidfiles], timeout=15, check=False)
         removed += [f"remote process {pid}" for pid in killed.stdout.split()]
-    files = record.get("files", [])
-    if files:
-        # shred -u overwrites then unlinks: key material must not linger on the remote disk
-        run(["shred", "-u", "-z", "--", *files], timeout=30, check=False)
-        run(["rm", "-f", "--", *files], timeout=15, check=False)
-        removed += [f"remote file {f}" for f in files]
-    dirs = record.get("dirs", [])
-    if dirs:  # scratch and per-cell key directories: small files shredded, then all removed
-        wiped = run(wipe_command(dirs), timeout=120, check=False).stdout.split("\n")
-        removed += [f"remote directory {d}" for d in wiped if d]
+    where = record.get("ssh", ["the remote host"])[-1]
+    # files the run wrote (keys among them), then the directories it made (a cell's keys, the
+    # scratch data): small files overwritten before removal; anything not root's own is left, named
+    removed += [f"remote file {f}" for f in wipe_paths(run, record.get("files", []), where)]
+    removed += [f"remote directory {d}" for d in wipe_paths(run, record.get("dirs", []), where)]
     for key, value in record.get("sysctls", {}).items():
         if run(["sysctl", "-qw", f"{key}={value}"], timeout=15, check=False).returncode == 0:
             removed.append(f"remote sysctl {key}={value}")

@@ -12,7 +12,8 @@ from vpnbench.safe_files import check_parent, make_dir, remember
 # Data files live on a tmpfs: S3 found the disk, not the network, limited its downloads until it
 # used a RAM disk. /dev/shm is a tmpfs on every Linux machine. Only that random data goes there;
 # keys and configurations stay in the run's 0700 directory. Every directory made is recorded
-# (safe_files.remember), so `vpnbench cleanup` removes it after a kill -9, wherever it is.
+# (safe_files.remember) once it is made and checked, so `vpnbench cleanup` removes it after a
+# kill -9, wherever it is.
 SHM_PREFIX = "vpnbench-"
 
 
@@ -26,18 +27,17 @@ def scratch_dir(host: Host, parent: Path) -> Path:
     such as /dev/shm): <parent>/vpnbench-<run id>/<nonce>. The run's directory there is root's
     and 0700, made by mkdir and checked (see safe_files), so nobody else can be in it; the cell's
     is 0755 inside it: nginx's workers and vsftpd's anonymous user read the files."""
-    run_dir = check_parent(host, parent) / f"{SHM_PREFIX}{run_id_of(host)}"
-    remember(host, run_dir)
-    make_dir(host, run_dir, 0o700, reuse=True)
+    run_dir = make_dir(host, check_parent(host, parent) / f"{SHM_PREFIX}{run_id_of(host)}", 0o700, reuse=True)
+    remember(host, run_dir)  # only once made and checked: cleanup never wipes a directory someone else made
     return make_dir(host, run_dir / secrets.token_hex(3), 0o755)
 
 
 def config_dir(host: Host) -> Path:
     """A fresh 0700 directory in the run's private directory for one cell's keys, configuration,
     pid and log files: never on the shared tmpfs."""
-    path = Path(host.workdir) / f"cell-{secrets.token_hex(3)}"
+    path = make_dir(host, Path(host.workdir) / f"cell-{secrets.token_hex(3)}", 0o700)
     remember(host, path)
-    return make_dir(host, path, 0o700)
+    return path
 
 
 def remove_dir(host: Host, path: Path) -> None:

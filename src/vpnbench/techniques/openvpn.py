@@ -21,7 +21,7 @@ from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, stop_all
 from vpnbench.overhead import Expectation, expectation_of, openvpn_outer
 from vpnbench.params import Family, Size, TechniqueParams
-from vpnbench.safe_files import wipe, wipe_tree, write_private
+from vpnbench.safe_files import wipe, wipe_here, write_private
 from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
 from vpnbench.tools import missing_tool_reason
 
@@ -324,7 +324,7 @@ def generate_pki(directory: Path) -> dict[str, str]:
                                            "-days", "2", "-set_serial", str(secrets.randbits(63)),
                                            "-copy_extensions", "copyall", stdin=csr)
     finally:
-        wipe_tree(work)  # nothing else is ever signed with the CA key
+        wipe_here([work])  # nothing else is ever signed with the CA key
     del pems["ca.key"]
     return pems
 
