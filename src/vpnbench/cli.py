@@ -4,6 +4,7 @@ import argparse
 import gc
 import importlib
 import json
+import math
 import os
 import sys
 import tomllib
@@ -119,6 +120,9 @@ def build_parser() -> Parser:
                        help=f"results file or {DB_URL} URL holding the runs (default: $VPNBENCH_DB)")
     trend.add_argument("--campaign", required=True, help="the campaign's name")
     trend.add_argument("-o", "--output", metavar="FILE.html", help="also write the trend page with a figure per metric")
+    trend.add_argument("--min-change", metavar="PCT",
+                       help="tell a change point when its step is at least PCT %% of the level before "
+                            "(default: when the step is beyond twice the runs' own noise)")
     return parser
 
 
@@ -376,12 +380,28 @@ def cmd_export(db: str, fmt: str, output: str) -> int:
     return 0
 
 
-def cmd_trend(db: str | None, campaign: str, output: str | None) -> int:
+def min_change_share(text: str | None) -> float | None:
+    """--min-change PCT as a share of the level (5 -> 0.05); None when not given."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 1000:
+        raise UserError(f"--min-change: a step in percent of the level before, above 0 and at most 1000 "
+                        f"(e.g. 5), not {text!r}")
+    return value / 100
+
+
+def cmd_trend(db: str | None, campaign: str, output: str | None, min_change: str | None = None) -> int:
+    from rich.markup import escape
     from rich.table import Table
 
     from vpnbench import trend
     from vpnbench.store import Store, missing_file
 
+    threshold = min_change_share(min_change)
     if not db:
         raise UserError("trend: give --db FILE (or set VPNBENCH_DB)")
     if missing_file(db):
@@ -392,14 +412,19 @@ def cmd_trend(db: str | None, campaign: str, output: str | None) -> int:
         history = trend.load_history(store, campaign)
     finally:
         store.close()
-    found = trend.trends(history)
+    found = trend.trends(history, threshold)
     table = Table("testbed", "technique", "measurement", "impairment", "metric", "runs", "latest", "change points",
                   title=f"{campaign}: {len(history.runs)} runs")
     for row in trend.summary_rows(found):
-        table.add_row(*row)
+        table.add_row(*map(escape, row))
     console.print(table)
+    for unsearched in (t for t in found if t.note.startswith(trend.NOT_SEARCHED)):
+        console.print(f"{escape(unsearched.key.title)}: {escape(unsearched.note)}")
     changes = sum(len(t.changes) for t in found)
-    console.print(f"{changes} change point(s) in {len(found)} series")
+    too_few = sum(t.note == trend.TOO_FEW for t in found)
+    beyond = f"at least {threshold:.1%} of the level" if threshold is not None else "beyond twice the runs' noise"
+    console.print(f"{changes} change point(s) in {len(found)} series (steps {beyond}, at least {trend.MIN_SUPPORT} "
+                  f"runs on each side)" + (f"; {too_few} series with too few runs to tell" if too_few else ""))
     if out:
         out.write_text(trend.render_html(history, found))
         console.print(f"wrote the trend page to {out}")
@@ -480,7 +505,7 @@ def dispatch(args) -> int:
     if args.command == "provision":
         return cmd_provision(args)
     if args.command == "trend":
-        return cmd_trend(args.db, args.campaign, args.output)
+        return cmd_trend(args.db, args.campaign, args.output, args.min_change)
     if args.command in ("worker", "status"):
         from vpnbench.lab import commands as lab
 
