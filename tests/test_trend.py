@@ -228,3 +228,16 @@ def test_the_search_finds_the_groups_jumpavg_finds(seed, count, repetitions, sha
             runs.append([abs(rng.gauss(level, level * 0.03)) for _ in range(repetitions)])
     expected = [len(group.run_list) for group in classify(runs)]
     assert [s.last - s.first + 1 for s in trend.segments(runs)] == expected
+
+
+def test_a_postgresql_archive_gives_the_trend_an_sqlite_file_gives(postgres, tmp_path):
+    """The campaign's cells and host facts are read in one query each (Store.cell_metrics,
+    Store.campaign_host_facts): the same on both engines, and only the campaign's."""
+    url = postgres.create_database("trend")
+    for target in (tmp_path / "h.db", url):
+        write_history(target, 2, step=True)
+        write_series(target, [[5.0e8, 5.1e8]] * 4, campaign="weekly")
+    here, there = trend.trends(history(tmp_path / "h.db")), trend.trends(history(url))
+    assert [(t.key, len(t.points), [(c.run_id, c.changed) for c in t.changes]) for t in here] == \
+           [(t.key, len(t.points), [(c.run_id, c.changed) for c in t.changes]) for t in there]
+    assert sum(len(t.changes) for t in there) == 1 and all(len(t.points) == RUNS for t in there)

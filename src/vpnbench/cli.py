@@ -250,8 +250,6 @@ def cmd_compare(runs: list[str], output: str | None) -> int:
 
 def cmd_run(campaign: Campaign, db_path: Path | str, resume: bool, report: Path | None = None,
             skip_unavailable: bool = False) -> int:
-    from rich.markup import escape
-
     from vpnbench.runner import Runner
     from vpnbench.startup import WarmUp
     from vpnbench.store import Store, display_name, is_url
@@ -271,8 +269,7 @@ def cmd_run(campaign: Campaign, db_path: Path | str, resume: bool, report: Path 
         answers = verdicts(cells)
         for table in summary_tables(cells, answers):
             console.print(table)
-        for warning in answers.warnings:
-            console.print(f"[yellow]methodology: {escape(warning.message)}[/] ({warning.code})")
+        print_findings(answers.warnings, report, display_name(db_path))
     except UserError:
         if created and store.latest_run() is None:  # refused before anything ran: leave no empty file
             store.close()
@@ -292,6 +289,26 @@ def cmd_run(campaign: Campaign, db_path: Path | str, resume: bool, report: Path 
     if outcome.interrupted:
         return 130
     return 1 if outcome.failed else 0
+
+
+FINDING_LINES = 20  # methodology findings the terminal shows: one screen; the report holds them all
+
+
+def print_findings(warnings: list, report: Path | None, db: str) -> None:
+    """The methodology findings, as many as fit in FINDING_LINES lines of this terminal, then one
+    line saying where the rest are."""
+    from rich.markup import escape
+
+    used, width = 0, max(console.width, 40)
+    for index, warning in enumerate(warnings):
+        text = f"methodology: {warning.message} ({warning.code})"
+        lines, rest = math.ceil(len(text) / width), len(warnings) - index - 1
+        if used + lines + (1 if rest else 0) > FINDING_LINES:
+            where = report or f"the report (vpnbench report {db} -o FILE.html)"
+            console.print(f"[yellow]methodology: {len(warnings) - index} more finding(s) in {escape(str(where))}[/]")
+            return
+        console.print(f"[yellow]methodology: {escape(warning.message)}[/] ({warning.code})")
+        used += lines
 
 
 def cmd_doctor(as_json: bool) -> int:

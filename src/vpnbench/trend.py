@@ -165,37 +165,34 @@ def _search(runs: list[tuple[int, float, float]], top: float) -> list[int]:
     unit = top / (2.0 ** (SIGNIFICANT_BITS + 1.0) - 1.0)
     scale = top / unit
     per_size = np.array(_nats_per_size(sum(size for size, _, _ in runs), scale))
-    first_mean = math.log(scale + 1)  # the first group's mean, uniform in 0..max
-    # Each candidate's last group (samples, mean, second moment) and what codes the rest: the
-    # best grouping before it, the mean of that grouping's last group, and jumpavg's
-    # normalisation of the jump from it (log).
-    size, samples = np.zeros(count), np.zeros(count, dtype=np.int64)
-    mean, moment = np.zeros(count), np.zeros(count)
-    before, prev, log_norm = np.zeros(count), np.zeros(count), np.zeros(count)
+    # Each candidate's last group (samples, mean, second moment); its fixed bits: the best
+    # grouping before it, and the normalisation of its mean's code (the first group's mean is
+    # uniform in 0..max, a later one's coded by its jump from the mean before, `prev`).
+    samples, mean, moment = np.zeros(count, dtype=np.int64), np.zeros(count), np.zeros(count)
+    fixed, prev = np.zeros(count), np.zeros(count)
+    fixed[0] = math.log(scale + 1)
     starts, best, best_mean = [0] * count, 0.0, 0.0
     for t, (run_size, run_mean, run_stdev) in enumerate(runs):
         run_mean, run_moment = run_mean / unit, (run_stdev / unit) ** 2 * run_size
         # Every older candidate takes run t into its last group (Welford's merge, as jumpavg).
         old = slice(0, t)
         delta = run_mean - mean[old]
-        shift = size[old] + run_size
-        np.divide(run_size, shift, out=shift)
-        shift *= delta
-        mean[old] += shift
-        delta *= shift
-        delta *= size[old]
+        shift = samples[old] + run_size
+        delta_share = np.divide(run_size, shift)  # the run's share of the merged group
+        delta_share *= delta
+        mean[old] += delta_share
+        delta *= delta_share
+        delta *= samples[old]
         delta += run_moment
         moment[old] += delta
-        size[old] += run_size
-        samples[old] += run_size
+        samples[old] = shift
         # Candidate t opens a group of run t after the best grouping of runs 0..t-1.
-        size[t], samples[t], mean[t], moment[t] = run_size, run_size, run_mean, run_moment
+        samples[t], mean[t], moment[t] = run_size, run_mean, run_moment
         if t:
-            before[t], prev[t] = best, best_mean
-            log_norm[t] = math.log(best_mean * best_mean - (best_mean - 1) * scale + scale * scale / 2)
-        bits = _group_nats(np, t + 1, size, samples, mean, moment, prev, log_norm, per_size)
-        bits[0] += first_mean
-        bits += before[:t + 1]
+            prev[t] = best_mean
+            fixed[t] = best + math.log(best_mean * best_mean - (best_mean - 1) * scale + scale * scale / 2)
+        bits = _group_nats(np, t + 1, samples, mean, moment, prev, per_size)
+        bits += fixed[:t + 1]
         winner = t
         if t:
             oldest_best = int(np.argmin(bits[:t]))
@@ -218,26 +215,26 @@ def _nats_per_size(samples: int, scale: float) -> list[float]:
     return table
 
 
-def _group_nats(np, open_: int, size, samples, mean, moment, prev, log_norm, per_size):
-    """jumpavg's BitCountingStats bits (in nats) of candidates 0..open_-1's last groups but the
-    first group's mean: each mean coded by its jump from the group before (jumpavg's opposite
-    triangle), its stdev s as (s+1)(s+2), and its k samples on a (k-2)-sphere of radius ~ s."""
-    stdev = np.divide(moment[:open_], size[:open_])
+def _group_nats(np, open_: int, samples, mean, moment, prev, per_size):
+    """jumpavg's BitCountingStats bits (in nats) of candidates 0..open_-1's last groups but their
+    fixed part: each mean's jump from the group before (jumpavg's opposite triangle; none for
+    the first group), its stdev s coded as (s+1)(s+2), and its k samples on a (k-2)-sphere of
+    radius ~ s."""
+    count = samples[:open_]
+    stdev = np.divide(moment[:open_], count)
     np.sqrt(stdev, out=stdev)
     stdev += 1
     nats = np.log(stdev)
-    nats *= size[:open_] - 1  # (k-2) log(s+1) for the sphere, log(s+1) for coding s
+    nats *= count - 1  # (k-2) log(s+1) for the sphere, log(s+1) for coding s
     stdev += 1
     nats += np.log(stdev)
-    if samples[open_ - 1] < 2:  # a one-sample group (only the newest can be one) has no stdev
-        nats[open_ - 1] = 0.0
-    nats += np.take(per_size, samples[:open_])
+    if count[-1] < 2:  # a one-sample group (only the newest can be one) has no stdev
+        nats[-1] = 0.0
+    nats += np.take(per_size, count)
     jump = np.subtract(mean[1:open_], prev[1:open_])
     np.abs(jump, out=jump)
     jump += 1
-    np.log(jump, out=jump)
-    nats[1:] += log_norm[1:open_]
-    nats[1:] -= jump
+    nats[1:] -= np.log(jump, out=jump)
     return nats
 
 
@@ -431,6 +428,9 @@ def _when(iso: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(iso)
 
 
+MARKED_RUNS = 500  # runs up to which a figure marks each run's mean; beyond, the line alone
+
+
 def figure_svg(title: str, group: list[Trend]) -> str:
     """One metric's runs over time, a line per technique, each segment's mean drawn flat and
     each change point marked (red regression, green progression)."""
@@ -444,7 +444,8 @@ def figure_svg(title: str, group: list[Trend]) -> str:
     scale = 1e-6 if group[0].key.metric.endswith("_bps") else 1.0
     for trend in group:
         times = [_when(point.started_at) for point in trend.points]
-        line, = ax.plot(times, [point.mean * scale for point in trend.points], marker=".", linewidth=0.8,
+        marker = "." if len(trend.points) <= MARKED_RUNS else None  # a marker per run: 7 s for 5 figures of 10 000
+        line, = ax.plot(times, [point.mean * scale for point in trend.points], marker=marker, linewidth=0.8,
                         label=trend.key.technique)
         for seg in trend.segments:
             ax.hlines(seg.mean * scale, times[seg.first], times[seg.last], colors=line.get_color(), linewidth=2.5,
