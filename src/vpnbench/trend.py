@@ -126,9 +126,9 @@ def segments(runs: list[list[float]]) -> list[Segment]:
     jumpavg's own `classify` builds a Python object per candidate start and run, some 10 µs a
     pair, and its search is quadratic: every start stays within a few tens of bits of the best
     while the series is stationary, so no start can be ruled out before the end (23 s for 6
-    series of 1 000 runs). This is the same search, start for start and bit for bit by its
-    formulas (tests/test_trend.py holds the two to the same groups), with one step's every start
-    done at once in numpy arrays."""
+    series of 1 000 runs). This is the same search, start for start and by its formulas (float
+    rounding aside; tests/test_trend.py holds the two to the same groups), with one step's every
+    start done at once in numpy arrays: 0.6 s of CPU for 10 000 runs (bench/trend.py)."""
     if not runs:
         return []
     samples = [value for run in runs for value in run]
