@@ -109,7 +109,10 @@ def main() -> None:
     publish("trend", f"{machine('trend.py')}.\n\n" + "\n".join(rows) + "\n\nOne step (−10 % OpenVPN TCP without "
             "impairment, with an OpenVPN version change) is injected at 70 % of each history; the expected count "
             f"of change points is 1. The groups of the 1 000-run history's stepped series and a flat one are {checked} "
-            "as jumpavg's `classify` finds.")
+            "as jumpavg's `classify` finds. Search CPU counts every process of the search (one per core). Before "
+            "(jumpavg's `classify` itself, 2026-11-24): 23.7 s for 1 000 runs of 6 series, 23.3 s of it the search. "
+            "The search stays quadratic in a series' runs (no start can be ruled out while a series is stationary), "
+            "some 0.6–0.7 s of CPU per series of 10 000 runs.")
 
 
 if __name__ == "__main__":
