@@ -11,8 +11,8 @@ from scipy import stats as sps
 
 from vpnbench.errors import UserError
 from vpnbench.methodology import (
-    Ref, backend_substituted, busy_cores, ceilings, methodology_warnings, one_direction, queue_below_bdp,
-    sender_receiver_gap)
+    Ref, backend_substituted, busy_cores, ceilings, impairments_text, methodology_warnings, one_direction,
+    queue_below_bdp, sender_receiver_gap)
 from vpnbench.quality import converged, judged, monitor_frame, outlier_indices, qualities, quality
 from vpnbench.significance import compare, compare_all, holm, min_mwu_p, standard_pairs
 from vpnbench.stats import (
@@ -454,6 +454,44 @@ def test_softirq_worth_a_whole_core_trips():
     assert [w.code for w in warnings] == ["softirq_bound"] and "server" in warnings[0].message
 
 
+def test_a_delay_sweep_at_the_baselines_ceiling_is_one_finding_naming_its_cells():
+    """A 7-point sweep, four tunnels at the baseline's throughput and flat: one finding per check
+    and measurement (the old checks gave one per technique × impairment: 28 + 35 here)."""
+    delays = [f"delay {ms}ms" for ms in (10, 20, 30, 40, 60, 80, 100)]
+    cells = [tcp(technique, v, r, impairment=delay, kind="baseline" if technique == "baseline" else None)
+             for technique in ("baseline", "wireguard", "ipsec", "openvpn", "macsec") for delay in delays
+             for r, v in enumerate((499.9e6, 500.0e6, 500.1e6), 1)]
+    found = ceilings(cells)
+    assert [w.code for w in found] == ["same_ceiling_as_baseline", "flat_throughput"]
+    ceiling, flat = found
+    assert "tcp: wireguard, ipsec, openvpn, macsec at delay 10–100 ms (84 cells) reach within 3%" in ceiling.message
+    assert len(ceiling.concerns) == 84 and len(flat.concerns) == 105
+    assert "baseline, wireguard, ipsec, openvpn, macsec at delay 10–100 ms (105 cells) vary less" in flat.message
+    assert len(methodology_warnings(cells)) <= 4  # those two and one_direction, not 63
+
+
+def test_busy_cores_of_a_measurement_are_one_finding_naming_the_cores():
+    server = {"server": {"cpu_per_core_pct": [20.0, 99.0], "cores": [0, 1], "cpu_softirq_pct": 5.0}}
+    client = {"client": {"cpu_per_core_pct": [98.0, 20.0], "cores": [0, 1], "cpu_softirq_pct": 5.0}}
+    cells = [tcp(technique, 5e8, r, hosts=hosts) for technique in ("baseline", "wireguard")
+             for r, hosts in enumerate((server, client, {}), 1)]
+    cells += [cell("wireguard", label="ping", measurement="ping", hosts=server)]
+    found = busy_cores(cells)
+    assert [w.code for w in found] == ["core_saturated", "core_saturated"]
+    tcp_finding, ping_finding = found
+    assert tcp_finding.message.startswith("tcp: a core was at least 95 % busy on the server's core 1, the client's "
+                                          "core 0 in baseline, wireguard at no impairment (4 cells)")
+    assert len(tcp_finding.concerns) == 4
+    assert ping_finding.message.startswith("ping over wireguard (none): on the server core 1")  # alone: as it was
+
+
+def test_impairments_are_named_compactly():
+    assert impairments_text(["delay 10ms", "delay 20ms", "delay 100ms"]) == "delay 10–100 ms"
+    assert impairments_text(["loss 0%", "loss 0.5%", "loss 5%", "s1-network-1"]) == "loss 0–5 %, s1-network-1"
+    assert impairments_text(["jitter: delay 20ms 1ms", "jitter: delay 20ms 9ms"]) == "jitter: delay 20ms 1–9 ms"
+    assert impairments_text(["none", "delay 40ms"]) == "no impairment, delay 40ms"
+
+
 def test_backend_substituted_only_when_asked_and_different():
     def run(params):
         return backend_substituted([cell(technique_params={"kind": "wireguard", **params})])
@@ -554,7 +592,7 @@ def test_sender_receiver_gaps_are_one_finding_per_measurement_with_each_techniqu
     assert len(warnings) == 2 and {len(w.concerns) for w in warnings} == {78, 1}
     grouped = next(w for w in warnings if len(w.concerns) == 78)
     assert grouped.message.startswith("udp_400M_1300: ") and "78 of 78 cells" in grouped.message
-    assert "t0 10%–70% less (loss 0%, loss 1%, loss 10%" in grouped.message
+    assert "t0 10%–70% less (loss 0–12 %)" in grouped.message  # the sweep named compactly
 
 
 def test_a_figure_the_receiver_set_is_warned_about_per_measurement():

@@ -8,6 +8,8 @@ import datetime
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import run_cli
 from vpnbench import trend
@@ -109,3 +111,133 @@ def test_bad_input_is_one_line_exit_2(tmp_path):
     assert not (tmp_path / "none.db").exists()
     unset = run_cli("trend", "--campaign", "nightly", env={"PATH": "/usr/bin:/bin"})
     assert unset.returncode == 2 and "VPNBENCH_DB" in unset.stderr
+
+
+def test_a_series_of_zeros_is_one_flat_group_and_the_others_still_go_on(tmp_path):
+    """Rekey's dip_max_pct is 0 in every run where nothing dipped: a series of zeros, which
+    jumpavg cannot scale (its unit is max / 8191). It is flat, and the other series are searched."""
+    write_history(tmp_path / "h.db", 1, step=True)
+    store = Store(tmp_path / "h.db")
+    for run in store.runs():
+        store.save_cell(Cell(run.run_id, "nightly", "wireguard/ideal/rekey/0", "wireguard", {"kind": "wireguard"},
+                             "ideal", {}, "rekey", "rekey", {"kind": "rekey"}, 0, run.started_at, status="ok",
+                             metrics={"dip_max_pct": 0.0}, finished_at=run.started_at))
+    store.close()
+    found = {(t.key.technique, t.key.metric): t for t in trend.trends(history(tmp_path / "h.db"))}
+    zeros = found[("wireguard", "dip_max_pct")]
+    assert zeros.changes == [] and [(s.first, s.last) for s in zeros.segments] == [(0, RUNS - 1)]
+    assert len(found[("wireguard", "throughput_bps")].changes) == 1
+
+
+def write_series(path, runs: list[list[float]], metric: str = "throughput_bps", kind: str = "tcp",
+                 campaign: str = "nightly") -> None:
+    """One WireGuard series of the given runs' samples, a run a day."""
+    store = Store(path)
+    for index, samples in enumerate(runs):
+        run_id, started = f"s{index:03d}", (START + datetime.timedelta(days=index)).isoformat()
+        store.start_run(Run(run_id, campaign, {}, {"hostname": "lab1", "testbed": {"kind": "local"}}, started))
+        for repetition, value in enumerate(samples):
+            store.save_cell(Cell(run_id, campaign, f"wireguard/ideal/{kind}/{repetition}", "wireguard", {}, "ideal", {},
+                                 kind, kind, {"kind": kind}, repetition, started, status="ok",
+                                 metrics={metric: value}, finished_at=started))
+    store.close()
+
+
+def test_a_series_the_search_cannot_read_is_one_line_saying_why_and_the_rest_go_on(tmp_path):
+    """An offset that is never above 0 cannot be coded as a share of its largest value; the
+    command still prints the other series and exits 0."""
+    write_history(tmp_path / "h.db", 1, step=True)
+    store = Store(tmp_path / "h.db")
+    for index, run in enumerate(store.runs()):
+        store.save_cell(Cell(run.run_id, "nightly", "wireguard/ideal/clock/0", "wireguard", {}, "ideal", {}, "clock",
+                             "clock", {"kind": "clock"}, 0, run.started_at, status="ok",
+                             metrics={"offset_ms": -1.0 - index % 3}, finished_at=run.started_at))
+    store.close()
+    found = {t.key.metric: t for t in trend.trends(history(tmp_path / "h.db")) if t.key.technique == "wireguard"}
+    assert found["offset_ms"].note.startswith("not searched: no value above 0") and found["offset_ms"].changes == []
+    assert len(found["throughput_bps"].changes) == 1
+    result = run_cli("trend", "--db", str(tmp_path / "h.db"), "--campaign", "nightly")
+    assert result.returncode == 0, result.stderr
+    assert "clock · ideal · offset_ms: not searched: no value above 0" in result.stdout.replace("\n", " ")
+    assert "1 change point(s) in 3 series" in result.stdout
+
+
+def test_a_flat_history_with_run_to_run_noise_has_no_change_point(tmp_path):
+    """Tight repetitions (0.1 %) but runs 2 % apart, as on a machine that is sometimes busy:
+    jumpavg splits the runs into groups of like values, none of them a change beyond the noise."""
+    rng = random.Random(3)
+    runs = []
+    for _ in range(RUNS):
+        level = rng.gauss(1.0e9, 2.0e7)
+        runs.append([rng.gauss(level, level * 0.001) for _ in range(3)])
+    assert len(trend.segments(runs)) > 1  # what the search alone would have reported
+    write_series(tmp_path / "h.db", runs)
+    [found] = trend.trends(history(tmp_path / "h.db"))
+    assert found.changes == [] and found.note == "" and len(found.segments) == 1
+
+
+def test_a_step_beyond_the_noise_with_support_is_found_and_one_without_is_too_few_runs_to_tell(tmp_path):
+    """The same 10 % step, 0.5 % noise: after 2 runs it is too few runs to tell, after 4 it is a regression."""
+    rng = random.Random(5)
+
+    def runs(before: int, after: int) -> list[list[float]]:
+        return [[rng.gauss(level, level * 0.005) for _ in range(3)]
+                for level in [1.0e9] * before + [0.9e9] * after]
+
+    write_series(tmp_path / "short.db", runs(10, 2))
+    [short] = trend.trends(history(tmp_path / "short.db"))
+    assert short.changes == [] and short.note == trend.TOO_FEW
+    write_series(tmp_path / "long.db", runs(10, 4))
+    [long] = trend.trends(history(tmp_path / "long.db"))
+    [change] = long.changes
+    assert change.run_id == "s010" and change.kind == "regression" and long.note == ""
+    write_series(tmp_path / "three.db", runs(2, 1))  # what three runs of the demo are
+    [three] = trend.trends(history(tmp_path / "three.db"))
+    assert three.changes == [] and three.note == trend.TOO_FEW
+    result = run_cli("trend", "--db", str(tmp_path / "three.db"), "--campaign", "nightly")
+    assert "too few runs to tell" in result.stdout and "0 change point(s) in 1 series" in result.stdout
+
+
+def test_min_change_sets_the_step_a_change_point_needs(tmp_path):
+    write_history(tmp_path / "h.db", 1, step=True)  # a 15 % step
+    db = ("--db", str(tmp_path / "h.db"), "--campaign", "nightly")
+    assert "1 change point(s)" in run_cli("trend", *db, "--min-change", "10").stdout
+    assert "0 change point(s)" in run_cli("trend", *db, "--min-change", "20").stdout
+    for bad in ("abc", "0", "-5", "nan", "5000"):
+        result = run_cli("trend", *db, "--min-change", bad)
+        assert result.returncode == 2 and result.stderr.strip().count("\n") == 0, (bad, result.stderr)
+        assert "--min-change" in result.stderr and "above 0" in result.stderr and result.stdout == ""
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), count=st.integers(1, 40), repetitions=st.integers(1, 4),
+       shape=st.sampled_from(["steps", "discrete", "noise only"]))
+def test_the_search_finds_the_groups_jumpavg_finds(seed, count, repetitions, shape):
+    """segments is jumpavg's classify done a step at a time in arrays: the same groups, on
+    histories with steps, with few distinct values (ties in bits) and with noise alone."""
+    from jumpavg import classify
+
+    rng = random.Random(seed)
+    level, runs = rng.choice([0.3, 200.0, 5e8, 1.2e9]), []
+    for _ in range(count):
+        if shape == "steps" and rng.random() < 0.1:
+            level *= rng.choice([0.8, 0.9, 1.05, 1.3])
+        if shape == "discrete":
+            runs.append([float(rng.choice([1400, 1420, 1420, 1500])) for _ in range(repetitions)])
+        else:
+            runs.append([abs(rng.gauss(level, level * 0.03)) for _ in range(repetitions)])
+    expected = [len(group.run_list) for group in classify(runs)]
+    assert [s.last - s.first + 1 for s in trend.segments(runs)] == expected
+
+
+def test_a_postgresql_archive_gives_the_trend_an_sqlite_file_gives(postgres, tmp_path):
+    """The campaign's cells and host facts are read in one query each (Store.cell_metrics,
+    Store.campaign_host_facts): the same on both engines, and only the campaign's."""
+    url = postgres.create_database("trend")
+    for target in (tmp_path / "h.db", url):
+        write_history(target, 2, step=True)
+        write_series(target, [[5.0e8, 5.1e8]] * 4, campaign="weekly")
+    here, there = trend.trends(history(tmp_path / "h.db")), trend.trends(history(url))
+    assert [(t.key, len(t.points), [(c.run_id, c.changed) for c in t.changes]) for t in here] == \
+           [(t.key, len(t.points), [(c.run_id, c.changed) for c in t.changes]) for t in there]
+    assert sum(len(t.changes) for t in there) == 1 and all(len(t.points) == RUNS for t in there)

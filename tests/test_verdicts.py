@@ -1,6 +1,8 @@
 """The answers a run gives in the export and the terminal: cost relative to the run's baseline
 (`relative`, the contract), significance marks and the methodology warnings of each cell."""
 
+from pathlib import Path
+
 from vpnbench.records import Bringup, Cell
 from vpnbench.tables import summary_tables
 from vpnbench.verdicts import export_records, verdicts
@@ -97,3 +99,23 @@ def test_the_report_renders_the_runs_answers_and_recomputes_none():
     assert "0.78 ×" in html and "0.050 ×" not in html  # the true ratio is 0.050
     assert "a verdict only the answers know" in html
     assert "a warning only the answers know" in html and "sender_receiver_gap" not in html
+
+
+def test_the_terminal_shows_one_screen_of_findings_and_points_to_the_report_for_the_rest(monkeypatch):
+    from rich.console import Console
+
+    from vpnbench import cli
+    from vpnbench.methodology import MethodologyWarning
+
+    screen = Console(width=100, record=True)
+    monkeypatch.setattr(cli, "console", screen)
+    findings = [MethodologyWarning("core_saturated", (), f"finding {n}: " + "a core was busy; " * 8) for n in range(30)]
+    cli.print_findings(findings, Path("study.html"), "study.db")
+    lines = screen.export_text().splitlines()
+    assert len(lines) <= cli.FINDING_LINES and "finding 0:" in lines[0]
+    shown = sum(line.startswith("methodology: finding") for line in lines)
+    assert lines[-1] == f"methodology: {30 - shown} more finding(s) in study.html"
+    screen = Console(width=100, record=True)
+    monkeypatch.setattr(cli, "console", screen)
+    cli.print_findings(findings[:3], None, "study.db")
+    assert screen.export_text().count("methodology:") == 3  # all fit: no pointer

@@ -4,6 +4,7 @@ import argparse
 import gc
 import importlib
 import json
+import math
 import os
 import sys
 import tomllib
@@ -126,6 +127,9 @@ def build_parser() -> Parser:
     add_db_options(trend, f"results file or {DB_URL} URL holding the runs (default: $VPNBENCH_DB)")
     trend.add_argument("--campaign", required=True, help="the campaign's name")
     trend.add_argument("-o", "--output", metavar="FILE.html", help="also write the trend page with a figure per metric")
+    trend.add_argument("--min-change", metavar="PCT",
+                       help="tell a change point when its step is at least PCT %% of the level before "
+                            "(default: when the step is beyond twice the runs' own noise)")
 
     db = sub.add_parser("db", help="the results database itself")
     db_sub = db.add_subparsers(dest="db_command", metavar="{upgrade}", required=True, parser_class=Parser)
@@ -294,8 +298,7 @@ def cmd_run(campaign: Campaign, db_path: Path | str, resume: bool, report: Path 
         answers = verdicts(cells)
         for table in summary_tables(cells, answers):
             console.print(table)
-        for warning in answers.warnings:
-            console.print(f"[yellow]methodology: {plain(warning.message)}[/] ({warning.code})")
+        print_findings(answers.warnings, report, display_name(db_path))
     except UserError:
         if created and store.latest_run() is None:  # refused before anything ran: leave no empty file
             store.close()
@@ -315,6 +318,24 @@ def cmd_run(campaign: Campaign, db_path: Path | str, resume: bool, report: Path 
     if outcome.interrupted:
         return 130
     return 1 if outcome.failed else 0
+
+
+FINDING_LINES = 20  # methodology findings the terminal shows: one screen; the report holds them all
+
+
+def print_findings(warnings: list, report: Path | None, db: str) -> None:
+    """The methodology findings, as many as fit in FINDING_LINES lines of this terminal, then one
+    line saying where the rest are."""
+    used, width = 0, max(console.width, 40)
+    for index, warning in enumerate(warnings):
+        text = f"methodology: {warning.message} ({warning.code})"
+        lines, rest = math.ceil(len(text) / width), len(warnings) - index - 1
+        if used + lines + (1 if rest else 0) > FINDING_LINES:
+            where = report or f"the report (vpnbench report {db} -o FILE.html)"
+            console.print(f"[yellow]methodology: {len(warnings) - index} more finding(s) in {plain(str(where))}[/]")
+            return
+        console.print(f"[yellow]methodology: {plain(warning.message)}[/] ({warning.code})")
+        used += lines
 
 
 def cmd_doctor(as_json: bool) -> int:
@@ -403,12 +424,27 @@ def cmd_export(db: str, fmt: str, output: str) -> int:
     return 0
 
 
-def cmd_trend(db: str, campaign: str, output: str | None) -> int:
+def min_change_share(text: str | None) -> float | None:
+    """--min-change PCT as a share of the level (5 -> 0.05); None when not given."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 1000:
+        raise UserError(f"--min-change: a step in percent of the level before, above 0 and at most 1000 "
+                        f"(e.g. 5), not {text!r}")
+    return value / 100
+
+
+def cmd_trend(db: str, campaign: str, output: str | None, min_change: str | None = None) -> int:
     from rich.table import Table
 
     from vpnbench import trend
     from vpnbench.store import Store, missing_file
 
+    threshold = min_change_share(min_change)
     if missing_file(db):
         raise UserError(f"--db: database {db!r} does not exist")
     out = check_report_path(output, "-o")
@@ -417,14 +453,19 @@ def cmd_trend(db: str, campaign: str, output: str | None) -> int:
         history = trend.load_history(store, campaign)
     finally:
         store.close()
-    found = trend.trends(history)
+    found = trend.trends(history, threshold)
     table = Table("testbed", "technique", "measurement", "impairment", "metric", "runs", "latest", "change points",
                   title=f"{plain(campaign)}: {len(history.runs)} runs")
     for row in trend.summary_rows(found):
         table.add_row(*map(plain, row))
     console.print(table)
+    for unsearched in (t for t in found if t.note.startswith(trend.NOT_SEARCHED)):
+        console.print(f"{plain(unsearched.key.title)}: {plain(unsearched.note)}")
     changes = sum(len(t.changes) for t in found)
-    console.print(f"{changes} change point(s) in {len(found)} series")
+    too_few = sum(t.note == trend.TOO_FEW for t in found)
+    beyond = f"at least {threshold:.1%} of the level" if threshold is not None else "beyond twice the runs' noise"
+    console.print(f"{changes} change point(s) in {len(found)} series (steps {beyond}, at least {trend.MIN_SUPPORT} "
+                  f"runs on each side)" + (f"; {too_few} series with too few runs to tell" if too_few else ""))
     if out:
         out.write_text(trend.render_html(history, found))
         console.print(f"wrote the trend page to {out}")
@@ -526,7 +567,7 @@ def dispatch(args) -> int:
     if args.command == "provision":
         return cmd_provision(args)
     if args.command == "trend":
-        return cmd_trend(database(args), args.campaign, args.output)
+        return cmd_trend(database(args), args.campaign, args.output, args.min_change)
     if args.command == "keygen":
         from vpnbench.lab.commands import keygen
 

@@ -8,6 +8,7 @@ asked, one direction only, or a queue too short for the path. Pure: no I/O.
 
 import dataclasses
 import math
+import re
 import statistics
 from collections.abc import Iterable
 
@@ -127,7 +128,7 @@ def _gaps_per_technique(label: str, groups: list, cells: int) -> str:
     for technique, gaps in by_technique.items():
         low, high = min(gaps), max(gaps)
         spread = f"{low:.0%}" if round(low, 2) == round(high, 2) else f"{low:.0%}–{high:.0%}"
-        where = ", ".join(sorted(impairments[technique]))
+        where = impairments_text(sorted(impairments[technique]))
         parts.append(f"{technique} {spread} less ({where})")
     gapped = sum(len(g) for _, _, g in groups)
     return (f"{label}: the receiver got more than {SENDER_RECEIVER_GAP:.0%} less than the sender sent in {gapped} "
@@ -176,7 +177,7 @@ def ceilings(cells: list[dict], match: float = CEILING_MATCH, flat_cv: float = F
     groups = {key: group for key, group in _groups(cells).items() if _throughputs(group)}
     offered = {key: group for key, group in groups.items() if _at_offered_rate(group, match)}
     baselines = {(key[1], key[2]): _throughputs(group) for key, group in groups.items() if _is_baseline(group)}
-    out = _offered_rate_reached(offered)
+    hits: dict[str, list[_Hit]] = {"same_ceiling_as_baseline": [], "rate_limit_reached": [], "flat_throughput": []}
     for key, group in groups.items():
         if key in offered:
             continue
@@ -188,19 +189,105 @@ def ceilings(cells: list[dict], match: float = CEILING_MATCH, flat_cv: float = F
         if base_mean > 0 and not _is_baseline(group) and abs(mean / base_mean - 1) <= match:
             cause = (f"the impairment's rate limit ({rate_text(limit)}) is what is measured, not the tunnel"
                      if limit else "a rate limit or the traffic generator may be what is measured, not the tunnel")
-            out.append(MethodologyWarning("same_ceiling_as_baseline", _refs(group), (
+            hits["same_ceiling_as_baseline"].append(_Hit(key, group, (
                 f"{_where(key)} reaches {rate_text(mean)}, within {match:.0%} of the baseline's "
-                f"{rate_text(base_mean)}: {cause}.")))
+                f"{rate_text(base_mean)}: {cause}."), mean, bool(limit)))
         elif limit and not _is_baseline(group) and mean >= LIMIT_SHARE * limit:
-            out.append(MethodologyWarning("rate_limit_reached", _refs(group), (
+            hits["rate_limit_reached"].append(_Hit(key, group, (
                 f"{_where(key)} reaches {rate_text(mean)}, {mean / limit * 100:.0f} % of the impairment's rate limit "
                 f"({rate_text(limit)}): the limit is what is measured, not the tunnel; its headers alone make it "
-                "a few % slower than the baseline there.")))
+                "a few % slower than the baseline there."), mean / limit * 100))
         if not limit and len(values) >= 3 and statistics.stdev(values) < flat_cv * abs(mean):
-            out.append(MethodologyWarning("flat_throughput", _refs(group), (
+            hits["flat_throughput"].append(_Hit(key, group, (
                 f"{_where(key)} varies less than {flat_cv:.1%} over {len(values)} repetitions at "
-                f"{rate_text(mean)}: a rate limit or the traffic generator may be what is measured.")))
-    return out
+                f"{rate_text(mean)}: a rate limit or the traffic generator may be what is measured."), mean))
+
+    def same_ceiling(label: str, found: list[_Hit]) -> str:
+        limited = {hit.limited for hit in found}
+        cause = ("the impairments' rate limits are what is measured, not the tunnel" if limited == {True} else
+                 "a rate limit or the traffic generator may be what is measured, not the tunnel" if limited == {False}
+                 else "the impairment's rate limit where it sets one, else a rate limit or the traffic generator, "
+                      "may be what is measured, not the tunnel")
+        return (f"{label}: {_cells_text(found)} reach within {match:.0%} of the baseline's throughput under the same "
+                f"impairment ({_span([hit.value for hit in found], rate_text)}): {cause}.")
+
+    def limit_reached(label: str, found: list[_Hit]) -> str:
+        shares = _span([hit.value for hit in found], lambda share: f"{share:.0f}")
+        return (f"{label}: {_cells_text(found)} reach {shares} % of the impairments' rate limits: the limit is what is "
+                "measured, not the tunnel; a tunnel's headers alone make it a few % slower than the baseline there.")
+
+    def flat(label: str, found: list[_Hit]) -> str:
+        return (f"{label}: {_cells_text(found)} vary less than {flat_cv:.1%} over their repetitions "
+                f"({_span([hit.value for hit in found], rate_text)}): a rate limit or the traffic generator may be "
+                "what is measured.")
+
+    return [*_offered_rate_reached(offered),
+            *_one_per_measurement("same_ceiling_as_baseline", hits["same_ceiling_as_baseline"], same_ceiling),
+            *_one_per_measurement("rate_limit_reached", hits["rate_limit_reached"], limit_reached),
+            *_one_per_measurement("flat_throughput", hits["flat_throughput"], flat)]
+
+
+@dataclasses.dataclass
+class _Hit:
+    """One group of cells (technique × impairment × measurement) a check found."""
+
+    key: tuple[str, str, str]
+    cells: list[dict]  # the cells it concerns
+    message: str  # the finding's sentence when it is its measurement's only one
+    value: float = 0.0  # what a sentence for several groups gives the range of
+    limited: bool = False  # the impairment sets a rate
+    place: tuple[str, str] = ("", "")  # (host or "machine", core number or "softirq") a busy-core finding names
+
+
+def _one_per_measurement(code: str, hits: list[_Hit], several) -> list[MethodologyWarning]:
+    """One finding per measurement label: a hit's own sentence when it is the label's only one,
+    else several(label, hits) naming them compactly (a 7-point delay sweep gave 35 findings, one
+    per technique × impairment, that a reader can only take in per measurement)."""
+    by_label: dict[str, list[_Hit]] = {}
+    for hit in hits:
+        by_label.setdefault(hit.key[2], []).append(hit)
+    return [MethodologyWarning(code, _refs({id(c): c for hit in found for c in hit.cells}.values()),
+                               found[0].message if len(found) == 1 else several(label, found))
+            for label, found in by_label.items()]
+
+
+def _span(values: list[float], text) -> str:
+    """'a' or 'a–b' of the values, each as text gives it."""
+    low, high = text(min(values)), text(max(values))
+    return low if low == high else f"{low}–{high}"
+
+
+NUMBERED = re.compile(r"^(?P<what>.*\S)\s+(?P<number>\d+(?:\.\d+)?)(?P<unit>[a-z%]*)$")
+
+
+def impairments_text(names: Iterable[str]) -> str:
+    """Impairments named compactly: a sweep's points as one range ('delay 10–100 ms', 'loss 0–5 %'),
+    "none" as "no impairment", any other name as it is."""
+    sweeps: dict[tuple[str, str], list[tuple[float, str]]] = {}
+    for name in dict.fromkeys(names):
+        found = NUMBERED.match(name)
+        key = (found["what"], found["unit"]) if found else (name, "")
+        sweeps.setdefault(key, []).append((float(found["number"]) if found else 0.0, name))
+    parts = []
+    for (what, unit), points in sweeps.items():
+        if len(points) == 1:
+            parts.append("no impairment" if points[0][1] == "none" else points[0][1])
+        else:
+            parts.append(f"{what} {_span([number for number, _ in points], lambda n: f'{n:g}')} {unit}".rstrip())
+    return ", ".join(parts)
+
+
+def _cells_text(found: list[_Hit]) -> str:
+    """'wireguard, ipsec at delay 10–100 ms; openvpn at no impairment (14 cells)': the techniques
+    that share a set of impairments together."""
+    impairments: dict[str, list[str]] = {}
+    for hit in found:
+        impairments.setdefault(hit.key[0], []).append(hit.key[1])
+    techniques: dict[str, list[str]] = {}
+    for technique, names in impairments.items():
+        techniques.setdefault(impairments_text(names), []).append(technique)
+    cells = len({id(c) for hit in found for c in hit.cells})
+    return "; ".join(f"{', '.join(names)} at {where}" for where, names in techniques.items()) + f" ({cells} cells)"
 
 
 def _offered_rate_reached(offered: dict[tuple[str, str, str], list[dict]]) -> list[MethodologyWarning]:
@@ -244,10 +331,11 @@ def busy_cores(cells: list[dict], busy: float = BUSY_CORE_PCT) -> list[Methodolo
     core (cpu_softirq_pct is a share of all the host's cores, so × their number gives cores'
     worth; a flow's packets are handled on one core): the CPU may set the figure. Hosts whose
     cores are not pinned (cpu_pinned false, the netns default) all watch the same cores, so
-    their findings are told once, as the machine's."""
-    out = []
+    their findings are told once, as the machine's. One finding per check and measurement
+    (the 18-cell demo told 10 busy cores, one per group and core)."""
+    hits: dict[str, list[_Hit]] = {"core_saturated": [], "softirq_bound": []}
     for key, group in _groups(cells).items():
-        hits: dict[tuple[str, str], dict[int, dict]] = {}
+        found: dict[tuple[str, str], dict[int, dict]] = {}
         for cell in group:
             hosts = cell.get("hosts") or {}
             # A core a pinned host owns is told by that host, not again as the machine's.
@@ -257,15 +345,24 @@ def busy_cores(cells: list[dict], busy: float = BUSY_CORE_PCT) -> list[Methodolo
                 pinned = facts.get("cpu_pinned", True)
                 for what in _saturation(facts, busy):
                     if pinned or what == "softirq" or what not in owned:
-                        hits.setdefault((host if pinned else "machine", what), {})[id(cell)] = cell
-        for (where, what), hit in hits.items():
-            code = "softirq_bound" if what == "softirq" else "core_saturated"
+                        found.setdefault((host if pinned else "machine", what), {})[id(cell)] = cell
+        for (where, what), hit in found.items():
             detail = ("softirq work filled a core" if what == "softirq" else f"core {what} was at least {busy:g} % busy")
             place = "machine (its hosts share the cores)" if where == "machine" else where
-            out.append(MethodologyWarning(code, _refs(hit.values()), (
+            hits["softirq_bound" if what == "softirq" else "core_saturated"].append(_Hit(key, list(hit.values()), (
                 f"{_where(key)}: on the {place} {detail} in {len(hit)} of {len(group)} repetitions; "
-                "the CPU, not the network, may set the figure.")))
-    return out
+                "the CPU, not the network, may set the figure."), place=(where, what)))
+
+    def several(label: str, found: list[_Hit]) -> str:
+        places = list(dict.fromkeys(hit.place for hit in found))
+        named = ", ".join(f"the {where}'s" + ("" if what == "softirq" else f" core {what}") for where, what in places)
+        shared = " (its hosts share the cores)" if any(where == "machine" for where, _ in places) else ""
+        detail = ("softirq work filled a core" if places[0][1] == "softirq"
+                  else f"a core was at least {busy:g} % busy")
+        return f"{label}: {detail} on {named}{shared} in {_cells_text(found)}; the CPU, not the network, may set the figure."
+
+    return [*_one_per_measurement("core_saturated", hits["core_saturated"], several),
+            *_one_per_measurement("softirq_bound", hits["softirq_bound"], several)]
 
 
 def _saturation(facts: dict, busy: float) -> list[str]:

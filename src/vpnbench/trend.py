@@ -7,6 +7,11 @@ library: the split of least description length (a new group costs bits, so noise
 not open one). Each group boundary is a change point, a regression or a progression by the
 metric's direction, reported with the host facts and tool versions that changed at that run.
 
+A boundary is told as a change point only with support and size (`shown_levels`): at least
+MIN_SUPPORT runs on each side and a step beyond twice the runs' own noise, or beyond a share
+the user sets (`--min-change`); below that a series says "too few runs to tell". A series the
+search cannot read says why and the others go on.
+
 The search is pure (`segments`); reading the archive (`load_history`) and drawing
 (`render_html`) are apart from it.
 """
@@ -14,11 +19,13 @@ The search is pure (`segments`); reading the archive (`load_history`) and drawin
 import dataclasses
 import datetime
 import math
+import os
+import statistics
 from collections import defaultdict
 
 from vpnbench.errors import UserError
 from vpnbench.figure_scale import apply_scale_rule
-from vpnbench.records import Cell, HostFacts, Run
+from vpnbench.records import HostFacts, Run
 from vpnbench.stats import headline_kind
 
 # Host facts that describe the machine and its software, compared between runs. Interface
@@ -87,8 +94,9 @@ class ChangePoint:
 class Trend:
     key: SeriesKey
     points: list[RunPoint]
-    segments: list[Segment]
+    segments: list[Segment]  # its levels: runs between two change points
     changes: list[ChangePoint]
+    note: str = ""  # "too few runs to tell", or why the series was not searched
 
 
 @dataclasses.dataclass
@@ -97,24 +105,138 @@ class History:
 
     campaign: str
     runs: list[Run]
-    cells: dict[str, list[Cell]]  # run id -> its cells
+    cells: dict[str, list[tuple]]  # run id -> its finished cells, as Store.cell_metrics reads them
     facts: dict[str, dict[str, str]]  # run id -> flattened stable facts of every host
+
+
+class Unsearchable(ValueError):
+    """A series the search cannot read; its message says why, in words for the table."""
+
+
+# jumpavg codes each value in units of the series' largest value / (2^13 - 1): 12 significant
+# bits per sample, its default (classify's sbps).
+SIGNIFICANT_BITS = 12.0
+LN2 = math.log(2)
 
 
 def segments(runs: list[list[float]]) -> list[Segment]:
     """The runs (each a list of samples) split into groups of one mean, by jumpavg's minimum
-    description length. One segment means no change."""
-    from jumpavg import classify  # deferred: only `trend` needs it
+    description length. One segment means no change; a series of one value throughout (a
+    metric that stays 0, as rekey's worst dip where nothing dipped) is one segment as is.
 
+    jumpavg's own `classify` builds a Python object per candidate start and run, some 10 µs a
+    pair, and its search is quadratic: every start stays within a few tens of bits of the best
+    while the series is stationary, so no start can be ruled out before the end (23 s for 6
+    series of 1 000 runs). This is the same search, start for start and by its formulas (float
+    rounding aside; tests/test_trend.py holds the two to the same groups), with one step's every
+    start done at once in numpy arrays: 0.6 s of CPU for 10 000 runs (bench/trend.py)."""
     if not runs:
         return []
-    groups = classify([list(values) for values in runs])
-    found, first = [], 0
-    for group in groups:
-        last = first + len(group.run_list) - 1
-        found.append(Segment(first, last, group.stats.avg, group.stats.stdev))
-        first = last + 1
-    return found
+    samples = [value for run in runs for value in run]
+    top, bottom = max(samples), min(samples)
+    if top == bottom:
+        return [Segment(0, len(runs) - 1, top, 0.0)]
+    if top <= 0:
+        raise Unsearchable("no value above 0: the change-point search measures values as shares of the largest")
+    starts = _search([_run_stats(run) for run in runs], top)
+    found, last = [], len(runs) - 1
+    while last >= 0:
+        first = starts[last]
+        group = [value for run in runs[first:last + 1] for value in run]
+        found.append(Segment(first, last, statistics.fmean(group), statistics.pstdev(group)))
+        last = first - 1
+    return found[::-1]
+
+
+def _run_stats(values: list[float]) -> tuple[int, float, float]:
+    """(samples, mean, population stdev) of one run, as jumpavg's AvgStdevStats sees it."""
+    mean = statistics.fmean(values)
+    return len(values), mean, statistics.pstdev(values, mean)
+
+
+def _search(runs: list[tuple[int, float, float]], top: float) -> list[int]:
+    """jumpavg's classify on runs given as (samples, mean, stdev): for each run t, where the last
+    group of the best grouping of runs 0..t starts. Candidate j is "the best grouping of runs
+    0..j-1, then one group j..t"; the best at t is the first candidate of fewest bits, the one
+    opened at t itself unless an older one is strictly fewer (classify's order). Values are in
+    jumpavg's units and bits in nats (a common factor: the order of candidates is the same)."""
+    import numpy as np  # deferred: only the search needs it
+
+    count = len(runs)
+    unit = top / (2.0 ** (SIGNIFICANT_BITS + 1.0) - 1.0)
+    scale = top / unit
+    per_size = np.array(_nats_per_size(sum(size for size, _, _ in runs), scale))
+    # Each candidate's last group (samples, mean, second moment); its fixed bits: the best
+    # grouping before it, and the normalisation of its mean's code (the first group's mean is
+    # uniform in 0..max, a later one's coded by its jump from the mean before, `prev`).
+    samples, mean, moment = np.zeros(count, dtype=np.int64), np.zeros(count), np.zeros(count)
+    fixed, prev = np.zeros(count), np.zeros(count)
+    fixed[0] = math.log(scale + 1)
+    starts, best, best_mean = [0] * count, 0.0, 0.0
+    for t, (run_size, run_mean, run_stdev) in enumerate(runs):
+        run_mean, run_moment = run_mean / unit, (run_stdev / unit) ** 2 * run_size
+        # Every older candidate takes run t into its last group (Welford's merge, as jumpavg).
+        old = slice(0, t)
+        delta = run_mean - mean[old]
+        shift = samples[old] + run_size
+        delta_share = np.divide(run_size, shift)  # the run's share of the merged group
+        delta_share *= delta
+        mean[old] += delta_share
+        delta *= delta_share
+        delta *= samples[old]
+        delta += run_moment
+        moment[old] += delta
+        samples[old] = shift
+        # Candidate t opens a group of run t after the best grouping of runs 0..t-1.
+        samples[t], mean[t], moment[t] = run_size, run_mean, run_moment
+        if t:
+            prev[t] = best_mean
+            fixed[t] = best + math.log(best_mean * best_mean - (best_mean - 1) * scale + scale * scale / 2)
+        bits = _group_nats(np, t + 1, samples, mean, moment, prev, per_size)
+        bits += fixed[:t + 1]
+        winner = t
+        if t:
+            oldest_best = int(np.argmin(bits[:t]))
+            if bits[oldest_best] < bits[t]:
+                winner = oldest_best
+        best, best_mean, starts[t] = float(bits[winner]), float(mean[winner]), winner
+    return starts
+
+
+def _nats_per_size(samples: int, scale: float) -> list[float]:
+    """The bits (in nats) of a group that depend only on its count of samples k (index k): coding
+    k, and for k >= 2 the stdev's normalisation and the (k-2)-sphere's area but its radius."""
+    table = [0.0]
+    for k in range(1, samples + 1):
+        nats = math.log(k * (k + 1))
+        if k >= 2:
+            nats += math.log(1 - 1 / (scale + 2))
+            nats += LN2 + math.log(math.pi) * ((k - 1) / 2) - math.lgamma((k - 1) / 2) + math.log(k) * ((k - 2) / 2)
+        table.append(nats)
+    return table
+
+
+def _group_nats(np, open_: int, samples, mean, moment, prev, per_size):
+    """jumpavg's BitCountingStats bits (in nats) of candidates 0..open_-1's last groups but their
+    fixed part: each mean's jump from the group before (jumpavg's opposite triangle; none for
+    the first group), its stdev s coded as (s+1)(s+2), and its k samples on a (k-2)-sphere of
+    radius ~ s."""
+    count = samples[:open_]
+    stdev = np.divide(moment[:open_], count)
+    np.sqrt(stdev, out=stdev)
+    stdev += 1
+    nats = np.log(stdev)
+    nats *= count - 1  # (k-2) log(s+1) for the sphere, log(s+1) for coding s
+    stdev += 1
+    nats += np.log(stdev)
+    if count[-1] < 2:  # a one-sample group (only the newest can be one) has no stdev
+        nats[-1] = 0.0
+    nats += np.take(per_size, count)
+    jump = np.subtract(mean[1:open_], prev[1:open_])
+    np.abs(jump, out=jump)
+    jump += 1
+    nats[1:] -= np.log(jump, out=jump)
+    return nats
 
 
 def higher_is_better(metric: str) -> bool:
@@ -167,34 +289,107 @@ def headline_metrics(kind: str, metrics: dict) -> tuple[str, ...]:
 
 
 def series_of(history: History) -> dict[SeriesKey, list[RunPoint]]:
-    series: dict[SeriesKey, dict[str, list[float]]] = defaultdict(dict)
+    # Keyed by plain tuples while reading (a frozen dataclass per cell costs ~1 s over 600 000 cells).
+    series: dict[tuple, dict[str, list[float]]] = defaultdict(dict)
     for run in history.runs:
         testbed = testbed_name(run)
-        for cell in history.cells.get(run.run_id, []):
-            if not cell.ok:
-                continue
-            for metric in headline_metrics(cell.measurement, cell.metrics):
-                value = cell.metrics.get(metric)
+        for _, technique, impairment, kind, label, metrics in history.cells.get(run.run_id, []):
+            for metric in headline_metrics(kind, metrics):
+                value = metrics.get(metric)
                 if isinstance(value, (int, float)) and math.isfinite(value):
-                    key = SeriesKey(testbed, cell.technique, cell.impairment, cell.measurement_label, metric)
+                    key = (testbed, technique, impairment, label, metric)
                     series[key].setdefault(run.run_id, []).append(float(value))
     started = {run.run_id: run.started_at for run in history.runs}
-    return {key: [RunPoint(run_id, started[run_id], values) for run_id, values in by_run.items()]
+    return {SeriesKey(*key): [RunPoint(run_id, started[run_id], values) for run_id, values in by_run.items()]
             for key, by_run in series.items()}
 
 
-def trends(history: History) -> list[Trend]:
-    """Every series of the campaign with its segments and change points."""
+def trends(history: History, min_change: float | None = None) -> list[Trend]:
+    """Every series of the campaign with its levels and the change points a person can act on
+    (shown_levels). A series the search cannot read is kept with a note saying why; the others
+    go on."""
+    series = sorted(series_of(history).items(), key=lambda item: dataclasses.astuple(item[0]))
     found = []
-    for key, points in sorted(series_of(history).items(), key=lambda item: dataclasses.astuple(item[0])):
-        parts = segments([point.values for point in points])
+    for (key, points), (groups, unsearchable) in zip(series, _searched([[p.values for p in points]
+                                                                       for _, points in series])):
+        if unsearchable:
+            found.append(Trend(key, points, [], [], unsearchable))
+            continue
+        levels, note = shown_levels(points, groups, min_change)
         changes = [ChangePoint(key, points[seg.first].run_id, points[seg.first].started_at, prev.mean, seg.mean,
                                change_kind(prev.mean, seg.mean, key.metric),
                                changed_facts(history.facts.get(points[prev.last].run_id, {}),
                                              history.facts.get(points[seg.first].run_id, {})))
-                   for prev, seg in zip(parts, parts[1:])]
-        found.append(Trend(key, points, parts, changes))
+                   for prev, seg in zip(levels, levels[1:])]
+        found.append(Trend(key, points, levels, changes, note))
     return found
+
+
+# A long history's searches go to one process per core: each is quadratic in its runs (see
+# segments), some 0.6 s of CPU for 10 000 runs, and they are independent.
+PARALLEL_PAIRS = 4_000_000  # sum over series of runs², below which a pool costs more than it saves
+
+
+def _searched(series: list[list[list[float]]]) -> list[tuple[list[Segment], str]]:
+    """(groups, "") of each series, or ([], why) for one the search cannot read."""
+    if sum(len(runs) ** 2 for runs in series) < PARALLEL_PAIRS or (os.cpu_count() or 1) < 2:
+        return [_search_one(runs) for runs in series]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor() as pool:
+        return list(pool.map(_search_one, series))
+
+
+NOT_SEARCHED = "not searched"
+
+
+def _search_one(runs: list[list[float]]) -> tuple[list[Segment], str]:
+    try:
+        return segments(runs), ""
+    except (Unsearchable, ArithmeticError) as exc:
+        return [], f"{NOT_SEARCHED}: {exc}"
+
+
+MIN_SUPPORT = 3  # runs on each side of a change point before it is told
+# A step must be larger than twice the noise of one run's mean: jumpavg groups runs of like
+# values, so two neighbouring groups of pure run-to-run noise differ by about one noise already
+# (flat synthetic histories with tight repetitions: 10 % showed a step beyond 1×, 1 % beyond 2×).
+NOISE_FACTOR = 2.0
+TOO_FEW = "too few runs to tell"
+
+
+def run_noise(points: list[RunPoint]) -> float:
+    """How far one run's mean strays by itself: the standard deviation of run means, estimated
+    from consecutive runs' differences (median absolute difference / 0.6745 / √2), which a few
+    steps in the history barely move."""
+    steps = [abs(b.mean - a.mean) for a, b in zip(points, points[1:])]
+    return statistics.median(steps) / 0.6745 / math.sqrt(2) if steps else 0.0
+
+
+def shown_levels(points: list[RunPoint], groups: list[Segment],
+                 min_change: float | None = None) -> tuple[list[Segment], str]:
+    """The series' levels: jumpavg's groups joined across every boundary that is not a change
+    a person can act on, and a note: TOO_FEW where the history is too short to tell, or where a
+    boundary lacks MIN_SUPPORT runs on a side (the newest runs may have moved; more will say).
+    A boundary is a change where the step between its two groups is larger than NOISE_FACTOR ×
+    the runs' noise (run_noise), or with min_change at least that share of the level before
+    (FD.io CSIT's trending marks only anomalies beyond the noise)."""
+    noise = run_noise(points)
+    bounds, unsupported = [], False
+    for before, after in zip(groups, groups[1:]):
+        support = min(before.last - before.first, after.last - after.first) + 1
+        step = abs(after.mean - before.mean)
+        beyond = step >= min_change * abs(before.mean) if min_change is not None else step > NOISE_FACTOR * noise
+        if support < MIN_SUPPORT:
+            unsupported = unsupported or beyond
+        elif beyond:
+            bounds.append(after.first)
+    note = TOO_FEW if len(points) < 2 * MIN_SUPPORT or unsupported else ""
+    starts, levels = [0, *bounds], []
+    for first, end in zip(starts, [*bounds, len(points)]):
+        values = [value for point in points[first:end] for value in point.values]
+        levels.append(Segment(first, end - 1, statistics.fmean(values), statistics.pstdev(values)))
+    return levels, note
 
 
 def load_history(store, campaign: str) -> History:
@@ -204,8 +399,11 @@ def load_history(store, campaign: str) -> History:
         names = sorted({run.campaign for run in store.runs()})
         raise UserError(f"--campaign: no run of {campaign!r} in this database; it holds: "
                         + (", ".join(names) or "no runs"))
-    return History(campaign, runs, {run.run_id: store.cells(run.run_id) for run in runs},
-                   {run.run_id: run_facts(run, store.host_facts(run.run_id)) for run in runs})
+    cells: dict[str, list[tuple]] = defaultdict(list)
+    for cell in store.cell_metrics(campaign):
+        cells[cell[0]].append(cell)
+    host_facts = store.campaign_host_facts(campaign)
+    return History(campaign, runs, cells, {run.run_id: run_facts(run, host_facts.get(run.run_id, [])) for run in runs})
 
 
 def fmt_value(metric: str, value: float) -> str:
@@ -215,19 +413,23 @@ def fmt_value(metric: str, value: float) -> str:
 
 
 def summary_rows(found: list[Trend]) -> list[list[str]]:
-    """One row per series: runs, the latest mean, and its change points."""
+    """One row per series: runs, the latest mean, and its change points (or why there are none)."""
     rows = []
     for trend in found:
         changes = "; ".join(f"{c.kind} at {c.started_at[:16]} ({c.relative:+.1%})"
                             + (f": {', '.join(c.changed[:3])}" if c.changed else "") for c in trend.changes)
+        said = "; ".join(part for part in (changes, trend.note) if part) or "none"
         rows.append([trend.key.testbed, trend.key.technique, trend.key.measurement, trend.key.impairment,
                      trend.key.metric, str(len(trend.points)), fmt_value(trend.key.metric, trend.points[-1].mean),
-                     changes or "none"])
+                     said])
     return rows
 
 
 def _when(iso: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(iso)
+
+
+MARKED_RUNS = 500  # runs up to which a figure marks each run's mean; beyond, the line alone
 
 
 def trend_figure(title: str, group: list[Trend]):
@@ -242,7 +444,8 @@ def trend_figure(title: str, group: list[Trend]):
     scale = 1e-6 if group[0].key.metric.endswith("_bps") else 1.0
     for trend in group:
         times = [_when(point.started_at) for point in trend.points]
-        line, = ax.plot(times, [point.mean * scale for point in trend.points], marker=".", linewidth=0.8,
+        marker = "." if len(trend.points) <= MARKED_RUNS else None  # a marker per run: 7 s for 5 figures of 10 000
+        line, = ax.plot(times, [point.mean * scale for point in trend.points], marker=marker, linewidth=0.8,
                         label=trend.key.technique)
         for seg in trend.segments:
             ax.hlines(seg.mean * scale, times[seg.first], times[seg.last], colors=line.get_color(), linewidth=2.5,
@@ -283,7 +486,8 @@ table{border-collapse:collapse;font-size:.85rem}td,th{border:1px solid #ccc;padd
 {% for c in changes %}<tr class="{{ c.kind }}"><td>{{ c.started_at[:16] }} ({{ c.run_id }})</td><td>{{ c.key.testbed }}</td>
 <td>{{ c.key.technique }}</td><td>{{ c.key.measurement }}</td><td>{{ c.key.impairment }}</td><td>{{ c.key.metric }}</td>
 <td>{{ c.kind }} {{ "%+.1f"|format(c.relative * 100) }} %</td><td>{{ c.changed|join("; ") or "no recorded fact" }}</td></tr>
-{% endfor %}</table>{% else %}<p>No change point: every series is one group.</p>{% endif %}
+{% endfor %}</table>{% else %}<p>No change point: no series moved beyond its runs' noise.</p>{% endif %}
+{% if notes %}<ul>{% for t in notes %}<li>{{ t.key.title }} ({{ t.key.technique }}): {{ t.note }}</li>{% endfor %}</ul>{% endif %}
 <h2>Figures</h2>{% for title, svg in figures %}<section><h3>{{ title }}</h3>{{ svg|safe }}</section>{% endfor %}
 </body></html>"""
 
@@ -299,4 +503,5 @@ def render_html(history: History, found: list[Trend]) -> str:
     changes = sorted((change for trend in found for change in trend.changes), key=lambda c: c.started_at)
     return jinja2.Environment(autoescape=True).from_string(PAGE).render(
         campaign=history.campaign, runs=len(history.runs), first=history.runs[0].started_at[:10],
-        last=history.runs[-1].started_at[:10], changes=changes, figures=figures)
+        last=history.runs[-1].started_at[:10], changes=changes, figures=figures,
+        notes=[trend for trend in found if trend.note])
