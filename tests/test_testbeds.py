@@ -14,8 +14,7 @@ from vpnbench.impair.model import ImpairmentParams, expand_impairment
 from vpnbench.hosts.base import CommandResult, Host
 from vpnbench.hosts.netns import NetnsHost
 from vpnbench.hosts.ssh import SshHost, SshTarget
-from vpnbench.probe import LocalKernelProbe, NoProbe, RemoteKernelProbe
-from vpnbench.techniques.base import KernelProbe
+from vpnbench.probe import KernelProbe, LocalKernelProbe, NoProbe, RemoteKernelProbe
 from vpnbench.techniques.openvpn import OpenVPN
 from vpnbench.techniques.wireguard import WireGuard
 from vpnbench.testbeds import LocalTestbed, SshTestbed, Testbed, TestbedSpec, make_testbed

@@ -6,10 +6,9 @@ import platform
 from vpnbench.errors import VpnbenchError
 from vpnbench.impair.registry import BACKENDS as IMPAIRMENT_BACKENDS
 from vpnbench.measure import MEASUREMENTS  # noqa: F401 - defining them declares their packages (known_packages)
-from vpnbench.probe import LocalKernelProbe, NoProbe, RemoteKernelProbe
+from vpnbench.probe import KernelProbe, LocalKernelProbe, NoProbe, RemoteKernelProbe, ThisMachine
 from vpnbench.resources import RunResources
 from vpnbench.techniques import TECHNIQUES
-from vpnbench.techniques.base import KernelProbe
 from vpnbench.techniques.ipsec import capabilities as ipsec_capabilities
 from vpnbench.testbeds import make_testbed, plan_pinning
 from vpnbench.tools import known_packages, missing_tool_reason, which
@@ -61,7 +60,7 @@ def _impairment_backends(probe: KernelProbe | None) -> list[dict]:
     return rows
 
 
-class _Everything(KernelProbe):
+class _Everything(ThisMachine, KernelProbe):
     """A kernel that has every feature: what a backend needs besides the kernel shows through it."""
 
     def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
