@@ -10,6 +10,7 @@ is the test's own, never a run's.
 
 import os
 import secrets
+import shlex
 import signal
 import subprocess
 import time
@@ -41,8 +42,15 @@ MaxStartups 64
 # mid-rehash (down() kills with SIGKILL) left the lock behind, and every later command
 # waited 60 s for it: all ssh tests failed, with bash and sleep left on the machines.
 # 16 MB: ansible (test_provision) keeps its modules in ~/.ansible/tmp while it runs them.
-EMPTY_HOME = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-              'mount -t tmpfs -o mode=0700,size=16m lab-home /root && exec "$@"', "lab-sshd"]
+EMPTY_HOME = 'mount -t tmpfs -o mode=0700,size=16m lab-home /root'
+
+
+def private_mounts(hidden: list[str]) -> list[str]:
+    """sshd's own mount namespace: the empty home, and an empty read-only directory over each
+    hidden one, so that this lab machine lacks what this machine (the controller) has."""
+    script = " && ".join([EMPTY_HOME, *(f"mount -t tmpfs -o ro,size=4k lab-hidden {shlex.quote(path)}"
+                                        for path in hidden)])
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script + ' && exec "$@"', "lab-sshd"]
 
 
 def ip(*args: str) -> None:
@@ -50,8 +58,9 @@ def ip(*args: str) -> None:
 
 
 class SshLab:
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, hidden: dict[str, list[str]] | None = None):
         self.dir = directory
+        self.hidden = hidden or {}  # role -> directories that machine lacks (private_mounts)
         self.dir.mkdir(mode=0o700, exist_ok=True)
         tag = secrets.token_hex(2)
         self.ns = {role: f"vpbt-ssh{tag}-{role}" for role in ("mgmt", *ROLES)}
@@ -116,7 +125,7 @@ class SshLab:
             self._made_run_sshd = True
         log = open(self.dir / f"sshd_{role}.log", "ab")
         self.sshd[role] = subprocess.Popen(
-            ["ip", "netns", "exec", self.ns[role], *EMPTY_HOME,
+            ["ip", "netns", "exec", self.ns[role], *private_mounts(self.hidden.get(role, [])),
              "/usr/sbin/sshd", "-D", "-e", "-f", str(self.dir / f"sshd_{role}.conf")],
             stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 10

@@ -7,7 +7,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.methodology import lossy
+from vpnbench.impair.model import lossy
 from vpnbench.records import Cell
 
 

@@ -6,7 +6,7 @@ from vpnbench.campaign import Campaign, PlannedCell
 from vpnbench.errors import VpnbenchError
 from vpnbench.impair.backends import ImpairmentBackend, choose_backend
 from vpnbench.impair.model import Impairment
-from vpnbench.impair.registry import BACKENDS
+from vpnbench.impair.registry import registered
 from vpnbench.probe import KernelProbe
 from vpnbench.testbeds import Testbed
 
@@ -22,11 +22,11 @@ def resolve_impairment_backend(campaign: Campaign, probe: KernelProbe) -> str | 
 
 def needs_bump(backend: str | None) -> bool:
     """Does the testbed need a bump-in-the-wire hop for this backend (linkem's)?"""
-    return backend is not None and BACKENDS[backend].needs_bump
+    return backend is not None and registered()[backend].needs_bump
 
 
 def make_impairer(backend: str, testbed: Testbed) -> ImpairmentBackend:
-    return BACKENDS[backend].create(testbed)
+    return registered()[backend].create(testbed)
 
 
 class ImpairmentSwitch:

@@ -21,7 +21,7 @@ from vpnbench.run.display import Display
 from vpnbench.run.impairments import ImpairmentSwitch, make_impairer, needs_bump, resolve_impairment_backend
 from vpnbench.scaling import CorePinner
 from vpnbench.techniques import TECHNIQUES
-from vpnbench.campaign.testbed_spec import TestbedSpec
+from vpnbench.testbed_spec import TestbedSpec
 from vpnbench.testbeds import Testbed, make_testbed
 
 VM_HINT = "use [testbed] kind = \"vm\" (QEMU VMs with a full distribution kernel) for the kernel backends"

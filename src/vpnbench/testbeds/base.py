@@ -18,7 +18,7 @@ from vpnbench.errors import TestbedError
 from vpnbench.hosts.base import Host
 from vpnbench.resources import RunResources
 from vpnbench.probe import KernelProbe
-from vpnbench.campaign.testbed_spec import TestbedSpec
+from vpnbench.testbed_spec import TestbedSpec
 
 
 @dataclasses.dataclass(frozen=True)

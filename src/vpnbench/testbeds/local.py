@@ -14,7 +14,7 @@ from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources, delete_netns
 from vpnbench.sysctls import apply_sysctls, restore_sysctls
 from vpnbench.testbeds.base import BUMP_IFACES, Link, Testbed, plan_links
-from vpnbench.campaign.testbed_spec import TestbedSpec, plan_pinning
+from vpnbench.testbed_spec import TestbedSpec, plan_pinning
 
 FIRST_VETH_INDEX = 100  # see LocalTestbed._veth
 IPV6_MIN_MTU = 1280
