@@ -1,5 +1,7 @@
-"""What the kernels (and tool sets) of a testbed's hosts can do, found by trying it in a
-throwaway namespace: on this machine (local testbed), or on each remote host (ssh, vm)."""
+"""What the hosts of a testbed that run a technique can do: their kernels, found by trying it in
+a throwaway namespace, their commands and files, and what a fixed command prints there. Asked
+of this machine for a local testbed (its namespaces share its kernel, programs and files), of
+each remote host for ssh and vm: never of the controller for a host that is not it."""
 
 import abc
 import functools
@@ -57,13 +59,14 @@ class ThisMachine:
         return None if Path(path).exists() else THIS_MACHINE
 
     def outputs(self, argv: list[str]) -> dict[str, str]:
-        cache = self.__dict__.setdefault("_outputs", {})
-        if tuple(argv) not in cache:
-            try:
-                cache[tuple(argv)] = subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout
-            except (OSError, subprocess.TimeoutExpired):
-                cache[tuple(argv)] = ""
-        return {THIS_MACHINE: cache[tuple(argv)]}
+        return {THIS_MACHINE: self._output(tuple(argv))}
+
+    @functools.cache
+    def _output(self, argv: tuple[str, ...]) -> str:
+        try:
+            return subprocess.run(list(argv), capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
 
 
 class LocalKernelProbe(ThisMachine, KernelProbe):
