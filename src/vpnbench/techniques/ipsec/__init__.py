@@ -360,7 +360,7 @@ def _libreswan_availability(params: IPsecParams, backend: str, probe: KernelProb
     for kind, proposal in (("ike", libreswan.ike_proposal(params.ike)), ("esp", libreswan.ESP[params.cipher])):
         refused = libreswan.refused_proposal(probe, kind, proposal)
         if refused:
-            return False, f"Libreswan 4.10 refuses {kind}={proposal}: {refused}"
+            return False, f"{refused[0]}: Libreswan 4.10 refuses {kind}={proposal}: {refused[1]}"
     return True, ""
 
 

@@ -73,13 +73,13 @@ def ike_proposal(ike: str) -> str:
     return f"{enc}-{prf}-{group}"
 
 
-def refused_proposal(probe: KernelProbe, kind: str, proposal: str) -> str | None:
+def refused_proposal(probe: KernelProbe, kind: str, proposal: str) -> tuple[str, str] | None:
     """Libreswan's own parser (algparse) on `kind=proposal`, on each host that runs it: None, or
-    the first host's error line."""
+    the first host that refuses it and its error line."""
     for host, out in probe.outputs([str(LIBEXEC / "algparse"), "-v2", f"{kind}={proposal}"]).items():
         errors = [line.strip() for line in out.splitlines() if "ERROR" in line]
         if errors:
-            return f"{host}: {errors[0].removeprefix('ERROR: ')}"
+            return host, errors[0].removeprefix("ERROR: ")
     return None
 
 
