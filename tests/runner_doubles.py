@@ -13,7 +13,8 @@ from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import CommandFailed, CommandResult, Host, Proc
 from vpnbench.overhead import Expectation
 from vpnbench.params import TechniqueParams
-from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
+from vpnbench.probe import KernelProbe, RemoteKernelProbe
+from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
 from vpnbench.testbeds import CapturePoint, Link, Testbed, TestbedSpec
 
 LINK = Link("client", "c0", "server", "s0", "10.0.0", "fd00:0:0")  # the fake testbed's one link
@@ -98,12 +99,14 @@ class FakeProc(Proc):
 
 class FakeHost(Host):
     """A host of the fake testbed: pings go to the network, every other command succeeds
-    silently (host facts, route lookups), files are kept in memory."""
+    silently (host facts, route lookups), files are kept in memory; it has every installed file
+    but those the test puts in `absent`."""
 
     def __init__(self, role: str, network: FakeNetwork, commands: tuple[str, ...] = ("ping", "ip", "sh")):
         super().__init__(role, None)
         self.network, self.commands = network, set(commands)
         self.files: dict[Path, bytes] = {}
+        self.absent: set[str] = set()
         self.procs: list[FakeProc] = []
         self.ran: list[list[str]] = []
 
@@ -144,11 +147,16 @@ class FakeHost(Host):
     def has_command(self, name: str) -> bool:
         return name in self.commands
 
+    def has_file(self, path: str) -> bool:
+        return str(path) not in self.absent
 
-class FakeProbe(KernelProbe):
-    """The testbed's kernels: they have what the test says."""
 
-    def __init__(self, qdiscs: tuple[str, ...] = ()):
+class FakeProbe(RemoteKernelProbe):
+    """The testbed's kernels have what the test says; files and command outputs are asked of
+    the fake hosts, as a remote testbed's probe asks its hosts."""
+
+    def __init__(self, hosts: list[Host], qdiscs: tuple[str, ...] = ()):
+        super().__init__(hosts)
         self.qdiscs = qdiscs
 
     def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
@@ -171,7 +179,7 @@ class FakeTestbed(Testbed):
         self.spec, self.network, self.fail_up = spec, network, fail_up
         self.hosts = {role: FakeHost(role, network) for role in ("client", "server")}
         self.links = [LINK]  # impairment backends read it
-        self._probe = FakeProbe()
+        self._probe = FakeProbe([self.client, self.server])
         self.pin_note = "not pinned (test double)"
         self.sysctls: dict[str, dict] = {}
         self.calls: list[str] = []
@@ -211,6 +219,9 @@ class FakeTestbed(Testbed):
 
     def set_mtu(self, mtu: int) -> None:
         self.calls.append(f"mtu {mtu}")
+
+    def add_bump(self) -> None:
+        self.calls.append("bump")
 
     def evidence(self) -> dict[str, str]:
         return {"client: ip -d link": "c0: <BROADCAST,UP> (fake)"}
@@ -275,13 +286,17 @@ class Lab:
     network: FakeNetwork
     testbeds: list[FakeTestbed] = dataclasses.field(default_factory=list)
     fail_up: str | None = None
+    absent: dict[str, set[str]] = dataclasses.field(default_factory=dict)  # role -> files its host lacks
 
-    def make(self, spec: TestbedSpec, resources, bump: bool) -> FakeTestbed:
+    def make(self, spec: TestbedSpec, resources, bump: bool = False) -> FakeTestbed:
         testbed = FakeTestbed(spec, self.network, self.fail_up)
+        for role, paths in self.absent.items():
+            testbed.hosts[role].absent = set(paths)
         self.testbeds.append(testbed)
         return testbed
 
 
+LOCAL = {"kind": "local", "router": False}
 SSH_INVENTORY = {"kind": "ssh", "router": False,
                  "hosts": {"client": {"host": "client.test", "iface": "c0", "ipv4": "10.0.0.1"},
                            "server": {"host": "server.test", "iface": "s0", "ipv4": "10.0.0.2"}}}

@@ -10,6 +10,7 @@ is the test's own, never a run's.
 
 import os
 import secrets
+import shlex
 import signal
 import subprocess
 import time
@@ -41,23 +42,22 @@ MaxStartups 64
 # mid-rehash (down() kills with SIGKILL) left the lock behind, and every later command
 # waited 60 s for it: all ssh tests failed, with bash and sleep left on the machines.
 # 16 MB: ansible (test_provision) keeps its modules in ~/.ansible/tmp while it runs them.
-EMPTY_HOME = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-              'mount -t tmpfs -o mode=0700,size=16m lab-home /root && exec "$@"', "lab-sshd"]
+EMPTY_HOME = "mount -t tmpfs -o mode=0700,size=16m lab-home /root"
 
 
-def empty_home_with(*names: str) -> list[str]:
-    """EMPTY_HOME with these directories of this machine's /root in it (.cargo and .rustup: a
-    lab machine with a toolchain). Each is opened before the tmpfs hides it and bound from that
-    descriptor (mount -c: not resolved back to its path, which is then the tmpfs's)."""
-    if not names:
-        return EMPTY_HOME
-    opened = " ".join(f"{3 + i}</root/{name}" for i, name in enumerate(names))
-    binds = "".join(f" && mkdir /root/{name} && mount -c --bind /proc/self/fd/{3 + i} /root/{name}"
-                    for i, name in enumerate(names))
-    closed = " ".join(f"{3 + i}<&-" for i in range(len(names)))
-    script = (f"exec {opened} && mount -t tmpfs -o mode=0700,size=16m lab-home /root{binds}"
-              f' && exec {closed} && exec "$@"')
-    return [*EMPTY_HOME[:6], script, "lab-sshd"]
+def private_mounts(hidden: list[str], home_from_machine: tuple[str, ...] = ()) -> list[str]:
+    """sshd's own mount namespace: the empty home, with these directories of this machine's
+    /root in it (.cargo and .rustup: a lab machine with a toolchain), and an empty read-only
+    directory over each hidden one, so that this lab machine lacks what this machine (the
+    controller) has. Each home directory kept is opened before the tmpfs hides it and bound from
+    that descriptor (mount -c: not resolved back to its path, which is then the tmpfs's)."""
+    names = home_from_machine
+    opened = "".join(f"exec {3 + i}</root/{name} && " for i, name in enumerate(names))
+    binds = [f"mkdir /root/{name} && mount -c --bind /proc/self/fd/{3 + i} /root/{name}" for i, name in enumerate(names)]
+    closed = [f"exec {3 + i}<&-" for i in range(len(names))]
+    hides = [f"mount -t tmpfs -o ro,size=4k lab-hidden {shlex.quote(path)}" for path in hidden]
+    script = opened + " && ".join([EMPTY_HOME, *binds, *closed, *hides]) + ' && exec "$@"'
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "lab-sshd"]
 
 
 def ip(*args: str) -> None:
@@ -65,9 +65,11 @@ def ip(*args: str) -> None:
 
 
 class SshLab:
-    def __init__(self, directory: Path, home_from_machine: tuple[str, ...] = ()):
+    def __init__(self, directory: Path, hidden: dict[str, list[str]] | None = None,
+                 home_from_machine: tuple[str, ...] = ()):
         self.dir = directory
-        self.home_argv = empty_home_with(*home_from_machine)
+        self.hidden = hidden or {}  # role -> directories that machine lacks (private_mounts)
+        self.home_from_machine = home_from_machine
         self.dir.mkdir(mode=0o700, exist_ok=True)
         tag = secrets.token_hex(2)
         self.ns = {role: f"vpbt-ssh{tag}-{role}" for role in ("mgmt", *ROLES)}
@@ -132,7 +134,7 @@ class SshLab:
             self._made_run_sshd = True
         log = open(self.dir / f"sshd_{role}.log", "ab")
         self.sshd[role] = subprocess.Popen(
-            ["ip", "netns", "exec", self.ns[role], *self.home_argv,
+            ["ip", "netns", "exec", self.ns[role], *private_mounts(self.hidden.get(role, []), self.home_from_machine),
              "/usr/sbin/sshd", "-D", "-e", "-f", str(self.dir / f"sshd_{role}.conf")],
             stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 10

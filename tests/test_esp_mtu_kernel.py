@@ -7,6 +7,7 @@ import pytest
 
 from conftest import run_campaign
 from ipsec_helpers import skip_without_kernel_esp
+from vpnbench.probe import NoProbe
 from vpnbench.techniques.ipsec.strongswan import missing_software
 
 pytestmark = [pytest.mark.netns, pytest.mark.vm]
@@ -40,8 +41,8 @@ family = "ipv6"
 
 
 def test_esp_transport_over_ipv6_mtu_is_the_arithmetics(tmp_path, clean_machine):
-    if missing_software():
-        pytest.skip(missing_software())
+    if missing_software(NoProbe()):
+        pytest.skip(missing_software(NoProbe()))
     skip_without_kernel_esp("kernel ESP transport mode")
     _, cells = run_campaign(tmp_path, CAMPAIGN)
     by = {c["technique"]: c for c in cells}

@@ -19,7 +19,8 @@ from vpnbench.impair.spec import NetemSpec
 from vpnbench.overhead import UDP_HEADER, Expectation, expectation_of
 from vpnbench.params import TechniqueParams
 from vpnbench.techniques import TECHNIQUES, expect, is_reference
-from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
+from vpnbench.probe import KernelProbe, NoProbe
+from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
 
 PAD = 8  # the toy technique's pretend header
 
@@ -147,13 +148,7 @@ def test_the_methodology_check_reads_the_backends_default_queue_limit(toy_backen
 def test_auto_picks_a_registered_backend_where_the_built_in_ones_cannot_run(toy_backend):
     from vpnbench.impair.backends import choose_backend
 
-    class TbfOnly(KernelProbe):  # a kernel with sch_tbf but no sch_netem
-        def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
-            return False
-
-        def has_qdisc(self, kind: str) -> bool:
-            return False
-
+    class TbfOnly(NoProbe):  # a kernel with sch_tbf but no sch_netem
         def accepts(self, commands: list[list[str]]) -> bool:
             return "tbf" in commands[-1]
 

@@ -86,7 +86,7 @@ def test_a_run_on_an_aarch64_testbed_stops_before_its_first_cell(tmp_path, monke
     clock = FakeClock()
     lab = Lab(clock, FakeNetwork(clock))
 
-    def make(spec, resources, bump):
+    def make(spec, resources):
         testbed = FakeTestbed(spec, lab.network)
         testbed.hosts = {role: RemoteHost(role, lab.network, "aarch64") for role in ("client", "server")}
         lab.testbeds.append(testbed)

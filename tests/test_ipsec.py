@@ -13,7 +13,7 @@ from vpnbench.errors import UserError
 from vpnbench.measure.base import MeasureContext, PortAllocator
 from vpnbench.measure.ping import Ping, PingParams
 from vpnbench.measure.tcp import Tcp, TcpParams
-from vpnbench.probe import LocalKernelProbe
+from vpnbench.probe import LocalKernelProbe, NoProbe
 from vpnbench.resources import RunResources
 from vpnbench.run.bringup import wait_reachable
 from vpnbench.techniques.base import TechniqueContext
@@ -38,7 +38,7 @@ EXPECTED = {
     "null-sha1": ("NULL", None, "HMAC_SHA1_96"), "null-sha256": ("NULL", None, "HMAC_SHA2_256_128"),
 }
 
-needs_strongswan = pytest.mark.skipif(missing_software() is not None, reason=str(missing_software()))
+needs_strongswan = pytest.mark.skipif(missing_software(NoProbe()) is not None, reason=str(missing_software(NoProbe())))
 
 
 @pytest.fixture(scope="class")

@@ -5,6 +5,7 @@ import pytest
 
 from conftest import run_campaign
 from ipsec_helpers import skip_without_kernel_esp
+from vpnbench.probe import NoProbe
 from vpnbench.techniques.ipsec.strongswan import missing_software
 
 pytestmark = [pytest.mark.netns, pytest.mark.vm]
@@ -54,8 +55,8 @@ family = "ipv6"
 
 @pytest.fixture(scope="module")
 def kernel_esp():
-    if missing_software():
-        pytest.skip(missing_software())
+    if missing_software(NoProbe()):
+        pytest.skip(missing_software(NoProbe()))
     skip_without_kernel_esp("kernel IPsec")
 
 

@@ -7,12 +7,12 @@ from conftest import TCP_AND_PING, run_campaign
 from ipsec_helpers import assert_refused_before_run, skip_without_kernel_esp
 from vpnbench.campaign.spec import campaign_from_dict
 from vpnbench.errors import UserError
-from vpnbench.probe import LocalKernelProbe
+from vpnbench.probe import LocalKernelProbe, NoProbe
 from vpnbench.resources import RunResources
 from vpnbench.techniques.ipsec import IPsec, IPsecParams, capabilities
 from vpnbench.techniques.ipsec.libreswan import ike_proposal, missing_software, negotiated
 
-needs_libreswan = pytest.mark.skipif(missing_software() is not None, reason=str(missing_software()))
+needs_libreswan = pytest.mark.skipif(missing_software(NoProbe()) is not None, reason=str(missing_software(NoProbe())))
 
 CAMPAIGN = """
 [campaign]

@@ -8,9 +8,9 @@ from bounds import assert_tcp_measured
 from conftest import run_cli
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import UserError
-from vpnbench.probe import LocalKernelProbe
+from vpnbench.probe import LocalKernelProbe, NoProbe
 from vpnbench.resources import RunResources
-from vpnbench.techniques.macsec import MACsec, MACsecParams, _wpa_conf, wpa_supplicant_version
+from vpnbench.techniques.macsec import WPA_SUPPLICANT_VERSION, MACsec, MACsecParams, _wpa_conf, wpa_supplicant_version
 
 MEASUREMENTS = [{"kind": "tcp", "duration": "1s"}, {"kind": "ping", "count": 5, "interval": "0.05s"}]
 
@@ -37,13 +37,18 @@ def test_mka_config_carries_cipher_and_integrity_mode():
     assert "macsec_csindex" not in _wpa_conf("aa" * 16, "bb" * 32, "gcm-aes-128", True, 16)  # 2.10 knows no csindex
 
 
+
+def local_wpa_supplicant() -> tuple[int, ...]:
+    """This machine's wpa_supplicant (the local testbed's namespaces run it)."""
+    return wpa_supplicant_version(NoProbe().outputs(WPA_SUPPLICANT_VERSION)["this machine"])
+
 def test_mka_with_gcm_aes_256_needs_a_newer_wpa_supplicant():
-    class HasMacsec:
+    class HasMacsec(NoProbe):  # this machine's wpa_supplicant, a kernel with MACsec
         def has_link_type(self, kind, on_ethernet=False):
             return kind == "macsec" and on_ethernet
 
     params = MACsecParams(keying="mka", cipher="gcm-aes-256")
-    if wpa_supplicant_version() >= (2, 11):
+    if local_wpa_supplicant() >= (2, 11):
         assert MACsec.resolve_backend(params, HasMacsec()) == "kernel"
         return
     with pytest.raises(ValueError, match="needs wpa_supplicant >= 2.11"):
@@ -83,7 +88,7 @@ def kernel_macsec():
 def test_macsec_static_and_mka_pass_traffic_and_the_proof(tmp_path, kernel_macsec, clean_machine, router):
     if router:
         # MKA with GCM-AES-256 needs wpa_supplicant >= 2.11 (Debian 12 has 2.10): refused at validation, above.
-        mka_ciphers = ("gcm-aes-128", "gcm-aes-256") if wpa_supplicant_version() >= (2, 11) else ("gcm-aes-128",)
+        mka_ciphers = ("gcm-aes-128", "gcm-aes-256") if local_wpa_supplicant() >= (2, 11) else ("gcm-aes-128",)
         techniques = [{"kind": "macsec", "label": f"{keying}-{cipher}", "keying": keying, "cipher": cipher}
                       for keying, ciphers in (("static", ("gcm-aes-128", "gcm-aes-256")), ("mka", mka_ciphers))
                       for cipher in ciphers]

@@ -9,13 +9,15 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from runner_doubles import LOST, SSH_INVENTORY, TUNNEL, UNDERLAY, FakeClock, FakeNetwork, FakeVpn, Lab
+from runner_doubles import LOCAL, LOST, SSH_INVENTORY, TUNNEL, UNDERLAY, FakeClock, FakeNetwork, FakeVpn, Lab
 from vpnbench import resources as resources_module
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import TestbedError
 from vpnbench.export import records as export_records
 from vpnbench.runner import Interrupted, Runner
 from vpnbench.store import Store
+from vpnbench.techniques.ipsec import IPsec
+from vpnbench.techniques.ipsec.strongswan import plugin_path
 from vpnbench.techniques import TECHNIQUES
 
 VPN = TUNNEL["server"]["ipv4"]
@@ -34,18 +36,18 @@ def lab(tmp_path, monkeypatch):
     del TECHNIQUES["fakevpn"]
 
 
-def campaign(techniques=("baseline", "fakevpn"), repetitions=1, **info):
+def campaign(techniques=("baseline", "fakevpn"), repetitions=1, testbed=SSH_INVENTORY, **info):
     return campaign_from_dict({
         "campaign": {"name": "doubles", "repetitions": repetitions, **info},
-        "testbed": SSH_INVENTORY,
-        "technique": [{"kind": kind} for kind in techniques],
+        "testbed": testbed,
+        "technique": [entry if isinstance(entry, dict) else {"kind": entry} for entry in techniques],
         "measurement": [{"kind": "ping", "count": 5, "interval": "0.01s"}]})
 
 
-def run(lab, tmp_path, spec, resume=False):
+def run(lab, tmp_path, spec, resume=False, skip_unavailable=False):
     store = Store(tmp_path / "r.db")
     runner = Runner(spec, store, resume=resume, console=Console(file=open("/dev/null", "w")), make=lab.make,
-                    clock=lab.clock)
+                    clock=lab.clock, skip_unavailable=skip_unavailable)
     try:
         return runner.run(), store
     except BaseException:
@@ -68,6 +70,31 @@ def test_a_run_brings_each_technique_up_once_and_stores_every_cell(lab, tmp_path
     assert cells[2].technique_params["backend"] == "userspace"
     assert store.bringups(outcome.run_id)[1].wire_check["verdict"] == "not-checked"  # no tcpdump on the double
     assert not list((tmp_path / "run").iterdir())  # the run's directory is gone
+
+
+@pytest.mark.parametrize("testbed", [LOCAL, SSH_INVENTORY], ids=["local", "ssh"])
+def test_every_kind_is_prepared_by_one_sequence(lab, tmp_path, testbed):
+    """make, connect, probe, resolve, up: a local testbed too is connected and its own probe
+    asked (the doubles stand in for it as for any kind), then brought up and torn down."""
+    outcome, store = run(lab, tmp_path, campaign(testbed=testbed))
+    assert (outcome.ok, outcome.failed) == (2, 0)
+    assert lab.testbeds[0].calls == ["connect", "up", "down"]
+    assert store.run(outcome.run_id).environment["testbed"] == {"kind": testbed["kind"], "double": True}
+
+
+@pytest.mark.parametrize("testbed", [LOCAL, SSH_INVENTORY], ids=["local", "ssh"])
+def test_ipsec_is_resolved_on_the_hosts_not_on_the_controller(lab, tmp_path, testbed):
+    """The client lacks strongSwan's kernel-libipsec plugin (this machine, the controller, may
+    well have it): the userspace backend is unavailable, and the reason names the client."""
+    lab.absent = {"client": {plugin_path("kernel-libipsec")}}
+    spec = campaign(techniques=("baseline", {"kind": "ipsec", "backend": "userspace"}), testbed=testbed)
+    outcome, store = run(lab, tmp_path, spec, skip_unavailable=True)
+    assert (outcome.ok, outcome.unavailable) == (1, 1)
+    [ipsec] = [b for b in store.bringups(outcome.run_id) if b.technique != "baseline"]
+    assert ipsec.error == ("unavailable here: backend 'userspace' is not available: client: strongSwan's "
+                           "kernel-libipsec plugin is not installed (apt-get install libcharon-extra-plugins)")
+    lab.absent = {}  # a testbed whose hosts both have it: available
+    assert IPsec.resolve_backend(spec.techniques[1], lab.make(spec.testbed, None).probe) == "userspace"
 
 
 def test_a_failed_bring_up_keeps_evidence_fails_its_cells_and_the_run_goes_on(lab, tmp_path):

@@ -11,7 +11,8 @@ from vpnbench.campaign.spec import campaign_from_dict
 from vpnbench.cli import load_campaign_or_preset
 from vpnbench.errors import UserError
 from vpnbench.hosts.base import CommandResult, Host
-from vpnbench.scaling import (CorePinner, auto_length, core_range_error, cores_for, expand_lists, fit_tunnel)
+from vpnbench.params import core_range_error
+from vpnbench.scaling import CorePinner, auto_length, cores_for, expand_lists, fit_tunnel
 
 
 class RecordingHost(Host):

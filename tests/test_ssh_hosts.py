@@ -6,12 +6,14 @@ import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
 from bounds import assert_tcp_measured
 from conftest import TCP_AND_PING, VPNBENCH, leftovers, run_cli
 from sshlab import SshLab
+from vpnbench.techniques.ipsec.strongswan import PLUGIN_DIR, plugin_path
 
 pytestmark = pytest.mark.netns
 
@@ -47,6 +49,31 @@ def lab(tmp_path, clean_machine):
         assert lab.strays() == [], "a run left processes on the lab's machines"
     finally:
         lab.down()
+
+
+def test_a_backend_is_resolved_on_the_host_it_runs_on_not_on_the_controller(tmp_path, clean_machine):
+    """The client machine has no strongSwan plugins (an empty directory over them in its sshd's
+    mount namespace); the server and this machine, the controller, have them: the userspace
+    backend is refused before anything is touched, naming the client."""
+    if not Path(plugin_path("kernel-libipsec")).exists():
+        pytest.skip("this machine has no kernel-libipsec plugin: the controller must have it to show the point")
+    lab = SshLab(tmp_path / "lab", hidden={"client": [str(PLUGIN_DIR)]})
+    try:
+        lab.up()
+        campaign = ("[campaign]\nname = \"plugins\"\n" + lab.testbed_toml()
+                    + "[[technique]]\nkind = \"ipsec\"\nbackend = \"userspace\"\n"
+                    + "[[measurement]]\nkind = \"ping\"\ncount = 1\n")
+        proc = in_lab(lab, "run", str(write(tmp_path, "p.toml", campaign)), "--db", str(tmp_path / "p.db"))
+        assert lab.strays() == []
+    finally:
+        lab.down()
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "vpnbench: error: technique[1].backend: backend 'userspace' is not available: client: strongSwan's "
+        "kernel-libipsec plugin is not installed (apt-get install libcharon-extra-plugins); run the others with "
+        "--skip-unavailable, or use [testbed] kind = \"vm\" (QEMU VMs with a full distribution kernel) for the "
+        "kernel backends"), proc.stderr
+    assert not (tmp_path / "p.db").exists()
 
 
 def write(tmp_path, name: str, text: str):

@@ -11,11 +11,10 @@ import pytest
 from vpnbench.errors import ImpairmentError
 from vpnbench.impair.backends import NetemBackend
 from vpnbench.impair.model import ImpairmentParams, expand_impairment
-from vpnbench.hosts.base import CommandResult, Host
+from vpnbench.hosts.base import CommandFailed, CommandResult, Host
 from vpnbench.hosts.netns import NetnsHost
 from vpnbench.hosts.ssh import SshHost, SshTarget
-from vpnbench.probe import LocalKernelProbe, NoProbe, RemoteKernelProbe
-from vpnbench.techniques.base import KernelProbe
+from vpnbench.probe import KernelProbe, LocalKernelProbe, NoProbe, RemoteKernelProbe
 from vpnbench.techniques.openvpn import OpenVPN
 from vpnbench.techniques.wireguard import WireGuard
 from vpnbench.testbeds import LocalTestbed, SshTestbed, Testbed, TestbedSpec, make_testbed
@@ -106,6 +105,23 @@ def test_techniques_ask_the_hosts_probe_for_their_tools():
     assert {s.name: s.available for s in WireGuard.backends(RemoteKernelProbe(both))}["userspace"]
 
 
+
+def test_a_host_that_does_not_answer_is_not_taken_for_one_without_the_file():
+    """ssh's 255 is no answer to `test -e`: the run stops naming ssh's reason, never with
+    "client: /usr/sbin/swanctl not found" for a machine that was not reached."""
+    class Gone(ToolHost):
+        def run(self, argv, timeout=30.0, check=True, input=None):
+            return CommandResult(argv, 255, "", "ssh: connect to host c port 22: Connection refused")
+
+    class Answers(ToolHost):
+        def run(self, argv, timeout=30.0, check=True, input=None):
+            return CommandResult(argv, 0 if argv[-1] == "/usr/sbin/swanctl" else 1, "", "")
+
+    with pytest.raises(CommandFailed, match="Connection refused"):
+        RemoteKernelProbe([Gone("client", [])]).host_lacking("/usr/sbin/swanctl")
+    probe = RemoteKernelProbe([Answers("client", []), Answers("server", [])])
+    assert probe.host_lacking("/usr/sbin/swanctl") is None and probe.host_lacking("/dev/net/tun") == "client"
+
 def test_netem_goes_to_the_endpoints_when_the_router_kernel_has_none(tmp_path):
     """The VM testbed's router is a namespace of a machine without sch_netem: auto acts on the
     guests' egress, and asking for the router is refused with the allowed values."""
@@ -131,7 +147,7 @@ def _modules_after(statement: str) -> set[str]:
 
 
 def test_the_spec_is_apart_from_the_runtime_and_hosts_vm_has_no_way_up():
-    assert not any(m.startswith("vpnbench.testbeds") for m in _modules_after("import vpnbench.campaign.testbed_spec"))
+    assert not any(m.startswith("vpnbench.testbeds") for m in _modules_after("import vpnbench.testbed_spec"))
     assert not any(m.startswith("vpnbench.testbeds") for m in _modules_after("import vpnbench.hosts.vm"))
     assert "vpnbench.kernelvm" not in _modules_after("import vpnbench.hosts.ssh")  # die_with_parent lives apart
 

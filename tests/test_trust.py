@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from conftest import run_cli
 from vpnbench.campaign.privileged import PRIVILEGED, TESTBED_OWNED, privileged_settings
 from vpnbench.campaign.spec import CampaignInfo
-from vpnbench.campaign.testbed_spec import TestbedSpec
+from vpnbench.testbed_spec import TestbedSpec
 from vpnbench.errors import UserError
 from vpnbench.impair.model import ImpairmentParams
 from vpnbench.lab import signing

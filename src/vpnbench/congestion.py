@@ -16,6 +16,7 @@ from pathlib import Path
 
 from vpnbench.errors import HostError, UserError
 from vpnbench.hosts.base import Host
+from vpnbench.probe import KernelProbe
 from vpnbench.sysctls import save_and_write
 
 CONTROL = "net.ipv4.tcp_congestion_control"
@@ -39,17 +40,10 @@ def check_offered(techniques: list, offered: dict[str, list[str]]) -> None:
                                 f"{role}'s kernel; allowed values: {', '.join(available) or 'none found'}")
 
 
-def offered_here() -> list[str]:
-    """What this machine's kernel offers (a local testbed's namespaces share its kernel)."""
-    try:
-        return Path(AVAILABLE).read_text().split()
-    except OSError:
-        return []
-
-
-def offered_on(hosts: dict[str, Host]) -> dict[str, list[str]]:
-    return {f"the {role}": host.run(["cat", AVAILABLE], timeout=15, check=False).stdout.split()
-            for role, host in hosts.items()}
+def offered(probe: KernelProbe) -> dict[str, list[str]]:
+    """What the kernel of each host that runs a technique offers, asked through the testbed's probe
+    (a local testbed's namespaces share this machine's): host -> its available list."""
+    return {host: text.split() for host, text in probe.outputs(["cat", AVAILABLE]).items()}
 
 
 def current(host: Host) -> str | None:

@@ -4,12 +4,11 @@ import os
 import platform
 
 from vpnbench.errors import VpnbenchError
-from vpnbench.impair.registry import BACKENDS as IMPAIRMENT_BACKENDS
+from vpnbench.impair.registry import registered as impairment_backends
 from vpnbench.measure import MEASUREMENTS  # noqa: F401 - defining them declares their packages (known_packages)
-from vpnbench.probe import LocalKernelProbe, NoProbe, RemoteKernelProbe
+from vpnbench.probe import KernelProbe, LocalKernelProbe, NoProbe, RemoteKernelProbe, ThisMachine
 from vpnbench.resources import RunResources
 from vpnbench.techniques import TECHNIQUES
-from vpnbench.techniques.base import KernelProbe
 from vpnbench.techniques.ipsec import capabilities as ipsec_capabilities
 from vpnbench.testbeds import make_testbed, plan_pinning
 from vpnbench.tools import known_packages, missing_tool_reason, which
@@ -50,7 +49,7 @@ def diagnose() -> dict:
 def _impairment_backends(probe: KernelProbe | None) -> list[dict]:
     """Every registered impairment backend on this machine; probe None: not root."""
     rows = []
-    for name, cls in IMPAIRMENT_BACKENDS.items():
+    for name, cls in impairment_backends().items():
         reason = cls.unavailable(probe or NoProbe())
         if reason and probe is None and cls.unavailable(_Everything()) is None:
             reason = "run as root to probe"  # only a root probe could tell
@@ -61,7 +60,7 @@ def _impairment_backends(probe: KernelProbe | None) -> list[dict]:
     return rows
 
 
-class _Everything(KernelProbe):
+class _Everything(ThisMachine, KernelProbe):
     """A kernel that has every feature: what a backend needs besides the kernel shows through it."""
 
     def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
@@ -78,7 +77,7 @@ def kernel_rows(probe: KernelProbe, technique_prefix: str = "") -> dict[str, boo
     """What each technique and impairment backend needs of a kernel, as doctor's rows (each
     declares its own: Technique.kernel_rows, ImpairmentBackend.kernel_rows)."""
     rows = {technique_prefix + name: ok for cls in TECHNIQUES.values() for name, ok in cls.kernel_rows(probe).items()}
-    return rows | {name: ok for cls in IMPAIRMENT_BACKENDS.values() for name, ok in cls.kernel_rows(probe).items()}
+    return rows | {name: ok for cls in impairment_backends().values() for name, ok in cls.kernel_rows(probe).items()}
 
 
 def _kernel_features(probe: KernelProbe) -> dict:

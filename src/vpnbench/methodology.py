@@ -12,7 +12,8 @@ import re
 import statistics
 from collections.abc import Iterable
 
-from vpnbench.impair.registry import BACKENDS as IMPAIRMENT_BACKENDS
+from vpnbench.impair.model import lossy
+from vpnbench.impair.registry import registered as impairment_backends
 from vpnbench.techniques import is_reference
 
 SENDER_RECEIVER_GAP = 0.05  # share of the sender's rate
@@ -518,7 +519,7 @@ def _queue_finding(params: dict, side: str, capacity: float, packet_bytes: int,
     rate = spec.get("rate_bps") or 0
     backend = params.get("backend_used") or params.get("backend")
     # What the backend queues without a limit: its registry entry (netem's for an older file's "auto").
-    declared = IMPAIRMENT_BACKENDS.get(backend) or IMPAIRMENT_BACKENDS["netem"]
+    declared = impairment_backends().get(backend) or impairment_backends()["netem"]
     limit = spec.get("limit")
     if limit is None:
         limit = declared.default_limit(spec)
@@ -550,13 +551,6 @@ def _queue_finding(params: dict, side: str, capacity: float, packet_bytes: int,
         f"flight at {rate_text(bandwidth)} × {hold_s * 1e3:g} ms, so the queue, not the delay, limits "
         f"throughput (to about {rate_text(cap)} with {packet_bytes} B packets, more where GSO packs "
         f"several in one){counted}; set limit to at least {needed}.")
-
-
-def lossy(cell: dict) -> bool:
-    """Does the cell's impairment drop packets (loss or a Gilbert-Elliott model, either way)?"""
-    params = cell.get("impairment_params") or {}
-    return any((spec := params.get(side) or {}).get("loss_pct") or spec.get("gemodel")
-               for side in ("egress_spec", "ingress_spec"))
 
 
 def congestion_control_under_loss(cells: list[dict]) -> list[MethodologyWarning]:

@@ -71,3 +71,15 @@ def describe_validation_error(exc: ValidationError, model: type[BaseModel], wher
 
 
 Size = Annotated[int, BeforeValidator(parse_size)]
+
+MIN_MTU = 576  # the smallest IPv4 datagram every host must accept (RFC 791)
+MAX_MTU = 65535  # veth's own limit
+
+
+def core_range_error(asked: list[int], available: int, who: str) -> str | None:
+    """Why a cores list does not fit a host with `available` cores, or None (the testbed spec
+    checks this machine's; scaling.CorePinner each remote host's)."""
+    too_many = [n for n in asked if n > available]
+    if not too_many:
+        return None
+    return f"cores: {too_many[0]} is not allowed; allowed values: 1 to {available} ({who})"

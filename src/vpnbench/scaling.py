@@ -15,10 +15,9 @@ re-created over it; a tunnel device whose MTU would not fit over it is lowered t
 from vpnbench.errors import UserError
 from vpnbench.hosts.base import Host
 from vpnbench.hosts.route import device_mtu, route_device
+from vpnbench.params import core_range_error
 from vpnbench.techniques import expect
 
-MIN_MTU = 576  # the smallest IPv4 datagram every host must accept (RFC 791)
-MAX_MTU = 65535  # veth's own limit
 IP_UDP_HEADERS = {"ipv4": 20 + 8, "ipv6": 40 + 8}
 SOFTIRQ_NOTE = "taskset confines processes only: the kernel's softirq work (veth, kernel data paths) is not pinned"
 
@@ -41,14 +40,6 @@ def cores_for(share: list[int], count: int) -> list[int]:
     if count > len(share):
         raise ValueError(f"cores: {count} is more than the {len(share)} core(s) the host may use")
     return share[:count]
-
-
-def core_range_error(asked: list[int], available: int, who: str) -> str | None:
-    """Why a cores list does not fit a host with `available` cores, or None."""
-    too_many = [n for n in asked if n > available]
-    if not too_many:
-        return None
-    return f"cores: {too_many[0]} is not allowed; allowed values: 1 to {available} ({who})"
 
 
 def auto_length(mtu: int, family: str) -> int:

@@ -9,7 +9,7 @@ in that test's reviewed list with its reason, so this list cannot drift from the
 
 import dataclasses
 
-from vpnbench.campaign.testbed_spec import TestbedSpec
+from vpnbench.testbed_spec import TestbedSpec
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.techniques import TECHNIQUES
 

@@ -19,7 +19,7 @@ from vpnbench.measure import MEASUREMENTS
 from vpnbench.params import DurationOrOff, Params, validate_model
 from vpnbench.scaling import expand_lists
 from vpnbench.techniques import TECHNIQUES
-from vpnbench.campaign.testbed_spec import TestbedSpec
+from vpnbench.testbed_spec import TestbedSpec
 
 SECTIONS = ("campaign", "testbed", "technique", "impairment", "measurement")
 

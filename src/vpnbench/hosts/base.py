@@ -116,6 +116,14 @@ class Host(abc.ABC):
     @abc.abstractmethod
     def has_command(self, name: str) -> bool: ...
 
+    def has_file(self, path: str) -> bool:
+        """Does this path (a file, directory or device) exist as this host sees it? Asked on the
+        host itself: a remote machine's files, or a namespace's own mounts, are not this machine's."""
+        result = self.run(["test", "-e", str(path)], check=False)
+        if result.returncode not in (0, 1):  # not test's answer: the host did not answer (ssh's 255)
+            raise CommandFailed(result)
+        return result.ok
+
     def listening(self, proc: Proc, port: int, udp: bool = False) -> bool:
         """Does something on this host listen on `port` (TCP, or UDP)? `proc` is the process
         expected to; a host that can look at it directly needs no `ss` round trip."""

@@ -1,5 +1,3 @@
-"""Network impairments: the netem spec, named profiles, sweeps, and the backends that apply them."""
-
-# The built-in backends register themselves (impair/registry.py) on import, before any schema
-# of this package validates a backend name.
-from vpnbench.impair import backends  # noqa: F401
+"""Network impairments: the netem spec, named profiles, sweeps (pure data: spec.py, model.py,
+profiles.py, sweep.py, bursts.py, the registry of names), and the backends that apply them
+(backends.py, the runtime). The registry loads the built-in backends when first asked."""

@@ -126,3 +126,10 @@ def _label(params: ImpairmentParams, egress: str, ingress: str, swept: bool) -> 
     if params.label:  # a sweep's label prefixes every step
         return f"{params.label}: {text}"
     return params.profile if params.profile and not swept else text
+
+
+def lossy(cell: dict) -> bool:
+    """Does a stored cell's impairment drop packets (loss or a Gilbert-Elliott model, either way)?"""
+    params = cell.get("impairment_params") or {}
+    return any((spec := params.get(side) or {}).get("loss_pct") or spec.get("gemodel")
+               for side in ("egress_spec", "ingress_spec"))

@@ -4,7 +4,8 @@ A backend is one module: a subclass of `impair.backends.ImpairmentBackend` that 
 name, availability probe, whether it needs a bump-in-the-wire hop, the testbed kinds it may
 run on and its default queue limit, and is registered with `@register`. The campaign schema's
 allowed values, doctor, the runner's choice and the methodology checks read this registry.
-This module imports nothing, so the schema (impair.model, the testbed spec) can use it.
+This module imports nothing at load, so the schema (impair.model, the testbed spec) can use it;
+`registered()` loads the built-in backends (which register themselves) when first asked.
 """
 
 from typing import Annotated
@@ -19,8 +20,14 @@ def register(cls: type) -> type:
     return cls
 
 
+def registered() -> dict[str, type]:
+    """Every registered backend, the built-in ones included: name -> class, in auto's order."""
+    from vpnbench.impair import backends  # noqa: F401, PLC0415 - they register themselves on import
+    return BACKENDS
+
+
 def allowed_names() -> tuple[str, ...]:
-    return ("auto", *BACKENDS)
+    return ("auto", *registered())
 
 
 def _known(value: str) -> str:
@@ -31,12 +38,12 @@ def _known(value: str) -> str:
 
 def allowed_here(testbed_kind: str, besides: str = "") -> str:
     """The backend values a testbed of this kind allows, other than `besides`, as a message says them."""
-    return ", ".join(["auto", *(n for n, c in BACKENDS.items() if n != besides and testbed_kind in c.testbeds)])
+    return ", ".join(["auto", *(n for n, c in registered().items() if n != besides and testbed_kind in c.testbeds)])
 
 
 def wrong_kind(name: str, testbed_kind: str) -> str | None:
     """None when backend `name` may run on a testbed of this kind (or is not known); else why not."""
-    cls = BACKENDS.get(name)
+    cls = registered().get(name)
     if cls is None or testbed_kind in cls.testbeds:
         return None
     return f"{name!r} runs on kind = {' or '.join(map(repr, cls.testbeds))} only"

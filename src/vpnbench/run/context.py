@@ -15,7 +15,7 @@ from vpnbench.run.display import Display
 from vpnbench.run.impairments import ImpairmentSwitch
 from vpnbench.scaling import CorePinner
 from vpnbench.store import Store
-from vpnbench.techniques.base import KernelProbe
+from vpnbench.probe import KernelProbe
 from vpnbench.testbeds import Testbed
 
 

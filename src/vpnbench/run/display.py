@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.methodology import lossy
+from vpnbench.impair.model import lossy
 from vpnbench.records import Cell
 from vpnbench.terminal_text import plain
 

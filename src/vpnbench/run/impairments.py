@@ -6,29 +6,27 @@ from vpnbench.campaign import Campaign, PlannedCell
 from vpnbench.errors import VpnbenchError
 from vpnbench.impair.backends import ImpairmentBackend, choose_backend
 from vpnbench.impair.model import Impairment
-from vpnbench.impair.registry import BACKENDS
-from vpnbench.probe import LocalKernelProbe
-from vpnbench.resources import RunResources
+from vpnbench.impair.registry import registered
+from vpnbench.probe import KernelProbe
 from vpnbench.testbeds import Testbed
 
 
-def resolve_impairment_backend(campaign: Campaign, resources: RunResources, probe=None) -> str | None:
+def resolve_impairment_backend(campaign: Campaign, probe: KernelProbe) -> str | None:
     """The backend asked for, or (auto) the first registered one that may run on this testbed
-    and is available (netem where the kernel has it, else linkem); None without impairments.
-    probe: the remote testbed's kernels (ssh, vm), else this machine's is tried."""
+    and is available where the testbed's probe looks (netem where the kernel has it, else
+    linkem); None without impairments."""
     if not campaign.impaired:
         return None
-    return choose_backend(campaign.impairment_backend_asked(), campaign.testbed.kind,
-                          probe or LocalKernelProbe(resources))
+    return choose_backend(campaign.impairment_backend_asked(), campaign.testbed.kind, probe)
 
 
 def needs_bump(backend: str | None) -> bool:
     """Does the testbed need a bump-in-the-wire hop for this backend (linkem's)?"""
-    return backend is not None and BACKENDS[backend].needs_bump
+    return backend is not None and registered()[backend].needs_bump
 
 
 def make_impairer(backend: str, testbed: Testbed) -> ImpairmentBackend:
-    return BACKENDS[backend].create(testbed)
+    return registered()[backend].create(testbed)
 
 
 class ImpairmentSwitch:

@@ -12,22 +12,21 @@ from vpnbench.errors import TestbedError, UserError, VpnbenchError
 from vpnbench.hostfacts import collect_host_facts
 from vpnbench.hosts.arch import check_gen_arch
 from vpnbench.measure.gen import gen_binary
-from vpnbench.probe import LocalKernelProbe
+from vpnbench.probe import KernelProbe
 from vpnbench.resources import RunResources
 from vpnbench.run.context import RunContext
 from vpnbench.run.display import Display
 from vpnbench.run.impairments import ImpairmentSwitch, make_impairer, needs_bump, resolve_impairment_backend
 from vpnbench.scaling import CorePinner
 from vpnbench.techniques import TECHNIQUES
-from vpnbench.techniques.base import KernelProbe
-from vpnbench.campaign.testbed_spec import TestbedSpec
 from vpnbench.terminal_text import plain
+from vpnbench.testbed_spec import TestbedSpec
 from vpnbench.testbeds import Testbed, make_testbed
 
 VM_HINT = "use [testbed] kind = \"vm\" (QEMU VMs with a full distribution kernel) for the kernel backends"
 
 # How the runner obtains its testbed: make_testbed; the runner's unit tests give doubles.
-TestbedMaker = Callable[[TestbedSpec, RunResources, bool], Testbed]
+TestbedMaker = Callable[[TestbedSpec, RunResources], Testbed]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,30 +76,26 @@ class Prepared:
 
 def prepare(campaign: Campaign, resources: RunResources, display: Display, make: TestbedMaker = make_testbed,
             skip_unavailable: bool = False, ask=None) -> Prepared:
-    """The testbed, its kernel probe and the backends. A remote testbed (ssh, vm) is connected
-    (booted) first, since only its hosts can say what their kernels can do; locally this
-    machine's kernel answers before anything is built (and says whether the impairment backend needs its hop)."""
+    """The testbed, its probe and the backends, in one sequence for every kind: the testbed made
+    and connected (ssh: reached, vm: booted, local: nothing to do), its probe asked what the hosts
+    that run a technique can do, the backends resolved from the answers (and, when the impairment
+    backend needs one, the testbed given its bump-in-the-wire hop); set_up then brings it up."""
     spec = campaign.testbed
-    if spec.kind == "local":
-        probe = LocalKernelProbe(resources)
-        congestion.check_offered(campaign.techniques, {"this machine": congestion.offered_here()})
-        backends = resolve_backends(campaign, probe)
-        check_available(backends, skip_unavailable, ask)
-        impair_backend = resolve_impairment_backend(campaign, resources, probe)
-        return Prepared(make(spec, resources, needs_bump(impair_backend)), probe, backends, impair_backend)
-    testbed = make(spec, resources, False)
+    testbed = make(spec, resources)
     try:
-        display.say(f"connecting to the {spec.kind} testbed: {', '.join(testbed.hosts)}")
+        if testbed.connect_note:
+            display.say(testbed.connect_note)
         testbed.connect()
         if any(getattr(m, "tool", None) == "gen" for m in campaign.measurements):  # before any cell
             check_gen_arch(testbed.hosts.values(), gen_binary())
         if congestion.asked(campaign.techniques):
-            congestion.check_offered(campaign.techniques,
-                                     congestion.offered_on({"client": testbed.client, "server": testbed.server}))
+            congestion.check_offered(campaign.techniques, congestion.offered(testbed.probe))
         backends = resolve_backends(campaign, testbed.probe)
         check_available(backends, skip_unavailable, ask)
-        return Prepared(testbed, testbed.probe, backends,
-                        resolve_impairment_backend(campaign, resources, testbed.probe))
+        impair_backend = resolve_impairment_backend(campaign, testbed.probe)
+        if needs_bump(impair_backend):
+            testbed.add_bump()
+        return Prepared(testbed, testbed.probe, backends, impair_backend)
     except UserError:
         testbed.down()
         raise

@@ -8,6 +8,7 @@ from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
 from vpnbench.overhead import Expectation
 from vpnbench.params import Params
+from vpnbench.probe import KernelProbe
 from vpnbench.resources import RunResources
 from vpnbench.tools import declare_packages
 
@@ -48,32 +49,13 @@ class TechniqueContext:
     """What a technique may use: the two hosts, the underlay addresses and a private directory."""
 
     def __init__(self, client: Host, server: Host, underlay: dict[str, dict[str, str]],
-                 resources: RunResources, probe_kernel: "KernelProbe", router: Host | None = None):
+                 resources: RunResources, probe_kernel: KernelProbe, router: Host | None = None):
         self.client = client
         self.server = server
         self.router = router  # for techniques that protect one link of the path (MACsec)
         self.underlay = underlay  # role -> family -> address
         self.resources = resources
         self.probe_kernel = probe_kernel
-
-
-class KernelProbe(abc.ABC):
-    @abc.abstractmethod
-    def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
-        """Can the kernel create an interface of this type (wireguard, ...)? on_ethernet: the type
-        sits on an Ethernet device (MACsec), so it is tried on a veth."""
-
-    def accepts(self, commands: list[list[str]]) -> bool:
-        """Do all these commands succeed in a throwaway namespace (e.g. `ip xfrm state add`)?"""
-        return False
-
-    @abc.abstractmethod
-    def has_qdisc(self, kind: str) -> bool:
-        """Can the kernel attach a qdisc of this kind (netem, ...)?"""
-
-    @abc.abstractmethod
-    def has_command(self, name: str) -> bool:
-        """Is this command on the hosts that run a technique (not the controller, unless it is one)?"""
 
 
 class Technique(abc.ABC):

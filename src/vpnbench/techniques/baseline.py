@@ -4,7 +4,8 @@ from typing import Literal
 
 from vpnbench.overhead import Expectation
 from vpnbench.params import TechniqueParams
-from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
+from vpnbench.probe import KernelProbe
+from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
 
 
 class BaselineParams(TechniqueParams):

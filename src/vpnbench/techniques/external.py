@@ -19,7 +19,8 @@ from pydantic import Field
 from vpnbench.errors import TechniqueError
 from vpnbench.overhead import Expectation
 from vpnbench.params import Duration, TechniqueParams
-from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
+from vpnbench.probe import KernelProbe
+from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
 
 ANY_IP = "ip or ip6"
 

@@ -15,7 +15,6 @@ config file) and lets it create the interface and distribute SAKs.
 import json
 import re
 import secrets
-import subprocess
 import time
 from typing import Literal
 
@@ -28,7 +27,8 @@ from vpnbench.hosts.route import device_mac, route_device
 from vpnbench.overhead import Expectation, expectation_of
 from vpnbench.params import TechniqueParams
 from vpnbench.safe_files import wipe
-from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
+from vpnbench.probe import KernelProbe
+from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
 
 LINK = {"a": ("10.97.0.1", "fd97::1"), "b": ("10.97.0.2", "fd97::2")}
 WIRE_FILTER = "ether proto 0x88e5"
@@ -78,11 +78,14 @@ class MACsec(Technique):
     @classmethod
     def resolve_backend(cls, params: MACsecParams, probe: KernelProbe) -> str:
         backend = super().resolve_backend(params, probe)
-        if params.keying == "mka" and params.cipher == "gcm-aes-256" and wpa_supplicant_version() < (2, 11):
+        if params.keying == "mka" and params.cipher == "gcm-aes-256":
             # wpa_supplicant learnt macsec_csindex (the cipher suite choice) in 2.11; 2.10 speaks GCM-AES-128 only.
-            raise ValueError("keying = 'mka' with cipher = 'gcm-aes-256' needs wpa_supplicant >= 2.11 "
-                             f"(this one is {'.'.join(map(str, wpa_supplicant_version())) or 'missing'}); "
-                             "allowed here: cipher = 'gcm-aes-128', or keying = 'static'")
+            for host, output in probe.outputs(WPA_SUPPLICANT_VERSION).items():
+                version = wpa_supplicant_version(output)
+                if version < (2, 11):
+                    raise ValueError("keying = 'mka' with cipher = 'gcm-aes-256' needs wpa_supplicant >= 2.11 "
+                                     f"({host} has {'.'.join(map(str, version)) or 'none'}); "
+                                     "allowed here: cipher = 'gcm-aes-128', or keying = 'static'")
         return backend
 
     def up(self, backend: str) -> Tunnel:
@@ -231,13 +234,12 @@ def _wpa_conf(cak: str, ckn: str, cipher: str, encrypt: bool, priority: int) -> 
         f"  mka_cak={cak}", f"  mka_ckn={ckn}", f"  mka_priority={priority}", "}", ""])
 
 
-def wpa_supplicant_version() -> tuple[int, ...]:
-    """(2, 10) for "wpa_supplicant v2.10"; () when it is missing."""
-    try:
-        out = subprocess.run(["wpa_supplicant", "-v"], capture_output=True, text=True).stdout
-    except OSError:
-        return ()
-    match = re.search(r"v(\d+)\.(\d+)", out)
+WPA_SUPPLICANT_VERSION = ["wpa_supplicant", "-v"]  # asked of each host through the testbed's probe
+
+
+def wpa_supplicant_version(output: str) -> tuple[int, ...]:
+    """(2, 10) for `wpa_supplicant -v`'s "wpa_supplicant v2.10"; () for no output (it is missing)."""
+    match = re.search(r"v(\d+)\.(\d+)", output)
     return (int(match.group(1)), int(match.group(2))) if match else ()
 
 

@@ -21,8 +21,9 @@ from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, stop_all
 from vpnbench.overhead import Expectation, expectation_of, openvpn_outer
 from vpnbench.params import Family, Size, TechniqueParams
+from vpnbench.probe import KernelProbe
 from vpnbench.safe_files import wipe, wipe_here, write_private
-from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
+from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
 from vpnbench.tools import missing_tool_reason
 
 INNER = {

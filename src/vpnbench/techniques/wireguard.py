@@ -16,7 +16,8 @@ from vpnbench.hosts.base import stop_all
 from vpnbench.overhead import IP_HEADER, Expectation, expectation_of, wireguard_outer
 from vpnbench.params import Family, TechniqueParams
 from vpnbench.safe_files import wipe
-from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
+from vpnbench.probe import KernelProbe
+from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
 from vpnbench.tools import missing_tool_reason
 
 INNER = {

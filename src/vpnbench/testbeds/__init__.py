@@ -4,13 +4,13 @@
 - ssh: machines of an inventory whose underlay exists already (ssh.py);
 - vm: QEMU guests booted for the run, the router a namespace between them (vm.py).
 
-The spec (what a campaign's [testbed] table says) is pure data: campaign/testbed_spec.py.
+The spec (what a campaign's [testbed] table says) is pure data: testbed_spec.py.
 """
 
 from vpnbench.resources import RunResources
 from vpnbench.testbeds.base import BUMP_IFACES, CapturePoint, Link, Testbed, plan_links
 from vpnbench.testbeds.local import LocalTestbed
-from vpnbench.campaign.testbed_spec import TestbedSpec, VmSettings, plan_pinning
+from vpnbench.testbed_spec import TestbedSpec, VmSettings, plan_pinning
 from vpnbench.testbeds.ssh import SshTestbed
 
 __all__ = ["BUMP_IFACES", "CapturePoint", "Link", "LocalTestbed", "SshTestbed", "Testbed", "TestbedSpec", "VmSettings",

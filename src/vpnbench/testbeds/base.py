@@ -17,8 +17,8 @@ from vpnbench import evidence
 from vpnbench.errors import TestbedError
 from vpnbench.hosts.base import Host
 from vpnbench.resources import RunResources
-from vpnbench.techniques.base import KernelProbe
-from vpnbench.campaign.testbed_spec import TestbedSpec
+from vpnbench.probe import KernelProbe
+from vpnbench.testbed_spec import TestbedSpec
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +104,11 @@ class Testbed(abc.ABC):
         return {}
 
     @property
+    def connect_note(self) -> str:
+        """What connect() is about to do, for the terminal ("" when it has nothing to do)."""
+        return f"connecting to the {self.spec.kind} testbed: {', '.join(self.hosts)}"
+
+    @property
     def setup_timeout_scale(self) -> float:
         """How much longer than natively work on the hosts may take (bring-up deadlines scale by it)."""
         return 1.0
@@ -163,6 +168,12 @@ class Testbed(abc.ABC):
             while not self.client.run(["ping", "-n", "-c", "1", "-W", "0.2", target], check=False).ok:
                 if time.monotonic() > deadline:
                     raise TestbedError(f"testbed: client cannot reach server at {target} within {timeout:g} s")
+
+    def add_bump(self) -> None:
+        """Cut the link next to the server in two, bridged by a userspace emulator (linkem's bump),
+        before up(). Only where vpnbench builds the underlay: the registry lets a backend that
+        needs a bump run on such testbeds only."""
+        raise TestbedError(f"a {self.spec.kind} testbed has no bump-in-the-wire hop")
 
     def set_mtu(self, mtu: int) -> None:
         """The MTU scaling axis: only where vpnbench builds the underlay (the spec refuses it elsewhere)."""

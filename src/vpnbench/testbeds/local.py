@@ -14,7 +14,7 @@ from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources, delete_netns
 from vpnbench.sysctls import apply_sysctls, restore_sysctls
 from vpnbench.testbeds.base import BUMP_IFACES, Link, Testbed, plan_links
-from vpnbench.campaign.testbed_spec import TestbedSpec, plan_pinning
+from vpnbench.testbed_spec import TestbedSpec, plan_pinning
 
 FIRST_VETH_INDEX = 100  # see LocalTestbed._veth
 IPV6_MIN_MTU = 1280
@@ -26,17 +26,22 @@ class LocalTestbed(Testbed):
     def __init__(self, spec: TestbedSpec, resources: RunResources, bump: bool = False):
         self.spec = spec
         self.resources = resources
-        self.links = plan_links(spec.router, bump)
         self.cpus, self.pin_note = plan_pinning(spec.pin, os.cpu_count() or 1)
-        roles = ["client", "server"] + (["router"] if spec.router else []) + (["link"] if bump and not spec.router else [])
-        self.hosts = {
-            role: NetnsHost(role, resources.netns_name(role), resources.dir, self.cpus.get(role))
-            for role in roles
-        }
+        self._plan(bump)
         self._created: list[str] = []
         self._veths = 0
         self.sysctls: dict[str, dict] = {}
         self._probe = LocalKernelProbe(resources)
+
+    def _plan(self, bump: bool) -> None:
+        """The links and the namespaces on them (with a bump and no router, one more: "link")."""
+        self.links = plan_links(self.spec.router, bump)
+        roles = ["client", "server"] + (["router"] if self.spec.router else []) + (["link"] if bump and not self.spec.router else [])
+        self.hosts = {role: NetnsHost(role, self.resources.netns_name(role), self.resources.dir, self.cpus.get(role))
+                      for role in roles}
+
+    def add_bump(self) -> None:
+        self._plan(bump=True)  # before up(): nothing is built yet
 
     @property
     def probe(self) -> LocalKernelProbe:
@@ -46,6 +51,10 @@ class LocalTestbed(Testbed):
     def setup_timeout_scale(self) -> float:
         """1 natively, 4 inside a TCG-emulated kernel VM (make test-kernel), whose CPU is slower."""
         return 4.0 if os.environ.get("VPNBENCH_VM_ACCEL") == "TCG" else 1.0
+
+    @property
+    def connect_note(self) -> str:
+        return ""
 
     def connect(self) -> None:
         """Namespaces need no connection: they are made by up()."""

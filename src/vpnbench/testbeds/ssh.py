@@ -10,7 +10,7 @@ from vpnbench.hosts.ssh import SshConnection, SshHost, SshSettings, SshTarget
 from vpnbench.probe import RemoteKernelProbe
 from vpnbench.resources import RunResources
 from vpnbench.testbeds.base import Link, Testbed
-from vpnbench.campaign.testbed_spec import TestbedSpec
+from vpnbench.testbed_spec import TestbedSpec
 
 BASE_TOOLS = ["ip", "ping", "sysctl", "unshare"]  # what every run needs on every host
 

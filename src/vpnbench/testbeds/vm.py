@@ -28,7 +28,7 @@ from vpnbench.probe import RemoteKernelProbe, has_qdisc
 from vpnbench.resources import RunResources, delete_netns
 from vpnbench.testbeds.base import Link, Testbed, plan_links
 from vpnbench.testbeds.local import add_netns, address, ip, route_through
-from vpnbench.campaign.testbed_spec import TestbedSpec
+from vpnbench.testbed_spec import TestbedSpec
 from vpnbench.testbeds.ssh import SshHosts
 
 GUESTS = ("client", "server")

@@ -8,7 +8,6 @@ underlay addresses of `family`. What charon or pluto actually negotiated is read
 
 import secrets
 import warnings
-from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -17,7 +16,8 @@ from vpnbench import evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.overhead import IP_HEADER, Expectation, esp_outer, expectation_of, l2tp_esp_outer
 from vpnbench.params import Family, TechniqueParams
-from vpnbench.techniques.base import BackendStatus, KernelProbe, Technique, Tunnel
+from vpnbench.probe import KernelProbe
+from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
 from vpnbench.techniques.ipsec import l2tp, libreswan, strongswan
 from vpnbench.techniques.ipsec.proposals import CIPHERS, DEFAULT_IKE, PQ_KE, weak_ike_warning, xfrm_probe_commands
 
@@ -308,19 +308,20 @@ def _section(name: str, values: dict) -> str:
 
 
 def _availability(params: IPsecParams, backend: str, probe: KernelProbe) -> tuple[bool, str]:
-    """(True, "") when this machine can run params on backend, else (False, why)."""
+    """(True, "") when the testbed's hosts can run params on backend, else (False, why): every
+    file, plugin and program is asked of them through the probe, never of the controller."""
     if params.l2tp:
-        missing = l2tp.missing_software()
+        missing = l2tp.missing_software(probe)
         if missing:
             return False, f"L2TP/IPsec: {missing}"
         if not probe.accepts(l2tp.PROBE):
             return False, "L2TP/IPsec is not available on this kernel (no PPP: /dev/ppp, ppp_generic)"
     if params.implementation == "libreswan":
-        ok, reason = _libreswan_availability(params, backend)
+        ok, reason = _libreswan_availability(params, backend, probe)
         if not ok:
             return ok, reason
         return _kernel_availability(params, probe)
-    missing = strongswan.missing_software()
+    missing = strongswan.missing_software(probe)
     if missing:
         return False, missing
     if params.ke != "none":
@@ -328,36 +329,39 @@ def _availability(params: IPsecParams, backend: str, probe: KernelProbe) -> tupl
                        "the installed strongSwan 5.9 has no post-quantum key exchange")
     cipher = CIPHERS[params.cipher]
     if backend == "userspace":
-        plugins = strongswan.installed_plugins()
-        if "kernel-libipsec" not in plugins:
-            return False, ("strongSwan's kernel-libipsec plugin is not installed "
+        host = probe.host_lacking(strongswan.plugin_path("kernel-libipsec"))
+        if host:
+            return False, (f"{host}: strongSwan's kernel-libipsec plugin is not installed "
                            "(apt-get install libcharon-extra-plugins)")
-        if not Path("/dev/net/tun").exists():
-            return False, "no /dev/net/tun (the userspace data path needs TUN)"
+        host = probe.host_lacking("/dev/net/tun")
+        if host:
+            return False, f"{host}: no /dev/net/tun (the userspace data path needs TUN)"
         if params.mode != "tunnel":
             return False, "the userspace data path (libipsec) does tunnel mode only"
         if params.ipcomp:
             return False, "the userspace data path (libipsec) has no IPComp"
         for needed in cipher.plugins:
-            if not needed & plugins:
-                return False, f"cipher {cipher.name}: none of the strongSwan plugins {sorted(needed)} is installed"
+            # one plugin of the set that every host has (asked plugin by plugin)
+            if all(probe.host_lacking(strongswan.plugin_path(name)) for name in needed):
+                host = probe.host_lacking(strongswan.plugin_path(sorted(needed)[0]))
+                return False, f"cipher {cipher.name}: {host} has none of the strongSwan plugins {sorted(needed)}"
         return True, ""
     return _kernel_availability(params, probe)
 
 
-def _libreswan_availability(params: IPsecParams, backend: str) -> tuple[bool, str]:
-    """What Libreswan itself can do, before the kernel is asked."""
+def _libreswan_availability(params: IPsecParams, backend: str, probe: KernelProbe) -> tuple[bool, str]:
+    """What Libreswan itself can do on the hosts, before the kernel is asked."""
     if backend == "userspace":
         return False, "libreswan has no userspace data path (kernel xfrm only)"
-    missing = libreswan.missing_software()
+    missing = libreswan.missing_software(probe)
     if missing:
         return False, missing
     if params.ke != "none":
         return False, f"ke = {params.ke!r}: Libreswan 4.10 has no post-quantum (ML-KEM) key exchange"
     for kind, proposal in (("ike", libreswan.ike_proposal(params.ike)), ("esp", libreswan.ESP[params.cipher])):
-        refused = libreswan.refused_proposal(kind, proposal)
+        refused = libreswan.refused_proposal(probe, kind, proposal)
         if refused:
-            return False, f"Libreswan 4.10 refuses {kind}={proposal}: {refused}"
+            return False, f"{refused[0]}: Libreswan 4.10 refuses {kind}={proposal}: {refused[1]}"
     return True, ""
 
 
@@ -399,7 +403,7 @@ def capabilities(probe: KernelProbe) -> list[dict]:
         ok, reason = _availability(IPsecParams(implementation="libreswan", **params), "kernel", probe)
         rows.append({"backend": "libreswan kernel", "feature": feature, "available": ok, "reason": reason})
     rows.append({"backend": "libreswan userspace", "feature": "all", "available": False,
-                 "reason": _libreswan_availability(IPsecParams(implementation="libreswan"), "userspace")[1]})
+                 "reason": _libreswan_availability(IPsecParams(implementation="libreswan"), "userspace", probe)[1]})
     return rows
 
 

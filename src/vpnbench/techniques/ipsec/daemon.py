@@ -8,6 +8,7 @@ from typing import Callable
 
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
+from vpnbench.probe import KernelProbe
 
 # $1 is bound over /run; $2, when set, is overlaid (read-only) on /usr/libexec; before that,
 # the pairs (source, target) up to "--" are bound (first: a source may live under /run);
@@ -26,6 +27,16 @@ def spawn_private(host: Host, directory: Path, argv: list[str], name: str, env: 
     pairs = [word for target, source in (binds or {}).items() for word in (str(source), target)]
     return host.spawn(["unshare", "--mount", "--propagation", "private", "sh", "-c", PRIVATE_MOUNTS,
                        "sh", str(directory), str(overlay_libexec or ""), *pairs, "--", *argv], name=name, env=env)
+
+
+def missing_package(probe: KernelProbe, software: tuple[tuple[str, str], ...]) -> str | None:
+    """None when the hosts have every (path, Debian package) of software; otherwise which host
+    lacks which, and how to install it."""
+    for path, package in software:
+        host = probe.host_lacking(path)
+        if host:
+            return f"{host}: {path} not found; install the Debian package '{package}' (apt-get install {package})"
+    return None
 
 
 def wait_until(ready: Callable[[], bool], proc: Proc, what: str, timeout: float) -> None:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
+from vpnbench.probe import KernelProbe
 from vpnbench.safe_files import remember, wipe
-from vpnbench.techniques.ipsec.daemon import spawn_private, tail, wait_until
+from vpnbench.techniques.ipsec.daemon import missing_package, spawn_private, tail, wait_until
 
 PORT = 1701
 INNER = {"client": "10.97.0.1", "server": "10.97.0.2"}  # the PPP link's addresses
@@ -27,11 +28,8 @@ PROBE = [["sh", "-c", "modprobe -q ppp_generic 2>/dev/null; modprobe -q l2tp_ppp
 SOFTWARE = (("/usr/sbin/xl2tpd", "xl2tpd"), ("/usr/sbin/pppd", "ppp"))
 
 
-def missing_software() -> str | None:
-    for path, package in SOFTWARE:
-        if not Path(path).exists():
-            return f"{path} not found; install the Debian package '{package}' (apt-get install {package})"
-    return None
+def missing_software(probe: KernelProbe) -> str | None:
+    return missing_package(probe, SOFTWARE)
 
 
 def lns_conf(client_addr: str) -> str:

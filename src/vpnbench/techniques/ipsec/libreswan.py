@@ -11,11 +11,11 @@ whack, run outside, get the real ones.
 
 import dataclasses
 import re
-import subprocess
 from pathlib import Path
 
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
+from vpnbench.probe import KernelProbe
 from vpnbench.safe_files import remember, wipe
 from vpnbench.techniques.ipsec.daemon import spawn_private, tail, wait_until
 
@@ -36,12 +36,14 @@ HASHES = {"sha1": "sha1", "sha256": "sha2_256", "sha384": "sha2_384", "sha512": 
 GROUPS = {"x25519": "dh31", "curve25519": "dh31", "ecp256": "dh19", "ecp384": "dh20", "ecp521": "dh21"}
 
 
-def missing_software() -> str | None:
+def missing_software(probe: KernelProbe) -> str | None:
+    """What Libreswan needs on the hosts that run it, asked of them."""
     for name in ("pluto", "whack", "addconn", "rsasigkey", "showhostkey", "algparse"):
-        if not (LIBEXEC / name).exists():
-            return (f"Libreswan not found ({LIBEXEC / name}); run scripts/install-deps.sh (it unpacks Debian's "
-                    f"libreswan into {PREFIX}: the package conflicts with strongSwan's)")
-    if subprocess.run(["sh", "-c", "command -v certutil"], capture_output=True).returncode != 0:
+        host = probe.host_lacking(str(LIBEXEC / name))
+        if host:
+            return (f"{host}: Libreswan not found ({LIBEXEC / name}); run scripts/install-deps.sh (it unpacks "
+                    f"Debian's libreswan into {PREFIX}: the package conflicts with strongSwan's)")
+    if not probe.has_command("certutil"):
         return "certutil not found; install the Debian package 'libnss3-tools' (apt-get install libnss3-tools)"
     return None
 
@@ -71,12 +73,14 @@ def ike_proposal(ike: str) -> str:
     return f"{enc}-{prf}-{group}"
 
 
-def refused_proposal(kind: str, proposal: str) -> str | None:
-    """Libreswan's own parser (algparse) on `kind=proposal`: None, or its error line."""
-    out = subprocess.run([str(LIBEXEC / "algparse"), "-v2", f"{kind}={proposal}"],
-                         capture_output=True, text=True).stdout
-    errors = [line.strip() for line in out.splitlines() if "ERROR" in line]
-    return errors[0].removeprefix("ERROR: ") if errors else None
+def refused_proposal(probe: KernelProbe, kind: str, proposal: str) -> tuple[str, str] | None:
+    """Libreswan's own parser (algparse) on `kind=proposal`, on each host that runs it: None, or
+    the first host that refuses it and its error line."""
+    for host, out in probe.outputs([str(LIBEXEC / "algparse"), "-v2", f"{kind}={proposal}"]).items():
+        errors = [line.strip() for line in out.splitlines() if "ERROR" in line]
+        if errors:
+            return host, errors[0].removeprefix("ERROR: ")
+    return None
 
 
 @dataclasses.dataclass

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
+from vpnbench.probe import KernelProbe
 from vpnbench.safe_files import remember, wipe
-from vpnbench.techniques.ipsec.daemon import spawn_private, tail, wait_until
+from vpnbench.techniques.ipsec.daemon import missing_package, spawn_private, tail, wait_until
 
 CHARON = "/usr/lib/ipsec/charon"
 PLUGIN_DIR = Path("/usr/lib/ipsec/plugins")
@@ -25,15 +26,23 @@ BASE_PLUGINS = ("random drbg nonce openssl aes aesni sha1 sha2 hmac gcm chapoly 
 KERNEL_PLUGINS = {"userspace": ["kernel-libipsec", "kernel-netlink"], "kernel": ["kernel-netlink"]}
 
 
-def installed_plugins() -> set[str]:
-    return {p.name.removeprefix("libstrongswan-").removesuffix(".so") for p in PLUGIN_DIR.glob("libstrongswan-*.so")}
+SOFTWARE = ((CHARON, "strongswan-charon"), ("/usr/sbin/swanctl", "strongswan-swanctl"))
 
 
-def missing_software() -> str | None:
-    for path, package in ((CHARON, "strongswan-charon"), ("/usr/sbin/swanctl", "strongswan-swanctl")):
-        if not Path(path).exists():
-            return f"{path} not found; install the Debian package '{package}' (apt-get install {package})"
-    return None
+def plugin_path(name: str) -> str:
+    """Where charon loads plugin `name` from (kernel-libipsec, openssl, ...)."""
+    return str(PLUGIN_DIR / f"libstrongswan-{name}.so")
+
+
+def installed_plugins(host: Host) -> set[str]:
+    """The plugins on `host` (one listing of its plugin directory)."""
+    names = host.run(["ls", "-1", str(PLUGIN_DIR)], check=False).stdout.split()
+    return {n.removeprefix("libstrongswan-").removesuffix(".so") for n in names
+            if n.startswith("libstrongswan-") and n.endswith(".so")}
+
+
+def missing_software(probe: KernelProbe) -> str | None:
+    return missing_package(probe, SOFTWARE)
 
 
 @dataclasses.dataclass
@@ -48,9 +57,10 @@ class Side:
     remote_ts: str
 
 
-def strongswan_conf(backend: str) -> str:
-    """charon's settings as it sees them: /run is the host's private directory."""
-    plugins = [p for p in BASE_PLUGINS + KERNEL_PLUGINS[backend] if p in installed_plugins()]
+def strongswan_conf(backend: str, installed: set[str]) -> str:
+    """charon's settings as it sees them: /run is the host's private directory; of the plugins
+    it wants, those installed on its host."""
+    plugins = [p for p in BASE_PLUGINS + KERNEL_PLUGINS[backend] if p in installed]
     return f"""charon {{
   load = {' '.join(plugins)}
   install_virtual_ip = no
@@ -133,7 +143,8 @@ class Charon:
     def start(self, backend: str) -> Proc:
         remember(self.host, self.dir)  # cleanup after a kill -9 wipes it on the host, keys included
         self.host.run(["mkdir", "-p", "-m", "700", str(self.dir)])
-        self.host.write_file(self.dir / "strongswan.conf", strongswan_conf(backend), 0o600)
+        self.host.write_file(self.dir / "strongswan.conf", strongswan_conf(backend, installed_plugins(self.host)),
+                             0o600)
         self.proc = spawn_private(self.host, self.dir, [CHARON], name=f"charon-{self.host.role}",
                                   env={"STRONGSWAN_CONF": "/run/strongswan.conf"})
         wait_until(lambda: self.swanctl("--stats", check=False).ok, self.proc, "charon", 20)

@@ -11,8 +11,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstr
 
 from vpnbench.hosts.ssh import SshSettings, SshTarget
 from vpnbench.impair.registry import BackendName, allowed_here, wrong_kind
-from vpnbench.params import Duration
-from vpnbench.scaling import MAX_MTU, MIN_MTU, core_range_error
+from vpnbench.params import MAX_MTU, MIN_MTU, Duration, core_range_error
 
 
 class VmSettings(BaseModel):
