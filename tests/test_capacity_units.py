@@ -117,8 +117,20 @@ def test_a_step_that_sent_short_of_its_rate_does_not_keep_up_and_the_knee_names_
     assert steps[2].loss_site == "generator" and steps[1].loss_site is None
     m = sweep_metrics(steps, 0.01)
     assert m["knee_bps"] == 250e6 and m["knee_at_top"] == 0 and m["knee_limit_generator"] == 1, m
-    assert UdpSweep.headline_text(m).startswith("knee 250 Mbit/s (limit: the generator), "), UdpSweep.headline_text(m)
+    text = UdpSweep.headline_text(m)  # 150 Mbit/s unsent over 1 s: 150e6 / (8 x 1300) = 14 423 datagrams
+    assert text.startswith("knee 250 Mbit/s (limit: the generator; unsent 14 423 of 14 423 lost or unsent), "), text
     assert "sent short of the offered rate" in describe(steps, 0.01)
+
+
+def test_a_step_a_little_short_that_lost_much_names_where_it_lost():
+    """Seen on wireguard-go here: 400 Mbit/s offered, 398.08 sent (0.48 % short: 185 datagrams
+    of 1300 B unsent over 1 s), 18 % lost at the receiving socket: the loss, not the shortfall,
+    is the limit (the step keeps up neither way)."""
+    step = _counted(400_000_000, 38_277, 31_291, 38_280)
+    step.metrics["sender_throughput_bps"] = 398.08e6
+    assert step.unsent == 185 and step.limit_split == {"generator": 185, "tunnel_device": 0, "path": 0,
+                                                       "receiver": 6_986}
+    assert step.loss_site == "receiver" and not step.keeps_up(0.01)
 
 
 def test_the_sending_tolerance_is_iperf3s_pacing_arithmetic():

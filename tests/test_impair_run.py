@@ -135,3 +135,34 @@ def test_netem_backend_rebuilds_only_when_a_change_would_keep_stale_settings():
     client = [argv[4:] for argv in bed.hosts["client"].commands if argv[:3] == ["ip", "link", "set"]]
     assert client == [["c0", "gso_max_segs", "1"], ["c0", "gso_max_segs", "65535"]]
     assert backend.facts() == {"gso_max_segs_1": False}
+
+
+class CountingHost(RecordingHost):
+    """A host whose `tc -s -j qdisc show` prints netem's counters as iproute2 6.1 does."""
+
+    def __init__(self, role, drops):
+        super().__init__(role)
+        self.drops = drops
+
+    def run(self, argv, timeout=30.0, check=True, input=None):
+        self.commands.append(argv)
+        if argv[:4] != ["tc", "-s", "-j", "qdisc"]:
+            return CommandResult(argv, 0, "", "")
+        shown = [{"kind": "netem", "handle": "8001:", "root": True, "refcnt": 2, "options": {"limit": 1000},
+                  "bytes": 1300 * 900, "packets": 900, "drops": self.drops, "overlimits": 0, "requeues": 0,
+                  "backlog": 0, "qlen": 0}]
+        return CommandResult(argv, 0, json.dumps(shown), "")
+
+
+def test_netem_stats_read_tc_and_count_queue_drops_only_without_a_loss_model():
+    bed = LocalTestbed.__new__(LocalTestbed)
+    bed.links = plan_links(True)
+    bed.hosts = {role: CountingHost(role, 0) for role in ("client", "server", "router")}
+    backend = NetemBackend(bed)
+    [imp] = expand_impairment(ImpairmentParams(egress="delay 20ms limit 20", ingress="delay 20ms loss 1%"))
+    backend.apply(imp)
+    before = backend.stats()
+    assert before == {"egress": {"packets": 900, "drops": 0, "backlog_packets": 0, "loss_model": False},
+                      "ingress": {"packets": 900, "drops": 0, "backlog_packets": 0, "loss_model": True}}
+    bed.hosts["router"].drops = 70
+    assert backend.queue_drops(before, backend.stats()) == {"egress": 70}  # ingress: its loss model's, too

@@ -91,7 +91,8 @@ LOSS_SITES = {"generator": "the generator (it could not send the load)",
               "path": "the path between the tunnel devices (the technique or the link)",
               "receiver": "the receiving socket (the receiver could not keep up)",
               "mixed": "several sites (none lost most of the packets)"}
-SPLIT_NAMES = {"tunnel_device": "tunnel device", "path": "path", "receiver": "receiver"}  # loss_split's keys, short
+# loss_split's keys, short; and a sweep step's packets its generator did not send
+SPLIT_NAMES = {"tunnel_device": "tunnel device", "path": "path", "receiver": "receiver", "generator": "unsent"}
 
 # A site is named the limit when it lost at least this share of what a trial lost. Then the
 # other sites together lost at most a quarter of what it did: removing them would not move the
@@ -149,7 +150,8 @@ def describe_split(split: dict[str, int]) -> str:
     def count(n: int) -> str:
         return f"{n:,}".replace(",", " ")
     parts = [f"{SPLIT_NAMES[site]} {count(n)}" for site, n in sorted(split.items(), key=lambda kv: -kv[1]) if n]
-    return f"{', '.join(parts)} of {count(sum(split.values()))} lost"
+    missing = "lost or unsent" if split.get("generator") else "lost"
+    return f"{', '.join(parts)} of {count(sum(split.values()))} {missing}"
 
 
 def lost_at(site: str | None, split: dict[str, int] | None) -> str:

@@ -125,6 +125,7 @@ class Step:
         self.metrics = metrics
         self.cpu = cpu
         self.error = error
+        self.length, self.duration = length, duration
         self.tolerance = sending_tolerance(offered_bps, length, duration)
         self.start = self.end = 0.0
         self.interfaces: dict = {}
@@ -137,10 +138,25 @@ class Step:
         self.loss_split = loss_split(self.interfaces) if self.loss_ratio else None
 
     @property
+    def unsent(self) -> int:
+        """Datagrams the sender fell short of the offered rate by, where it was short (sent_short)."""
+        if not self.sent_short:
+            return 0
+        return round((self.offered_bps - self.metrics["sender_throughput_bps"]) * self.duration / (8 * self.length))
+
+    @property
+    def limit_split(self) -> dict[str, int] | None:
+        """loss_split with the datagrams the generator did not send beside the lost ones."""
+        if not self.unsent:
+            return self.loss_split
+        return {"generator": self.unsent, **(self.loss_split or {})}
+
+    @property
     def loss_site(self) -> str | None:
-        """The limit this step met (a LOSS_SITES key): the generator when it sent short of the
-        offered rate, lost or not; else where most of its loss happened."""
-        return "generator" if self.sent_short else dominant_site(self.loss_split)
+        """The limit this step met (a LOSS_SITES key): of the datagrams it did not deliver, unsent
+        (the generator) or lost (where, from the counters), the site of DOMINANT_LOSS_SHARE or
+        more, else "mixed"; None when it delivered the offered rate."""
+        return dominant_site(self.limit_split)
 
     @property
     def ok(self) -> bool:
@@ -167,7 +183,7 @@ class Step:
         data = {"sender_bps": m.get("sender_throughput_bps"), "receiver_bps": m.get("throughput_bps"),
                 "jitter_ms": m.get("jitter_ms"), "lost_packets": m.get("lost_packets"),
                 "start_s": round(self.start, 3), "end_s": round(self.end, 3), **self.cpu,
-                "interfaces": self.interfaces or None, "loss_site": self.loss_site, "loss_split": self.loss_split}
+                "interfaces": self.interfaces or None, "loss_site": self.loss_site, "loss_split": self.limit_split}
         if self.error:
             data["error"] = self.error
         return Trial(number, offered_bps=float(self.offered_bps), offered_pps=self.offered_bps / (8 * length),
@@ -214,7 +230,7 @@ def sweep_metrics(steps: list[Step], max_loss: float) -> dict[str, float]:
     past = step_past_knee(steps, knee_step)
     if past is not None and past.loss_site:
         metrics[f"knee_limit_{past.loss_site}"] = 1.0
-        metrics.update({f"knee_lost_{where}": float(n) for where, n in (past.loss_split or {}).items()})
+        metrics.update({f"knee_lost_{where}": float(n) for where, n in (past.limit_split or {}).items()})
     if knee_step:
         metrics["knee_bps"] = float(knee_step.offered_bps)
         metrics["knee_at_top"] = 1.0 if knee_step is steps[-1] else 0.0  # the real knee may lie higher
@@ -255,7 +271,7 @@ def describe(steps: list[Step], max_loss: float) -> str:
         loss = "nan" if s.loss_ratio is None else f"{s.loss_ratio * 100:.3f}"
         lines.append(f"{s.offered_bps / 1e6:12.1f} {s.metrics['sender_throughput_bps'] / 1e6:9.1f} "
                      f"{s.metrics['throughput_bps'] / 1e6:13.1f} {loss:>8} {'yes' if s.keeps_up(max_loss) else 'no':>8} "
-                     f"{lost_at(s.loss_site, s.loss_split)}")
+                     f"{lost_at(s.loss_site, s.limit_split)}")
     found = knee(steps, max_loss)
     if found is None:
         lines.append(f"no knee: the first step ({steps[0].offered_bps / 1e6:g} Mbit/s) already lost more "
