@@ -54,17 +54,28 @@ def test_auto_repetitions_stop_early_when_quiet_and_run_on_when_noisy(tmp_path, 
     assert result.returncode == 0, result.stderr
     import vpnbench
 
+    from vpnbench.quality import converged
+    from vpnbench.run.rounds import deciding_metric
+
     results = vpnbench.load(tmp_path / "c.db")
     runs = results.cells.groupby("measurement_label")["repetition"].max().to_dict()
-    assert runs["udp_20M_1300"] == 3, runs  # quiet: the minimum
     decisions = {e["detail"]["measurement_label"]: e["detail"]
                  for e in results.events.query("kind == 'repetitions'").to_dict("records")}
-    assert decisions["udp_20M_1300"]["converged"] and decisions["udp_20M_1300"]["n"] == 3
-    assert runs["tcp"] > 3, runs  # noisy: more repetitions
-    tcp = decisions["tcp"]
-    assert tcp["n"] == runs["tcp"]
-    if not tcp["converged"]:
-        assert tcp["n"] == 6 and "not converged" in result.stderr  # said in the terminal
+    # Each cell stopped where the rule first said so on the values it had stored, or at the budget:
+    # the product's own arithmetic, whatever this host's noise was (a quiet UDP cell on an idle
+    # machine stops at the minimum, on a busy one later).
+    for label, cells in results.cells.sort_values("repetition").groupby("measurement_label"):
+        metric = deciding_metric(cells["measurement"].iloc[0])
+        value = results.metrics.query("metric == @metric").set_index("cell_id")["value"]
+        values = [float(value[cell_id]) for cell_id in cells["cell_id"]]
+        first = next((n for n in range(3, 7) if converged(values[:n], 0.02, 3, 6).reason == "converged"), None)
+        assert runs[label] == (first or 6), (label, values)
+        assert decisions[label]["n"] == runs[label] and decisions[label]["converged"] == (first is not None)
+    # the hog swings TCP's throughput by far more than the 0.13 % CV that could stop at n = 3 under a
+    # 2 % target (t95(2) x the 97.5 % bound on sigma / sqrt(3) = 15.6 x CV)
+    assert runs["tcp"] > 3, runs
+    if not decisions["tcp"]["converged"]:
+        assert "not converged" in result.stderr  # said in the terminal
     run_cli("export", str(tmp_path / "c.db"), "--format", "json", "-o", str(tmp_path / "c.json"))
     assert len(json.loads((tmp_path / "c.json").read_text())) == 3 + runs["tcp"]
 

@@ -75,7 +75,9 @@ def test_delay(topo, linkem):
     linkem(a2b="delay 10ms", b2a="delay 5ms")
     rep, summ = ping(topo, 60, 0.02)
     assert len(rep) == 60
-    extra = summ["avg"] - base["avg"] - 15.0
+    # read from minima, as tests/timing.py says: scheduler noise only adds delay (an average on a
+    # busy host moves with it: 5.5 ms above the floor with every core shared)
+    extra = summ["min"] - base["min"] - 15.0
     assert -0.2 < extra < 1.0, (summ, base)
     assert summ["min"] >= 15.0
     # no jitter of linkem's own: the median sits at the floor. (Not mdev: one late wake-up of a
