@@ -66,7 +66,8 @@ def test_auto_repetitions_stop_early_when_quiet_and_run_on_when_noisy(tmp_path, 
     # machine stops at the minimum, on a busy one later).
     for label, cells in results.cells.sort_values("repetition").groupby("measurement_label"):
         metric = deciding_metric(cells["measurement"].iloc[0])
-        value = results.metrics.query("metric == @metric").set_index("cell_id")["value"]
+        metrics = results.metrics
+        value = metrics[metrics["metric"] == metric].set_index("cell_id")["value"]
         values = [float(value[cell_id]) for cell_id in cells["cell_id"]]
         first = next((n for n in range(3, 7) if converged(values[:n], 0.02, 3, 6).reason == "converged"), None)
         assert runs[label] == (first or 6), (label, values)
