@@ -66,8 +66,9 @@ class Heartbeat:
 
 
 class Worker:
-    """make: how the testbed is obtained, and clock: the time stages read; the queue's unit tests
-    give the runner's doubles for both."""
+    """One testbed working a job: the run's stages (vpnbench.run) with the queue's two hooks, the
+    block stage's before_cell and the run's fence. make: how the testbed is obtained, and clock:
+    the time stages read; the queue's unit tests give the runner's doubles for both."""
 
     def __init__(self, queue: WorkQueue, job: Job, campaign: Campaign, testbed_name: str, lease: float = 60.0,
                  console: Console | None = None, make: TestbedMaker = make_testbed, clock: Clock = Clock()):
@@ -135,7 +136,7 @@ class Worker:
         stage = BlockStage(run, prepared.backends, outcome, before_cell=self.before_cell)
         references = [b for p, b in enumerate(blocks) if p not in shared]
 
-        def ended(state: str) -> None:  # the queue told: an interrupted or failed worker's block goes back at once
+        def ended(state: str) -> None:  # told to the queue; an interrupted or failed worker's block goes back at once
             self.queue.set_state(worker_id, state)
 
         # The heartbeat beats from before the testbed is set up until the queue is told how the run ended.
