@@ -5,6 +5,8 @@ after kill -9) loses the block to another, which continues where it stopped: not
 nothing doubled. Bad input is one line and writes nothing. The same with real processes and
 namespace testbeds: test_queue.py."""
 
+import ast
+import inspect
 import itertools
 import time
 
@@ -17,9 +19,11 @@ from test_runner import VPN, campaign, lab  # noqa: F401 - lab is a fixture
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import UserError
 from vpnbench.lab import commands
+from vpnbench.lab import worker as worker_module
 from vpnbench.lab.queue import BLOCKS, WORKERS, WorkerRow, WorkQueue
 from vpnbench.lab.worker import Heartbeat, Worker
-from vpnbench.runner import Interrupted
+from vpnbench.run.lifecycle import Interrupted
+from vpnbench.runner import Runner
 from vpnbench.store import Store
 
 QUIET = Console(file=open("/dev/null", "w"))
@@ -55,6 +59,21 @@ def test_a_worker_measures_its_baseline_then_every_queued_block(queue, lab):  # 
     [row] = queue.workers(job)
     assert (row.state, row.testbed, row.run_id, row.cells_ok) == ("finished", "tb1", outcome.run_id, 4)
     assert queue.jobs() == []  # finished
+
+
+def test_the_worker_composes_the_runs_stages_and_overrides_nothing_of_the_runner():
+    """Issue 30 item 4: one plan of a run. The worker strings the run's stages (vpnbench.run)
+    together as the runner does; it is no Runner, imports no runner, and defines or calls none of
+    the runner's private methods (once it overrode the runner's _run and called _open, _run_block)."""
+    assert not issubclass(Worker, Runner)
+    tree = ast.parse(inspect.getsource(worker_module))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert "vpnbench.runner" not in imported
+    assert {"vpnbench.run.blocks", "vpnbench.run.lifecycle", "vpnbench.run.setup"} <= imported
+    runners_own = {name for name in vars(Runner) if name.startswith("_") and not name.startswith("__")}
+    named = ({node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+             | {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)})
+    assert named & runners_own == set()
 
 
 class Killed(BaseException):

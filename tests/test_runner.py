@@ -14,7 +14,8 @@ from vpnbench import resources as resources_module
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import TestbedError
 from vpnbench.export import records as export_records
-from vpnbench.runner import Interrupted, Runner
+from vpnbench.run.lifecycle import Interrupted
+from vpnbench.runner import Runner
 from vpnbench.store import Store
 from vpnbench.techniques.ipsec import IPsec
 from vpnbench.techniques.ipsec.strongswan import plugin_path

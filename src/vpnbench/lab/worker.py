@@ -1,9 +1,10 @@
 """`vpnbench worker --db URL --testbed TESTBED.toml`: one testbed working a queued job.
 
-A worker is a run (vpnbench.runner.Runner) whose blocks come from the queue instead of the
-plan's rounds: its testbed up once, the reference measured on it, then block after block
-claimed, run and marked done, until no block it can run is left. Its cells go into a run of
-its own, named after its testbed, so each testbed's costs are against its own baseline.
+A worker is a run strung from the run's stages (vpnbench.run), as the runner is, whose blocks
+come from the queue instead of the plan's rounds: its testbed up once, the reference measured on
+it, then block after block claimed, run and marked done, until no block it can run is left. Its
+cells go into a run of its own, named after its testbed, so each testbed's costs are against its
+own baseline.
 
 A heartbeat thread renews the lease of the block it holds. Should a lease be lost anyway (the
 database unreachable for a whole lease, another worker took the block), the block stops before
@@ -13,6 +14,7 @@ import threading
 import time
 
 import sqlalchemy as sa
+from rich.console import Console
 from rich.markup import escape
 
 from vpnbench.campaign import Campaign, TechniqueBlock, expand
@@ -20,9 +22,12 @@ from vpnbench.db_url import scrub
 from vpnbench.errors import UserError, VpnbenchError
 from vpnbench.lab.queue import Claim, Job, WorkQueue
 from vpnbench.resources import RunResources
-from vpnbench.run.context import RunContext, RunOutcome
-from vpnbench.run.setup import Prepared, Unavailable, prepare, set_up, tear_down
-from vpnbench.runner import Interrupted, Runner
+from vpnbench.run.blocks import BlockStage, open_run
+from vpnbench.run.context import Clock, RunOutcome
+from vpnbench.run.display import Display
+from vpnbench.run.lifecycle import in_process, underway
+from vpnbench.run.setup import Prepared, TestbedMaker, Unavailable, environment, prepare
+from vpnbench.testbeds import make_testbed
 
 
 class LeaseLost(VpnbenchError):
@@ -60,21 +65,32 @@ class Heartbeat:
                 pass  # the database away for a moment: the next beat tries again, within the lease
 
 
-class Worker(Runner):
+class Worker:
+    """One testbed working a job: the run's stages (vpnbench.run) with the queue's two hooks, the
+    block stage's before_cell and the run's fence. make: how the testbed is obtained, and clock:
+    the time stages read; the queue's unit tests give the runner's doubles for both."""
+
     def __init__(self, queue: WorkQueue, job: Job, campaign: Campaign, testbed_name: str, lease: float = 60.0,
-                 **runner_options):
-        super().__init__(campaign, queue.store, skip_unavailable=True, **runner_options)
-        self.queue, self.job, self.testbed_name, self.lease = queue, job, testbed_name, lease
+                 console: Console | None = None, make: TestbedMaker = make_testbed, clock: Clock = Clock()):
+        self.queue, self.store, self.job, self.campaign = queue, queue.store, job, campaign
+        self.testbed_name, self.lease = testbed_name, lease
+        self.display = Display(console or Console(stderr=True))
+        self.make, self.clock = make, clock
         self.poll = min(1.0, lease / 4)  # how often an idle worker looks for a lease that ran out
         self.heartbeat: Heartbeat | None = None
 
+    def run(self) -> RunOutcome:
+        return in_process(self._run_job)
+
     def environment(self, prepared: Prepared) -> dict:
-        found = super().environment(prepared)
+        """What the run records of where it runs: the runner's, with the testbed's name and the job."""
+        found = environment(self.campaign, prepared.testbed, prepared.backends)
         found["testbed"] = {**found["testbed"], "name": self.testbed_name}
         found["queue"] = {"job": self.job.id}
         return found
 
     def before_cell(self) -> None:
+        """A block whose lease was lost stops here, before its next cell."""
         if self.heartbeat is not None and self.heartbeat.lost:
             raise LeaseLost("the block's lease ran out and another worker holds it")
 
@@ -99,7 +115,7 @@ class Worker(Runner):
             return "lease lost: another worker took this block over and measures this cell"
         return None
 
-    def _run(self, resources: RunResources) -> RunOutcome:
+    def _run_job(self, resources: RunResources) -> RunOutcome:
         prepared = prepare(self.campaign, resources, self.display, self.make, skip_unavailable=True)
         blocks = expand(self.campaign)
         shared = self.queue.positions(self.job)
@@ -109,34 +125,30 @@ class Worker(Runner):
             reason = next(str(b) for b in prepared.backends if isinstance(b, Unavailable))
             raise UserError(f"--testbed: no block of job {self.job.id} ({self.job.campaign}) can run on testbed "
                             f"{self.testbed_name!r}: {reason}")
-        run, _ = self._open(resources, prepared)
+        run, _ = open_run(self.campaign, self.store, resources, prepared, self.display, self.clock,
+                          recorded=self.environment(prepared))
         worker_id = self.queue.register(self.job, self.testbed_name, run.run_id, self.lease)
         run.fence = lambda: self._fence(worker_id)
-        outcome, state = RunOutcome(run.run_id), "failed"
+        outcome = RunOutcome(run.run_id)
         self.display.say(f"[bold]{escape(self.campaign.name)}[/]: worker {worker_id} on testbed "
                          f"{escape(self.testbed_name)} (job {self.job.id}, {len(mine)} of {len(shared)} blocks "
                          f"runnable here) — run {run.run_id}")
-        try:
-            with Heartbeat(self.queue, worker_id, self.lease) as self.heartbeat:
-                set_up(run, prepared.impairment_backend)
-                references = [(p, b) for p, b in enumerate(blocks) if p not in shared]
-                with self.display.cells(sum(len(b.cells) for p, b in enumerate(blocks) if p in mine or p not in shared)):
-                    for _, block in references:  # this testbed's own baseline, before any shared block
-                        self._run_block(run, block, prepared.backends[block.index], block.cells, outcome)
-                    self._work(run, prepared, blocks, mine, worker_id, outcome)
-            state = "finished"
-        except Interrupted as exc:
-            outcome.interrupted, state = True, "interrupted"
-            self.display.say(f"[yellow]interrupted ({exc}); the block goes back to the queue; cleaning up[/]")
-        finally:
-            self.heartbeat = None
-            tear_down(run)
-            self.store.finish_run(run.run_id, state)
+        stage = BlockStage(run, prepared.backends, outcome, before_cell=self.before_cell)
+        references = [b for p, b in enumerate(blocks) if p not in shared]
+
+        def ended(state: str) -> None:  # told to the queue; an interrupted or failed worker's block goes back at once
             self.queue.set_state(worker_id, state)
+
+        # The heartbeat beats from before the testbed is set up until the queue is told how the run ended.
+        with (Heartbeat(self.queue, worker_id, self.lease) as self.heartbeat,
+              underway(run, outcome, prepared.impairment_backend, "the block goes back to the queue; cleaning up",
+                       ended),
+              self.display.cells(sum(len(b.cells) for p, b in enumerate(blocks) if p in mine or p not in shared))):
+            stage.run_all(references)  # this testbed's own baseline, before any shared block
+            self._work(stage, blocks, mine, worker_id)
         return outcome
 
-    def _work(self, run: RunContext, prepared: Prepared, blocks: list[TechniqueBlock], mine: set[int],
-              worker_id: str, outcome: RunOutcome) -> None:
+    def _work(self, stage: BlockStage, blocks: list[TechniqueBlock], mine: set[int], worker_id: str) -> None:
         """Claim, run, finish, until no block this testbed can run is left undone."""
         while True:
             claim = self.queue.claim(self.job, worker_id, mine, self.lease)
@@ -150,11 +162,8 @@ class Worker(Runner):
             if claim.took_over_from:
                 self.display.say(f"  continuing {escape(block.label)}: worker {claim.took_over_from} stopped "
                                  "renewing its lease")
-            done = self.queue.done_keys(self.job)
-            cells = [cell for cell in block.cells if cell.key not in done]
             try:
-                if cells:
-                    self._run_block(run, block, prepared.backends[block.index], cells, outcome)
+                stage.run_all([block], self.queue.done_keys(self.job))  # what other workers stored ok is done
             except LeaseLost as exc:
                 self.display.say(f"  [yellow]left {escape(block.label)}[/]: {exc}")
                 continue
