@@ -18,6 +18,7 @@ The search is pure (`segments`); reading the archive (`load_history`) and drawin
 
 import dataclasses
 import datetime
+import functools
 import math
 import os
 import statistics
@@ -58,8 +59,8 @@ class RunPoint:
     started_at: str
     values: list[float]
 
-    @property
-    def mean(self) -> float:
+    @functools.cached_property
+    def mean(self) -> float:  # read some 40 times a run over noise, levels and figures
         return math.fsum(self.values) / len(self.values)
 
 
@@ -138,69 +139,171 @@ def segments(runs: list[list[float]]) -> list[Segment]:
         return [Segment(0, len(runs) - 1, top, 0.0)]
     if top <= 0:
         raise Unsearchable("no value above 0: the change-point search measures values as shares of the largest")
-    starts = _search([_run_stats(run) for run in runs], top)
+    starts, _ = _search([_run_stats(run) for run in runs], top)
     found, last = [], len(runs) - 1
     while last >= 0:
         first = starts[last]
-        group = [value for run in runs[first:last + 1] for value in run]
-        found.append(Segment(first, last, statistics.fmean(group), statistics.pstdev(group)))
+        found.append(Segment(first, last, *mean_stdev([value for run in runs[first:last + 1] for value in run])))
         last = first - 1
     return found[::-1]
 
 
 def _run_stats(values: list[float]) -> tuple[int, float, float]:
     """(samples, mean, population stdev) of one run, as jumpavg's AvgStdevStats sees it."""
-    mean = statistics.fmean(values)
-    return len(values), mean, statistics.pstdev(values, mean)
+    return len(values), *mean_stdev(values)
 
 
-def _search(runs: list[tuple[int, float, float]], top: float) -> list[int]:
+def mean_stdev(values: list[float]) -> tuple[float, float]:
+    """Mean and population stdev, each by one exactly rounded sum: statistics.pstdev rounds
+    exactly too but in fractions, 20 times slower (2 s over 20 series of 10 000 runs)."""
+    mean = math.fsum(values) / len(values)
+    return mean, math.sqrt(math.fsum((value - mean) ** 2 for value in values) / len(values))
+
+
+def _search(runs: list[tuple[int, float, float]], top: float, prune: bool = True) -> tuple[list[int], int]:
     """jumpavg's classify on runs given as (samples, mean, stdev): for each run t, where the last
     group of the best grouping of runs 0..t starts. Candidate j is "the best grouping of runs
     0..j-1, then one group j..t"; the best at t is the first candidate of fewest bits, the one
     opened at t itself unless an older one is strictly fewer (classify's order). Values are in
-    jumpavg's units and bits in nats (a common factor: the order of candidates is the same)."""
+    jumpavg's units and bits in nats (a common factor: the order of candidates is the same).
+
+    Each step is some 25 passes over the live candidates' arrays, in place into scratch arrays:
+    their groups take run t (Welford's merge, as jumpavg), then their bits (_group_nats). The
+    oldest candidates drop out for good once they are too far above the best to ever be it
+    again (PELT's rule, sound: see _split_saving; prune=False keeps them all, for the tests).
+    Returns the starts and how many candidates were dropped."""
     import numpy as np  # deferred: only the search needs it
 
     count = len(runs)
     unit = top / (2.0 ** (SIGNIFICANT_BITS + 1.0) - 1.0)
     scale = top / unit
-    per_size = np.array(_nats_per_size(sum(size for size, _, _ in runs), scale))
+    sizes = [size for size, _, _ in runs]
+    per_size = np.array(_nats_per_size(sum(sizes), scale))
+    # A candidate this far above the bits that open a group after run t is never the best again
+    # (_split_saving): every group's mean lies between the least and the largest run mean, so
+    # its jump's log(|mean − prev| + 1) is at most log(spread + 1); one nat more covers float
+    # rounding (the bits are exact to ~1e-7 nats here).
+    spread = (max(mean for _, mean, _ in runs) - min(mean for _, mean, _ in runs)) / unit
+    margin = _split_saving(np, per_size) + math.log(spread + 1) + 1.0 if prune else math.inf
+    if len(set(sizes)) == 1:  # runs of one size (the usual): candidates lo..t's k-only nats are a reversed view
+        per_run = per_size[::sizes[0]]
+        k_nats = lambda lo, t: per_run[t + 1 - lo:0:-1]  # noqa: E731
+    else:
+        ends = np.cumsum([0, *sizes])
+        k_nats = lambda lo, t: np.take(per_size, ends[t + 1] - ends[lo:t + 1])  # noqa: E731
     # Each candidate's last group (samples, mean, second moment); its fixed bits: the best
     # grouping before it, and the normalisation of its mean's code (the first group's mean is
     # uniform in 0..max, a later one's coded by its jump from the mean before, `prev`).
-    samples, mean, moment = np.zeros(count, dtype=np.int64), np.zeros(count), np.zeros(count)
+    samples, mean, moment = np.zeros(count), np.zeros(count), np.zeros(count)
     fixed, prev = np.zeros(count), np.zeros(count)
+    scratch = np.empty((3, count))
     fixed[0] = math.log(scale + 1)
-    starts, best, best_mean = [0] * count, 0.0, 0.0
+    starts, lo = [0] * count, 0  # candidates before lo are out for good
     for t, (run_size, run_mean, run_stdev) in enumerate(runs):
         run_mean, run_moment = run_mean / unit, (run_stdev / unit) ** 2 * run_size
-        # Every older candidate takes run t into its last group (Welford's merge, as jumpavg).
-        old = slice(0, t)
-        delta = run_mean - mean[old]
-        shift = samples[old] + run_size
-        delta_share = np.divide(run_size, shift)  # the run's share of the merged group
-        delta_share *= delta
-        mean[old] += delta_share
-        delta *= delta_share
-        delta *= samples[old]
-        delta += run_moment
-        moment[old] += delta
-        samples[old] = shift
+        if t > lo:  # every older candidate takes run t into its last group
+            live = slice(lo, t)
+            _merge(np, run_size, run_mean, run_moment, samples[live], mean[live], moment[live], scratch[:, :t - lo])
         # Candidate t opens a group of run t after the best grouping of runs 0..t-1.
         samples[t], mean[t], moment[t] = run_size, run_mean, run_moment
-        if t:
-            prev[t] = best_mean
-            fixed[t] = best + math.log(best_mean * best_mean - (best_mean - 1) * scale + scale * scale / 2)
-        bits = _group_nats(np, t + 1, samples, mean, moment, prev, per_size)
-        bits += fixed[:t + 1]
-        winner = t
-        if t:
-            oldest_best = int(np.argmin(bits[:t]))
-            if bits[oldest_best] < bits[t]:
+        live = slice(lo, t + 1)
+        bits = _group_nats(np, samples[live], mean[live], moment[live], prev[live], k_nats(lo, t), lo == 0,
+                           scratch[:, :t + 1 - lo])
+        bits += fixed[live]
+        winner = t - lo
+        if winner:
+            oldest_best = int(np.argmin(bits[:-1]))
+            if bits[oldest_best] < bits[-1]:
                 winner = oldest_best
-        best, best_mean, starts[t] = float(bits[winner]), float(mean[winner]), winner
-    return starts
+        best, best_mean, starts[t] = float(bits[winner]), float(mean[lo + winner]), lo + winner
+        # The bits before candidate t+1's group: the best grouping of runs 0..t, and the code of
+        # its mean's jump from that grouping's last mean.
+        opens_at = best + math.log(best_mean * best_mean - (best_mean - 1) * scale + scale * scale / 2)
+        if t + 1 < count:
+            prev[t + 1], fixed[t + 1] = best_mean, opens_at
+        if bits[0] > opens_at + margin:
+            lo += int(np.argmax(bits <= opens_at + margin)) if bits.min() <= opens_at + margin else len(bits)
+    return starts, lo
+
+
+def _split_saving(np, per_size) -> float:
+    """K: at most how many nats two neighbouring groups cost more than their union, h(A) + h(B)
+    − h(A ∪ B) ≤ K, where h is a group's bits but its mean's code. What makes PELT's pruning
+    (Killick et al. 2012) sound for jumpavg's bits.
+
+    The rule. Candidate j's bits at t are C_j(t) = fixed_j + h(G) − J, G its group j..t, J ≥ 0
+    the jump's log(|mean − prev| + 1), at most log(spread + 1). At a later run t' it holds
+    G ∪ H, H = runs t+1..t', so C_j(t') ≥ fixed_j + h(G) + h(H) − K − log(spread + 1)
+    ≥ C_j(t) + h(H) − K − log(spread + 1). Candidate t+1 at t' costs at most opens_at + h(H)
+    (its jump term only subtracts), and the best at t' no more. So C_j(t) > opens_at + K +
+    log(spread + 1) puts candidate j strictly above the best at every later run: it is never
+    chosen again, not even on a tie, and dropping it changes no start.
+
+    K. h(G) is the k-only nats g(k) (the table) plus k·φ(v) + ψ for a group of k ≥ 2 samples of
+    variance v = s², with φ(v) = log(√v + 1) and ψ = log((s+2)/(s+1)) in (0, log 2] (a
+    one-sample group has neither; φ(0) = 0). The union's k·v is at least kA·vA + kB·vB (the
+    groups' sums of squares add up, and the one between their means is ≥ 0); φ is increasing
+    and concave, so k·φ(v) ≥ k·φ((kA·vA + kB·vB)/k) ≥ kA·φ(vA) + kB·φ(vB) (Jensen), and the ψ
+    terms lose at most 2·log 2. For g: with L the least step g(k+1) − g(k) up to the series'
+    samples, r(k) = g(k) − L·k never decreases, so g(a) + g(b) − g(a+b) = r(a) + r(b) − r(a+b)
+    ≤ r(a) ≤ max r. K = max r + 2·log 2; tests/test_trend.py holds jumpavg's own bits to it.
+
+    K grows as 2·log(samples) (g holds log(k(k+1))), and a stationary stretch's candidates stay
+    closer than that to the best (splitting it costs one group's code, ~17 nats, and a few
+    log terms), so none of them is dropped: the rule drops the candidates before a change once
+    the runs after it have outweighed K (a series of 10 000 runs flat throughout keeps all;
+    with one step, all but the last few before it)."""
+    table = per_size[1:]  # g(1)..g(N)
+    if len(table) < 2:  # one sample: nothing to split
+        return 0.0
+    least_step = float(np.min(np.diff(table)))
+    rest = table[:-1] - least_step * np.arange(1, len(table))  # r(a) for a = 1..N-1 (b ≥ 1)
+    return float(rest.max()) + 2 * LN2
+
+
+def _merge(np, run_size: int, run_mean: float, run_moment: float, samples, mean, moment, scratch) -> None:
+    """Welford's merge of one run (its samples, mean and second moment) into every group:
+    the moment grows by the run's own and by delta·(run_mean − new mean)·run_size, which is
+    delta²·old·run_size/new."""
+    delta, step = scratch[0], scratch[1]
+    np.subtract(run_mean, mean, out=delta)
+    samples += run_size
+    np.multiply(delta, run_size, out=step)  # delta·run_size, then over the new samples: the mean's step
+    np.divide(step, samples, out=scratch[2])
+    mean += scratch[2]
+    delta -= scratch[2]  # run_mean − the new mean
+    delta *= step
+    if run_moment:
+        delta += run_moment
+    moment += delta
+
+
+def _group_nats(np, samples, mean, moment, prev, k_nats, first_group: bool, scratch):
+    """jumpavg's BitCountingStats bits (in nats) of the candidates' last groups but their fixed
+    part: each mean's jump from the group before (jumpavg's opposite triangle; none for the
+    first group of a series, candidate 0, there when first_group), its stdev s coded as
+    (s+1)(s+2), and its k samples on a (k-2)-sphere of radius ~ s: k·log(s+1) +
+    log((s+2)/(s+1)) − log(|jump|+1) and the k-only nats."""
+    stdev_1, ratio, jump = scratch
+    np.divide(moment, samples, out=stdev_1)
+    np.sqrt(stdev_1, out=stdev_1)
+    stdev_1 += 1
+    np.add(stdev_1, 1, out=ratio)
+    ratio /= stdev_1  # (s+2)/(s+1)
+    np.log(stdev_1, out=stdev_1)
+    stdev_1 *= samples  # k·log(s+1): (k-2) for the sphere's radius, 1 for coding s, 1 folded into ratio
+    np.subtract(mean, prev, out=jump)
+    np.abs(jump, out=jump)
+    jump += 1
+    if first_group:
+        jump[0] = 1.0
+    ratio /= jump
+    np.log(ratio, out=ratio)
+    nats = np.add(stdev_1, ratio)
+    if samples[-1] < 2:  # a one-sample group (only the newest can be one) has no stdev
+        nats[-1] = -math.log(jump[-1])
+    nats += k_nats
+    return nats
 
 
 def _nats_per_size(samples: int, scale: float) -> list[float]:
@@ -214,29 +317,6 @@ def _nats_per_size(samples: int, scale: float) -> list[float]:
             nats += LN2 + math.log(math.pi) * ((k - 1) / 2) - math.lgamma((k - 1) / 2) + math.log(k) * ((k - 2) / 2)
         table.append(nats)
     return table
-
-
-def _group_nats(np, open_: int, samples, mean, moment, prev, per_size):
-    """jumpavg's BitCountingStats bits (in nats) of candidates 0..open_-1's last groups but their
-    fixed part: each mean's jump from the group before (jumpavg's opposite triangle; none for
-    the first group), its stdev s coded as (s+1)(s+2), and its k samples on a (k-2)-sphere of
-    radius ~ s."""
-    count = samples[:open_]
-    stdev = np.divide(moment[:open_], count)
-    np.sqrt(stdev, out=stdev)
-    stdev += 1
-    nats = np.log(stdev)
-    nats *= count - 1  # (k-2) log(s+1) for the sphere, log(s+1) for coding s
-    stdev += 1
-    nats += np.log(stdev)
-    if count[-1] < 2:  # a one-sample group (only the newest can be one) has no stdev
-        nats[-1] = 0.0
-    nats += np.take(per_size, count)
-    jump = np.subtract(mean[1:open_], prev[1:open_])
-    np.abs(jump, out=jump)
-    jump += 1
-    nats[1:] -= np.log(jump, out=jump)
-    return nats
 
 
 def higher_is_better(metric: str) -> bool:
@@ -278,23 +358,29 @@ def testbed_name(run: Run) -> str:
     return testbed.get("name") or f"{run.environment.get('hostname', '?')}/{testbed.get('kind', 'local')}"
 
 
-def headline_metrics(kind: str, metrics: dict) -> tuple[str, ...]:
-    """What a measurement kind is judged by (its declared headline), else its first rate or time."""
+def declared_headline(kind: str) -> tuple[str, ...] | None:
+    """The metrics a measurement kind declares it is judged by, if it declares them."""
     from vpnbench.measure import MEASUREMENTS
 
     declared = MEASUREMENTS[kind].headline if kind in MEASUREMENTS else None
-    if declared:
-        return declared.metrics
+    return declared.metrics if declared else None
+
+
+def first_rate_or_time(metrics: dict) -> tuple[str, ...]:
+    """What a kind without a declared headline is judged by: its first rate or time."""
     return tuple(sorted(m for m in metrics if m.endswith(("_bps", "_ms")))[:1])
 
 
 def series_of(history: History) -> dict[SeriesKey, list[RunPoint]]:
     # Keyed by plain tuples while reading (a frozen dataclass per cell costs ~1 s over 600 000 cells).
     series: dict[tuple, dict[str, list[float]]] = defaultdict(dict)
+    declared: dict[str, tuple[str, ...] | None] = {}  # kind -> its declared headline: 600 000 cells, a few kinds
     for run in history.runs:
         testbed = testbed_name(run)
         for _, technique, impairment, kind, label, metrics in history.cells.get(run.run_id, []):
-            for metric in headline_metrics(kind, metrics):
+            if kind not in declared:
+                declared[kind] = declared_headline(kind)
+            for metric in declared[kind] or first_rate_or_time(metrics):
                 value = metrics.get(metric)
                 if isinstance(value, (int, float)) and math.isfinite(value):
                     key = (testbed, technique, impairment, label, metric)
@@ -387,8 +473,8 @@ def shown_levels(points: list[RunPoint], groups: list[Segment],
     note = TOO_FEW if len(points) < 2 * MIN_SUPPORT or unsupported else ""
     starts, levels = [0, *bounds], []
     for first, end in zip(starts, [*bounds, len(points)]):
-        values = [value for point in points[first:end] for value in point.values]
-        levels.append(Segment(first, end - 1, statistics.fmean(values), statistics.pstdev(values)))
+        levels.append(Segment(first, end - 1, *mean_stdev([value for point in points[first:end]
+                                                           for value in point.values])))
     return levels, note
 
 
