@@ -160,6 +160,15 @@ def mean_stdev(values: list[float]) -> tuple[float, float]:
     return mean, math.sqrt(math.fsum((value - mean) ** 2 for value in values) / len(values))
 
 
+# Float rounding of the bits (~1e-7 nats over 10 000 runs) is far below this: a bound that
+# clears it holds for the exact bits too.
+ROUNDING = 0.01
+# The runs a step over every candidate lets the far ones sit out, at most; and how far above the
+# best (beyond the bound for those runs) a candidate must be to sit out (more sit out with less,
+# but the window then ends early more often).
+WINDOW, HEADROOM = 64, 4.0
+
+
 def _search(runs: list[tuple[int, float, float]], top: float, prune: bool = True) -> tuple[list[int], int]:
     """jumpavg's classify on runs given as (samples, mean, stdev): for each run t, where the last
     group of the best grouping of runs 0..t starts. Candidate j is "the best grouping of runs
@@ -167,30 +176,32 @@ def _search(runs: list[tuple[int, float, float]], top: float, prune: bool = True
     opened at t itself unless an older one is strictly fewer (classify's order). Values are in
     jumpavg's units and bits in nats (a common factor: the order of candidates is the same).
 
-    Each step is some 25 passes over the live candidates' arrays, in place into scratch arrays:
-    their groups take run t (Welford's merge, as jumpavg), then their bits (_group_nats). The
-    oldest candidates drop out for good once they are too far above the best to ever be it
-    again (PELT's rule, sound: see _split_saving; prune=False keeps them all, for the tests).
-    Returns the starts and how many candidates were dropped."""
+    A step over every candidate merges the run into its group (Welford's merge, as jumpavg) and
+    counts its bits (_group_nats), some 25 passes over arrays. Then the candidates far above the
+    best sit out the next runs (up to WINDOW) while a bound (_split_saving) shows they stay
+    above the best of those that do not; the window ends at the first run where it no longer
+    shows it, and they take its runs at once. The oldest candidates that can never be the best
+    again are dropped for good (PELT's rule, by the same bound). prune=False evaluates every
+    candidate at every run, for the tests. Returns the starts and how many were dropped."""
     import numpy as np  # deferred: only the search needs it
 
     count = len(runs)
     unit = top / (2.0 ** (SIGNIFICANT_BITS + 1.0) - 1.0)
     scale = top / unit
     sizes = [size for size, _, _ in runs]
-    per_size = np.array(_nats_per_size(sum(sizes), scale))
-    # A candidate this far above the bits that open a group after run t is never the best again
-    # (_split_saving): every group's mean lies between the least and the largest run mean, so
-    # its jump's log(|mean − prev| + 1) is at most log(spread + 1); one nat more covers float
-    # rounding (the bits are exact to ~1e-7 nats here).
+    ends = np.cumsum([0, *sizes])
+    per_size = np.array(_nats_per_size(int(ends[-1]), scale))
+    saving = _split_saving(np, per_size)
+    # Every group's mean lies between the least and the largest run mean, so a group's jump term
+    # log(|mean − prev| + 1) is at most log(spread + 1), and grows by at most log(1 + shift)
+    # while its mean shifts by shift.
     spread = (max(mean for _, mean, _ in runs) - min(mean for _, mean, _ in runs)) / unit
-    margin = _split_saving(np, per_size) + math.log(spread + 1) + 1.0 if prune else math.inf
     if len(set(sizes)) == 1:  # runs of one size (the usual): candidates lo..t's k-only nats are a reversed view
         per_run = per_size[::sizes[0]]
         k_nats = lambda lo, t: per_run[t + 1 - lo:0:-1]  # noqa: E731
     else:
-        ends = np.cumsum([0, *sizes])
         k_nats = lambda lo, t: np.take(per_size, ends[t + 1] - ends[lo:t + 1])  # noqa: E731
+    run_units = [(size, run_mean / unit, (run_stdev / unit) ** 2 * size) for size, run_mean, run_stdev in runs]
     # Each candidate's last group (samples, mean, second moment); its fixed bits: the best
     # grouping before it, and the normalisation of its mean's code (the first group's mean is
     # uniform in 0..max, a later one's coded by its jump from the mean before, `prev`).
@@ -198,46 +209,123 @@ def _search(runs: list[tuple[int, float, float]], top: float, prune: bool = True
     fixed, prev = np.zeros(count), np.zeros(count)
     scratch = np.empty((3, count))
     fixed[0] = math.log(scale + 1)
-    starts, lo = [0] * count, 0  # candidates before lo are out for good
-    for t, (run_size, run_mean, run_stdev) in enumerate(runs):
-        run_mean, run_moment = run_mean / unit, (run_stdev / unit) ** 2 * run_size
-        if t > lo:  # every older candidate takes run t into its last group
-            live = slice(lo, t)
-            _merge(np, run_size, run_mean, run_moment, samples[live], mean[live], moment[live], scratch[:, :t - lo])
-        # Candidate t opens a group of run t after the best grouping of runs 0..t-1.
-        samples[t], mean[t], moment[t] = run_size, run_mean, run_moment
-        live = slice(lo, t + 1)
-        bits = _group_nats(np, samples[live], mean[live], moment[live], prev[live], k_nats(lo, t), lo == 0,
-                           scratch[:, :t + 1 - lo])
-        bits += fixed[live]
-        winner = t - lo
-        if winner:
-            oldest_best = int(np.argmin(bits[:-1]))
-            if bits[oldest_best] < bits[-1]:
-                winner = oldest_best
-        best, best_mean, starts[t] = float(bits[winner]), float(mean[lo + winner]), lo + winner
-        # The bits before candidate t+1's group: the best grouping of runs 0..t, and the code of
-        # its mean's jump from that grouping's last mean.
+    # The candidates that do not sit out a window, in order: their starts, groups and code.
+    live = np.empty(count, dtype=np.intp)
+    live_samples, live_mean, live_moment, live_fixed, live_prev = (np.empty(count) for _ in range(5))
+
+    def best_of(bits) -> int:
+        """The index of the best candidate in bits (the newest last), as classify picks it."""
+        oldest_best = int(np.argmin(bits[:-1])) if len(bits) > 1 else 0
+        return oldest_best if bits[oldest_best] < bits[-1] else len(bits) - 1
+
+    def open_next(t: int, best: float, best_mean: float) -> float:
+        """Candidate t+1's fixed bits (opens_at): the best grouping of runs 0..t, and the code of
+        its mean's jump from that grouping's last mean."""
         opens_at = best + math.log(best_mean * best_mean - (best_mean - 1) * scale + scale * scale / 2)
         if t + 1 < count:
             prev[t + 1], fixed[t + 1] = best_mean, opens_at
-        if bits[0] > opens_at + margin:
-            lo += int(np.argmax(bits <= opens_at + margin)) if bits.min() <= opens_at + margin else len(bits)
+        return opens_at
+
+    starts, lo = [0] * count, 0  # candidates before lo are out for good
+    t, merged = 0, False  # merged: run t is in every candidate's group already (a window ended at it)
+    while t < count:
+        if not merged:  # every candidate lo..t-1 takes run t; candidate t opens
+            run_size, run_mean, run_moment = run_units[t]
+            if t > lo:
+                _merge(np, run_size, run_mean, run_moment, samples[lo:t], mean[lo:t], moment[lo:t],
+                       scratch[:, :t - lo])
+            samples[t], mean[t], moment[t] = run_size, run_mean, run_moment
+        bits = _group_nats(np, samples[lo:t + 1], mean[lo:t + 1], moment[lo:t + 1], prev[lo:t + 1], k_nats(lo, t),
+                           lo == 0, scratch[:, :t + 1 - lo])
+        bits += fixed[lo:t + 1]
+        winner = best_of(bits)
+        best = float(bits[winner])
+        starts[t] = lo + winner
+        opens_at = open_next(t, best, float(mean[lo + winner]))
+        later = int(ends[-1] - ends[t + 1])
+        if not prune or not later:
+            t, merged = t + 1, False
+            continue
+        # Out for good: the oldest candidates above opens_at by more than any later runs can save.
+        never = saving[later] + math.log(spread + 1) + ROUNDING
+        if bits[0] > opens_at + never:
+            above = np.flatnonzero(bits <= opens_at + never)
+            dropped = int(above[0]) if len(above) else len(bits)
+            lo, bits = lo + dropped, bits[dropped:]
+        stop = min(count, t + WINDOW)
+        if lo > t or stop <= t + 1:
+            t, merged = t + 1, False
+            continue
+        # Candidate j's bits over runs t+1..u stay at least lower_j + h(those runs): the bound,
+        # with at most `window` samples taken and its mean shifted by at most shift_j.
+        window = int(ends[stop] - ends[t + 1])
+        lower = np.divide(window * spread, samples[lo:t + 1] + window)
+        np.log1p(lower, out=lower)
+        lower += saving[window]
+        np.subtract(bits, lower, out=lower)
+        sits_out = lower > best + HEADROOM
+        least_lower = float(lower[sits_out].min()) if sits_out.any() else math.inf
+        chosen = np.flatnonzero(~sits_out) + lo
+        n = first_new = len(chosen)
+        live[:n] = chosen
+        for full, part in ((samples, live_samples), (mean, live_mean), (moment, live_moment), (fixed, live_fixed),
+                           (prev, live_prev)):
+            np.take(full, chosen, out=part[:n])
+        u = t + 1
+        while u < stop:
+            run_size, run_mean, run_moment = run_units[u]
+            if n:
+                _merge(np, run_size, run_mean, run_moment, live_samples[:n], live_mean[:n], live_moment[:n],
+                       scratch[:, :n])
+            live[n], live_samples[n], live_mean[n], live_moment[n] = u, run_size, run_mean, run_moment
+            live_fixed[n], live_prev[n] = fixed[u], prev[u]
+            n += 1
+            bits = _group_nats(np, live_samples[:n], live_mean[:n], live_moment[:n], live_prev[:n],
+                               np.take(per_size, live_samples[:n].astype(np.intp)), live[0] == 0, scratch[:, :n])
+            bits += live_fixed[:n]
+            winner = best_of(bits)
+            # h(runs t+1..u): candidate t+1's bits but its fixed part and its jump term.
+            runs_alone = (bits[first_new] - opens_at
+                          + math.log(abs(live_mean[first_new] - live_prev[first_new]) + 1))
+            if least_lower + runs_alone <= bits[winner] + ROUNDING:
+                break  # one that sat out may be the best at u: a step over every candidate decides
+            starts[u] = int(live[winner])
+            open_next(u, float(bits[winner]), float(live_mean[winner]))
+            u += 1
+        # Those that sat out take runs t+1..u at once (the runs up to where the window ended);
+        # the others are as they were.
+        last = min(u, stop - 1)
+        block_size, block_mean, block_moment = 0, 0.0, 0.0
+        for run_size, run_mean, run_moment in run_units[t + 1:last + 1]:
+            delta = run_mean - block_mean
+            block_size += run_size
+            block_mean += delta * run_size / block_size
+            block_moment += run_moment + delta * (run_mean - block_mean) * run_size
+        _merge(np, block_size, block_mean, block_moment, samples[lo:t + 1], mean[lo:t + 1], moment[lo:t + 1],
+               scratch[:, :t + 1 - lo])
+        samples[live[:n]], mean[live[:n]], moment[live[:n]] = live_samples[:n], live_mean[:n], live_moment[:n]
+        t, merged = (u, True) if u < stop else (stop, False)
     return starts, lo
 
 
-def _split_saving(np, per_size) -> float:
-    """K: at most how many nats two neighbouring groups cost more than their union, h(A) + h(B)
-    − h(A ∪ B) ≤ K, where h is a group's bits but its mean's code. What makes PELT's pruning
-    (Killick et al. 2012) sound for jumpavg's bits.
+def _split_saving(np, per_size):
+    """K[b]: at most how many nats a group and the next b (or fewer) samples cost more as two
+    groups than as one: h(A) + h(B) − h(A ∪ B) ≤ K[b] where B has at most b samples and h is a
+    group's bits but its mean's code. What makes it sound to leave a candidate out.
 
-    The rule. Candidate j's bits at t are C_j(t) = fixed_j + h(G) − J, G its group j..t, J ≥ 0
-    the jump's log(|mean − prev| + 1), at most log(spread + 1). At a later run t' it holds
-    G ∪ H, H = runs t+1..t', so C_j(t') ≥ fixed_j + h(G) + h(H) − K − log(spread + 1)
-    ≥ C_j(t) + h(H) − K − log(spread + 1). Candidate t+1 at t' costs at most opens_at + h(H)
-    (its jump term only subtracts), and the best at t' no more. So C_j(t) > opens_at + K +
-    log(spread + 1) puts candidate j strictly above the best at every later run: it is never
-    chosen again, not even on a tie, and dropping it changes no start.
+    The bound. Candidate j's bits at t are C_j(t) = fixed_j + h(G) − J, G its group j..t, J ≥ 0
+    its jump term log(|mean − prev| + 1). At a later run u it holds G ∪ H, H = runs t+1..u of
+    b samples, and J has grown by at most log(1 + shift), shift = how far b samples can move
+    G's mean (b·spread/(|G| + b)); so C_j(u) ≥ C_j(t) + h(H) − K[b] − log(1 + shift). Two uses:
+    - PELT's rule (Killick et al. 2012): candidate t+1 costs at most opens_at + h(H) at u (its
+      jump term only subtracts), and so does the best; C_j(t) > opens_at + K[all later samples]
+      + log(spread + 1) puts j above the best at every later run, strictly: it is dropped.
+    - A window: with L_j = C_j(t) − K[window's samples] − log(1 + shift_j), j sits out run u as
+      long as the least L_j + h(H) is above the best of the others at u, h(H) being candidate
+      t+1's bits but its fixed part and jump term. In a stationary stretch all but a few dozen
+      candidates sit out 64 runs at a time; the first run where the bound fails ends it.
+    Either way a candidate left out is strictly above the best where it is left out: no start,
+    and no tie between candidates of equal bits, changes.
 
     K. h(G) is the k-only nats g(k) (the table) plus k·φ(v) + ψ for a group of k ≥ 2 samples of
     variance v = s², with φ(v) = log(√v + 1) and ψ = log((s+2)/(s+1)) in (0, log 2] (a
@@ -246,19 +334,16 @@ def _split_saving(np, per_size) -> float:
     and concave, so k·φ(v) ≥ k·φ((kA·vA + kB·vB)/k) ≥ kA·φ(vA) + kB·φ(vB) (Jensen), and the ψ
     terms lose at most 2·log 2. For g: with L the least step g(k+1) − g(k) up to the series'
     samples, r(k) = g(k) − L·k never decreases, so g(a) + g(b) − g(a+b) = r(a) + r(b) − r(a+b)
-    ≤ r(a) ≤ max r. K = max r + 2·log 2; tests/test_trend.py holds jumpavg's own bits to it.
+    ≤ r(b), and ≤ r(b') for any b' ≥ b. K[b] = r(b) + 2·log 2; tests/test_trend.py holds
+    jumpavg's own bits to it.
 
-    K grows as 2·log(samples) (g holds log(k(k+1))), and a stationary stretch's candidates stay
-    closer than that to the best (splitting it costs one group's code, ~17 nats, and a few
-    log terms), so none of them is dropped: the rule drops the candidates before a change once
-    the runs after it have outweighed K (a series of 10 000 runs flat throughout keeps all;
-    with one step, all but the last few before it)."""
+    K grows as 2·log b (g holds log(k(k+1))), and a stationary stretch's candidates stay closer
+    than K[all later samples] to opens_at, so PELT drops none of them there (a series of 10 000
+    runs flat throughout keeps all; with one step, all but the last few before it): the windows
+    are what make a long stationary series cheap."""
     table = per_size[1:]  # g(1)..g(N)
-    if len(table) < 2:  # one sample: nothing to split
-        return 0.0
-    least_step = float(np.min(np.diff(table)))
-    rest = table[:-1] - least_step * np.arange(1, len(table))  # r(a) for a = 1..N-1 (b ≥ 1)
-    return float(rest.max()) + 2 * LN2
+    least_step = float(np.min(np.diff(table))) if len(table) > 1 else 0.0
+    return np.concatenate([[0.0], table - least_step * np.arange(1, len(table) + 1)]) + 2 * LN2
 
 
 def _merge(np, run_size: int, run_mean: float, run_moment: float, samples, mean, moment, scratch) -> None:
