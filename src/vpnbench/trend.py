@@ -126,11 +126,11 @@ def segments(runs: list[list[float]]) -> list[Segment]:
     metric that stays 0, as rekey's worst dip where nothing dipped) is one segment as is.
 
     jumpavg's own `classify` builds a Python object per candidate start and run, some 10 µs a
-    pair, and its search is quadratic: every start stays within a few tens of bits of the best
-    while the series is stationary, so no start can be ruled out before the end (23 s for 6
-    series of 1 000 runs). This is the same search, start for start and by its formulas (float
-    rounding aside; tests/test_trend.py holds the two to the same groups), with one step's every
-    start done at once in numpy arrays: 0.6 s of CPU for 10 000 runs (bench/trend.py)."""
+    pair, and evaluates every start at every run: quadratic (23 s for 6 series of 1 000 runs).
+    This is the same search, start for start and by its formulas (float rounding aside;
+    tests/test_trend.py holds the two to the same groups), with the starts in numpy arrays and
+    those that provably cannot be the best left out (_search): some 0.25 s of CPU for 10 000
+    runs, in a stationary stretch as after a change (bench/trend.py)."""
     if not runs:
         return []
     samples = [value for run in runs for value in run]
@@ -496,14 +496,14 @@ def trends(history: History, min_change: float | None = None) -> list[Trend]:
     return found
 
 
-# A long history's searches go to one process per core: each is quadratic in its runs (see
-# segments), some 0.6 s of CPU for 10 000 runs, and they are independent.
-PARALLEL_PAIRS = 4_000_000  # sum over series of runs², below which a pool costs more than it saves
+# A long history's searches go to one process per core: they are independent, some 25 µs of
+# CPU a run (see segments), and a pool costs some 0.3 s to start (numpy imported in each).
+PARALLEL_RUNS = 40_000  # runs over all series, below which a pool costs more than it saves
 
 
 def _searched(series: list[list[list[float]]]) -> list[tuple[list[Segment], str]]:
     """(groups, "") of each series, or ([], why) for one the search cannot read."""
-    if sum(len(runs) ** 2 for runs in series) < PARALLEL_PAIRS or (os.cpu_count() or 1) < 2:
+    if sum(len(runs) for runs in series) < PARALLEL_RUNS or (os.cpu_count() or 1) < 2:
         return [_search_one(runs) for runs in series]
     from concurrent.futures import ProcessPoolExecutor
 
