@@ -168,12 +168,12 @@ def main() -> None:
                 history = trend.load_history(store, "nightly")
                 store.close()
                 checked = "the same" if same_as_jumpavg(history) else "**different**"
-    single = ["| one series of 10 000 runs | " + " | ".join(f"{name}: search CPU (s)" for name in sources) + " |",
-              "| --- |" + " ---: |" * len(sources)]
-    for shape in ("flat", "one step", "a step every 500"):
-        runs = one_series(shape)
-        single.append(f"| {shape} | " + " | ".join(f"{search_alone(src, None, runs)[1]:.2f}"
-                                                     for src in sources.values()) + " |")
+        single = ["| one series of 10 000 runs | " + " | ".join(f"{name}: search CPU (s)" for name in sources) + " |",
+                  "| --- |" + " ---: |" * len(sources)]
+        for shape in ("flat", "one step", "a step every 500"):
+            runs = one_series(shape)
+            single.append(f"| {shape} | " + " | ".join(f"{search_alone(src, None, runs)[1]:.2f}"
+                                                         for src in sources.values()) + " |")
     publish("trend", f"{machine('trend.py' + (f' --before {args.before}' if args.before else ''))}.\n\n"
             + "\n".join(rows) + "\n\n" + "\n".join(single) + "\n\nOne step (−10 % OpenVPN TCP without "
             "impairment, with an OpenVPN version change) is injected at 70 % of each history; the expected count "
