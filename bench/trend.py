@@ -178,11 +178,15 @@ def main() -> None:
             + "\n".join(rows) + "\n\n" + "\n".join(single) + "\n\nOne step (−10 % OpenVPN TCP without "
             "impairment, with an OpenVPN version change) is injected at 70 % of each history; the expected count "
             f"of change points is 1. The groups of the 1 000-run history's stepped series and a flat one are {checked} "
-            "as jumpavg's `classify` finds. CPU counts every process of the command or search (one per core for "
-            "long histories). Before jumpavg's `classify` was replaced (2026-11-24): 23.7 s for 1 000 runs of 6 "
-            "series, 23.3 s of it the search. The search is quadratic in a series' runs while it is stationary: "
-            "its pruning (PELT's rule with a proven bound) drops only the candidates before a change, "
-            "so a flat series of 10 000 runs costs the same as without it.")
+            "as jumpavg's `classify` finds. \"Search alone\" is `trend.trends` over the loaded history: lining the "
+            "cells up into series, the search, the levels. CPU counts every process of the command or search (one "
+            "per core for long histories). Before jumpavg's `classify` was replaced (2026-11-24): 23.7 s for 1 000 runs of 6 "
+            "series, 23.3 s of it the search. Evaluating every candidate start at every run is quadratic; "
+            "the search now leaves out the candidates a proven bound shows cannot be the best: for a window of "
+            "up to 64 runs (all but a few dozen sit out in a stationary stretch) or for good (PELT's rule, which "
+            "alone drops only the candidates before a change). Outside the search (profiled 2026-11-26 at 10 000 "
+            "runs, CPU): reading the cells 2.7 s (Store.cell_metrics: the rows through SQLAlchemy and their "
+            "JSON), lining them up into series 1.2 s, the page's five figures some 2 s, imports 0.5 s.")
 
 
 if __name__ == "__main__":
