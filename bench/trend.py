@@ -1,14 +1,22 @@
 """How long `vpnbench trend` takes over a lab's archive: 1 000 and 10 000 runs of a campaign with
 four techniques under five impairments (20 headline series), three repetitions each, in the
 real Store's schema; one step change injected at 70 % of the history. Times the whole command
-(load, change-point search, terminal table, HTML page with figures) and the search alone, and
-checks the search against jumpavg's own classify on two of the 1 000-run history's series (its
-groups must be the same; classify takes 4 s a series there, too long for 10 000).
+(load, change-point search, terminal table, HTML page with figures) and the search alone, wall
+and CPU (the machine may be shared; CPU seconds are what scale), and the search of one series of
+10 000 runs flat, with one step, and with a step every 500 runs (what pruning is worth). Checks
+the search against jumpavg's own classify on two of the 1 000-run history's series (its groups
+must be the same; classify takes 4 s a series there, too long for 10 000).
 
-    .venv/bin/python bench/trend.py
+With --before REV, the same measurements of the code at git revision REV (its src/, exported
+with git archive) side by side, in the same run.
+
+    .venv/bin/python bench/trend.py [--before REV]
 """
 
+import argparse
 import datetime
+import json
+import os
 import random
 import resource
 import subprocess
@@ -60,17 +68,66 @@ def write_history(path: Path, runs: int) -> None:
     store.close()
 
 
-def timed_command(db: Path, out: Path) -> float:
-    started = time.monotonic()
+def cpu_seconds(*whose: int) -> float:
+    """CPU time of this process and/or its finished children (a command and the search's pool)."""
+    return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime for who in whose)
+
+
+def timed_command(src: Path, db: Path, out: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds of the whole command, its pool's processes included."""
+    started, cpu = time.monotonic(), cpu_seconds(resource.RUSAGE_CHILDREN)
     subprocess.run([sys.executable, "-m", "vpnbench", "trend", "--db", str(db), "--campaign", "nightly",
-                    "-o", str(out)], check=True, capture_output=True)
-    return time.monotonic() - started
+                    "-o", str(out)], check=True, capture_output=True, env={**os.environ, "PYTHONPATH": str(src)})
+    return time.monotonic() - started, cpu_seconds(resource.RUSAGE_CHILDREN) - cpu
 
 
-def cpu_seconds() -> float:
-    """CPU time of this process and its finished children (the search's pool)."""
-    return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
-               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+# The search alone, in a process of its own running the code under src: (wall, CPU) seconds of
+# trend.trends over the history (argv[1]) and its series and change points, or of trend.segments
+# over one series (JSON on stdin).
+SEARCH_ALONE = """
+import json, resource, sys, time
+from vpnbench import trend
+from vpnbench.store import Store
+cpu = lambda: sum(resource.getrusage(w).ru_utime + resource.getrusage(w).ru_stime
+                  for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+if sys.argv[1] != "-":
+    store = Store(sys.argv[1])
+    history = trend.load_history(store, "nightly")
+    store.close()
+    search = lambda: trend.trends(history)
+else:
+    runs = json.load(sys.stdin)
+    search = lambda: trend.segments(runs)
+started, used = time.monotonic(), cpu()
+found = search()
+wall, used = time.monotonic() - started, cpu() - used
+changes = sum(len(t.changes) for t in found) if sys.argv[1] != "-" else len(found) - 1
+print(json.dumps([wall, used, len(found), changes]))
+"""
+
+
+def search_alone(src: Path, db: Path | None, runs: list[list[float]] | None = None) -> tuple[float, float, int, int]:
+    """(wall, CPU) seconds of the search, and the series and change points (groups − 1 of one) it found."""
+    found = subprocess.run([sys.executable, "-c", SEARCH_ALONE, str(db) if db else "-"], input=json.dumps(runs),
+                           check=True, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(src)})
+    return tuple(json.loads(found.stdout))
+
+
+def one_series(shape: str, runs: int = 10000) -> list[list[float]]:
+    rng, level, found = random.Random(3), 1.0e9, []
+    for index in range(runs):
+        if (shape == "one step" and index == runs * 7 // 10) or (shape == "a step every 500" and index % 500 == 0):
+            level *= 0.9 if index % 1000 else 1.1
+        found.append([rng.gauss(level, level * 0.03) for _ in range(REPETITIONS)])
+    return found
+
+
+def source_at(revision: str, into: Path) -> Path:
+    """The package's src/ at a git revision, exported."""
+    root = Path(__file__).resolve().parent.parent
+    archive = subprocess.run(["git", "-C", str(root), "archive", revision, "src"], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into / "src"
 
 
 def same_as_jumpavg(history: trend.History) -> bool:
@@ -88,31 +145,48 @@ def same_as_jumpavg(history: trend.History) -> bool:
 
 
 def main() -> None:
-    rows = ["| runs | series | change points | `vpnbench trend` with the page (s) | search alone (s) | search CPU (s) |",
-            "| ---: | ---: | ---: | ---: | ---: | ---: |"]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", metavar="REV", help="also measure the code at this git revision")
+    args = parser.parse_args()
+    rows = ["| runs | series | change points | code | `vpnbench trend` with the page: wall (s) | its CPU (s) "
+            "| search alone: wall (s) | its CPU (s) |", "| ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
     checked = "not checked"
     with tempfile.TemporaryDirectory() as tmp:
+        sources = {"this": Path(__file__).resolve().parent.parent / "src"}
+        if args.before:
+            sources = {f"before ({args.before})": source_at(args.before, Path(tmp)), **sources}
         for runs in (1000, 10000):
             db = Path(tmp, f"h{runs}.db")
             write_history(db, runs)
-            whole = timed_command(db, Path(tmp, "t.html"))
-            store = Store(db)
-            history = trend.load_history(store, "nightly")
-            store.close()
-            started, cpu = time.monotonic(), cpu_seconds()
-            found = trend.trends(history)
-            search, search_cpu = time.monotonic() - started, cpu_seconds() - cpu
-            changes = sum(len(t.changes) for t in found)
-            rows.append(f"| {runs} | {len(found)} | {changes} | {whole:.2f} | {search:.2f} | {search_cpu:.2f} |")
+            for name, src in sources.items():
+                whole, whole_cpu = timed_command(src, db, Path(tmp, "t.html"))
+                search, search_cpu, series, changes = search_alone(src, db)
+                rows.append(f"| {runs} | {series} | {changes} | {name} | {whole:.2f} | {whole_cpu:.2f} "
+                            f"| {search:.2f} | {search_cpu:.2f} |")
             if runs == 1000:
+                store = Store(db)
+                history = trend.load_history(store, "nightly")
+                store.close()
                 checked = "the same" if same_as_jumpavg(history) else "**different**"
-    publish("trend", f"{machine('trend.py')}.\n\n" + "\n".join(rows) + "\n\nOne step (−10 % OpenVPN TCP without "
+        single = ["| one series of 10 000 runs | " + " | ".join(f"{name}: search CPU (s)" for name in sources) + " |",
+                  "| --- |" + " ---: |" * len(sources)]
+        for shape in ("flat", "one step", "a step every 500"):
+            runs = one_series(shape)
+            single.append(f"| {shape} | " + " | ".join(f"{search_alone(src, None, runs)[1]:.2f}"
+                                                         for src in sources.values()) + " |")
+    publish("trend", f"{machine('trend.py' + (f' --before {args.before}' if args.before else ''))}.\n\n"
+            + "\n".join(rows) + "\n\n" + "\n".join(single) + "\n\nOne step (−10 % OpenVPN TCP without "
             "impairment, with an OpenVPN version change) is injected at 70 % of each history; the expected count "
             f"of change points is 1. The groups of the 1 000-run history's stepped series and a flat one are {checked} "
-            "as jumpavg's `classify` finds. Search CPU counts every process of the search (one per core). Before "
-            "(jumpavg's `classify` itself, 2026-11-24): 23.7 s for 1 000 runs of 6 series, 23.3 s of it the search. "
-            "The search stays quadratic in a series' runs (no start can be ruled out while a series is stationary), "
-            "some 0.6–0.7 s of CPU per series of 10 000 runs.")
+            "as jumpavg's `classify` finds. \"Search alone\" is `trend.trends` over the loaded history: lining the "
+            "cells up into series, the search, the levels. CPU counts every process of the command or search (one "
+            "per core for long histories). Before jumpavg's `classify` was replaced (2026-11-24): 23.7 s for 1 000 runs of 6 "
+            "series, 23.3 s of it the search. Evaluating every candidate start at every run is quadratic; "
+            "the search now leaves out the candidates a proven bound shows cannot be the best: for a window of "
+            "up to 64 runs (all but a few dozen sit out in a stationary stretch) or for good (PELT's rule, which "
+            "alone drops only the candidates before a change). Outside the search (profiled 2026-11-26 at 10 000 "
+            "runs, CPU): reading the cells 2.7 s (Store.cell_metrics: the rows through SQLAlchemy and their "
+            "JSON), lining them up into series 1.2 s, the page's five figures some 2 s, imports 0.5 s.")
 
 
 if __name__ == "__main__":

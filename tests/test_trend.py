@@ -5,6 +5,7 @@ Gaussian noise around a level, three repetitions per run, one step change inject
 metric at the same run where one tool version changed."""
 
 import datetime
+import math
 import random
 
 import pytest
@@ -241,3 +242,86 @@ def test_a_postgresql_archive_gives_the_trend_an_sqlite_file_gives(postgres, tmp
     assert [(t.key, len(t.points), [(c.run_id, c.changed) for c in t.changes]) for t in here] == \
            [(t.key, len(t.points), [(c.run_id, c.changed) for c in t.changes]) for t in there]
     assert sum(len(t.changes) for t in there) == 1 and all(len(t.points) == RUNS for t in there)
+
+
+def _adversarial_runs(rng: random.Random, count: int, shape: str) -> list[list[float]]:
+    """Histories that move: steps small and large, single outliers, two levels taking turns,
+    few distinct values (ties in bits), runs of uneven size, values below 0."""
+    level, runs = rng.choice([0.3, 200.0, 5e8, 1.2e9]), []
+    for index in range(count):
+        if shape in ("steps", "uneven") and rng.random() < 0.1:
+            level *= rng.choice([0.8, 0.9, 1.05, 1.3])
+        if shape == "large steps" and rng.random() < 0.05:
+            level *= rng.choice([0.01, 0.3, 3.0, 100.0])
+        size = rng.randint(1, 4) if shape == "uneven" else 3
+        if shape == "discrete":
+            values = [float(rng.choice([1400, 1420, 1420, 1500])) for _ in range(size)]
+        elif shape == "taking turns":
+            values = [rng.gauss(1.0e9 if index // rng.choice([1, 3, 20]) % 2 else 0.8e9, 1.0e6) for _ in range(size)]
+        elif shape == "below 0":
+            values = [rng.gauss(1.0, 3.0) for _ in range(size)]
+        else:
+            values = [abs(rng.gauss(level, level * 0.03)) for _ in range(size)]
+        if shape == "outliers" and rng.random() < 0.05:
+            values[0] *= rng.choice([0.0, 0.1, 10.0])
+        runs.append(values)
+    return runs
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), count=st.integers(2, 300),
+       shape=st.sampled_from(["steps", "large steps", "outliers", "taking turns", "discrete", "uneven", "below 0"]))
+def test_dropping_candidates_changes_no_start(seed, count, shape):
+    """The search leaves out the candidates that cannot be the best, for a window of runs or for
+    good (PELT's rule): every run's best start is the one the search evaluating every candidate
+    at every run finds."""
+    runs = _adversarial_runs(random.Random(seed), count, shape)
+    samples = [value for run in runs for value in run]
+    if max(samples) <= 0 or max(samples) == min(samples):
+        return
+    stats = [trend._run_stats(run) for run in runs]
+    pruned, _ = trend._search(stats, max(samples))
+    every, kept = trend._search(stats, max(samples), prune=False)
+    assert pruned == every and kept == 0
+
+
+def test_the_candidates_before_a_clear_step_are_dropped_and_a_flat_history_keeps_all():
+    """What PELT's rule is worth: after a step the older candidates go; in a stationary stretch
+    every candidate stays within K of the best, and none can be dropped for good (_split_saving)."""
+    rng = random.Random(11)
+    stepped = [trend._run_stats([rng.gauss(1.0e9 if index < 300 else 0.9e9, 3.0e7) for _ in range(3)])
+               for index in range(600)]
+    flat = [trend._run_stats([rng.gauss(1.0e9, 3.0e7) for _ in range(3)]) for _ in range(600)]
+    top = max(mean + 3 * stdev for _, mean, stdev in stepped + flat)
+    starts, dropped = trend._search(stepped, top)
+    assert starts[-1] == 300 and 290 <= dropped <= 300
+    assert trend._search(flat, top)[1] == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), first=st.integers(1, 80), second=st.integers(1, 80),
+       shape=st.sampled_from(["alike", "apart", "one constant", "both constant", "tight and wide"]))
+def test_two_groups_cost_at_most_k_more_than_their_union_by_jumpavgs_own_bits(seed, first, second, shape):
+    """The lemma leaving candidates out stands on (_split_saving): h(A) + h(B) − h(A ∪ B) ≤ K[b]
+    for B of b samples (and by symmetry A), with h jumpavg's BitCountingStats bits but the
+    mean's code, on groups alike, far apart, constant (the stdev terms' worst case), and of very
+    different spread."""
+    import numpy as np
+    from jumpavg.avg_stdev_stats import AvgStdevStats
+    from jumpavg.bit_counting_stats import BitCountingStats
+
+    rng, top = random.Random(seed), 8191.0
+    a_mean, a_spread, b_mean, b_spread = {"alike": (4000, 400, 4000, 400), "apart": (1000, 50, 7000, 50),
+                                          "one constant": (3000, 0, 3000, 900), "both constant": (2000, 0, 2000, 0),
+                                          "tight and wide": (4000, 0.01, 4000, 2000)}[shape]
+    group_a = [min(top, abs(rng.gauss(a_mean, a_spread))) for _ in range(first)]
+    group_b = [min(top, abs(rng.gauss(b_mean, b_spread))) for _ in range(second)]
+
+    def nats(values):
+        stats = AvgStdevStats.for_runs(values)
+        bits = BitCountingStats(size=stats.size, avg=stats.avg, stdev=stats.stdev, max_value=top, unit=1.0).bits
+        return bits * math.log(2) - math.log(top + 1)  # the first group's mean code is log(max + 1)
+
+    saving = nats(group_a) + nats(group_b) - nats(group_a + group_b)
+    bound = trend._split_saving(np, np.array(trend._nats_per_size(first + second, top)))
+    assert saving <= bound[second] + 1e-9 and saving <= bound[first] + 1e-9

@@ -18,6 +18,7 @@ The search is pure (`segments`); reading the archive (`load_history`) and drawin
 
 import dataclasses
 import datetime
+import functools
 import math
 import os
 import statistics
@@ -58,8 +59,8 @@ class RunPoint:
     started_at: str
     values: list[float]
 
-    @property
-    def mean(self) -> float:
+    @functools.cached_property
+    def mean(self) -> float:  # read some 40 times a run over noise, levels and figures
         return math.fsum(self.values) / len(self.values)
 
 
@@ -125,11 +126,11 @@ def segments(runs: list[list[float]]) -> list[Segment]:
     metric that stays 0, as rekey's worst dip where nothing dipped) is one segment as is.
 
     jumpavg's own `classify` builds a Python object per candidate start and run, some 10 µs a
-    pair, and its search is quadratic: every start stays within a few tens of bits of the best
-    while the series is stationary, so no start can be ruled out before the end (23 s for 6
-    series of 1 000 runs). This is the same search, start for start and by its formulas (float
-    rounding aside; tests/test_trend.py holds the two to the same groups), with one step's every
-    start done at once in numpy arrays: 0.6 s of CPU for 10 000 runs (bench/trend.py)."""
+    pair, and evaluates every start at every run: quadratic (23 s for 6 series of 1 000 runs).
+    This is the same search, start for start and by its formulas (float rounding aside;
+    tests/test_trend.py holds the two to the same groups), with the starts in numpy arrays and
+    those that provably cannot be the best left out (_search): some 0.25 s of CPU for 10 000
+    runs, in a stationary stretch as after a change (bench/trend.py)."""
     if not runs:
         return []
     samples = [value for run in runs for value in run]
@@ -138,69 +139,256 @@ def segments(runs: list[list[float]]) -> list[Segment]:
         return [Segment(0, len(runs) - 1, top, 0.0)]
     if top <= 0:
         raise Unsearchable("no value above 0: the change-point search measures values as shares of the largest")
-    starts = _search([_run_stats(run) for run in runs], top)
+    starts, _ = _search([_run_stats(run) for run in runs], top)
     found, last = [], len(runs) - 1
     while last >= 0:
         first = starts[last]
-        group = [value for run in runs[first:last + 1] for value in run]
-        found.append(Segment(first, last, statistics.fmean(group), statistics.pstdev(group)))
+        found.append(Segment(first, last, *mean_stdev([value for run in runs[first:last + 1] for value in run])))
         last = first - 1
     return found[::-1]
 
 
 def _run_stats(values: list[float]) -> tuple[int, float, float]:
     """(samples, mean, population stdev) of one run, as jumpavg's AvgStdevStats sees it."""
-    mean = statistics.fmean(values)
-    return len(values), mean, statistics.pstdev(values, mean)
+    return len(values), *mean_stdev(values)
 
 
-def _search(runs: list[tuple[int, float, float]], top: float) -> list[int]:
+def mean_stdev(values: list[float]) -> tuple[float, float]:
+    """Mean and population stdev, each by one exactly rounded sum: statistics.pstdev rounds
+    exactly too but in fractions, 20 times slower (2 s over 20 series of 10 000 runs)."""
+    mean = math.fsum(values) / len(values)
+    return mean, math.sqrt(math.fsum((value - mean) ** 2 for value in values) / len(values))
+
+
+# Float rounding of the bits (~1e-7 nats over 10 000 runs) is far below this: a bound that
+# clears it holds for the exact bits too.
+ROUNDING = 0.01
+# The runs a step over every candidate lets the far ones sit out, at most; and how far above the
+# best (beyond the bound for those runs) a candidate must be to sit out (more sit out with less,
+# but the window then ends early more often).
+WINDOW, HEADROOM = 64, 4.0
+
+
+def _search(runs: list[tuple[int, float, float]], top: float, prune: bool = True) -> tuple[list[int], int]:
     """jumpavg's classify on runs given as (samples, mean, stdev): for each run t, where the last
     group of the best grouping of runs 0..t starts. Candidate j is "the best grouping of runs
     0..j-1, then one group j..t"; the best at t is the first candidate of fewest bits, the one
     opened at t itself unless an older one is strictly fewer (classify's order). Values are in
-    jumpavg's units and bits in nats (a common factor: the order of candidates is the same)."""
+    jumpavg's units and bits in nats (a common factor: the order of candidates is the same).
+
+    A step over every candidate merges the run into its group (Welford's merge, as jumpavg) and
+    counts its bits (_group_nats), some 25 passes over arrays. Then the candidates far above the
+    best sit out the next runs (up to WINDOW) while a bound (_split_saving) shows they stay
+    above the best of those that do not; the window ends at the first run where it no longer
+    shows it, and they take its runs at once. The oldest candidates that can never be the best
+    again are dropped for good (PELT's rule, by the same bound). prune=False evaluates every
+    candidate at every run, for the tests. Returns the starts and how many were dropped."""
     import numpy as np  # deferred: only the search needs it
 
     count = len(runs)
     unit = top / (2.0 ** (SIGNIFICANT_BITS + 1.0) - 1.0)
     scale = top / unit
-    per_size = np.array(_nats_per_size(sum(size for size, _, _ in runs), scale))
+    sizes = [size for size, _, _ in runs]
+    ends = np.cumsum([0, *sizes])
+    per_size = np.array(_nats_per_size(int(ends[-1]), scale))
+    saving = _split_saving(np, per_size)
+    # Every group's mean lies between the least and the largest run mean, so a group's jump term
+    # log(|mean − prev| + 1) is at most log(spread + 1), and grows by at most log(1 + shift)
+    # while its mean shifts by shift.
+    spread = (max(mean for _, mean, _ in runs) - min(mean for _, mean, _ in runs)) / unit
+    if len(set(sizes)) == 1:  # runs of one size (the usual): candidates lo..t's k-only nats are a reversed view
+        per_run = per_size[::sizes[0]]
+        k_nats = lambda lo, t: per_run[t + 1 - lo:0:-1]  # noqa: E731
+    else:
+        k_nats = lambda lo, t: np.take(per_size, ends[t + 1] - ends[lo:t + 1])  # noqa: E731
+    run_units = [(size, run_mean / unit, (run_stdev / unit) ** 2 * size) for size, run_mean, run_stdev in runs]
     # Each candidate's last group (samples, mean, second moment); its fixed bits: the best
     # grouping before it, and the normalisation of its mean's code (the first group's mean is
     # uniform in 0..max, a later one's coded by its jump from the mean before, `prev`).
-    samples, mean, moment = np.zeros(count, dtype=np.int64), np.zeros(count), np.zeros(count)
+    samples, mean, moment = np.zeros(count), np.zeros(count), np.zeros(count)
     fixed, prev = np.zeros(count), np.zeros(count)
+    scratch = np.empty((3, count))
     fixed[0] = math.log(scale + 1)
-    starts, best, best_mean = [0] * count, 0.0, 0.0
-    for t, (run_size, run_mean, run_stdev) in enumerate(runs):
-        run_mean, run_moment = run_mean / unit, (run_stdev / unit) ** 2 * run_size
-        # Every older candidate takes run t into its last group (Welford's merge, as jumpavg).
-        old = slice(0, t)
-        delta = run_mean - mean[old]
-        shift = samples[old] + run_size
-        delta_share = np.divide(run_size, shift)  # the run's share of the merged group
-        delta_share *= delta
-        mean[old] += delta_share
-        delta *= delta_share
-        delta *= samples[old]
+    # The candidates that do not sit out a window, in order: their starts, groups and code.
+    live = np.empty(count, dtype=np.intp)
+    live_samples, live_mean, live_moment, live_fixed, live_prev = (np.empty(count) for _ in range(5))
+
+    def best_of(bits) -> int:
+        """The index of the best candidate in bits (the newest last), as classify picks it."""
+        oldest_best = int(np.argmin(bits[:-1])) if len(bits) > 1 else 0
+        return oldest_best if bits[oldest_best] < bits[-1] else len(bits) - 1
+
+    def open_next(t: int, best: float, best_mean: float) -> float:
+        """Candidate t+1's fixed bits (opens_at): the best grouping of runs 0..t, and the code of
+        its mean's jump from that grouping's last mean."""
+        opens_at = best + math.log(best_mean * best_mean - (best_mean - 1) * scale + scale * scale / 2)
+        if t + 1 < count:
+            prev[t + 1], fixed[t + 1] = best_mean, opens_at
+        return opens_at
+
+    starts, lo = [0] * count, 0  # candidates before lo are out for good
+    t, merged = 0, False  # merged: run t is in every candidate's group already (a window ended at it)
+    while t < count:
+        if not merged:  # every candidate lo..t-1 takes run t; candidate t opens
+            run_size, run_mean, run_moment = run_units[t]
+            if t > lo:
+                _merge(np, run_size, run_mean, run_moment, samples[lo:t], mean[lo:t], moment[lo:t],
+                       scratch[:, :t - lo])
+            samples[t], mean[t], moment[t] = run_size, run_mean, run_moment
+        bits = _group_nats(np, samples[lo:t + 1], mean[lo:t + 1], moment[lo:t + 1], prev[lo:t + 1], k_nats(lo, t),
+                           lo == 0, scratch[:, :t + 1 - lo])
+        bits += fixed[lo:t + 1]
+        winner = best_of(bits)
+        best = float(bits[winner])
+        starts[t] = lo + winner
+        opens_at = open_next(t, best, float(mean[lo + winner]))
+        later = int(ends[-1] - ends[t + 1])
+        if not prune or not later:
+            t, merged = t + 1, False
+            continue
+        # Out for good: the oldest candidates above opens_at by more than any later runs can save.
+        never = saving[later] + math.log(spread + 1) + ROUNDING
+        if bits[0] > opens_at + never:
+            above = np.flatnonzero(bits <= opens_at + never)
+            dropped = int(above[0]) if len(above) else len(bits)
+            lo, bits = lo + dropped, bits[dropped:]
+        stop = min(count, t + WINDOW)
+        if lo > t or stop <= t + 1:
+            t, merged = t + 1, False
+            continue
+        # Candidate j's bits over runs t+1..u stay at least lower_j + h(those runs): the bound,
+        # with at most `window` samples taken and its mean shifted by at most shift_j.
+        window = int(ends[stop] - ends[t + 1])
+        lower = np.divide(window * spread, samples[lo:t + 1] + window)
+        np.log1p(lower, out=lower)
+        lower += saving[window]
+        np.subtract(bits, lower, out=lower)
+        sits_out = lower > best + HEADROOM
+        least_lower = float(lower[sits_out].min()) if sits_out.any() else math.inf
+        chosen = np.flatnonzero(~sits_out) + lo
+        n = first_new = len(chosen)
+        live[:n] = chosen
+        for full, part in ((samples, live_samples), (mean, live_mean), (moment, live_moment), (fixed, live_fixed),
+                           (prev, live_prev)):
+            np.take(full, chosen, out=part[:n])
+        u = t + 1
+        while u < stop:
+            run_size, run_mean, run_moment = run_units[u]
+            if n:
+                _merge(np, run_size, run_mean, run_moment, live_samples[:n], live_mean[:n], live_moment[:n],
+                       scratch[:, :n])
+            live[n], live_samples[n], live_mean[n], live_moment[n] = u, run_size, run_mean, run_moment
+            live_fixed[n], live_prev[n] = fixed[u], prev[u]
+            n += 1
+            bits = _group_nats(np, live_samples[:n], live_mean[:n], live_moment[:n], live_prev[:n],
+                               np.take(per_size, live_samples[:n].astype(np.intp)), live[0] == 0, scratch[:, :n])
+            bits += live_fixed[:n]
+            winner = best_of(bits)
+            # h(runs t+1..u): candidate t+1's bits but its fixed part and its jump term.
+            runs_alone = (bits[first_new] - opens_at
+                          + math.log(abs(live_mean[first_new] - live_prev[first_new]) + 1))
+            if least_lower + runs_alone <= bits[winner] + ROUNDING:
+                break  # one that sat out may be the best at u: a step over every candidate decides
+            starts[u] = int(live[winner])
+            open_next(u, float(bits[winner]), float(live_mean[winner]))
+            u += 1
+        # Those that sat out take runs t+1..u at once (the runs up to where the window ended);
+        # the others are as they were.
+        last = min(u, stop - 1)
+        block_size, block_mean, block_moment = 0, 0.0, 0.0
+        for run_size, run_mean, run_moment in run_units[t + 1:last + 1]:
+            delta = run_mean - block_mean
+            block_size += run_size
+            block_mean += delta * run_size / block_size
+            block_moment += run_moment + delta * (run_mean - block_mean) * run_size
+        _merge(np, block_size, block_mean, block_moment, samples[lo:t + 1], mean[lo:t + 1], moment[lo:t + 1],
+               scratch[:, :t + 1 - lo])
+        samples[live[:n]], mean[live[:n]], moment[live[:n]] = live_samples[:n], live_mean[:n], live_moment[:n]
+        t, merged = (u, True) if u < stop else (stop, False)
+    return starts, lo
+
+
+def _split_saving(np, per_size):
+    """K[b]: at most how many nats a group and the next b (or fewer) samples cost more as two
+    groups than as one: h(A) + h(B) − h(A ∪ B) ≤ K[b] where B has at most b samples and h is a
+    group's bits but its mean's code. What makes it sound to leave a candidate out.
+
+    The bound. Candidate j's bits at t are C_j(t) = fixed_j + h(G) − J, G its group j..t, J ≥ 0
+    its jump term log(|mean − prev| + 1). At a later run u it holds G ∪ H, H = runs t+1..u of
+    b samples, and J has grown by at most log(1 + shift), shift = how far b samples can move
+    G's mean (b·spread/(|G| + b)); so C_j(u) ≥ C_j(t) + h(H) − K[b] − log(1 + shift). Two uses:
+    - PELT's rule (Killick et al. 2012): candidate t+1 costs at most opens_at + h(H) at u (its
+      jump term only subtracts), and so does the best; C_j(t) > opens_at + K[all later samples]
+      + log(spread + 1) puts j above the best at every later run, strictly: it is dropped.
+    - A window: with L_j = C_j(t) − K[window's samples] − log(1 + shift_j), j sits out run u as
+      long as the least L_j + h(H) is above the best of the others at u, h(H) being candidate
+      t+1's bits but its fixed part and jump term. In a stationary stretch all but a few dozen
+      candidates sit out 64 runs at a time; the first run where the bound fails ends it.
+    Either way a candidate left out is strictly above the best where it is left out: no start,
+    and no tie between candidates of equal bits, changes.
+
+    K. h(G) is the k-only nats g(k) (the table) plus k·φ(v) + ψ for a group of k ≥ 2 samples of
+    variance v = s², with φ(v) = log(√v + 1) and ψ = log((s+2)/(s+1)) in (0, log 2] (a
+    one-sample group has neither; φ(0) = 0). The union's k·v is at least kA·vA + kB·vB (the
+    groups' sums of squares add up, and the one between their means is ≥ 0); φ is increasing
+    and concave, so k·φ(v) ≥ k·φ((kA·vA + kB·vB)/k) ≥ kA·φ(vA) + kB·φ(vB) (Jensen), and the ψ
+    terms lose at most 2·log 2. For g: with L the least step g(k+1) − g(k) up to the series'
+    samples, r(k) = g(k) − L·k never decreases, so g(a) + g(b) − g(a+b) = r(a) + r(b) − r(a+b)
+    ≤ r(b), and ≤ r(b') for any b' ≥ b. K[b] = r(b) + 2·log 2; tests/test_trend.py holds
+    jumpavg's own bits to it.
+
+    K grows as 2·log b (g holds log(k(k+1))), and a stationary stretch's candidates stay closer
+    than K[all later samples] to opens_at, so PELT drops none of them there (a series of 10 000
+    runs flat throughout keeps all; with one step, all but the last few before it): the windows
+    are what make a long stationary series cheap."""
+    table = per_size[1:]  # g(1)..g(N)
+    least_step = float(np.min(np.diff(table))) if len(table) > 1 else 0.0
+    return np.concatenate([[0.0], table - least_step * np.arange(1, len(table) + 1)]) + 2 * LN2
+
+
+def _merge(np, run_size: int, run_mean: float, run_moment: float, samples, mean, moment, scratch) -> None:
+    """Welford's merge of one run (its samples, mean and second moment) into every group:
+    the moment grows by the run's own and by delta·(run_mean − new mean)·run_size, which is
+    delta²·old·run_size/new."""
+    delta, step = scratch[0], scratch[1]
+    np.subtract(run_mean, mean, out=delta)
+    samples += run_size
+    np.multiply(delta, run_size, out=step)  # delta·run_size, then over the new samples: the mean's step
+    np.divide(step, samples, out=scratch[2])
+    mean += scratch[2]
+    delta -= scratch[2]  # run_mean − the new mean
+    delta *= step
+    if run_moment:
         delta += run_moment
-        moment[old] += delta
-        samples[old] = shift
-        # Candidate t opens a group of run t after the best grouping of runs 0..t-1.
-        samples[t], mean[t], moment[t] = run_size, run_mean, run_moment
-        if t:
-            prev[t] = best_mean
-            fixed[t] = best + math.log(best_mean * best_mean - (best_mean - 1) * scale + scale * scale / 2)
-        bits = _group_nats(np, t + 1, samples, mean, moment, prev, per_size)
-        bits += fixed[:t + 1]
-        winner = t
-        if t:
-            oldest_best = int(np.argmin(bits[:t]))
-            if bits[oldest_best] < bits[t]:
-                winner = oldest_best
-        best, best_mean, starts[t] = float(bits[winner]), float(mean[winner]), winner
-    return starts
+    moment += delta
+
+
+def _group_nats(np, samples, mean, moment, prev, k_nats, first_group: bool, scratch):
+    """jumpavg's BitCountingStats bits (in nats) of the candidates' last groups but their fixed
+    part: each mean's jump from the group before (jumpavg's opposite triangle; none for the
+    first group of a series, candidate 0, there when first_group), its stdev s coded as
+    (s+1)(s+2), and its k samples on a (k-2)-sphere of radius ~ s: k·log(s+1) +
+    log((s+2)/(s+1)) − log(|jump|+1) and the k-only nats."""
+    stdev_1, ratio, jump = scratch
+    np.divide(moment, samples, out=stdev_1)
+    np.sqrt(stdev_1, out=stdev_1)
+    stdev_1 += 1
+    np.add(stdev_1, 1, out=ratio)
+    ratio /= stdev_1  # (s+2)/(s+1)
+    np.log(stdev_1, out=stdev_1)
+    stdev_1 *= samples  # k·log(s+1): (k-2) for the sphere's radius, 1 for coding s, 1 folded into ratio
+    np.subtract(mean, prev, out=jump)
+    np.abs(jump, out=jump)
+    jump += 1
+    if first_group:
+        jump[0] = 1.0
+    ratio /= jump
+    np.log(ratio, out=ratio)
+    nats = np.add(stdev_1, ratio)
+    if samples[-1] < 2:  # a one-sample group (only the newest can be one) has no stdev
+        nats[-1] = -math.log(jump[-1])
+    nats += k_nats
+    return nats
 
 
 def _nats_per_size(samples: int, scale: float) -> list[float]:
@@ -214,29 +402,6 @@ def _nats_per_size(samples: int, scale: float) -> list[float]:
             nats += LN2 + math.log(math.pi) * ((k - 1) / 2) - math.lgamma((k - 1) / 2) + math.log(k) * ((k - 2) / 2)
         table.append(nats)
     return table
-
-
-def _group_nats(np, open_: int, samples, mean, moment, prev, per_size):
-    """jumpavg's BitCountingStats bits (in nats) of candidates 0..open_-1's last groups but their
-    fixed part: each mean's jump from the group before (jumpavg's opposite triangle; none for
-    the first group), its stdev s coded as (s+1)(s+2), and its k samples on a (k-2)-sphere of
-    radius ~ s."""
-    count = samples[:open_]
-    stdev = np.divide(moment[:open_], count)
-    np.sqrt(stdev, out=stdev)
-    stdev += 1
-    nats = np.log(stdev)
-    nats *= count - 1  # (k-2) log(s+1) for the sphere, log(s+1) for coding s
-    stdev += 1
-    nats += np.log(stdev)
-    if count[-1] < 2:  # a one-sample group (only the newest can be one) has no stdev
-        nats[-1] = 0.0
-    nats += np.take(per_size, count)
-    jump = np.subtract(mean[1:open_], prev[1:open_])
-    np.abs(jump, out=jump)
-    jump += 1
-    nats[1:] -= np.log(jump, out=jump)
-    return nats
 
 
 def higher_is_better(metric: str) -> bool:
@@ -278,23 +443,29 @@ def testbed_name(run: Run) -> str:
     return testbed.get("name") or f"{run.environment.get('hostname', '?')}/{testbed.get('kind', 'local')}"
 
 
-def headline_metrics(kind: str, metrics: dict) -> tuple[str, ...]:
-    """What a measurement kind is judged by (its declared headline), else its first rate or time."""
+def declared_headline(kind: str) -> tuple[str, ...] | None:
+    """The metrics a measurement kind declares it is judged by, if it declares them."""
     from vpnbench.measure import MEASUREMENTS
 
     declared = MEASUREMENTS[kind].headline if kind in MEASUREMENTS else None
-    if declared:
-        return declared.metrics
+    return declared.metrics if declared else None
+
+
+def first_rate_or_time(metrics: dict) -> tuple[str, ...]:
+    """What a kind without a declared headline is judged by: its first rate or time."""
     return tuple(sorted(m for m in metrics if m.endswith(("_bps", "_ms")))[:1])
 
 
 def series_of(history: History) -> dict[SeriesKey, list[RunPoint]]:
     # Keyed by plain tuples while reading (a frozen dataclass per cell costs ~1 s over 600 000 cells).
     series: dict[tuple, dict[str, list[float]]] = defaultdict(dict)
+    declared: dict[str, tuple[str, ...] | None] = {}  # kind -> its declared headline: 600 000 cells, a few kinds
     for run in history.runs:
         testbed = testbed_name(run)
         for _, technique, impairment, kind, label, metrics in history.cells.get(run.run_id, []):
-            for metric in headline_metrics(kind, metrics):
+            if kind not in declared:
+                declared[kind] = declared_headline(kind)
+            for metric in declared[kind] or first_rate_or_time(metrics):
                 value = metrics.get(metric)
                 if isinstance(value, (int, float)) and math.isfinite(value):
                     key = (testbed, technique, impairment, label, metric)
@@ -325,14 +496,14 @@ def trends(history: History, min_change: float | None = None) -> list[Trend]:
     return found
 
 
-# A long history's searches go to one process per core: each is quadratic in its runs (see
-# segments), some 0.6 s of CPU for 10 000 runs, and they are independent.
-PARALLEL_PAIRS = 4_000_000  # sum over series of runs², below which a pool costs more than it saves
+# A long history's searches go to one process per core: they are independent, some 25 µs of
+# CPU a run (see segments), and a pool costs some 0.3 s to start (numpy imported in each).
+PARALLEL_RUNS = 40_000  # runs over all series, below which a pool costs more than it saves
 
 
 def _searched(series: list[list[list[float]]]) -> list[tuple[list[Segment], str]]:
     """(groups, "") of each series, or ([], why) for one the search cannot read."""
-    if sum(len(runs) ** 2 for runs in series) < PARALLEL_PAIRS or (os.cpu_count() or 1) < 2:
+    if sum(len(runs) for runs in series) < PARALLEL_RUNS or (os.cpu_count() or 1) < 2:
         return [_search_one(runs) for runs in series]
     from concurrent.futures import ProcessPoolExecutor
 
@@ -387,8 +558,8 @@ def shown_levels(points: list[RunPoint], groups: list[Segment],
     note = TOO_FEW if len(points) < 2 * MIN_SUPPORT or unsupported else ""
     starts, levels = [0, *bounds], []
     for first, end in zip(starts, [*bounds, len(points)]):
-        values = [value for point in points[first:end] for value in point.values]
-        levels.append(Segment(first, end - 1, statistics.fmean(values), statistics.pstdev(values)))
+        levels.append(Segment(first, end - 1, *mean_stdev([value for point in points[first:end]
+                                                           for value in point.values])))
     return levels, note
 
 
