@@ -26,12 +26,15 @@ from vpnbench.report.figures import (Canvas, Drawing, NoData, figures_for, headl
                                      measurement_scaling, scaling_groups)
 from vpnbench.report.judgement import cost_rows, significance_rows
 from vpnbench.store import Store, missing_file
+from vpnbench.techniques import TECHNIQUES
+from vpnbench.techniques.base import NEGOTIATED_WARNINGS, negotiated_warnings
 from vpnbench.tables import bringup_times, bringups_of, digits_for, format_mean_sd, mean_sd
 from vpnbench.verdicts import Verdicts, shown_metric, verdicts
 
 # Methodology findings about what a run leaves out (one direction only; a UDP rate every technique
 # carried) rather than numbers that may describe something else: told as notes, not warnings.
 NOTES = ("one_direction", "offered_rate_reached")
+UNAVAILABLE_PREFIX = re.compile(r"^unavailable here: ")  # run/cell.record_unavailable's words
 ISO_MOMENT = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d")
 HOST_METRICS = [("client_cpu_pct", "client CPU %", 1.0), ("server_cpu_pct", "server CPU %", 1.0)]
 # Shown where a cell moved bytes (throughput measurements): CPU-seconds per GiB, per host.
@@ -101,8 +104,8 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
                            techniques=_technique_rows(cells), measurements=measurements,
                            failed=[c for c in cells if c.status in ("failed", "running")],
                            failed_bringups=[b for b in bringups_of(cells) if b.error and b.backend != "none"],
-                           unavailable=[b for b in bringups_of(cells) if b.backend == "none"],
-                           n_ok=sum(c.ok for c in cells), n_cells=len(cells))
+                           n_ok=sum(c.ok for c in cells), n_cells=sum(not _unavailable(c) for c in cells),
+                           n_unavailable=sum(_unavailable(c) for c in cells))
     drawn = [f for m in measurements for f in m["figures"]] + scaling
     return html, drawn
 
@@ -163,18 +166,40 @@ def _host_rows(host_facts: list[HostFacts], cells: list[Cell]) -> list[dict]:
 
 
 def _technique_rows(cells: list[Cell]) -> list[dict]:
+    """A row per technique. What its ends negotiated reads as one line (the technique's `agreed`)
+    with its warnings as a badge, the whole record behind a toggle; a technique this machine
+    cannot run says "unavailable here" and why, in no failure's colour: nothing failed."""
     rows = []
     for technique in dict.fromkeys(c.technique for c in cells):
         mine = [c for c in cells if c.technique == technique]
         params = {k: v for k, v in mine[0].technique_params.items() if k not in ("kind", "backend", "backend_asked")}
         bringups = bringups_of(mine)
+        negotiated = mine[0].negotiated
+        known = TECHNIQUES.get(mine[0].technique_params.get("kind"))
         rows.append({"technique": technique, "kind": mine[0].technique_params.get("kind", ""),
                      "params": ", ".join(f"{k}={v}" for k, v in params.items()),
                      "backend": bringups[-1].backend if bringups else "–",
-                     "wire_check": mine[0].wire_check, "negotiated": "; ".join(_readable(mine[0].negotiated)),
+                     "wire_check": mine[0].wire_check,
+                     "agreed": known.agreed(negotiated) if known else "",
+                     "negotiated_warnings": negotiated_warnings(negotiated),
+                     "negotiated": "\n".join(_readable({k: v for k, v in negotiated.items()
+                                                         if k not in NEGOTIATED_WARNINGS})) if negotiated else "",
+                     "unavailable": _unavailable_reason(mine),
                      "setup": mean_sd(bringup_times(mine), 1), "bringups": len(bringups),
                      "ok": sum(c.ok for c in mine), "n": len(mine)})
     return rows
+
+
+def _unavailable_reason(cells: list[Cell]) -> str | None:
+    """Why this machine could not run these cells (no backend for their technique), or None when it could."""
+    bringups = bringups_of(cells)
+    if not bringups or any(b.backend != "none" for b in bringups):
+        return None
+    return UNAVAILABLE_PREFIX.sub("", bringups[-1].error or "no backend available")
+
+
+def _unavailable(cell: Cell) -> bool:
+    return cell.bringup is not None and cell.bringup.backend == "none"
 
 
 def _measurement_section(number: int, label: str, summary: pd.DataFrame, cells: list[Cell], judged: dict,
