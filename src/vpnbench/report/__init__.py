@@ -15,12 +15,9 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
-from vpnbench.analysis import summarize
 from vpnbench.errors import UserError
 from vpnbench.hostfacts import summary_line
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.methodology import congestion_control_under_loss
-from vpnbench.quality import monitor_frame, qualities
 from vpnbench.records import Cell, HostFacts, Run
 from vpnbench.report.figures import (Canvas, Drawing, NoData, figures_for, headline, impairment_entries,
                                      measurement_scaling, scaling_groups)
@@ -29,7 +26,7 @@ from vpnbench.store import Store, missing_file
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.techniques.base import NEGOTIATED_WARNINGS, negotiated_warnings
 from vpnbench.tables import bringup_times, bringups_of, digits_for, format_mean_sd, mean_sd
-from vpnbench.verdicts import Verdicts, shown_metric, verdicts
+from vpnbench.verdicts import Verdicts, verdicts
 
 # Methodology findings about what a run leaves out (one direction only; a UDP rate every technique
 # carried) rather than numbers that may describe something else: told as notes, not warnings.
@@ -81,12 +78,10 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
     significance and the methodology warnings are the run's answers (`verdicts`, as the terminal
     and the export give them), never recomputed here."""
     answers = answers or verdicts(cells)
-    frame = answers.frame
-    summary = summarize(frame)
-    exports = [c.export() for c in cells]
+    summary = answers.summary
     canvas = Canvas(figures)
     baseline = answers.baseline
-    judged = _qualities(frame, exports)
+    judged = answers.qualities
     entries = impairment_entries(run.spec, list(dict.fromkeys(c.impairment for c in cells)))
     measurements = [_measurement_section(number, label, summary, cells, judged, answers, entries,
                                          data or NoData(), canvas, timeseries)
@@ -210,15 +205,13 @@ def _measurement_section(number: int, label: str, summary: pd.DataFrame, cells: 
     present = set(summary.loc[summary["measurement_label"] == label, "metric"])
     columns = [(c.metric, c.title, c.scale) for c in known] + HOST_METRICS
     columns += [column for column in EFFICIENCY_METRICS if column[0] in present]
-    part = summary[summary["measurement_label"] == label]
-    stats = {(r.technique, r.impairment, r.metric): r for r in part.itertuples()}
     counts = collections.Counter((c.technique, c.impairment) for c in mine)
     ok = collections.Counter((c.technique, c.impairment) for c in mine if c.ok)
     rows = []
     for technique, impairment in counts:
         verdict = judged.get((label, technique, impairment))
         short = set(verdict.insufficient) if verdict else set()
-        values = [_value_cell(stats.get((technique, impairment, metric)), scale, metric in short)
+        values = [_value_cell(answers.stat(label, technique, impairment, metric), scale, metric in short)
                   for metric, _, scale in columns]
         rows.append({"technique": technique, "impairment": impairment, "values": values,
                      "ok": ok[technique, impairment], "n": counts[technique, impairment],
@@ -241,22 +234,8 @@ def _measurement_section(number: int, label: str, summary: pd.DataFrame, cells: 
             "costs": costs, "comparisons": comparisons,
             "glance": _glance(costs, comparisons, pick.metrics[0] if pick else None, baseline),
             "repeated": _repeated(summary[(summary["measurement_label"] == label) & summary["metric"].isin(metrics)]),
-            "captions": _captions(kind, mine),
+            "captions": answers.captions.get(label, []),
             "figures": figures_for(drawing)}
-
-
-def _captions(kind: str, cells: list[Cell]) -> list[str]:
-    """What a reader must see beside a measurement's figures: a search's or sweep's outcome in
-    words (the limit it met, or that no rate was without loss; the methodology warnings say when
-    that limit was the receiver), and the congestion control of TCP figures under loss."""
-    ok = [c for c in cells if c.ok]
-    said = []
-    if kind in ("rate_search", "udp_sweep"):
-        for technique, impairment in dict.fromkeys((c.technique, c.impairment) for c in ok):
-            last = [c for c in ok if (c.technique, c.impairment) == (technique, impairment)][-1]
-            where = technique + ("" if impairment == "none" else f" ({impairment})")
-            said.append(f"{where}: {MEASUREMENTS[kind].headline_text(last.metrics)}")
-    return said + [w.message for w in congestion_control_under_loss([c.export() for c in ok])]
 
 
 def _glance(costs: list[dict], comparisons: list[dict], metric: str | None, baseline: str | None) -> dict | None:
@@ -275,14 +254,6 @@ def _glance(costs: list[dict], comparisons: list[dict], metric: str | None, base
         table.setdefault(c["impairment"], {})[c["technique"]] = c["headline"] + mark
     return {"metric": metric, "techniques": techniques,
             "rows": [{"impairment": i, "values": [by.get(t, "–") for t in techniques]} for i, by in table.items()]}
-
-
-def _qualities(frame: pd.DataFrame, exports: list[dict]) -> dict:
-    """quality.qualities over the metrics the report shows a verdict for (the others only cost time)."""
-    if frame.empty:
-        return {}
-    both = pd.concat([frame, monitor_frame(exports)], ignore_index=True)
-    return qualities(both[both["metric"].map(shown_metric)])
 
 
 def _without_basis(rows: list[dict], short: set, baseline: str | None) -> list[dict]:
