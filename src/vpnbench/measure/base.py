@@ -86,6 +86,10 @@ class PortAllocator:
         return next(self._ports)
 
 
+# Per-core busy shares and where the CPU time went (user, kernel, softirq): the figures of kinds that move bytes.
+CPU_FIGURES = ("cpu_per_core", "cpu_kinds")
+
+
 class Measurement(abc.ABC):
     """A measurement kind declares, beside how it runs, what it shows: its table columns,
     headline and figures, how a rehearsal shortens it, and the tools it needs on each end.
@@ -99,7 +103,14 @@ class Measurement(abc.ABC):
 
     columns: ClassVar[tuple[Column, ...]] = ()
     headline: ClassVar[Headline | None] = None
-    cpu_figures: ClassVar[bool] = False  # per-core and user/system/softirq figures (throughput kinds)
+    # The report's figures of this kind, by name, drawn in this order (report/figures.FIGURES; as
+    # Flent's PLOTS beside its DATA_SETS): the headline per impairment, every packet's RTT as a CDF,
+    # long cells per second, the hosts' CPU; throughput kinds add CPU_FIGURES.
+    figures: ClassVar[tuple[str, ...]] = ("headline", "rtt_cdf", "time_series", "host_cpu")
+    # What is said in words beside its figures, by name (verdicts.CAPTIONS): "outcome" (each
+    # technique's result as headline_text says it), "congestion_control" (the control TCP ran
+    # with, where the impairment drops packets).
+    captions: ClassVar[tuple[str, ...]] = ()
     # Writes its series and events as it runs (ctx.live), and a killed cell of it continues
     # under --resume as a new segment instead of starting over (a soak).
     resumable: ClassVar[bool] = False

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from vpnbench.errors import MeasurementError
-from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
 from vpnbench.measure.iperf import interval_series, parse_iperf_json
 from vpnbench.measure.irtt import Packet, packet_series, percentile
 from vpnbench.measure.tcp import tcp_metrics
@@ -54,7 +54,7 @@ class LatencyUnderLoad(Measurement):
                Column("throughput_down_bps", "down Mbit/s", 1e-6))
     headline = Headline(("rtt_idle_p99_ms", "rtt_loaded_p99_ms"), "RTT p99 (ms)", log=True,
                         names=("idle", "loaded"))
-    cpu_figures = True
+    figures = (*Measurement.figures, *CPU_FIGURES)
 
     def expected_seconds(self) -> float:
         return self.params.idle + self.params.duration + 1

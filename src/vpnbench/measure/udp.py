@@ -7,7 +7,7 @@ from pydantic import BeforeValidator, Field, model_validator
 
 from vpnbench.errors import MeasurementError
 from vpnbench.measure import iperf2
-from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
 from vpnbench.measure.gen import GEN_MIN_LENGTH, run_gen
 from vpnbench.measure.iperf import run_iperf, throughput_series
 from vpnbench.params import Duration, Family, Params, Rate
@@ -68,7 +68,7 @@ class Udp(Measurement):
                Column("loss_pct", "loss %"), Column("jitter_ms", "jitter ms"))
     headline = Headline(("sender_throughput_bps", "throughput_bps"), "sent vs received (Mbit/s)", 1e-6, log=True,
                         names=("sent", "received"))
-    cpu_figures = True
+    figures = (*Measurement.figures, *CPU_FIGURES)
 
     @classmethod
     def headline_text(cls, metrics: dict) -> str:

@@ -58,6 +58,20 @@ class TechniqueContext:
         self.probe_kernel = probe_kernel
 
 
+# The keys of a negotiated record that hold warnings about it (a weak group kept as asked, a
+# deprecated mode): the report shows them as a badge beside the agreed line.
+NEGOTIATED_WARNINGS = ("warning", "warnings")
+
+
+def negotiated_warnings(negotiated: dict) -> list[str]:
+    """The warnings a technique put in its negotiated record, in order."""
+    found = []
+    for key in NEGOTIATED_WARNINGS:
+        value = negotiated.get(key)
+        found += [value] if isinstance(value, str) else list(value or [])
+    return found
+
+
 class Technique(abc.ABC):
     """A technique declares, beside how it comes up, what it needs: the commands (and the
     Debian package of each) on both hosts, the kernel features each backend relies on, the
@@ -99,6 +113,13 @@ class Technique(abc.ABC):
         # The last up()'s key exchange in seconds, where the daemon lets it be timed (its log):
         # the `setup` measurement reports it beside the set-up time.
         self.handshake_s: float | None = None
+
+    @classmethod
+    def agreed(cls, negotiated: dict) -> str:
+        """What the ends agreed, in one line for the report's technique table (the whole record
+        stays one click away): its short top-level facts; the warnings are shown apart."""
+        return ", ".join(f"{key} {value}" for key, value in negotiated.items()
+                         if key not in NEGOTIATED_WARNINGS and isinstance(value, (str, int, float, bool)))
 
     @classmethod
     def cannot_rekey(cls, params: Params) -> str | None:

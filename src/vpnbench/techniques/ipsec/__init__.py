@@ -112,6 +112,22 @@ class IPsec(Technique):
                          else f"backend {params.backend!r} is not available: {reasons[0].split(': ', 1)[1]}")
 
     @classmethod
+    def agreed(cls, negotiated: dict) -> str:
+        """'IKEv2 AES_GCM_8-128 PRF_HMAC_SHA2_256 MODP_1024 · ESP AES_GCM_8-128 · tunnel · in UDP':
+        the algorithms, mode and encapsulation of the SAs in use (the SPIs, selectors, the
+        implementation and the settings asked stay in the full record)."""
+        ike, child = negotiated.get("ike") or {}, negotiated.get("child") or {}
+        parts = []
+        if ike:
+            parts.append(f"IKEv{ike.get('version', '?')} " + _algorithms(ike, ("integ-alg", "prf-alg", "dh-group")))
+        if child:
+            parts.append(f"{child.get('protocol', 'ESP')} " + _algorithms(child, ("integ-alg", "dh-group")))
+            if child.get("mode"):
+                parts.append(child["mode"].lower())
+            parts.append("in UDP" if child.get("encap") == "yes" else "not in UDP")
+        return " · ".join(parts)
+
+    @classmethod
     def cannot_rekey(cls, params: IPsecParams) -> str | None:
         if params.implementation != "strongswan":
             return "ipsec: rekey is forced through strongSwan's swanctl; implementation = \"libreswan\" is not supported"
@@ -417,3 +433,11 @@ def _daemon_evidence(role: str, daemon) -> list:
                 (f"{role}: pluto log", lambda: evidence.log_tail(daemon.proc))]
     return [(f"{role}: xl2tpd log", lambda: evidence.log_tail(daemon.proc)),
             (f"{role}: pppd log", lambda: evidence.clip(daemon.ppp_log(), keep="tail"))]
+
+
+def _algorithms(sa: dict, others: tuple[str, ...]) -> str:
+    """'AES_GCM_8-128 PRF_HMAC_SHA2_256 MODP_1024' from charon's keys; pluto's one 'algorithm' as it is."""
+    if sa.get("algorithm"):
+        return sa["algorithm"]
+    cipher = sa.get("encr-alg", "?") + (f"-{sa['encr-keysize']}" if sa.get("encr-keysize") else "")
+    return " ".join([cipher, *(sa[key] for key in others if sa.get(key))])
