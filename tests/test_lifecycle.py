@@ -1,0 +1,76 @@
+"""A technique's bring-up undone exactly: each step of up() registers its undo as it succeeds
+(techniques/base.py's Cleanup, kselftests' `defer`), and down() runs those, newest first, each
+once, however far up() got. Unit tests: a host double records every command."""
+
+import pytest
+
+from runner_doubles import FakeClock, FakeHost, FakeNetwork
+from vpnbench.errors import HostError
+from vpnbench.hosts.base import CommandFailed, CommandResult
+from vpnbench.resources import RunResources
+from vpnbench.safe_files import wipe_command
+from vpnbench.techniques.base import Cleanup, TechniqueContext
+from vpnbench.techniques.wireguard import WireGuard, WireGuardParams
+
+UNDERLAY = {"client": {"ipv4": "10.0.0.1", "ipv6": "fd00::1"}, "server": {"ipv4": "10.0.0.2", "ipv6": "fd00::2"}}
+
+
+class FailingHost(FakeHost):
+    """A host double that writes every command into `journal` (shared by the hosts: one order);
+    a command starting with `fails` exits 2, every other one succeeds."""
+
+    def __init__(self, role: str, journal: list, fails: tuple[str, ...] | None = None):
+        super().__init__(role, FakeNetwork(FakeClock()), commands=("wg", "ip", "sh"))
+        self.journal, self.fails = journal, fails
+
+    def run(self, argv, timeout=30.0, check=True, input=None):
+        self.journal.append((self.role, list(argv)))
+        if self.fails and tuple(argv[:len(self.fails)]) == self.fails:
+            result = CommandResult(list(argv), 2, "", "RTNETLINK answers: Operation not supported")
+            if check:
+                raise CommandFailed(result)
+            return result
+        return super().run(argv, timeout, check, input)
+
+
+def test_cleanup_runs_each_undo_once_newest_first_and_all_of_them_when_one_fails():
+    ran = []
+    cleanup = Cleanup()
+
+    def broken():
+        ran.append("broken")
+        raise HostError("ssh: connection lost")
+
+    cleanup.defer(ran.append, "first")
+    cleanup.defer(broken)
+    cleanup.defer(ran.append, "third")
+    with pytest.raises(HostError, match="connection lost"):
+        cleanup.unwind()
+    assert ran == ["third", "broken", "first"]
+    cleanup.unwind()  # a second down(): nothing left to undo
+    assert ran == ["third", "broken", "first"] and len(cleanup) == 0
+
+
+@pytest.mark.parametrize("psk", [False, True])
+def test_wireguard_up_failing_midway_is_undone_exactly(psk):
+    """The client's interface cannot be made: down() deletes the server's interface (made) and
+    wipes each key file on its host (written), in reverse order, once each; the client's
+    interface, never made, is not deleted."""
+    journal: list[tuple[str, list[str]]] = []
+    with RunResources() as resources:
+        client = FailingHost("client", journal, fails=("ip", "link", "add"))
+        server = FailingHost("server", journal)
+        ctx = TechniqueContext(client, server, UNDERLAY, resources, probe_kernel=None)
+        wg = WireGuard(WireGuardParams(psk=psk), ctx)
+        with pytest.raises(CommandFailed):
+            wg.up("kernel")
+        done = len(journal)
+        assert ("client", ["ip", "link", "add", wg.ifaces["client"], "type", "wireguard"]) in journal
+        wg.down()
+        wg.down()  # safe twice: nothing runs again
+        wiped = [("client", "wg-client.key"), ("server", "wg-server.key")]
+        if psk:
+            wiped += [("client", "wg.psk"), ("server", "wg.psk")]
+        # newest first: the server's interface (made last), then each key file on its host
+        assert journal[done:] == [("server", ["ip", "link", "del", wg.ifaces["server"]])] + [
+            (role, wipe_command([str(resources.path(name))])) for role, name in reversed(wiped)]
