@@ -2,11 +2,15 @@
 (techniques/base.py's Cleanup, kselftests' `defer`), and down() runs those, newest first, each
 once, however far up() got. Unit tests: a host double records every command."""
 
+import re
+from pathlib import Path
+
 import pytest
 
+import vpnbench
 from runner_doubles import FakeClock, FakeHost, FakeNetwork
 from vpnbench.errors import HostError
-from vpnbench.hosts.base import CommandFailed, CommandResult
+from vpnbench.hosts.base import CommandFailed, CommandResult, Host
 from vpnbench.resources import RunResources
 from vpnbench.safe_files import wipe_command
 from vpnbench.techniques.base import Cleanup, TechniqueContext
@@ -74,3 +78,19 @@ def test_wireguard_up_failing_midway_is_undone_exactly(psk):
         # newest first: the server's interface (made last), then each key file on its host
         assert journal[done:] == [("server", ["ip", "link", "del", wg.ifaces["server"]])] + [
             (role, wipe_command([str(resources.path(name))])) for role, name in reversed(wiped)]
+
+
+CAPABILITY_CALLERS = ["congestion.py", "monitor.py", "safe_files.py", "techniques/external.py", "hosts/arch.py",
+                      "measure/gen.py", "techniques/wireguard.py", "techniques/ipsec/__init__.py",
+                      "techniques/macsec.py"]
+
+
+def test_callers_ask_the_host_and_the_technique_not_getattr():
+    """A capability is a method of Host (on_this_machine, netns_inode, set_sysctl, remember_dir),
+    and a technique's progress is its Cleanup: no caller probes an attribute with getattr or
+    branches on a `remote` flag."""
+    src = Path(vpnbench.__file__).parent
+    asked = {name: re.findall(r"getattr\((?:host|self)\b[^)]*\)|\bhost\.remote\b", (src / name).read_text())
+             for name in CAPABILITY_CALLERS}
+    assert {name: found for name, found in asked.items() if found} == {}
+    assert not hasattr(Host, "remote")

@@ -96,7 +96,7 @@ class External(Technique):
         """What a hook needs to find the testbed: namespaces (local testbed), addresses, a private dir."""
         env = {"VPNBENCH_RUN_ID": self.ctx.resources.run_id, "VPNBENCH_RUN_DIR": str(self.ctx.resources.dir)}
         for role, host in (("CLIENT", self.ctx.client), ("SERVER", self.ctx.server)):
-            if getattr(host, "netns", None):
+            if host.netns:
                 env[f"VPNBENCH_{role}_NETNS"] = host.netns
             for family in ("ipv4", "ipv6"):
                 env[f"VPNBENCH_{role}_UNDERLAY_{family.upper()}"] = self.ctx.underlay[role.lower()][family]
