@@ -2,6 +2,7 @@
 (techniques/base.py's Cleanup, kselftests' `defer`), and down() runs those, newest first, each
 once, however far up() got. Unit tests: a host double records every command."""
 
+import ast
 import re
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import vpnbench
 from runner_doubles import FakeClock, FakeHost, FakeNetwork
 from vpnbench.errors import HostError
 from vpnbench.hosts.base import CommandFailed, CommandResult, Host
+from vpnbench.hosts.reach import wait_reachable
 from vpnbench.resources import RunResources
 from vpnbench.safe_files import wipe_command
 from vpnbench.techniques.base import Cleanup, TechniqueContext
@@ -94,3 +96,36 @@ def test_callers_ask_the_host_and_the_technique_not_getattr():
              for name in CAPABILITY_CALLERS}
     assert {name: found for name, found in asked.items() if found} == {}
     assert not hasattr(Host, "remote")
+
+
+REACHABILITY_WAITS = ["testbeds/base.py", "run/bringup.py", "measure/setup.py", "techniques/external.py"]
+
+
+def ping_loops(source: str) -> list[int]:
+    """Lines of loops whose body builds a ping command of its own."""
+    return [loop.lineno for loop in ast.walk(ast.parse(source)) if isinstance(loop, (ast.While, ast.For))
+            and any(isinstance(node, ast.List) and node.elts and isinstance(node.elts[0], ast.Constant)
+                    and node.elts[0].value == "ping" for node in ast.walk(loop))]
+
+
+def test_the_reachability_wait_is_one_function():
+    """The underlay's readiness, a tunnel's first packet, the set-up time and an external
+    technique's stall check wait through hosts/reach.py's wait_reachable; none loops on ping."""
+    src = Path(vpnbench.__file__).parent
+    for name in REACHABILITY_WAITS:
+        source = (src / name).read_text()
+        assert ping_loops(source) == [], name
+        assert "wait_reachable(" in source, name
+    assert ping_loops((src / "hosts/reach.py").read_text()) == []  # one ping process waits
+
+
+def test_wait_reachable_returns_at_the_first_reply_or_none_at_the_deadline():
+    network = FakeNetwork(FakeClock())
+    host = FakeHost("client", network)
+    network.script["10.99.0.2"] = [None, None, 0.5]  # two lost (1 s each in the double), then a reply
+    assert wait_reachable(host, "10.99.0.2", timeout=5) is not None
+    assert len(host.ran) == 1 and "-w" in host.ran[0]  # one process for the whole wait
+    network.rtt["10.99.0.3"] = lambda: None
+    started = network.clock.now
+    assert wait_reachable(host, "10.99.0.3", timeout=3) is None
+    assert network.clock.now - started == pytest.approx(3.0)  # gave up at the deadline

@@ -11,7 +11,8 @@ from vpnbench.hosts.base import CommandFailed
 from vpnbench.measure.base import Cycled
 from vpnbench.measure.ping import rtts
 from vpnbench.records import Bringup, now_iso
-from vpnbench.run.context import Clock, RunContext
+from vpnbench.run.context import RunContext
+from vpnbench.hosts.reach import wait_reachable
 from vpnbench.hosts.route import device_mtu, route_device
 from vpnbench.scaling import fit_tunnel
 from vpnbench.techniques.base import Technique
@@ -64,7 +65,7 @@ class BringUpStage:
         started = run.clock.monotonic()
         try:
             tunnel = self.technique.up(self.backend)
-            wait_reachable(testbed.client, tunnel.server_addrs[tunnel.family], self._setup_deadline(), run.clock)
+            wait_through(testbed.client, tunnel.server_addrs[tunnel.family], self._setup_deadline())
             bringup.setup_time_s = round(run.clock.monotonic() - started, 4)
             bringup.tunnel = tunnel
             bringup.negotiated = tunnel.negotiated
@@ -181,11 +182,7 @@ def ping_once(client, address: str) -> float | None:
     return replies[0] if replies else None
 
 
-def wait_reachable(client, address: str, timeout: float, clock: Clock = Clock()) -> None:
-    """Ping until the first reply comes back through the tunnel."""
-    deadline = clock.monotonic() + timeout
-    while True:
-        if client.run(["ping", "-n", "-c", "1", "-W", "0.2", address], timeout=5, check=False).ok:
-            return
-        if clock.monotonic() > deadline:
-            raise TechniqueError(f"no packet through the tunnel to {address} within {timeout:g} s")
+def wait_through(client, address: str, timeout: float) -> None:
+    """Until the first reply comes back through the tunnel."""
+    if wait_reachable(client, address, timeout) is None:
+        raise TechniqueError(f"no packet through the tunnel to {address} within {timeout:g} s")

@@ -20,6 +20,7 @@ from vpnbench.errors import TechniqueError
 from vpnbench.overhead import Expectation
 from vpnbench.params import Duration, TechniqueParams
 from vpnbench.probe import KernelProbe
+from vpnbench.hosts.reach import wait_reachable
 from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
 
 ANY_IP = "ip or ip6"
@@ -109,9 +110,7 @@ class External(Technique):
             return "not up"
         wait = self.params.stall_timeout
         target = self.tunnel.server_addrs["ipv4"]
-        probe = self.ctx.client.run(["ping", "-n", "-c", "1", "-w", f"{wait:g}", "-W", f"{wait:g}", target],
-                                    timeout=wait + 5, check=False)
-        if not probe.ok:
+        if wait_reachable(self.ctx.client, target, wait) is None:
             return f"no traffic for {wait:g} s through {self.params.device} (to {target})"
         return None
 
