@@ -46,8 +46,9 @@ def run_cell(run: RunContext, cell: PlannedCell, technique: Technique, bringup: 
     stats_before = run.impairments.stats()
     monitor = Monitor(testbed.hosts, run.campaign.testbed.monitor_interval, sink=live.add if live else writer.add)
     try:
-        testbed.client.require(*measurement.tools)
-        testbed.server.require(*measurement.server_tools)
+        client_tools, server_tools = measurement.needed_tools()
+        testbed.client.require(*client_tools)
+        testbed.server.require(*server_tools)
         monitor.start()
         try:
             result = measurement.run(MeasureContext(testbed.client, testbed.server, bringup.tunnel, run.ports,

@@ -11,7 +11,6 @@ from vpnbench.overhead import Expectation
 from vpnbench.params import Params
 from vpnbench.probe import KernelProbe
 from vpnbench.resources import RunResources
-from vpnbench.tools import declare_packages
 
 Protection = Literal["none", "encrypted", "integrity-only"]
 
@@ -108,10 +107,6 @@ class Technique(abc.ABC):
     versions: ClassVar[dict[str, str]] = {}
     # The reference every other technique is compared with (the unencrypted baseline).
     is_reference: ClassVar[bool] = False
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        declare_packages(cls.packages)  # for install hints wherever a tool is missing (tools.py)
 
     @classmethod
     def kernel_rows(cls, probe: KernelProbe) -> dict[str, bool]:
