@@ -71,6 +71,7 @@ class External(Technique):
         except TechniqueError:
             self._down_hook()  # a half-configured device is taken down before the error is reported
             raise
+        self.undo.defer(self._down_hook)
         self.tunnel = Tunnel(
             backend=backend, server_addrs=server, client_addrs=client, protection=p.protection,
             wire_filter=(p.wire_filter or ANY_IP) if p.protection != "none" else None,
@@ -113,12 +114,6 @@ class External(Technique):
         if wait_reachable(self.ctx.client, target, wait) is None:
             return f"no traffic for {wait:g} s through {self.params.device} (to {target})"
         return None
-
-    def down(self) -> None:
-        if self.tunnel is None:
-            return
-        self.tunnel = None
-        self._down_hook()
 
     def _down_hook(self) -> None:
         """down() must not raise (it runs in cleanup paths): a failing hook is reported on stderr."""
