@@ -112,17 +112,6 @@ def make_dir(host, path: Path, mode: int = 0o700, reuse: bool = False) -> Path:
     return Path(path)
 
 
-def remember(host, path: Path) -> None:
-    """Name a directory the run made, so `vpnbench cleanup` removes it after a kill -9."""
-    if host.remote:
-        host.record(directory=str(path))
-        return
-    record = Path(host.workdir) / DIRS_RECORD
-    if str(path) not in recorded_dirs(record):
-        with open(record, "a") as out:
-            out.write(f"{path}\n")
-
-
 def recorded_dirs(record: Path) -> list[str]:
     try:
         return record.read_text().splitlines()

@@ -10,7 +10,6 @@ from vpnbench.live import Live
 from vpnbench.params import Params
 from vpnbench.records import SeriesPoint, Trial
 from vpnbench.techniques.base import Tunnel
-from vpnbench.tools import declare_packages
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,8 +96,10 @@ class Measurement(abc.ABC):
 
     kind: ClassVar[str]
     Params: ClassVar[type[Params]]
-    tools: ClassVar[tuple[str, ...]] = ()  # commands the client needs
-    server_tools: ClassVar[tuple[str, ...]] = ()  # commands the server needs
+    # Commands the client and the server need with its default tool (doctor and the testbed's
+    # check read these); needed_tools() says what one instance's params need.
+    tools: ClassVar[tuple[str, ...]] = ()
+    server_tools: ClassVar[tuple[str, ...]] = ()
     packages: ClassVar[dict[str, str]] = {}  # command -> Debian package, for install hints
 
     columns: ClassVar[tuple[Column, ...]] = ()
@@ -116,12 +117,12 @@ class Measurement(abc.ABC):
     resumable: ClassVar[bool] = False
     repeats: ClassVar[bool] = True  # False: one cell per technique × impairment whatever the repetitions
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        declare_packages(cls.packages)  # for install hints wherever a tool is missing (tools.py)
-
     def __init__(self, params: Params):
         self.params = params
+
+    def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(client's, server's) commands this cell needs, as its params choose the tool."""
+        return self.tools, self.server_tools
 
     @abc.abstractmethod
     def run(self, ctx: MeasureContext) -> MeasureResult:

@@ -82,13 +82,14 @@ class LatencyUnderLoad(Measurement):
             load_at = clock.now()
             for load in loads.values():
                 load.start()
-            pkts = probe.on(clock, probe.finish(raw))
+            pkts = probe.series(clock, probe.finish(raw))
             throughput = self._finish_load(loads, clock, raw)
         finally:
-            raw["irtt_server"] = probe.stop()
+            probe.stop()
+            raw.update(probe.outputs())
             for way, load in loads.items():
                 load.stop()
-                raw[f"iperf3_server_{way}"] = load.server.stop(1)
+                raw[f"iperf3_server_{way}"] = load.outputs()["iperf3_server"]
         metrics = phase_metrics(pkts, load_at, p.duration)
         metrics.update({f"throughput_{way}_bps": value for way, (value, _) in throughput.items()})
         series = {f"throughput_{way}_bps": points for way, (_, points) in throughput.items()}
@@ -116,7 +117,7 @@ class LatencyUnderLoad(Measurement):
             try:
                 doc = parse_iperf_json(output)
                 result[way] = (tcp_metrics(doc, self.params.duration)["throughput_bps"],
-                               load.on(clock, interval_series(doc)))
+                               load.series(clock, interval_series(doc)))
             except (ValueError, KeyError, TypeError) as exc:
                 raise MeasurementError(f"iperf3 {way}load: {exc}", raw) from None
         return result

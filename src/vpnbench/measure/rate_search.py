@@ -74,10 +74,10 @@ class RateSearch(Measurement):
     figures = (*Measurement.figures, *CPU_FIGURES)
     captions = ("outcome",)
 
-    def __init__(self, params: RateSearchParams):
-        super().__init__(params)
-        if params.tool == "gen":  # run_gen finds its binary itself and says how to build it
-            self.tools, self.server_tools = ("ip",), ("ip",)
+    def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        if self.params.tool == "gen":  # run_gen finds its binary itself and says how to build it
+            return ("ip",), ("ip",)
+        return super().needed_tools()
 
     @classmethod
     def headline_text(cls, metrics: dict) -> str:

@@ -39,10 +39,10 @@ class Tcp(Measurement):
     figures = (*Measurement.figures, *CPU_FIGURES)
     captions = ("congestion_control",)
 
-    def __init__(self, params: TcpParams):
-        super().__init__(params)
-        if params.tool == "iperf2":  # what the runner checks on each end for this cell
-            self.tools, self.server_tools = ("iperf",), ("iperf", "ss")
+    def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        if self.params.tool == "iperf2":
+            return ("iperf",), ("iperf", "ss")
+        return super().needed_tools()
 
     @classmethod
     def headline_text(cls, metrics: dict) -> str:

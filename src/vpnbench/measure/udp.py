@@ -77,12 +77,12 @@ class Udp(Measurement):
     def expected_seconds(self) -> float:
         return self.params.duration
 
-    def __init__(self, params: UdpParams):
-        super().__init__(params)
-        if params.tool == "gen":
-            self.tools = self.server_tools = ()  # run_gen finds its binary itself and says how to build it
-        elif params.tool == "iperf2":  # what the runner checks on each end for this cell
-            self.tools, self.server_tools = ("iperf",), ("iperf", "ss")
+    def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        if self.params.tool == "gen":  # run_gen finds its binary itself and says how to build it
+            return (), ()
+        if self.params.tool == "iperf2":
+            return ("iperf",), ("iperf", "ss")
+        return super().needed_tools()
 
     def run(self, ctx: MeasureContext) -> MeasureResult:
         p = self.params
