@@ -173,7 +173,7 @@ class WireGuard(Technique):
 
     def evidence(self) -> dict[str, str]:
         """`wg show` (private and pre-shared keys print as "(hidden)") and wireguard-go's log."""
-        pieces = [(f"{role}: wg show", lambda role=role: evidence.command(self._host(role), ["wg", "show", iface]))
+        pieces = [(f"{role}: wg show", lambda role=role, iface=iface: evidence.command(self._host(role), ["wg", "show", iface]))
                   for role, iface in self.ifaces.items()]
         procs = self.tunnel.procs if self.tunnel else []  # wireguard-go's, started server first (up())
         pieces += [(f"{role}: wireguard-go log", lambda proc=proc: evidence.log_tail(proc))
