@@ -45,8 +45,14 @@ def chromium_args(tmp_path: Path, name: str) -> list[str]:
 
 def measure(html: Path, tmp_path: Path) -> dict:
     """The page's width, each table's left and right edge, each bar figure's bar heights (px)."""
+    return run_in_page(html, tmp_path, MEASURE)
+
+
+def run_in_page(html: Path, tmp_path: Path, script: str) -> dict:
+    """What `script` (a <script> element that leaves its findings as JSON in <pre id="measured">)
+    measured in the page as Chromium laid it out."""
     probe = tmp_path / f"{html.stem}-measured.html"
-    probe.write_text(html.read_text().replace("</body>", MEASURE + "\n</body>"))
+    probe.write_text(html.read_text().replace("</body>", script + "\n</body>"))
     dom = subprocess.run([*chromium_args(tmp_path, html.stem), "--dump-dom", probe.as_uri()],
                          capture_output=True, text=True, timeout=180)
     assert dom.returncode == 0, dom.stderr[-2000:]

@@ -118,7 +118,13 @@ class FakeHost(Host):
             address = argv[-1]
             if count > 1 and self.network.on_measure is not None:
                 self.network.on_measure(address)
-            output = ping_output(address, [self.network.ping(address) for _ in range(count)])
+            if "-w" in argv:  # a deadline: ping sends until `count` replies came, or the deadline passed
+                deadline, replies = self.network.clock.now + float(argv[argv.index("-w") + 1]), []
+                while sum(r is not None for r in replies) < count and self.network.clock.now < deadline:
+                    replies.append(self.network.ping(address))
+            else:
+                replies = [self.network.ping(address) for _ in range(count)]
+            output = ping_output(address, replies)
             result = CommandResult(argv, 0 if " 0 received" not in output else 1, output, "")
         else:
             result = CommandResult(argv, 0, "", "")

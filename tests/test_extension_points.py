@@ -18,7 +18,11 @@ from vpnbench.impair.registry import BACKENDS
 from vpnbench.impair.spec import NetemSpec
 from vpnbench.overhead import UDP_HEADER, Expectation, expectation_of
 from vpnbench.params import TechniqueParams
-from vpnbench.techniques import TECHNIQUES, expect, is_reference
+from vpnbench.measure.rate_search import RateSearch, RateSearchParams
+from vpnbench.measure.tcp import Tcp, TcpParams
+from vpnbench.measure.udp import Udp, UdpParams
+from vpnbench.techniques import TECHNIQUES, expect, is_reference, register
+from vpnbench.tools import known_packages, missing_tool_reason
 from vpnbench.probe import KernelProbe, NoProbe
 from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
 
@@ -206,3 +210,32 @@ def test_a_run_with_both_toys_records_facts_report_and_export(tmp_path, toy_tech
     write_report(tmp_path / "toys.db", tmp_path / "toys.html")
     html = (tmp_path / "toys.html").read_text()
     assert "plainpad" in html and re.search(r"tbf", html)
+
+
+def test_a_class_is_known_by_its_registration_not_by_being_defined():
+    """Defining a technique class reaches no global (not even the install hints); register()
+    puts it in the registry and its packages in the hints."""
+    class Hinted(PlainPad):
+        kind = "hinted"
+        packages = {"plainpadctl": "plainpad-tools"}
+
+    assert "plainpadctl" not in known_packages() and "hinted" not in TECHNIQUES
+    try:
+        register(Hinted)
+        assert TECHNIQUES["hinted"] is Hinted
+        assert "apt-get install plainpad-tools" in missing_tool_reason("plainpadctl")
+    finally:
+        del TECHNIQUES["hinted"]
+
+
+def test_an_instance_leaves_its_class_declared_tools_alone():
+    """The class's `tools` are what doctor and the testbed check read; a cell's params choose
+    what that cell needs (needed_tools), without writing over the class's declaration on the instance."""
+    for cls, params, needed in ((Tcp, TcpParams(tool="iperf2"), (("iperf",), ("iperf", "ss"))),
+                                (Udp, UdpParams(tool="gen"), ((), ())),
+                                (RateSearch, RateSearchParams(tool="gen"), (("ip",), ("ip",))),
+                                (Tcp, TcpParams(), (Tcp.tools, Tcp.server_tools))):
+        measurement = cls(params)
+        assert measurement.needed_tools() == needed
+        assert not {"tools", "server_tools"} & set(vars(measurement)), cls
+        assert measurement.tools is cls.tools

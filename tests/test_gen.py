@@ -207,7 +207,7 @@ def test_defensive_parsing():
 
 
 def test_udp_tool_and_threads_validation():
-    assert Udp(UdpParams(tool="gen")).tools == ()
+    assert Udp(UdpParams(tool="gen")).needed_tools() == ((), ()) and Udp.tools == ("iperf3",)
     assert Udp(UdpParams(tool="gen")).label() == "udp_gen_1M_1300"
     with pytest.raises(UserError, match="threads: only vpnbench-gen"):
         validate_model(UdpParams, {"kind": "udp", "threads": 2}, "measurement[0]")

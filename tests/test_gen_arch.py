@@ -31,7 +31,8 @@ def elf(path, machine: int):
 class RemoteHost(FakeHost):
     """A lab machine over ssh that answers `uname -m` with its architecture."""
 
-    remote = True
+    def on_this_machine(self) -> bool:
+        return False
 
     def __init__(self, role, network, machine: str, commands=("ping", "ip", "sh")):
         super().__init__(role, network, commands)

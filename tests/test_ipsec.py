@@ -15,7 +15,7 @@ from vpnbench.measure.ping import Ping, PingParams
 from vpnbench.measure.tcp import Tcp, TcpParams
 from vpnbench.probe import LocalKernelProbe, NoProbe
 from vpnbench.resources import RunResources
-from vpnbench.run.bringup import wait_reachable
+from vpnbench.run.bringup import wait_through
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.ipsec import IPsec, IPsecParams
 from vpnbench.techniques.ipsec.proposals import CIPHERS
@@ -62,7 +62,7 @@ def bring_up(bed, **params):
     testbed, ctx = bed
     technique = IPsec(IPsecParams(backend="userspace", **params), ctx)
     tunnel = technique.up("userspace")
-    wait_reachable(testbed.client, tunnel.server_addrs[tunnel.family], 10)
+    wait_through(testbed.client, tunnel.server_addrs[tunnel.family], 10)
     return technique, tunnel
 
 

@@ -13,7 +13,8 @@ from vpnbench.techniques.openvpn import OpenVPN, OpenVPNParams
 
 
 class RemoteDouble(Host):
-    remote = True
+    def on_this_machine(self) -> bool:
+        return False
 
     def __init__(self, role: str):
         super().__init__(role, None)

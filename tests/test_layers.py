@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("store", ["vpnbench.store", "vpnbench.records", "vpnbench.migrations", "vpnbench.live", "vpnbench.series_codec",
                "vpnbench.db_url"]),
     ("hosts", ["vpnbench.hosts", "vpnbench.evidence", "vpnbench.kernelvm", "vpnbench.vmaccel"]),
-    ("testbed", ["vpnbench.testbeds", "vpnbench.testbed", "vpnbench.testbed_spec", "vpnbench.probe"]),
+    ("testbed", ["vpnbench.testbeds", "vpnbench.testbed_spec", "vpnbench.probe"]),
     ("parts", ["vpnbench.techniques", "vpnbench.measure", "vpnbench.impair.backends", "vpnbench.monitor",
                "vpnbench.hostfacts", "vpnbench.wirecheck", "vpnbench.scaling",
                "vpnbench.overhead", "vpnbench.servers", "vpnbench.congestion", "vpnbench.emodel"]),

@@ -15,7 +15,8 @@ class SlowRemote(ShellHost):
     """A remote host whose /proc is this machine's, read with a round trip's delay; its
     processes are those spawned through it (as an ssh host's are)."""
 
-    remote = True
+    def on_this_machine(self) -> bool:
+        return False
 
     def __init__(self, role: str):
         super().__init__(role, None)

@@ -10,7 +10,7 @@ from conftest import run_campaign, run_cli
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import UserError
 from vpnbench.probe import LocalKernelProbe
-from vpnbench.run.bringup import wait_reachable
+from vpnbench.run.bringup import wait_through
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.openvpn import AEAD, CBC, OpenVPN, OpenVPNParams, parse_negotiated, static_key_file
 from vpnbench.tools import which
@@ -197,7 +197,7 @@ def test_keys_are_private_never_on_a_command_line_and_wiped(testbed):
     technique = OpenVPN(OpenVPNParams(replay_window=2048, sndbuf="256K"), ctx)
     try:
         tunnel = technique.up("userspace")
-        wait_reachable(testbed.client, tunnel.server_addrs["ipv6"], 10)
+        wait_through(testbed.client, tunnel.server_addrs["ipv6"], 10)
         secret_files = [p for p in ctx.resources.dir.iterdir() if p.suffix in (".key", ".crt")]
         assert {p.name for p in secret_files} == {"ovpn-ca.crt", "ovpn-server.key", "ovpn-server.crt", "ovpn-client.key",
                                                   "ovpn-client.crt", "ovpn-tls-crypt.key"}  # the CA key is gone

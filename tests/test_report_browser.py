@@ -4,15 +4,19 @@ s1-impairments --rehearse` (a real S1 rehearsal brings up 7 techniques under 9 i
 too long for a test; test_report.py checks the same on a real demo run), written to a real
 results file, rendered by `write_report` and measured inside headless Chromium."""
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from PIL import Image
 
-from report_browser import check_readable, screenshot
+from report_browser import check_readable, run_in_page, screenshot
 from report_records import campaign_records, preset, store_records
 from vpnbench.campaign.spec import campaign_from_dict, rehearsal
+from vpnbench.records import Bringup
 from vpnbench.report import write_report
+from vpnbench.store import Store
 
 
 def loaded_machine(cells) -> None:
@@ -76,3 +80,82 @@ def test_rehearsal_report_reads_well_in_chromium(name, tmp_path):
     assert image.size == (1280, 4000)
     colours = image.getcolors(maxcolors=1 << 20)
     assert colours is not None and len(colours) > 50  # text, tables and bars, not a blank page
+
+
+TECHNIQUES_TABLE = """<script>
+const rows = [...document.querySelectorAll("#techniques tr")].slice(1);
+const colour = e => getComputedStyle(e).color;
+const out = document.createElement("pre");
+out.id = "measured";
+out.textContent = JSON.stringify({
+  screen: window.innerHeight,
+  table: document.getElementById("techniques").getBoundingClientRect().toJSON(),
+  rows: rows.map(r => ({technique: r.cells[0].textContent, height: r.getBoundingClientRect().height,
+                        negotiated: r.cells[8].innerText, ok: r.cells[7].textContent, okColour: colour(r.cells[7])})),
+  count: [colour(document.getElementById("cell-count")), document.getElementById("cell-count").textContent],
+  unavailable: document.getElementById("unavailable-count") && colour(document.getElementById("unavailable-count"))});
+document.body.appendChild(out);
+</script>"""
+BAD = (0xb3, 0x26, 0x1e)  # the report's colour of a failure (.bad)
+
+
+def s1_with_real_bringups(tmp_path):
+    """The S1 rehearsal's 189 cells (hand-made numbers) served by the bring-ups a real `run
+    s1-impairments --rehearse` stored here (tests/data: strongSwan's negotiated SAs with every SPI and
+    selector, OpenVPN's warning, and MACsec unavailable in this kernel: its 27 cells skipped)."""
+    stored = json.loads((Path(__file__).parent / "data" / "s1_rehearsal_bringups.json").read_text())["bringups"]
+    run, cells = campaign_records(rehearsal(campaign_from_dict(preset("s1-impairments"))), repetitions=1)
+    store = Store(tmp_path / "s1.db")
+    try:
+        store.start_run(run)
+        bringups = {}
+        for fields in stored:
+            bringup = Bringup(run.run_id, started_at=run.started_at, **fields)
+            store.save_bringup(bringup)
+            bringups[bringup.technique] = bringup
+        for cell in cells:
+            bringup = bringups[cell.technique]
+            cell.id, cell.bringup_id = None, bringup.id
+            cell.technique_params = {**cell.technique_params, "kind": bringup.kind, "backend": bringup.backend}
+            if bringup.backend == "none":
+                cell.status, cell.error, cell.metrics, cell.hosts = "skipped", bringup.error, {}, {}
+            store.save_cell(cell)
+    finally:
+        store.close()
+    html = tmp_path / "s1.html"
+    write_report(tmp_path / "s1.db", html)
+    return html
+
+
+def test_s1_techniques_table_reads_on_one_screen(tmp_path):
+    html = s1_with_real_bringups(tmp_path)
+    page = html.read_text()
+    seen = run_in_page(html, tmp_path, TECHNIQUES_TABLE)
+    rows = {row["technique"]: row for row in seen["rows"]}
+    assert len(rows) == 7
+    # The whole table on one screen: each technique one short row, not a paragraph of SPIs.
+    assert seen["table"]["height"] <= seen["screen"], seen["rows"]
+    assert seen["table"]["right"] <= 1280  # and no wider than the page
+    ipsec = rows["ipsec aes128gcm8"]
+    assert ipsec["negotiated"].startswith(
+        "IKEv2 AES_GCM_8-128 PRF_HMAC_SHA2_256 MODP_1024 · ESP AES_GCM_8-128 · tunnel · in UDP")
+    assert "⚠" in ipsec["negotiated"] and "06efc5bf" not in ipsec["negotiated"]  # the SPI: behind the toggle
+    assert "spi-in: 06efc5bf" in page and "all negotiated facts" in ipsec["negotiated"]
+    # MACsec's 27 cells did not fail: this kernel has no MACsec. Said once, in no failure's colour.
+    macsec = rows["macsec keying=mka"]
+    assert macsec["ok"] == "unavailable here" and "kernel lacks MACsec" in macsec["negotiated"]
+    assert page.count("kernel lacks MACsec") == 1
+    assert page.count("uses modp1024") == 6  # each IPsec technique's warning: its badge's tooltip, behind the toggle
+    assert seen["count"][1] == "162 of 162 cells ok" and seen["unavailable"]
+    for colour in (macsec["okColour"], seen["count"][0], seen["unavailable"]):
+        assert colour != f"rgb({BAD[0]}, {BAD[1]}, {BAD[2]})", colour
+
+    # As a person sees it: no pixel of the failure colour anywhere in the table or the run's line.
+    table = seen["table"]
+    shot = Image.open(screenshot(html, tmp_path, height=int(table["bottom"]) + 50)).convert("RGB")
+    assert shot.crop((0, 0, 1280, 150)).getcolors(1 << 20) and shot.crop((
+        int(table["left"]), int(table["top"]), int(table["right"]), int(table["bottom"]))).getcolors(1 << 20)
+    red = [colour for region in ((0, 0, 1280, 150), (int(table["left"]), int(table["top"]), int(table["right"]),
+                                                     int(table["bottom"])))
+           for _, colour in shot.crop(region).getcolors(1 << 20) if colour == BAD]
+    assert not red

@@ -167,7 +167,11 @@ def test_a_technique_this_machine_lacks_is_recorded_as_unavailable(tmp_path, cle
     assert baseline["status"] == "ok"
     assert other["status"] == "skipped" and other["error"].startswith("unavailable here:")
     html = (tmp_path / "r.html").read_text()
-    assert "Unavailable techniques" in html and "unavailable here:" in html
+    assert "1 of 1 cells ok" in html and '"unavailable-count">1 more unavailable here' in html
+    assert html.count('<td class="num unavailable">unavailable here</td>') == 1
+    reason = other["error"].removeprefix("unavailable here: ")
+    techniques = html[html.index('<table id="techniques">'):]
+    assert techniques.count(reason.replace("'", "&#39;")) == 1  # the reason once, in the technique's row
 
 
 @pytest.mark.netns

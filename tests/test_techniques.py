@@ -8,7 +8,7 @@ from vpnbench.errors import TechniqueError
 from vpnbench.measure.base import MeasureContext, PortAllocator
 from vpnbench.measure.tcp import Tcp, TcpParams
 from vpnbench.probe import LocalKernelProbe
-from vpnbench.run.bringup import wait_reachable
+from vpnbench.run.bringup import wait_through
 from vpnbench.techniques.base import TechniqueContext, Tunnel
 from vpnbench.techniques.baseline import Baseline, BaselineParams
 from vpnbench.techniques.wireguard import WireGuard, WireGuardParams
@@ -37,7 +37,7 @@ def test_wireguard_userspace_carries_traffic_encrypted(bed, params):
     technique = WireGuard(params, ctx)
     try:
         tunnel = technique.up("userspace")
-        wait_reachable(testbed.client, tunnel.server_addrs["ipv4"], 10)
+        wait_through(testbed.client, tunnel.server_addrs["ipv4"], 10)
         keys = [p for p in ctx.resources.dir.iterdir() if p.name.startswith("wg")]
         assert len(keys) == (3 if params.psk else 2)
         assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in keys)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import jinja2
 import pandas as pd
+from rich.table import Table
 
 from vpnbench.analysis import metric_frame
 from vpnbench.errors import UserError
@@ -18,6 +19,7 @@ from vpnbench.records import Cell, Run
 from vpnbench.report.figures import headline
 from vpnbench.report.judgement import cost_rows, ratio_text
 from vpnbench.stats import relative_cost
+from vpnbench.terminal_text import plain
 from vpnbench.store import Store, is_url, missing_file
 from vpnbench.verdicts import baseline_label
 
@@ -182,10 +184,6 @@ def write_compare(texts: list[str], out: Path | None, warnings: list[str] = ()) 
 
 def terminal_table(sources: list[Source], rows: list[Row]):
     """The same comparison as a rich table (one column group per run)."""
-    from rich.table import Table
-
-    from vpnbench.terminal_text import plain
-
     table = Table(title="vpnbench compare", show_lines=False)
     for column in ("measurement", "technique", "impairment", "metric"):
         table.add_column(column)

@@ -15,7 +15,7 @@ sysctl restore file, so `vpnbench cleanup` puts it back after a kill -9 too).
 from pathlib import Path
 
 from vpnbench.errors import HostError, UserError
-from vpnbench.hosts.base import Host
+from vpnbench.hosts.base import CommandFailed, Host
 from vpnbench.probe import KernelProbe
 from vpnbench.sysctls import save_and_write
 
@@ -54,17 +54,23 @@ def current(host: Host) -> str | None:
 def apply(host: Host, control: str, run_dir: Path) -> None:
     """Set `control` on the host. A namespace of this machine refuses one the machine does not
     allow (EPERM): it is allowed machine-wide for the run, then set again."""
-    if getattr(host, "set_sysctl", None):  # a machine of its own (ssh): it records the old value to restore
-        host.set_sysctl(CONTROL, control)
+    try:
+        host.set_sysctl(CONTROL, control)  # a machine of its own (ssh) records the old value to restore
         return
-    result = host.run(["sysctl", "-qw", f"{CONTROL}={control}"], timeout=15, check=False)
-    if not result.ok and not host.remote:  # a VM guest sets it in its own first namespace: never refused
-        allowed = Path(f"/proc/sys/{ALLOWED.replace('.', '/')}").read_text().split()
-        if control not in allowed:
-            save_and_write(ALLOWED, " ".join([*allowed, control]), run_dir)
-        result = host.run(["sysctl", "-qw", f"{CONTROL}={control}"], timeout=15, check=False)
-    if not result.ok:
-        raise HostError(f"{host.role}: {CONTROL}={control} refused: {result.stderr.strip()}")
+    except CommandFailed as refused:
+        if not host.on_this_machine():  # a VM guest sets it in its own first namespace: never refused
+            raise _refused(host, control, refused) from None
+    allowed = Path(f"/proc/sys/{ALLOWED.replace('.', '/')}").read_text().split()
+    if control not in allowed:
+        save_and_write(ALLOWED, " ".join([*allowed, control]), run_dir)
+    try:
+        host.set_sysctl(CONTROL, control)
+    except CommandFailed as refused:
+        raise _refused(host, control, refused) from None
+
+
+def _refused(host: Host, control: str, refused: CommandFailed) -> HostError:
+    return HostError(f"{host.role}: {CONTROL}={control} refused: {refused.result.stderr.strip()}")
 
 
 def said(hosts: list[Host]) -> str | None:

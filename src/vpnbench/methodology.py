@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from vpnbench.impair.model import lossy
 from vpnbench.impair.registry import registered as impairment_backends
+from vpnbench.measure import MEASUREMENTS
 from vpnbench.techniques import is_reference
 
 SENDER_RECEIVER_GAP = 0.05  # share of the sender's rate
@@ -562,7 +563,7 @@ def congestion_control_under_loss(cells: list[dict]) -> list[MethodologyWarning]
     figures assume, not a fault in them)."""
     by_label: dict[str, list[dict]] = {}
     for cell in cells:
-        if cell.get("measurement") == "tcp" and lossy(cell):
+        if "congestion_control" in _captions(cell.get("measurement")) and lossy(cell):
             by_label.setdefault(cell["measurement_label"], []).append(cell)
     out = []
     for label, found in by_label.items():
@@ -576,3 +577,8 @@ def congestion_control_under_loss(cells: list[dict]) -> list[MethodologyWarning]
             f"{label} under loss ({impairments}): TCP's congestion control was {said}; a loss-based control "
             "(cubic, reno) falls far more under loss than bbr, so these figures hold for that control only.")))
     return out
+
+
+def _captions(kind: str | None) -> tuple[str, ...]:
+    """What a measurement kind declares is said beside its figures (Measurement.captions)."""
+    return MEASUREMENTS[kind].captions if kind in MEASUREMENTS else ()

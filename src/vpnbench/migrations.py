@@ -64,6 +64,7 @@ def _bringups_from_cells(db: sqlite3.Connection) -> None:
 
 
 def _samples_to_series(db: sqlite3.Connection) -> None:
+    # A layer up (the monitor, with psutil): only an old file's samples need its series layout.
     from vpnbench.monitor import sample_points  # noqa: PLC0415
 
     # Schema 0's samples listed per-core values without the core numbers; the cell's host summary has them.

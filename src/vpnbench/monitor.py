@@ -56,15 +56,15 @@ class Monitor:
         ncores = psutil.cpu_count() or 1
         self.interval = interval
         # Hosts on other machines (ssh, vm) are sampled there, by reading their /proc over ssh.
-        self.remote = [RemoteWatch(host) for host in hosts.values() if host.remote]
+        self.remote = [RemoteWatch(host) for host in hosts.values() if not host.on_this_machine()]
         # Each remote host read at once, not one ssh round trip after another: read in turn, three
         # hosts on a loaded machine took longer per round than a 1 s cell's iperf3 server lived,
         # and a process no read falls within is missing from its cell (issue 22 item 12).
         self._remote_pool = ThreadPoolExecutor(max_workers=len(self.remote)) if self.remote else None
         self.watched = [
             Watched(role, host.cpus if host.cpus is not None else list(range(ncores)), host.cpus is not None,
-                    getattr(host, "netns_inode", lambda: None)())
-            for role, host in hosts.items() if not host.remote
+                    host.netns_inode())
+            for role, host in hosts.items() if host.on_this_machine()
         ]
         self.sample_counts: dict[str, int] = collections.Counter()
         self.mem_max: dict[str, float] = {}

@@ -112,17 +112,6 @@ def make_dir(host, path: Path, mode: int = 0o700, reuse: bool = False) -> Path:
     return Path(path)
 
 
-def remember(host, path: Path) -> None:
-    """Name a directory the run made, so `vpnbench cleanup` removes it after a kill -9."""
-    if host.remote:
-        host.record(directory=str(path))
-        return
-    record = Path(host.workdir) / DIRS_RECORD
-    if str(path) not in recorded_dirs(record):
-        with open(record, "a") as out:
-            out.write(f"{path}\n")
-
-
 def recorded_dirs(record: Path) -> list[str]:
     try:
         return record.read_text().splitlines()
@@ -160,8 +149,12 @@ def run_here(argv: list[str], timeout: float = 30.0, check: bool = False) -> sub
 # - a file is wiped from inside its directory, which must pass the same owner and mode check;
 # - find never follows a symbolic link (-P), and does not descend to shred in a subdirectory that
 #   is not root's or that others can write (it is removed, not shredded: its names could change).
-# Files under SMALL_BYTES are overwritten (shred: random passes, then zeros, then truncated) before
-# they are unlinked; larger ones are the transfers' random data, only removed.
+# Files under SMALL_BYTES are overwritten (shred: one random pass, then zeros, then truncated) before
+# they are unlinked; larger ones are the transfers' random data, only removed. shred syncs each
+# pass to the device, and its default -u renames a file down to one letter with a sync per rename
+# (a name is no secret here): where the run directory is on a disk, three passes and the renames
+# cost ~30 ms a file, ~1.9 s for a 10-cell run's logs (bench/RESULTS.md, "overhead stages"); one
+# pass and a plain unlink ~10 ms. One pass leaves nothing of the old bytes for software to read.
 SMALL_BYTES = 1 << 20
 # find -size counts in whole units, rounded up: "-1M" matches only empty files. In bytes (c) it
 # is exact: -size -1048576c is every file of at most 1048575 bytes.
@@ -180,7 +173,7 @@ for p; do
     continue
   fi
   find "$what" -xdev \( -type d \( ! -user "$me" -o -perm /022 \) -prune \) \
-    -o -type f -size -{SMALL_BYTES}c -exec shred -u -z -- {{}} + 2>/dev/null
+    -o -type f -size -{SMALL_BYTES}c -exec shred -n 1 -z --remove=unlink -- {{}} + 2>/dev/null
   if [ "$what" = . ]; then
     find . -xdev -mindepth 1 -delete 2>/dev/null; cd / && rmdir -- "$p" 2>/dev/null
   else

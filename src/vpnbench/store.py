@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 from sqlalchemy.schema import CreateIndex, CreateTable
@@ -153,8 +154,6 @@ def schema_statements(dialect: sa.engine.Dialect) -> list[str]:
 
 def schema_sql() -> str:
     """The whole schema as one SQLite script (the migrations of old files run it)."""
-    from sqlalchemy.dialects import sqlite as sqlite_dialect  # noqa: PLC0415
-
     return "".join(f"{statement};\n" for statement in schema_statements(sqlite_dialect.dialect()))
 
 

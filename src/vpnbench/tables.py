@@ -5,7 +5,6 @@ import statistics
 
 from rich.table import Table
 
-from vpnbench.analysis import efficiency_metrics
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.records import Bringup, Cell
 from vpnbench.terminal_text import plain
@@ -66,13 +65,21 @@ def technique_table(cells: list[Cell]) -> Table:
 
 def summary_tables(cells: list[Cell], answers: Verdicts | None = None) -> list[Table]:
     """Per measurement: mean ± sd of its columns and the hosts' CPU, and the first column's cost
-    relative to the baseline ('0.41 ×' or '+0.62'; '*' significant, 'n.d.' not distinguishable)."""
+    relative to the baseline ('0.41 ×' or '+0.62'; '*' significant, 'n.d.' not distinguishable):
+    the run's answers (Verdicts.summary, as the report gives them), never recomputed here."""
     tables = [technique_table(cells)] if cells else []
     answers = answers or verdicts(cells)
     for label in dict.fromkeys(c.measurement_label for c in cells):
         mine = [c for c in cells if c.measurement_label == label]
-        columns = MEASUREMENTS[mine[0].measurement].columns
+        kind = MEASUREMENTS.get(mine[0].measurement)
+        columns = kind.columns if kind else ()
+        groups = list(dict.fromkeys((c.technique, c.impairment) for c in mine))
         impaired = len({c.impairment for c in mine}) > 1 or mine[0].impairment != "none"
+
+        def shown(technique: str, impairment: str, metric: str, scale: float = 1.0) -> str:
+            row = answers.stat(label, technique, impairment, metric)
+            return "–" if row is None else format_mean_sd(row.mean * scale, row.sd * scale)
+
         table = Table(title=plain(label), title_justify="left")
         table.add_column("technique", no_wrap=True)
         if impaired:
@@ -85,22 +92,18 @@ def summary_tables(cells: list[Cell], answers: Verdicts | None = None) -> list[T
             table.add_column(f"{relative.title} vs {plain(answers.baseline)}", justify="right")
         for _, title in HOST_COLUMNS:
             table.add_column(title, justify="right")
-        efficiency = {id(c): efficiency_metrics(c.export()) for c in mine if c.ok}
-        moved_bytes = any(efficiency.values())
+        moved_bytes = any(answers.stat(label, t, i, m) is not None for t, i in groups for m in EFFICIENCY)
         if moved_bytes:
             table.add_column("CPU-s/GiB client/server", justify="right")
-        for technique, impairment in dict.fromkeys((c.technique, c.impairment) for c in mine):
+        for technique, impairment in groups:
             rows = [c for c in mine if c.technique == technique and c.impairment == impairment]
-            ok = [c for c in rows if c.ok]
-            cells_out = [technique] + ([impairment] if impaired else []) + [f"{len(ok)}/{len(rows)}"]
-            cells_out += [mean_sd([c.metrics[col.metric] for c in ok if col.metric in c.metrics], col.scale)
-                          for col in columns]
+            cells_out = [technique] + ([impairment] if impaired else []) + [f"{sum(c.ok for c in rows)}/{len(rows)}"]
+            cells_out += [shown(technique, impairment, col.metric, col.scale) for col in columns]
             if relative:
                 cells_out.append(answers.cost(technique, impairment, label, relative.metric))
-            cells_out += [mean_sd([c.hosts[h]["cpu_pct"] for c in ok if h in c.hosts], 1) for h, _ in HOST_COLUMNS]
+            cells_out += [shown(technique, impairment, f"{host}_cpu_pct") for host, _ in HOST_COLUMNS]
             if moved_bytes:
-                cells_out.append(" / ".join(mean_sd([efficiency[id(c)][m] for c in ok if m in efficiency[id(c)]], 1)
-                                            for m in EFFICIENCY))
+                cells_out.append(" / ".join(shown(technique, impairment, m) for m in EFFICIENCY))
             table.add_row(*map(plain, cells_out))
         tables.append(table)
     return tables

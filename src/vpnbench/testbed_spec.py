@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
+from vpnbench.errors import UserError
 from vpnbench.hosts.ssh import SshSettings, SshTarget
 from vpnbench.impair.registry import BackendName, allowed_here, wrong_kind
 from vpnbench.params import MAX_MTU, MIN_MTU, Duration, core_range_error
@@ -73,7 +74,6 @@ class TestbedSpec(BaseModel):
             return data
         if not data.get("inventory"):
             raise ValueError(f"hosts.{next(iter(named))}.name: needs inventory = \"FILE\" (an Ansible inventory)")
-        from vpnbench.errors import UserError  # noqa: PLC0415
         from vpnbench.provision import inventory_hosts  # noqa: PLC0415 - ansible only when asked for
 
         try:

@@ -18,8 +18,8 @@ TESTBED_PACKAGES = {
 }
 
 
-# command -> package, as each technique and measurement class declares it when it is defined
-# (their bases hand `packages` to declare_packages): this low module names no higher one.
+# command -> package, as each technique and measurement class declares it, handed here when the
+# registries (vpnbench.techniques, vpnbench.measure) register it: this low module names no higher one.
 _DECLARED: dict[str, str] = {}
 
 
@@ -28,8 +28,8 @@ def declare_packages(packages: dict[str, str]) -> None:
 
 
 def known_packages() -> dict[str, str]:
-    """command -> package, for the testbed and every technique and measurement defined so far
-    (vpnbench.techniques and vpnbench.measure define all built-in ones when imported)."""
+    """command -> package, for the testbed and every technique and measurement registered
+    (vpnbench.techniques and vpnbench.measure register the built-in ones)."""
     return {**TESTBED_PACKAGES, **_DECLARED}
 
 

@@ -19,10 +19,12 @@ The search is pure (`segments`); reading the archive (`load_history`) and drawin
 import dataclasses
 import datetime
 import functools
+import io
 import math
 import os
 import statistics
 from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
 
 from vpnbench.errors import UserError
 from vpnbench.figure_scale import apply_scale_rule
@@ -445,7 +447,7 @@ def testbed_name(run: Run) -> str:
 
 def declared_headline(kind: str) -> tuple[str, ...] | None:
     """The metrics a measurement kind declares it is judged by, if it declares them."""
-    from vpnbench.measure import MEASUREMENTS
+    from vpnbench.measure import MEASUREMENTS  # the kinds (~0.3 s to load) only when a headline is asked
 
     declared = MEASUREMENTS[kind].headline if kind in MEASUREMENTS else None
     return declared.metrics if declared else None
@@ -505,8 +507,6 @@ def _searched(series: list[list[list[float]]]) -> list[tuple[list[Segment], str]
     """(groups, "") of each series, or ([], why) for one the search cannot read."""
     if sum(len(runs) for runs in series) < PARALLEL_RUNS or (os.cpu_count() or 1) < 2:
         return [_search_one(runs) for runs in series]
-    from concurrent.futures import ProcessPoolExecutor
-
     with ProcessPoolExecutor() as pool:
         return list(pool.map(_search_one, series))
 
@@ -607,7 +607,7 @@ def trend_figure(title: str, group: list[Trend]):
     """One metric's runs over time, a line per technique, each segment's mean drawn flat and
     each change point marked (red regression, green progression); the y axis by the scale rule
     of every figure (a 0.8 Gbit/s tunnel beside a 30 Gbit/s baseline is not drawn flat on the axis)."""
-    import matplotlib
+    import matplotlib  # (~0.5 s to load) only when a figure is drawn; Agg: no display needed
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
@@ -634,9 +634,7 @@ def trend_figure(title: str, group: list[Trend]):
 
 
 def figure_svg(title: str, group: list[Trend]) -> str:
-    import io
-
-    from matplotlib import pyplot as plt
+    from matplotlib import pyplot as plt  # matplotlib (~0.5 s to load) only when a figure is drawn
 
     fig = trend_figure(title, group)
     out = io.StringIO()
@@ -664,7 +662,7 @@ table{border-collapse:collapse;font-size:.85rem}td,th{border:1px solid #ccc;padd
 
 
 def render_html(history: History, found: list[Trend]) -> str:
-    import jinja2
+    import jinja2  # only for the HTML page
 
     by_figure: dict[tuple, list[Trend]] = defaultdict(list)
     for trend in found:

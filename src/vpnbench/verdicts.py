@@ -12,9 +12,10 @@ import math
 
 import pandas as pd
 
-from vpnbench.analysis import efficiency_metrics, metric_frame
+from vpnbench.analysis import efficiency_metrics, metric_frame, summarize
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.methodology import MethodologyWarning, Ref, methodology_warnings
+from vpnbench.methodology import MethodologyWarning, Ref, congestion_control_under_loss, methodology_warnings
+from vpnbench.quality import Quality, monitor_frame, qualities
 from vpnbench.records import Cell
 from vpnbench.significance import COLUMNS, compare_all
 from vpnbench.stats import UNBOUNDED, relative_cost, relative_ratios
@@ -38,6 +39,28 @@ class Verdicts:
     warnings: list[MethodologyWarning]
     ratios: dict[tuple[str, str, str], dict[str, float | None]]  # (technique, impairment, label) -> metric -> ratio
     frame: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)  # analysis.metric_frame of the cells
+    monitor: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)  # quality.monitor_frame of the cells
+    # measurement label -> what is said in words beside its figures (its kind's declared captions)
+    captions: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+
+    @functools.cached_property
+    def summary(self) -> pd.DataFrame:
+        """n, mean, sd, median and ci95 of every measurement label × technique × impairment × metric
+        (analysis.summarize): the numbers every table gives."""
+        return summarize(self.frame)
+
+    def stat(self, label: str, technique: str, impairment: str, metric: str):
+        """One summary row (n, mean, sd, median, ci95), or None where the group has no such value."""
+        return self._summary_index.get((label, technique, impairment, metric))
+
+    @functools.cached_property
+    def qualities(self) -> dict[tuple[str, str, str], Quality]:
+        """quality.qualities of each (label, technique, impairment) over the metrics a table shows
+        (the others only cost time)."""
+        if self.frame.empty:
+            return {}
+        both = pd.concat([self.frame, self.monitor], ignore_index=True)
+        return qualities(both[both["metric"].map(shown_metric)])
 
     def cost(self, technique: str, impairment: str, label: str, metric: str) -> str:
         """'0.41 ×' or '+0.62' (with a significance mark) for a table cell; '' where there is none."""
@@ -74,6 +97,10 @@ class Verdicts:
 
     # Lookups by key, built once: a table of thousands of rows asks for each of its cells.
     @functools.cached_property
+    def _summary_index(self) -> dict:
+        return {(r.measurement_label, r.technique, r.impairment, r.metric): r for r in self.summary.itertuples()}
+
+    @functools.cached_property
     def _relative_index(self) -> dict:
         return {(r.technique, r.impairment, r.measurement_label, r.metric): r for r in self.relative.itertuples()}
 
@@ -102,7 +129,39 @@ def verdicts(cells: list[Cell]) -> Verdicts:
         relative = relative_cost(asked, baseline)
         comparisons = compare_all(asked, baseline=baseline)
         ratios = relative_ratios(frame, baseline)
-    return Verdicts(baseline, relative, comparisons, methodology_warnings([c.export() for c in cells]), ratios, frame)
+    exports = [c.export() for c in cells]
+    return Verdicts(baseline, relative, comparisons, methodology_warnings(exports), ratios, frame,
+                    monitor_frame(exports), captions_of(cells, exports))
+
+
+def captions_of(cells: list[Cell], exports: list[dict]) -> dict[str, list[str]]:
+    """Per measurement label, the captions its kind declares (Measurement.captions), in words."""
+    declared = {c.measurement_label: MEASUREMENTS[c.measurement].captions for c in cells
+                if c.measurement in MEASUREMENTS}
+    ok = [(cell, export) for cell, export in zip(cells, exports) if cell.ok]
+    out: dict[str, list[str]] = {}
+    for label, names in declared.items():
+        mine = [pair for pair in ok if pair[0].measurement_label == label]
+        out[label] = [text for name in names for text in CAPTIONS[name](mine)]
+    return out
+
+
+def _outcome(cells: list[tuple[Cell, dict]]) -> list[str]:
+    """A search's or sweep's outcome in words, per technique and impairment (its last repetition):
+    the limit it met, or that no rate was without loss (the methodology warnings say when that
+    limit was the receiver)."""
+    last = {(cell.technique, cell.impairment): cell for cell, _ in cells}
+    return [technique + ("" if impairment == "none" else f" ({impairment})") + ": "
+            + MEASUREMENTS[cell.measurement].headline_text(cell.metrics) for (technique, impairment), cell in last.items()]
+
+
+def _congestion_control(cells: list[tuple[Cell, dict]]) -> list[str]:
+    """The congestion control TCP ran with, where the impairment drops packets."""
+    return [w.message for w in congestion_control_under_loss([export for _, export in cells])]
+
+
+# What a Measurement's `captions` names: the words each gives from a label's ok cells (and their exports).
+CAPTIONS = {"outcome": _outcome, "congestion_control": _congestion_control}
 
 
 def shown_metric(metric: str, known=frozenset(c.metric for m in MEASUREMENTS.values() for c in m.columns)) -> bool:

@@ -6,6 +6,7 @@ before its first cell (`check_gen_arch`), never copying a binary a host cannot e
 `vpnbench provision` uses the same names to pick (or build) the binary each host gets.
 """
 
+import weakref
 from pathlib import Path
 
 from vpnbench.errors import UserError
@@ -35,13 +36,14 @@ def elf_arch(path: str | Path) -> str | None:
     return ELF_MACHINES.get(int.from_bytes(header[18:20], order))
 
 
+_ARCH: "weakref.WeakKeyDictionary[object, str]" = weakref.WeakKeyDictionary()  # host -> its `uname -m`
+
+
 def host_arch(host) -> str:
     """`uname -m` on the host, remembered on it (one round trip per host and run)."""
-    cached = getattr(host, "_uname_m", None)
-    if cached is None:
-        cached = normalize(host.run(["uname", "-m"], timeout=10).stdout)
-        host._uname_m = cached
-    return cached
+    if host not in _ARCH:
+        _ARCH[host] = normalize(host.run(["uname", "-m"], timeout=10).stdout)
+    return _ARCH[host]
 
 
 def gen_arch_problem(host, local_binary: str) -> str | None:
@@ -61,7 +63,7 @@ def check_gen_arch(hosts, local_binary: str | None, gen_command: str = "vpnbench
     if local_binary is None:
         return
     for host in hosts:
-        if not host.remote or host.has_command(gen_command):
+        if host.on_this_machine() or host.has_command(gen_command):
             continue
         problem = gen_arch_problem(host, local_binary)
         if problem:

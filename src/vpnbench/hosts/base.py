@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from vpnbench.errors import HostError
+from vpnbench.safe_files import DIRS_RECORD, recorded_dirs
 from vpnbench.tools import missing_tool_reason
 
 
@@ -79,8 +80,8 @@ class Host(abc.ABC):
     # Hosts with the same value are namespaces of one machine (kernel, CPUs and files shared);
     # None: a machine of its own.
     machine: str | None = None
-    # Reached over ssh (a lab machine or a VM): its /proc and files are not this machine's.
-    remote: bool = False
+    # The network namespace of this machine the host is, where it is one (hooks are told its name).
+    netns: str | None = None
     # How much slower than natively commands run here (a TCG-emulated guest: 4); the deadlines of
     # best-effort commands (evidence) stretch by it.
     slowdown: float = 1.0
@@ -138,6 +139,30 @@ class Host(abc.ABC):
         missing = self.missing_commands(list(commands))
         if missing:
             raise FileNotFoundError(missing_tool_reason(missing[0]))
+
+    def on_this_machine(self) -> bool:
+        """Is this host part of this machine (a namespace): its processes in this /proc, this
+        machine's files and binaries usable there as they are? False for a host reached over ssh
+        (a lab machine, a VM), which is sampled, recorded and given binaries over its connection."""
+        return True
+
+    def netns_inode(self) -> int | None:
+        """The inode of its network namespace, which its processes' /proc/PID/ns/net name (a
+        namespace of this machine); None where the host is not one."""
+        return None
+
+    def set_sysctl(self, key: str, value: str) -> None:
+        """Set a kernel setting as this host sees it (a namespace's own copy of a per-namespace
+        one); CommandFailed when the kernel refuses it."""
+        self.run(["sysctl", "-qw", f"{key}={value}"], timeout=15)
+
+    def remember_dir(self, path: Path) -> None:
+        """Name a directory the run made here, so `vpnbench cleanup` removes it after a kill -9:
+        on this machine, a line in the run directory's record (self.workdir, which a namespace has)."""
+        record = Path(self.workdir) / DIRS_RECORD
+        if str(path) not in recorded_dirs(record):
+            with open(record, "a") as out:
+                out.write(f"{path}\n")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.role}>"

@@ -188,7 +188,6 @@ class SshProc(LocalProc):
 class SshHost(Host):
     """Host over ssh. Paths are the same on both sides: the run's directory is created remotely."""
 
-    remote = True
 
     def __init__(self, role: str, connection: SshConnection, workdir: Path, cpus: list[int] | None = None):
         super().__init__(role, cpus)
@@ -215,6 +214,12 @@ class SshHost(Host):
         if directory and directory not in self._record["dirs"]:
             self._record["dirs"].append(directory)
         self._save_record()
+
+    def on_this_machine(self) -> bool:
+        return False
+
+    def remember_dir(self, path: Path) -> None:
+        self.record(directory=str(path))
 
     def set_sysctl(self, key: str, value: str) -> None:
         """Change a machine-wide setting; its first previous value is recorded before the change."""

@@ -12,7 +12,7 @@ from vpnbench.campaign.privileged import privileged_settings
 from vpnbench.errors import UserError
 from vpnbench.hostfacts import summary_line
 from vpnbench.lab import signing
-from vpnbench.lab.queue import Job, WorkQueue, WorkerRow
+from vpnbench.lab.queue import Job, WorkQueue, WorkerRow, queued_blocks
 from vpnbench.lab.trust import admit, queued_source, read_worker_file, without_testbed_owned
 from vpnbench.store import Store, display_name, is_url
 from vpnbench.terminal_text import plain
@@ -64,7 +64,6 @@ def keygen(out: str, console: Console) -> int:
 
 
 def queue_positions(campaign: Campaign) -> list[int]:
-    from vpnbench.lab.queue import queued_blocks
 
     return [position for position, _ in queued_blocks(campaign)]
 
@@ -85,7 +84,7 @@ def worker_campaign(job: Job, testbed_file: str) -> Campaign:
 
 
 def work(db: str, testbed_file: str, job_id: str | None, name: str | None, lease: float, console: Console) -> int:
-    from vpnbench.lab.worker import Worker
+    from vpnbench.lab.worker import Worker  # the runner (~0.5 s to load) only for `lab work`
 
     if not lease >= 3:
         raise UserError(f"--lease: {lease:g} s; allowed: 3 s or more (the heartbeat renews it every third)")
@@ -162,7 +161,7 @@ def facts_differ(store: Store, workers: list[WorkerRow]) -> list[str]:
 def report_job(db: str, job_id: str, output: str, console: Console) -> int:
     """A job's report: its testbeds side by side (the compare page; each testbed's costs against
     its own baseline), with a warning when their host facts differ."""
-    from vpnbench.compare import terminal_table, write_compare
+    from vpnbench.compare import terminal_table, write_compare  # the report and pandas (~1.3 s) only here
 
     out = Path(output)
     store, queue = open_queue(db, read_only=True)

@@ -13,7 +13,17 @@ from vpnbench.measure.tcp import Tcp
 from vpnbench.measure.transfer import Transfer
 from vpnbench.measure.udp import Udp
 from vpnbench.measure.udp_sweep import UdpSweep
+from vpnbench.tools import declare_packages
 
-MEASUREMENTS: dict[str, type[Measurement]] = {
-    cls.kind: cls for cls in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch, Transfer, Stream, LatencyUnderLoad,
-                             Setup, Rekey, Soak)}
+MEASUREMENTS: dict[str, type[Measurement]] = {}
+
+
+def register(cls: type[Measurement]) -> None:
+    """Make a measurement known: by its kind in MEASUREMENTS, and its commands' Debian packages
+    in the install hints wherever one is missing (tools.py)."""
+    MEASUREMENTS[cls.kind] = cls
+    declare_packages(cls.packages)
+
+
+for built_in in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch, Transfer, Stream, LatencyUnderLoad, Setup, Rekey, Soak):
+    register(built_in)

@@ -10,7 +10,6 @@ from vpnbench.live import Live
 from vpnbench.params import Params
 from vpnbench.records import SeriesPoint, Trial
 from vpnbench.techniques.base import Tunnel
-from vpnbench.tools import declare_packages
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +85,10 @@ class PortAllocator:
         return next(self._ports)
 
 
+# Per-core busy shares and where the CPU time went (user, kernel, softirq): the figures of kinds that move bytes.
+CPU_FIGURES = ("cpu_per_core", "cpu_kinds")
+
+
 class Measurement(abc.ABC):
     """A measurement kind declares, beside how it runs, what it shows: its table columns,
     headline and figures, how a rehearsal shortens it, and the tools it needs on each end.
@@ -93,24 +96,33 @@ class Measurement(abc.ABC):
 
     kind: ClassVar[str]
     Params: ClassVar[type[Params]]
-    tools: ClassVar[tuple[str, ...]] = ()  # commands the client needs
-    server_tools: ClassVar[tuple[str, ...]] = ()  # commands the server needs
+    # Commands the client and the server need with its default tool (doctor and the testbed's
+    # check read these); needed_tools() says what one instance's params need.
+    tools: ClassVar[tuple[str, ...]] = ()
+    server_tools: ClassVar[tuple[str, ...]] = ()
     packages: ClassVar[dict[str, str]] = {}  # command -> Debian package, for install hints
 
     columns: ClassVar[tuple[Column, ...]] = ()
     headline: ClassVar[Headline | None] = None
-    cpu_figures: ClassVar[bool] = False  # per-core and user/system/softirq figures (throughput kinds)
+    # The report's figures of this kind, by name, drawn in this order (report/figures.FIGURES; as
+    # Flent's PLOTS beside its DATA_SETS): the headline per impairment, every packet's RTT as a CDF,
+    # long cells per second, the hosts' CPU; throughput kinds add CPU_FIGURES.
+    figures: ClassVar[tuple[str, ...]] = ("headline", "rtt_cdf", "time_series", "host_cpu")
+    # What is said in words beside its figures, by name (verdicts.CAPTIONS): "outcome" (each
+    # technique's result as headline_text says it), "congestion_control" (the control TCP ran
+    # with, where the impairment drops packets).
+    captions: ClassVar[tuple[str, ...]] = ()
     # Writes its series and events as it runs (ctx.live), and a killed cell of it continues
     # under --resume as a new segment instead of starting over (a soak).
     resumable: ClassVar[bool] = False
     repeats: ClassVar[bool] = True  # False: one cell per technique × impairment whatever the repetitions
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        declare_packages(cls.packages)  # for install hints wherever a tool is missing (tools.py)
-
     def __init__(self, params: Params):
         self.params = params
+
+    def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(client's, server's) commands this cell needs, as its params choose the tool."""
+        return self.tools, self.server_tools
 
     @abc.abstractmethod
     def run(self, ctx: MeasureContext) -> MeasureResult:

@@ -48,7 +48,7 @@ def binary_on(host: Host, local_binary: str) -> str:
     remote host (ssh, VM) runs its own when it has one on PATH, else a copy of this machine's,
     written once per run into the run's directory there (removed with it); that copy needs the
     same CPU architecture (checked: hosts/arch.py) and a compatible C library (it links only libc)."""
-    if not host.remote:
+    if host.on_this_machine():
         return local_binary
     if host not in _COPIES:
         if host.has_command(GEN_NAME):

@@ -75,7 +75,8 @@ def _attempt(ctx: MeasureContext, family: str, client_args: list[str], seconds: 
         outputs["iperf3_client"] = result.stdout + result.stderr
         server.wait(3)
     finally:
-        outputs["iperf3_server"] = server.stop(1)
+        server.stop(1)
+        outputs["iperf3_server"] = server.output()
     return result, outputs
 
 

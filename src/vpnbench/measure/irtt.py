@@ -35,11 +35,12 @@ class IrttServer:
                                            "-i", "0", "-l", "0", "-d", "0"], name="irtt-server")
         wait_listening(self.ctx.server, self.proc, self.port, "irtt server", udp=True)
 
-    def stop(self) -> str:
-        if self.proc is None:
-            return ""
-        self.proc.stop(1)
-        return self.proc.output()
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.stop(1)
+
+    def output(self) -> str:
+        return self.proc.output() if self.proc is not None else ""
 
 
 def start_clients(ctx: MeasureContext, server: IrttServer, count: int, interval: float, length: int,

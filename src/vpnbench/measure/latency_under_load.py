@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from vpnbench.errors import MeasurementError
-from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
 from vpnbench.measure.iperf import interval_series, parse_iperf_json
 from vpnbench.measure.irtt import Packet, packet_series, percentile
 from vpnbench.measure.tcp import tcp_metrics
@@ -54,7 +54,7 @@ class LatencyUnderLoad(Measurement):
                Column("throughput_down_bps", "down Mbit/s", 1e-6))
     headline = Headline(("rtt_idle_p99_ms", "rtt_loaded_p99_ms"), "RTT p99 (ms)", log=True,
                         names=("idle", "loaded"))
-    cpu_figures = True
+    figures = (*Measurement.figures, *CPU_FIGURES)
 
     def expected_seconds(self) -> float:
         return self.params.idle + self.params.duration + 1
@@ -82,13 +82,14 @@ class LatencyUnderLoad(Measurement):
             load_at = clock.now()
             for load in loads.values():
                 load.start()
-            pkts = probe.on(clock, probe.finish(raw))
+            pkts = probe.series(clock, probe.finish(raw))
             throughput = self._finish_load(loads, clock, raw)
         finally:
-            raw["irtt_server"] = probe.stop()
+            probe.stop()
+            raw.update(probe.outputs())
             for way, load in loads.items():
                 load.stop()
-                raw[f"iperf3_server_{way}"] = load.server.stop(1)
+                raw[f"iperf3_server_{way}"] = load.outputs()["iperf3_server"]
         metrics = phase_metrics(pkts, load_at, p.duration)
         metrics.update({f"throughput_{way}_bps": value for way, (value, _) in throughput.items()})
         series = {f"throughput_{way}_bps": points for way, (_, points) in throughput.items()}
@@ -116,7 +117,7 @@ class LatencyUnderLoad(Measurement):
             try:
                 doc = parse_iperf_json(output)
                 result[way] = (tcp_metrics(doc, self.params.duration)["throughput_bps"],
-                               load.on(clock, interval_series(doc)))
+                               load.series(clock, interval_series(doc)))
             except (ValueError, KeyError, TypeError) as exc:
                 raise MeasurementError(f"iperf3 {way}load: {exc}", raw) from None
         return result

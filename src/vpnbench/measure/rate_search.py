@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from vpnbench.errors import MeasurementError
-from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
 from vpnbench.measure.gen import GEN_MIN_LENGTH
 from vpnbench.measure.generators import (GENERATOR_SHORTFALL, GENERATORS, LOSS_SITES, SPLIT_NAMES, TrialCounts,
                                          counter_comparison, dominant_site, interface_counters, limit_text,
@@ -71,12 +71,13 @@ class RateSearch(Measurement):
                Column("ndr_pps", "NDR kpps", 1e-3), Column("generator_limit_bps", "gen. limit Mbit/s", 1e-6),
                Column("trials", "trials"))
     headline = Headline(("ndr_bps", "pdr_bps"), "NDR / PDR (Mbit/s)", 1e-6, log=True, names=("NDR", "PDR"))
-    cpu_figures = True
+    figures = (*Measurement.figures, *CPU_FIGURES)
+    captions = ("outcome",)
 
-    def __init__(self, params: RateSearchParams):
-        super().__init__(params)
-        if params.tool == "gen":  # run_gen finds its binary itself and says how to build it
-            self.tools, self.server_tools = ("ip",), ("ip",)
+    def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        if self.params.tool == "gen":  # run_gen finds its binary itself and says how to build it
+            return ("ip",), ("ip",)
+        return super().needed_tools()
 
     @classmethod
     def headline_text(cls, metrics: dict) -> str:

@@ -89,10 +89,10 @@ class Rekey(Measurement):
             doc = parse_iperf_json(raw["iperf3_client"])
         except ValueError as exc:
             raise MeasurementError(f"iperf3: {exc}", raw) from None
-        throughput = load.on(clock, throughput_series(doc, raw, reverse=False).get("throughput_bps") or [])
-        probe = ping.series(clock, raw["ping"])
+        throughput = load.series(clock, throughput_series(doc, raw, reverse=False).get("throughput_bps") or [])
+        probe = ping.series(clock, ping.rtts(raw["ping"]))
         sent = (parse_ping(raw["ping"]) or {}).get("sent", 0.0)
-        probe_sent = ping.sent_times(clock, int(sent))
+        probe_sent = [t for t, _ in ping.series(clock, ping.sent(int(sent)))]
         events = [(at, "rekey-control" if control else "rekey", impact(at, took, detail, throughput, probe, probe_sent))
                   for at, took, detail in rekeys]
         series = {"throughput_bps": throughput, "rtt_ms": probe}

@@ -16,11 +16,10 @@ from pydantic import Field
 
 from vpnbench.errors import MeasurementError, VpnbenchError
 from vpnbench.measure.base import Column, Cycled, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.hosts.reach import wait_reachable
 from vpnbench.measure.ping import percentile
 from vpnbench.params import Duration, Params
 from vpnbench.records import Trial
-
-FIRST_PACKET_INTERVAL = 0.01  # seconds between pings while waiting for the first reply: the resolution
 
 
 class SetupParams(Params):
@@ -72,13 +71,10 @@ class Setup(Measurement):
 
 
 def first_packet_seconds(client, address: str, timeout: float) -> float:
-    """Pings every 10 ms until the first reply (one ping process: -c 1 with a -w deadline stops at
-    the first reply); the seconds from its start, which includes starting ping (a few ms)."""
-    started = time.monotonic()
-    result = client.run(["ping", "-n", "-q", "-c", "1", "-i", f"{FIRST_PACKET_INTERVAL:g}", "-w", f"{timeout:g}",
-                         address], timeout=timeout + 10, check=False)
-    seconds = time.monotonic() - started
-    if not result.ok:
+    """Pings every 10 ms (hosts/reach.py's resolution) until the first reply; the seconds from the
+    start of ping, which includes starting it (a few ms)."""
+    seconds = wait_reachable(client, address, timeout)
+    if seconds is None:
         raise MeasurementError(f"no reply through the tunnel from {address} within {timeout:g} s")
     return round(seconds, 4)
 

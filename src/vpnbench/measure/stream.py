@@ -83,7 +83,8 @@ class Stream(Measurement):
         try:
             pkts = calls.start().finish(raw)
         finally:
-            raw["irtt_server"] = calls.stop()
+            calls.stop()
+            raw.update(calls.outputs())
         if not any(pk.rtt_ms is not None for pk in pkts):
             raise MeasurementError("no irtt packet came back (100% loss)", raw)
         metrics, inputs = stream_metrics(pkts, interval, p.jitter_buffer, p.codec_name())

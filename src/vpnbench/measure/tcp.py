@@ -5,7 +5,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from vpnbench.errors import MeasurementError
-from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
 from vpnbench.measure import iperf2
 from vpnbench.measure.iperf import interval_rate, run_iperf, throughput_series
 from vpnbench.params import Duration, Family, Params, Size
@@ -36,12 +36,13 @@ class Tcp(Measurement):
     server_tools = ("iperf3", "ss")
     columns = (Column("throughput_bps", "Mbit/s", 1e-6), Column("retransmits", "retrans"))
     headline = Headline(("throughput_bps",), "throughput (Mbit/s)", 1e-6, log=True)
-    cpu_figures = True
+    figures = (*Measurement.figures, *CPU_FIGURES)
+    captions = ("congestion_control",)
 
-    def __init__(self, params: TcpParams):
-        super().__init__(params)
-        if params.tool == "iperf2":  # what the runner checks on each end for this cell
-            self.tools, self.server_tools = ("iperf",), ("iperf", "ss")
+    def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        if self.params.tool == "iperf2":
+            return ("iperf",), ("iperf", "ss")
+        return super().needed_tools()
 
     @classmethod
     def headline_text(cls, metrics: dict) -> str:

@@ -1,13 +1,15 @@
 """Traffic primitives that measurements compose, as Flent composes its data sets: a load (an
 iperf3 test: its own one-off server and a client) and a probe (ping, or irtt calls: the tool's
-parts are in measure/irtt.py) each start, stop and give its series, and every series is put on
-one clock, the measurement's: a primitive records when it started, and a `TimeAxis` shifts the
-tool's own times (iperf3's interval ends, ping's sequence numbers, irtt's send times) onto it.
-gen's runs (measure/gen.py) are whole trials of a search, not a background load.
+parts are in measure/irtt.py). Each is a `Traffic`: start() it, stop() it (safe twice; what its
+tools wrote stays in outputs()), and series() puts what its tool timed from its own start
+(iperf3's interval ends, ping's sequence numbers, irtt's send times) on the measurement's
+`TimeAxis`. gen's runs (measure/gen.py) are whole trials of a search, not a background load.
 """
 
+import abc
 import dataclasses
 import time
+from typing import Self
 
 from vpnbench.hosts.base import Proc
 from vpnbench.measure.base import MeasureContext
@@ -34,6 +36,34 @@ class TimeAxis:
         return monotonic - self.t0
 
 
+class Traffic(abc.ABC):
+    """A load or a probe, the one shape measurements compose."""
+
+    started = 0.0  # time.monotonic() when its traffic started: its tool counts its own times from there
+
+    @abc.abstractmethod
+    def start(self) -> Self:
+        """Start its traffic (and whatever serves it, unless already started)."""
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Stop whatever still runs; safe twice. What the tools wrote stays in outputs()."""
+
+    @abc.abstractmethod
+    def outputs(self) -> dict[str, str]:
+        """What each of its processes wrote so far, by the raw name a measurement keeps it under."""
+
+    def series(self, axis: TimeAxis, samples: list) -> list:
+        """Samples its tool timed from this primitive's start ((seconds, value) pairs; a probe's
+        own kind, e.g. irtt's packets) on `axis`."""
+        offset = axis.at(self.started)
+        return [self._shifted(sample, offset) for sample in samples]
+
+    def _shifted(self, sample, offset: float):
+        t, value = sample
+        return t + offset, value
+
+
 class Iperf3Server:
     """A one-off iperf3 server (`-s -1`: it serves one test, then exits) on a fresh port of the
     server host, for a test reaching the tunnel's far end in `family`: every test gets its own
@@ -58,12 +88,13 @@ class Iperf3Server:
         if self.proc is not None:
             self.proc.wait(timeout)
 
-    def stop(self, timeout: float = 1.0) -> str:
-        """Stop it (if still running); its whole output."""
-        if self.proc is None:
-            return ""
-        self.proc.stop(timeout)
-        return self.proc.output()
+    def stop(self, timeout: float = 1.0) -> None:
+        """Stop it (if still running); its output stays in output()."""
+        if self.proc is not None:
+            self.proc.stop(timeout)
+
+    def output(self) -> str:
+        return self.proc.output() if self.proc is not None else ""
 
 
 def iperf3_client_argv(ctx: MeasureContext, family: str, port: int, args: list[str], json: bool = True) -> list[str]:
@@ -72,7 +103,7 @@ def iperf3_client_argv(ctx: MeasureContext, family: str, port: int, args: list[s
             "--connect-timeout", str(CONNECT_TIMEOUT_MS), *args]
 
 
-class Iperf3Load:
+class Iperf3Load(Traffic):
     """A load: one iperf3 test (its own server) running in the background for `seconds`."""
 
     def __init__(self, ctx: MeasureContext, family: str, args: list[str], seconds: float,
@@ -80,7 +111,6 @@ class Iperf3Load:
         self.ctx, self.family, self.args, self.seconds, self.json = ctx, family, args, seconds, json
         self.server = Iperf3Server(ctx, family, server_args, interactive)
         self.client: Proc | None = None
-        self.started = 0.0  # time.monotonic() when the client was started
 
     def start_server(self) -> "Iperf3Load":
         self.server.start()
@@ -101,20 +131,19 @@ class Iperf3Load:
         if self.client is not None and self.client.wait(self.seconds + grace) is None:
             self.client.stop(1)
         self.server.wait(3)
-        return (self.client.output() if self.client else ""), self.server.proc.output() if self.server.proc else ""
+        outputs = self.outputs()
+        return outputs["iperf3_client"], outputs["iperf3_server"]
 
     def stop(self) -> None:
         if self.client is not None:
             self.client.stop(1)
         self.server.stop(1)
 
-    def on(self, clock: TimeAxis, points: list[tuple[float, float]]) -> list[tuple[float, float]]:
-        """The test's own (seconds since its start, value) points on `clock`."""
-        offset = clock.at(self.started)
-        return [(t + offset, value) for t, value in points]
+    def outputs(self) -> dict[str, str]:
+        return {"iperf3_client": self.client.output() if self.client else "", "iperf3_server": self.server.output()}
 
 
-class PingProbe:
+class PingProbe(Traffic):
     """ping every `interval` s for `seconds` s from the client to the tunnel's far end; its RTTs,
     each at its send time (from its sequence number), on a clock."""
 
@@ -123,7 +152,6 @@ class PingProbe:
         self.ctx, self.family, self.interval, self.seconds = ctx, family, interval, seconds
         self.flags, self.interactive = flags, interactive
         self.proc: Proc | None = None
-        self.started = 0.0
 
     def start(self) -> "PingProbe":
         self.started = time.monotonic()
@@ -141,17 +169,19 @@ class PingProbe:
         if self.proc is not None:
             self.proc.stop(1)
 
-    def series(self, clock: TimeAxis, output: str) -> list[tuple[float, float]]:
-        offset = clock.at(self.started)
-        return [(t + offset, rtt) for t, rtt in rtt_series(output, self.interval)]
+    def outputs(self) -> dict[str, str]:
+        return {"ping": self.proc.output() if self.proc is not None else ""}
 
-    def sent_times(self, clock: TimeAxis, sent: int) -> list[float]:
-        """When each of the first `sent` pings went out, on `clock`."""
-        offset = clock.at(self.started)
-        return [n * self.interval + offset for n in range(sent)]
+    def rtts(self, output: str) -> list[tuple[float, float]]:
+        """(seconds since its start that the ping went out, RTT in ms) of every reply in output."""
+        return rtt_series(output, self.interval)
+
+    def sent(self, count: int) -> list[tuple[float, int]]:
+        """(seconds since its start, sequence number) of the first `count` pings sent."""
+        return [(n * self.interval, n + 1) for n in range(count)]
 
 
-class IrttProbe:
+class IrttProbe(Traffic):
     """`calls` irtt clients (one server of their own) sending `size`-byte packets every `interval`
     s for `seconds`; each packet's delays at its send time, on a clock."""
 
@@ -160,7 +190,6 @@ class IrttProbe:
         self.ctx, self.interval, self.size, self.seconds, self.calls = ctx, interval, size, seconds, calls
         self.server = IrttServer(ctx, family)
         self.clients: list[Proc] = []
-        self.started = 0.0
 
     def start_server(self) -> "IrttProbe":
         self.server.start()
@@ -178,12 +207,15 @@ class IrttProbe:
         """Every call's packets in send order, times from the first send (raw outputs kept in raw)."""
         return packets(finish_clients(self.clients, self.seconds, raw))
 
-    def stop(self) -> str:
-        """Stop the calls and the server; the server's output."""
+    def stop(self) -> None:
+        """Stop the calls and the server."""
         for proc in self.clients:
             proc.stop(1)
-        return self.server.stop()
+        self.server.stop()
 
-    def on(self, clock: TimeAxis, pkts: list[Packet]) -> list[Packet]:
-        offset = clock.at(self.started)
-        return [dataclasses.replace(pk, t=pk.t + offset) for pk in pkts]
+    def outputs(self) -> dict[str, str]:
+        """The server's (each call's own output is read by finish())."""
+        return {"irtt_server": self.server.output()}
+
+    def _shifted(self, sample: Packet, offset: float) -> Packet:
+        return dataclasses.replace(sample, t=sample.t + offset)

@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from vpnbench.errors import MeasurementError
-from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
 from vpnbench.measure.transfer_clients import Flows, client_argv, curl_timings, make_server
 from vpnbench.params import Duration, Family, Params, Size
 from vpnbench.safe_files import wipe
@@ -82,7 +82,7 @@ class Transfer(Measurement):
                 "ssh-keygen": "openssh-client", "nginx": "nginx-light", "vsftpd": "vsftpd"}
     columns = (Column("goodput_bps", "Mbit/s", 1e-6), Column("seconds", "s"), Column("ttfb_s", "TTFB s"))
     headline = Headline(("goodput_bps",), "goodput (Mbit/s)", 1e-6, log=True)
-    cpu_figures = True
+    figures = (*Measurement.figures, *CPU_FIGURES)
 
     @classmethod
     def headline_text(cls, metrics: dict) -> str:

@@ -7,7 +7,7 @@ from pydantic import BeforeValidator, Field, model_validator
 
 from vpnbench.errors import MeasurementError
 from vpnbench.measure import iperf2
-from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
 from vpnbench.measure.gen import GEN_MIN_LENGTH, run_gen
 from vpnbench.measure.iperf import run_iperf, throughput_series
 from vpnbench.params import Duration, Family, Params, Rate
@@ -68,7 +68,7 @@ class Udp(Measurement):
                Column("loss_pct", "loss %"), Column("jitter_ms", "jitter ms"))
     headline = Headline(("sender_throughput_bps", "throughput_bps"), "sent vs received (Mbit/s)", 1e-6, log=True,
                         names=("sent", "received"))
-    cpu_figures = True
+    figures = (*Measurement.figures, *CPU_FIGURES)
 
     @classmethod
     def headline_text(cls, metrics: dict) -> str:
@@ -77,12 +77,12 @@ class Udp(Measurement):
     def expected_seconds(self) -> float:
         return self.params.duration
 
-    def __init__(self, params: UdpParams):
-        super().__init__(params)
-        if params.tool == "gen":
-            self.tools = self.server_tools = ()  # run_gen finds its binary itself and says how to build it
-        elif params.tool == "iperf2":  # what the runner checks on each end for this cell
-            self.tools, self.server_tools = ("iperf",), ("iperf", "ss")
+    def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        if self.params.tool == "gen":  # run_gen finds its binary itself and says how to build it
+            return (), ()
+        if self.params.tool == "iperf2":
+            return ("iperf",), ("iperf", "ss")
+        return super().needed_tools()
 
     def run(self, ctx: MeasureContext) -> MeasureResult:
         p = self.params

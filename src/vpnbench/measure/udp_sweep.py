@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field
 
 from vpnbench.errors import MeasurementError
-from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
 from vpnbench.measure.generators import (LOSS_SITES, SPLIT_NAMES, counter_comparison,
                                          dominant_site, interface_counters, limit_text, lost_at, loss_split)
 from vpnbench.measure.iperf import run_iperf
@@ -47,7 +47,8 @@ class UdpSweep(Measurement):
                Column("top_loss_pct", "top loss %"))
     headline = Headline(("knee_bps", "max_received_bps"), "UDP sweep (Mbit/s)", 1e-6, log=True,
                         names=("knee", "max received"))
-    cpu_figures = True
+    figures = ("headline", "received_vs_offered", "rtt_cdf", "time_series", "host_cpu", *CPU_FIGURES)
+    captions = ("outcome",)
 
     @classmethod
     def headline_text(cls, metrics: dict) -> str:

@@ -55,9 +55,9 @@ def campaign_needs(campaign=None) -> Needs:
         packages.update(TECHNIQUES[params.kind].packages.values())
     for params in campaign.measurements:
         kind = MEASUREMENTS[params.kind]
-        measurement = kind(params)
+        client_tools, server_tools = kind(params).needed_tools()
         names = {**base, **kind.packages}
-        packages.update(names.get(tool, tool) for tool in (*measurement.tools, *measurement.server_tools))
+        packages.update(names.get(tool, tool) for tool in (*client_tools, *server_tools))
     gen = any(getattr(params, "tool", None) == "gen" for params in campaign.measurements)
     sysctls = {key: " ".join(str(value).split()) for key, value in campaign.testbed.sysctls.items()}
     return Needs(sorted(packages), gen, sysctls)

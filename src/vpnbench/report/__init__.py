@@ -15,23 +15,23 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
-from vpnbench.analysis import summarize
 from vpnbench.errors import UserError
 from vpnbench.hostfacts import summary_line
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.methodology import congestion_control_under_loss
-from vpnbench.quality import monitor_frame, qualities
 from vpnbench.records import Cell, HostFacts, Run
 from vpnbench.report.figures import (Canvas, Drawing, NoData, figures_for, headline, impairment_entries,
                                      measurement_scaling, scaling_groups)
 from vpnbench.report.judgement import cost_rows, significance_rows
 from vpnbench.store import Store, missing_file
+from vpnbench.techniques import TECHNIQUES
+from vpnbench.techniques.base import NEGOTIATED_WARNINGS, negotiated_warnings
 from vpnbench.tables import bringup_times, bringups_of, digits_for, format_mean_sd, mean_sd
-from vpnbench.verdicts import Verdicts, shown_metric, verdicts
+from vpnbench.verdicts import Verdicts, verdicts
 
 # Methodology findings about what a run leaves out (one direction only; a UDP rate every technique
 # carried) rather than numbers that may describe something else: told as notes, not warnings.
 NOTES = ("one_direction", "offered_rate_reached")
+UNAVAILABLE_PREFIX = re.compile(r"^unavailable here: ")  # run/cell.record_unavailable's words
 ISO_MOMENT = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d")
 HOST_METRICS = [("client_cpu_pct", "client CPU %", 1.0), ("server_cpu_pct", "server CPU %", 1.0)]
 # Shown where a cell moved bytes (throughput measurements): CPU-seconds per GiB, per host.
@@ -78,12 +78,10 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
     significance and the methodology warnings are the run's answers (`verdicts`, as the terminal
     and the export give them), never recomputed here."""
     answers = answers or verdicts(cells)
-    frame = answers.frame
-    summary = summarize(frame)
-    exports = [c.export() for c in cells]
+    summary = answers.summary
     canvas = Canvas(figures)
     baseline = answers.baseline
-    judged = _qualities(frame, exports)
+    judged = answers.qualities
     entries = impairment_entries(run.spec, list(dict.fromkeys(c.impairment for c in cells)))
     measurements = [_measurement_section(number, label, summary, cells, judged, answers, entries,
                                          data or NoData(), canvas, timeseries)
@@ -101,8 +99,8 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
                            techniques=_technique_rows(cells), measurements=measurements,
                            failed=[c for c in cells if c.status in ("failed", "running")],
                            failed_bringups=[b for b in bringups_of(cells) if b.error and b.backend != "none"],
-                           unavailable=[b for b in bringups_of(cells) if b.backend == "none"],
-                           n_ok=sum(c.ok for c in cells), n_cells=len(cells))
+                           n_ok=sum(c.ok for c in cells), n_cells=sum(not _unavailable(c) for c in cells),
+                           n_unavailable=sum(_unavailable(c) for c in cells))
     drawn = [f for m in measurements for f in m["figures"]] + scaling
     return html, drawn
 
@@ -163,18 +161,40 @@ def _host_rows(host_facts: list[HostFacts], cells: list[Cell]) -> list[dict]:
 
 
 def _technique_rows(cells: list[Cell]) -> list[dict]:
+    """A row per technique. What its ends negotiated reads as one line (the technique's `agreed`)
+    with its warnings as a badge, the whole record behind a toggle; a technique this machine
+    cannot run says "unavailable here" and why, in no failure's colour: nothing failed."""
     rows = []
     for technique in dict.fromkeys(c.technique for c in cells):
         mine = [c for c in cells if c.technique == technique]
         params = {k: v for k, v in mine[0].technique_params.items() if k not in ("kind", "backend", "backend_asked")}
         bringups = bringups_of(mine)
+        negotiated = mine[0].negotiated
+        known = TECHNIQUES.get(mine[0].technique_params.get("kind"))
         rows.append({"technique": technique, "kind": mine[0].technique_params.get("kind", ""),
                      "params": ", ".join(f"{k}={v}" for k, v in params.items()),
                      "backend": bringups[-1].backend if bringups else "–",
-                     "wire_check": mine[0].wire_check, "negotiated": "; ".join(_readable(mine[0].negotiated)),
+                     "wire_check": mine[0].wire_check,
+                     "agreed": known.agreed(negotiated) if known else "",
+                     "negotiated_warnings": negotiated_warnings(negotiated),
+                     "negotiated": "\n".join(_readable({k: v for k, v in negotiated.items()
+                                                         if k not in NEGOTIATED_WARNINGS})) if negotiated else "",
+                     "unavailable": _unavailable_reason(mine),
                      "setup": mean_sd(bringup_times(mine), 1), "bringups": len(bringups),
                      "ok": sum(c.ok for c in mine), "n": len(mine)})
     return rows
+
+
+def _unavailable_reason(cells: list[Cell]) -> str | None:
+    """Why this machine could not run these cells (no backend for their technique), or None when it could."""
+    bringups = bringups_of(cells)
+    if not bringups or any(b.backend != "none" for b in bringups):
+        return None
+    return UNAVAILABLE_PREFIX.sub("", bringups[-1].error or "no backend available")
+
+
+def _unavailable(cell: Cell) -> bool:
+    return cell.bringup is not None and cell.bringup.backend == "none"
 
 
 def _measurement_section(number: int, label: str, summary: pd.DataFrame, cells: list[Cell], judged: dict,
@@ -185,15 +205,13 @@ def _measurement_section(number: int, label: str, summary: pd.DataFrame, cells: 
     present = set(summary.loc[summary["measurement_label"] == label, "metric"])
     columns = [(c.metric, c.title, c.scale) for c in known] + HOST_METRICS
     columns += [column for column in EFFICIENCY_METRICS if column[0] in present]
-    part = summary[summary["measurement_label"] == label]
-    stats = {(r.technique, r.impairment, r.metric): r for r in part.itertuples()}
     counts = collections.Counter((c.technique, c.impairment) for c in mine)
     ok = collections.Counter((c.technique, c.impairment) for c in mine if c.ok)
     rows = []
     for technique, impairment in counts:
         verdict = judged.get((label, technique, impairment))
         short = set(verdict.insufficient) if verdict else set()
-        values = [_value_cell(stats.get((technique, impairment, metric)), scale, metric in short)
+        values = [_value_cell(answers.stat(label, technique, impairment, metric), scale, metric in short)
                   for metric, _, scale in columns]
         rows.append({"technique": technique, "impairment": impairment, "values": values,
                      "ok": ok[technique, impairment], "n": counts[technique, impairment],
@@ -216,22 +234,8 @@ def _measurement_section(number: int, label: str, summary: pd.DataFrame, cells: 
             "costs": costs, "comparisons": comparisons,
             "glance": _glance(costs, comparisons, pick.metrics[0] if pick else None, baseline),
             "repeated": _repeated(summary[(summary["measurement_label"] == label) & summary["metric"].isin(metrics)]),
-            "captions": _captions(kind, mine),
+            "captions": answers.captions.get(label, []),
             "figures": figures_for(drawing)}
-
-
-def _captions(kind: str, cells: list[Cell]) -> list[str]:
-    """What a reader must see beside a measurement's figures: a search's or sweep's outcome in
-    words (the limit it met, or that no rate was without loss; the methodology warnings say when
-    that limit was the receiver), and the congestion control of TCP figures under loss."""
-    ok = [c for c in cells if c.ok]
-    said = []
-    if kind in ("rate_search", "udp_sweep"):
-        for technique, impairment in dict.fromkeys((c.technique, c.impairment) for c in ok):
-            last = [c for c in ok if (c.technique, c.impairment) == (technique, impairment)][-1]
-            where = technique + ("" if impairment == "none" else f" ({impairment})")
-            said.append(f"{where}: {MEASUREMENTS[kind].headline_text(last.metrics)}")
-    return said + [w.message for w in congestion_control_under_loss([c.export() for c in ok])]
 
 
 def _glance(costs: list[dict], comparisons: list[dict], metric: str | None, baseline: str | None) -> dict | None:
@@ -250,14 +254,6 @@ def _glance(costs: list[dict], comparisons: list[dict], metric: str | None, base
         table.setdefault(c["impairment"], {})[c["technique"]] = c["headline"] + mark
     return {"metric": metric, "techniques": techniques,
             "rows": [{"impairment": i, "values": [by.get(t, "–") for t in techniques]} for i, by in table.items()]}
-
-
-def _qualities(frame: pd.DataFrame, exports: list[dict]) -> dict:
-    """quality.qualities over the metrics the report shows a verdict for (the others only cost time)."""
-    if frame.empty:
-        return {}
-    both = pd.concat([frame, monitor_frame(exports)], ignore_index=True)
-    return qualities(both[both["metric"].map(shown_metric)])
 
 
 def _without_basis(rows: list[dict], short: set, baseline: str | None) -> list[dict]:

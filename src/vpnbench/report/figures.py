@@ -29,7 +29,7 @@ import pandas as pd  # noqa: E402
 from vpnbench.errors import VpnbenchError  # noqa: E402
 from vpnbench.figure_scale import apply_scale_rule, wants_log  # noqa: E402
 from vpnbench.measure import MEASUREMENTS  # noqa: E402
-from vpnbench.measure.base import Headline  # noqa: E402
+from vpnbench.measure.base import Headline, Measurement  # noqa: E402
 
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False,
                      "axes.spines.right": False, "figure.dpi": 96, "svg.hashsalt": "vpnbench"})
@@ -453,25 +453,28 @@ class Drawing:
 
 
 def figures_for(d: Drawing) -> list[Figure]:
-    """The figures of one measurement: per sweep entry lines, named networks as bars, then the
-    kind's own (received vs offered, CDFs, time series, CPU)."""
+    """The figures its kind declares (Measurement.figures), in that order; a kind this version does
+    not know (a results file from elsewhere) gets the figures every kind has."""
+    declared = MEASUREMENTS[d.kind].figures if d.kind in MEASUREMENTS else Measurement.figures
+    return [figure for name in declared for figure in FIGURES[name](d)]
+
+
+def headline_figures(d: Drawing) -> list[Figure]:
+    """Per sweep entry lines, named networks as bars, a technique parameter's scaling."""
     pick = headline(d.kind, set(d.summary["metric"]))
-    figures = []
-    if pick:
-        figures += impairment_figures(d, pick)
-    if d.kind == "udp_sweep":
-        figures += udp_sweep_figures(d)
-    figures += rtt_cdfs(d)
-    figures += time_series_figures(d)
-    if len({c.impairment for c in d.cells}) == 1:
-        figures += host_cpu_bars(d)
-    if len({c.impairment for c in d.cells}) == 1 and d.kind in MEASUREMENTS and MEASUREMENTS[d.kind].cpu_figures:
-        for draw, caption in ((cpu_per_core, "busy share of each core the host owns, per technique"),
-                              (cpu_kinds, "where the CPU time went: user space, kernel, softirq")):
-            figure = draw(d.canvas, d.cells, f"{d.label}: {caption.split(',')[0]}", f"{d.label}: {caption}")
-            if figure:
-                figures.append(figure)
-    return figures
+    return impairment_figures(d, pick) if pick else []
+
+
+def single_impairment(draw):
+    """A figure of one impairment's cells only: with several, the bars would mix them."""
+    return lambda d: draw(d) if len({c.impairment for c in d.cells}) == 1 else []
+
+
+def cpu_figure(draw, caption: str):
+    def figures(d: Drawing) -> list[Figure]:
+        figure = draw(d.canvas, d.cells, f"{d.label}: {caption.split(',')[0]}", f"{d.label}: {caption}")
+        return [figure] if figure else []
+    return single_impairment(figures)
 
 
 def host_cpu_bars(d: Drawing) -> list[Figure]:
@@ -669,3 +672,10 @@ def time_series_figures(d: Drawing) -> list[Figure]:
                                        {"cell_id": cell.id}))
     return figures
 
+
+# What a Measurement's `figures` names: the function drawing each from a Drawing.
+FIGURES = {"headline": headline_figures, "rtt_cdf": rtt_cdfs, "time_series": time_series_figures,
+           "host_cpu": single_impairment(host_cpu_bars),
+           "received_vs_offered": udp_sweep_figures,
+           "cpu_per_core": cpu_figure(cpu_per_core, "busy share of each core the host owns, per technique"),
+           "cpu_kinds": cpu_figure(cpu_kinds, "where the CPU time went: user space, kernel, softirq")}

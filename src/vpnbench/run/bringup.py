@@ -11,7 +11,8 @@ from vpnbench.hosts.base import CommandFailed
 from vpnbench.measure.base import Cycled
 from vpnbench.measure.ping import rtts
 from vpnbench.records import Bringup, now_iso
-from vpnbench.run.context import Clock, RunContext
+from vpnbench.run.context import RunContext
+from vpnbench.hosts.reach import wait_reachable
 from vpnbench.hosts.route import device_mtu, route_device
 from vpnbench.scaling import fit_tunnel
 from vpnbench.techniques.base import Technique
@@ -26,8 +27,8 @@ SETTLE_FACTOR, SETTLE_SLACK_MS = 1.5, 0.5
 class BringUpStage:
     """Keeps one technique of a block up for its cells."""
 
-    def __init__(self, run: RunContext, technique: Technique, block: TechniqueBlock, backend: str):
-        self.run, self.technique, self.block, self.backend = run, technique, block, backend
+    def __init__(self, ctx: RunContext, technique: Technique, block: TechniqueBlock, backend: str):
+        self.ctx, self.technique, self.block, self.backend = ctx, technique, block, backend
         self.bringup: Bringup | None = None
         self._idle_rtt: dict[tuple[int, str], float] = {}  # (bring-up, impairment) -> lowest RTT seen, ms
 
@@ -39,7 +40,7 @@ class BringUpStage:
         if self.bringup is not None:
             self.end(restart_reason=self.technique.failure())
         self.technique.down()
-        self.run.impair(None)  # bring-up time and the wire proof are taken unimpaired
+        self.ctx.impair(None)  # bring-up time and the wire proof are taken unimpaired
         self.bringup = self._bring_up()
         if self.block.mtu is not None and self.bringup.ok:
             self._fit_tunnel()
@@ -51,21 +52,21 @@ class BringUpStage:
             return
         if bringup.ended_at is None:
             bringup.ended_at = now_iso()
-            self.run.store.save_bringup(bringup)
+            self.ctx.store.save_bringup(bringup)
         if restart_reason and bringup.ok:
-            self.run.event("daemon-restart", {"reason": restart_reason}, bringup_id=bringup.id)
+            self.ctx.event("daemon-restart", {"reason": restart_reason}, bringup_id=bringup.id)
 
     def _bring_up(self) -> Bringup:
         """Bring the technique up, time it to the first packet through, prove what is on the wire.
         A failure keeps what a person would look at: both ends' state and the technique's own."""
-        run, block, testbed = self.run, self.block, self.run.testbed
-        bringup = Bringup(run.run_id, block.label, block.params.kind, self.backend, now_iso(),
+        ctx, block, testbed = self.ctx, self.block, self.ctx.testbed
+        bringup = Bringup(ctx.run_id, block.label, block.params.kind, self.backend, now_iso(),
                           backend_asked=block.params.settings().get("backend", "auto"))
-        started = run.clock.monotonic()
+        started = ctx.clock.monotonic()
         try:
             tunnel = self.technique.up(self.backend)
-            wait_reachable(testbed.client, tunnel.server_addrs[tunnel.family], self._setup_deadline(), run.clock)
-            bringup.setup_time_s = round(run.clock.monotonic() - started, 4)
+            wait_through(testbed.client, tunnel.server_addrs[tunnel.family], self._setup_deadline())
+            bringup.setup_time_s = round(ctx.clock.monotonic() - started, 4)
             bringup.tunnel = tunnel
             bringup.negotiated = tunnel.negotiated
             bringup.facts = tunnel_facts(testbed.client, tunnel.server_addrs[tunnel.family])
@@ -79,20 +80,20 @@ class BringUpStage:
                 bringup.evidence[f"failed command: {' '.join(result.argv)}"] = (result.stdout + result.stderr)[-8000:]
             self.technique.down()
             bringup.ended_at = now_iso()
-        run.store.save_bringup(bringup)
+        ctx.store.save_bringup(bringup)
         if bringup.negotiated.get("warning"):
-            run.display.say(f"[yellow]{plain(block.label)}: {plain(bringup.negotiated['warning'])}[/]")
+            ctx.display.say(f"[yellow]{plain(block.label)}: {plain(bringup.negotiated['warning'])}[/]")
         return bringup
 
     def _setup_deadline(self) -> float:
         """The campaign's set-up timeout, or the default scaled to the testbed (an emulated CPU is slower)."""
-        asked = self.run.campaign.testbed.setup_timeout
-        return asked if asked is not None else SETUP_TIMEOUT * self.run.testbed.setup_timeout_scale
+        asked = self.ctx.campaign.testbed.setup_timeout
+        return asked if asked is not None else SETUP_TIMEOUT * self.ctx.testbed.setup_timeout_scale
 
     def _evidence(self) -> dict[str, str]:
         """The technique's and the testbed's state dumps; gathering them must never fail the run."""
         evidence: dict[str, str] = {}
-        for source in (self.technique.evidence, self.run.testbed.evidence):
+        for source in (self.technique.evidence, self.ctx.testbed.evidence):
             try:
                 evidence.update(source())
             except Exception as exc:  # noqa: BLE001 - evidence is best-effort by nature
@@ -100,49 +101,49 @@ class BringUpStage:
         return evidence
 
     def _wire_check(self, tunnel) -> dict:
-        testbed = self.run.testbed
+        testbed = self.ctx.testbed
         points = testbed.capture_points(tunnel.capture_near)
         for point in points:
             if not point.host.has_command("tcpdump"):
                 return {"verdict": "not-checked",
                         "detail": f"tcpdump not installed on the {point.host.role} (apt-get install tcpdump)"}
-        verdict = check_wire(tunnel, testbed.client, points, self.run.resources, tunnel.family)
+        verdict = check_wire(tunnel, testbed.client, points, self.ctx.resources, tunnel.family)
         return dataclasses.asdict(verdict)
 
     def _fit_tunnel(self) -> None:
         """Over a swept underlay MTU: the tunnel devices lowered to fit, the facts taken again."""
-        bringup, testbed, block = self.bringup, self.run.testbed, self.block
+        bringup, testbed, block = self.bringup, self.ctx.testbed, self.block
         tunnel = bringup.tunnel
         ends = [(testbed.client, tunnel.server_addrs[tunnel.family]), (testbed.server, tunnel.client_addrs[tunnel.family])]
         fitted = fit_tunnel(ends, {**block.params.settings(), "backend": bringup.backend}, block.mtu)
         bringup.facts = {**tunnel_facts(testbed.client, ends[0][1]), "underlay_mtu": block.mtu,
                          **({"tunnel_mtu_lowered_to": fitted} if fitted else {})}
-        self.run.store.save_bringup(bringup)
+        self.ctx.store.save_bringup(bringup)
 
     def settle(self, cell: PlannedCell) -> None:
         """Wait (at most settle_max) until a ping through the tunnel is back near the lowest round
         trip seen with this bring-up and impairment, so one cell's queues and TCP state do not leak
         into the next (seen: OpenVPN-over-TCP pings ~10 ms behind the backlog of a 1 Gbit/s UDP cell)."""
-        run, bringup = self.run, self.bringup
-        limit = run.campaign.info.settle_max
+        ctx, bringup = self.ctx, self.bringup
+        limit = ctx.campaign.info.settle_max
         if limit <= 0:
             return
         address = bringup.tunnel.server_addrs[bringup.tunnel.family]
         key = (bringup.id, cell.impairment.label)
-        started = run.clock.monotonic()
+        started = ctx.clock.monotonic()
         settled = False
         while not settled:
-            rtt = ping_once(run.testbed.client, address)
+            rtt = ping_once(ctx.testbed.client, address)
             if rtt is not None:
                 lowest = self._idle_rtt[key] = min(rtt, self._idle_rtt.get(key, rtt))
                 settled = rtt <= SETTLE_FACTOR * lowest + SETTLE_SLACK_MS
-            if not settled and run.clock.monotonic() - started >= limit:
+            if not settled and ctx.clock.monotonic() - started >= limit:
                 break
             if not settled:
-                run.clock.sleep(0.05)
-        waited = run.clock.monotonic() - started
+                ctx.clock.sleep(0.05)
+        waited = ctx.clock.monotonic() - started
         if waited >= 0.1:
-            run.event("settle", {"before": cell.key, "waited_s": round(waited, 3), "rtt_ms": rtt,
+            ctx.event("settle", {"before": cell.key, "waited_s": round(waited, 3), "rtt_ms": rtt,
                                  "idle_rtt_ms": self._idle_rtt.get(key), "settled": settled}, bringup_id=bringup.id)
 
     def cycler(self):
@@ -181,11 +182,7 @@ def ping_once(client, address: str) -> float | None:
     return replies[0] if replies else None
 
 
-def wait_reachable(client, address: str, timeout: float, clock: Clock = Clock()) -> None:
-    """Ping until the first reply comes back through the tunnel."""
-    deadline = clock.monotonic() + timeout
-    while True:
-        if client.run(["ping", "-n", "-c", "1", "-W", "0.2", address], timeout=5, check=False).ok:
-            return
-        if clock.monotonic() > deadline:
-            raise TechniqueError(f"no packet through the tunnel to {address} within {timeout:g} s")
+def wait_through(client, address: str, timeout: float) -> None:
+    """Until the first reply comes back through the tunnel."""
+    if wait_reachable(client, address, timeout) is None:
+        raise TechniqueError(f"no packet through the tunnel to {address} within {timeout:g} s")

@@ -19,38 +19,39 @@ from vpnbench.store import SeriesWriter
 from vpnbench.techniques.base import Technique
 
 
-def new_record(run: RunContext, cell: PlannedCell, params: Params, bringup: Bringup) -> CellRecord:
+def new_record(ctx: RunContext, cell: PlannedCell, params: Params, bringup: Bringup) -> CellRecord:
     return CellRecord(
-        run_id=run.run_id, campaign=run.campaign.name, cell_key=cell.key, technique=cell.technique,
+        run_id=ctx.run_id, campaign=ctx.campaign.name, cell_key=cell.key, technique=cell.technique,
         technique_params={**params.settings(), "backend": bringup.backend, "backend_asked": bringup.backend_asked},
-        impairment=cell.impairment.label, impairment_params=run.impairments.params(cell),
+        impairment=cell.impairment.label, impairment_params=ctx.impairments.params(cell),
         measurement=cell.measurement_params.kind, measurement_label=cell.measurement,
         measurement_params={**cell.measurement_params.settings(), **cell.scaling_params(),
                             **({"cores_note": SOFTIRQ_NOTE} if cell.cores is not None else {})},
         repetition=cell.repetition, started_at=now_iso(), bringup_id=bringup.id, bringup=bringup)
 
 
-def run_cell(run: RunContext, cell: PlannedCell, technique: Technique, bringup: Bringup,
+def run_cell(ctx: RunContext, cell: PlannedCell, technique: Technique, bringup: Bringup,
              impairment_error: str | None) -> CellRecord:
     """Measure the cell (or store it failed when its bring-up or impairment did) and store it."""
-    record = new_record(run, cell, technique.params, bringup)
+    record = new_record(ctx, cell, technique.params, bringup)
     if not bringup.ok or impairment_error:
         record.status, record.error, record.finished_at = "failed", bringup.error or impairment_error, now_iso()
-        run.store.save_cell(record)
+        ctx.store.save_cell(record)
         return record
-    testbed = run.testbed
+    testbed = ctx.testbed
     measurement = MEASUREMENTS[cell.measurement_params.kind](cell.measurement_params)
-    writer, live = open_cell(run, record, measurement)
+    writer, live = open_cell(ctx, record, measurement)
     raw: dict[str, str] = {}
     result = None
-    stats_before = run.impairments.stats()
-    monitor = Monitor(testbed.hosts, run.campaign.testbed.monitor_interval, sink=live.add if live else writer.add)
+    stats_before = ctx.impairments.stats()
+    monitor = Monitor(testbed.hosts, ctx.campaign.testbed.monitor_interval, sink=live.add if live else writer.add)
     try:
-        testbed.client.require(*measurement.tools)
-        testbed.server.require(*measurement.server_tools)
+        client_tools, server_tools = measurement.needed_tools()
+        testbed.client.require(*client_tools)
+        testbed.server.require(*server_tools)
         monitor.start()
         try:
-            result = measurement.run(MeasureContext(testbed.client, testbed.server, bringup.tunnel, run.ports,
+            result = measurement.run(MeasureContext(testbed.client, testbed.server, bringup.tunnel, ctx.ports,
                                                     record.technique_params, cycler(technique, bringup),
                                                     technique.rekey, live))
         finally:
@@ -58,9 +59,9 @@ def run_cell(run: RunContext, cell: PlannedCell, technique: Technique, bringup: 
         record.metrics, record.status, raw = result.metrics, "ok", result.raw
         writer.add(result.series_points())
         if stats_before:
-            stats_after = run.impairments.stats()
+            stats_after = ctx.impairments.stats()
             raw["impairment_stats"] = json.dumps({"before": stats_before, "after": stats_after})
-            record.metrics.update(run.impairments.queue_drop_metrics(stats_before, stats_after))
+            record.metrics.update(ctx.impairments.queue_drop_metrics(stats_before, stats_after))
     except MeasurementError as exc:
         record.status, raw, record.metrics = "failed", exc.raw, exc.metrics
         died = technique.failure()
@@ -72,20 +73,20 @@ def run_cell(run: RunContext, cell: PlannedCell, technique: Technique, bringup: 
     finally:
         writer.close()
     record.finished_at = now_iso()
-    with run.store.transaction():  # the fence's lease check and the cell: one commit (lab/worker.py)
-        if record.ok and run.fence is not None and (lost := run.fence()):
+    with ctx.store.transaction():  # the fence's lease check and the cell: one commit (lab/worker.py)
+        if record.ok and ctx.fence is not None and (lost := ctx.fence()):
             record.status, record.error = "failed", lost  # another worker measures this cell: not stored ok twice
-        run.store.finish_cell(record, raw, result.trials if result else [])
+        ctx.store.finish_cell(record, raw, result.trials if result else [])
     for t, kind, detail in (result.events if result else []):
-        run.event(kind, detail, cell_id=record.id, bringup_id=bringup.id, t=t)
+        ctx.event(kind, detail, cell_id=record.id, bringup_id=bringup.id, t=t)
     return record
 
 
-def open_cell(run: RunContext, record: CellRecord, measurement) -> tuple[SeriesWriter, StoreLive | None]:
+def open_cell(ctx: RunContext, record: CellRecord, measurement) -> tuple[SeriesWriter, StoreLive | None]:
     """Store the cell as running. A resumable kind (soak) under --resume continues the attempt
     a kill cut short as its next segment: same cell, earlier series kept, times after them."""
-    store = run.store
-    earlier = store.unfinished_cell(record.run_id, record.cell_key) if run.resume and measurement.resumable else None
+    store = ctx.store
+    earlier = store.unfinished_cell(record.run_id, record.cell_key) if ctx.resume and measurement.resumable else None
     if earlier is None:
         store.start_cell(record)
     else:
@@ -98,15 +99,15 @@ def open_cell(run: RunContext, record: CellRecord, measurement) -> tuple[SeriesW
     return writer, StoreLive(store, writer, record.run_id, record.id, record.bringup_id, offset, record.segments)
 
 
-def record_unavailable(run: RunContext, block: TechniqueBlock, reason: str, cells: list[PlannedCell]) -> Bringup:
+def record_unavailable(ctx: RunContext, block: TechniqueBlock, reason: str, cells: list[PlannedCell]) -> Bringup:
     """Every cell of a technique this machine cannot run, stored as skipped with the reason."""
-    bringup = Bringup(run.run_id, block.label, block.params.kind, "none", now_iso(),
+    bringup = Bringup(ctx.run_id, block.label, block.params.kind, "none", now_iso(),
                       backend_asked=block.params.settings().get("backend", "auto"),
                       error=f"unavailable here: {reason}", ended_at=now_iso())
-    run.store.save_bringup(bringup)
+    ctx.store.save_bringup(bringup)
     for cell in cells:
-        record = new_record(run, cell, block.params, bringup)
+        record = new_record(ctx, cell, block.params, bringup)
         record.status, record.error, record.finished_at = "skipped", bringup.error, now_iso()
-        run.store.save_cell(record)
-        run.display.advance()
+        ctx.store.save_cell(record)
+        ctx.display.advance()
     return bringup

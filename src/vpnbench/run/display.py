@@ -47,8 +47,10 @@ class Display:
                                              else "", record.measurement_label) if part)
         where = plain(f"{where} #{record.repetition}")
         if record.ok:
-            headline = MEASUREMENTS[record.measurement].headline_text(record.metrics)
-            if record.measurement == "tcp" and lossy(record.export()):  # under loss TCP measures its control too
+            measurement = MEASUREMENTS[record.measurement]
+            headline = measurement.headline_text(record.metrics)
+            # Under loss TCP measures its congestion control too: the kinds declaring that caption say which.
+            if "congestion_control" in measurement.captions and lossy(record.export()):
                 headline += f" (congestion control {record.technique_params.get('congestion_control') or '?'})"
             self.say(f"  [green]ok[/]     {where}  {plain(headline)}")
         else:

@@ -17,36 +17,36 @@ from vpnbench.terminal_text import plain
 Group = tuple[str, str, str]  # (technique, impairment, measurement label): a cell without its repetition
 
 
-def first_round(run: RunContext) -> list[TechniqueBlock]:
+def first_round(ctx: RunContext) -> list[TechniqueBlock]:
     """The cells known to run before any result is in: every cell (fixed), or the first
     min_repetitions repetitions of every cell (adaptive); for the count shown and --resume."""
-    info = run.campaign.info
-    return expand(run.campaign, range(1, info.min_repetitions + 1) if info.adaptive else None)
+    info = ctx.campaign.info
+    return expand(ctx.campaign, range(1, info.min_repetitions + 1) if info.adaptive else None)
 
 
-def rounds(run: RunContext) -> Iterator[list[TechniqueBlock]]:
+def rounds(ctx: RunContext) -> Iterator[list[TechniqueBlock]]:
     """The blocks of each round; an adaptive round is decided when the previous one is stored."""
-    info = run.campaign.info
+    info = ctx.campaign.info
     if not info.adaptive:
-        yield expand(run.campaign)
+        yield expand(ctx.campaign)
         return
     for repetition in range(1, info.max_repetitions + 1):
-        blocks = expand(run.campaign, range(repetition, repetition + 1))
+        blocks = expand(ctx.campaign, range(repetition, repetition + 1))
         if repetition > info.min_repetitions:
-            pending = {group for group, decision in convergence(run).items() if not decision.done}
+            pending = {group for group, decision in convergence(ctx).items() if not decision.done}
             blocks = [dataclasses.replace(b, cells=[c for c in b.cells if group_of(c) in pending]) for b in blocks]
         if not any(block.cells for block in blocks):
             return
         yield blocks
 
 
-def convergence(run: RunContext) -> dict:
+def convergence(ctx: RunContext) -> dict:
     """Each group's stop decision (quality.Decision) on its measurement's deciding metric."""
     from vpnbench.quality import converged  # noqa: PLC0415 - numpy/pandas only for adaptive runs
 
-    info = run.campaign.info
+    info = ctx.campaign.info
     values: dict[Group, list[float]] = {}
-    for cell in run.store.cells(run.run_id):
+    for cell in ctx.store.cells(ctx.run_id):
         metric = deciding_metric(cell.measurement)
         key = (cell.technique, cell.impairment, cell.measurement_label)
         values.setdefault(key, [])
@@ -56,15 +56,15 @@ def convergence(run: RunContext) -> dict:
             for key, v in values.items()}
 
 
-def record_convergence(run: RunContext) -> None:
+def record_convergence(ctx: RunContext) -> None:
     """One event per group with how many repetitions it took and whether it converged."""
-    for (technique, impairment, label), decision in convergence(run).items():
-        run.event("repetitions", {
+    for (technique, impairment, label), decision in convergence(ctx).items():
+        ctx.event("repetitions", {
             "technique": technique, "impairment": impairment, "measurement_label": label, "n": decision.n,
             "converged": decision.reason == "converged", "reason": decision.reason,
             "rel_halfwidth": decision.rel_halfwidth if math.isfinite(decision.rel_halfwidth) else None})
         if decision.reason != "converged":
-            run.display.say(f"  [yellow]not converged[/] {plain(technique)} · {plain(label)}"
+            ctx.display.say(f"  [yellow]not converged[/] {plain(technique)} · {plain(label)}"
                             f"{'' if impairment == 'none' else ' · ' + plain(impairment)}: "
                             f"{decision.reason} after {decision.n} repetitions")
 

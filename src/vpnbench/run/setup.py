@@ -107,36 +107,36 @@ def prepare(campaign: Campaign, resources: RunResources, display: Display, make:
         raise
 
 
-def set_up(run: RunContext, impair_backend: str | None) -> None:
+def set_up(ctx: RunContext, impair_backend: str | None) -> None:
     """The testbed up, cores pinned, its impairment backend started, every host's facts stored."""
-    testbed = run.testbed
+    testbed = ctx.testbed
     try:
         testbed.up()
-        if run.campaign.testbed.cores:
-            run.pinner = CorePinner([testbed.client, testbed.server])
-            run.pinner.check(run.campaign.testbed.cores)
-        run.store.annotate_run(run.run_id, sysctls=testbed.sysctls, impairment_backend=impair_backend)
+        if ctx.campaign.testbed.cores:
+            ctx.pinner = CorePinner([testbed.client, testbed.server])
+            ctx.pinner.check(ctx.campaign.testbed.cores)
+        ctx.store.annotate_run(ctx.run_id, sysctls=testbed.sysctls, impairment_backend=impair_backend)
         if impair_backend:
-            run.impairments = ImpairmentSwitch(make_impairer(impair_backend, testbed))
-            run.impairments.backend.start()
+            ctx.impairments = ImpairmentSwitch(make_impairer(impair_backend, testbed))
+            ctx.impairments.backend.start()
             testbed.wait_ready()
-        for facts in collect_host_facts(run.run_id, testbed.hosts):
-            run.store.save_host_facts(facts)
+        for facts in collect_host_facts(ctx.run_id, testbed.hosts):
+            ctx.store.save_host_facts(facts)
     except TestbedError:
         raise
     except (VpnbenchError, OSError, TimeoutError, EOFError) as exc:
         raise TestbedError(f"testbed: {exc}") from None
 
 
-def tear_down(run: RunContext) -> None:
+def tear_down(ctx: RunContext) -> None:
     """Stop the impairment backend and remove the testbed, whatever state they are in."""
-    backend = run.impairments.backend
+    backend = ctx.impairments.backend
     if backend is not None:
         try:
             backend.stop()
         except (VpnbenchError, OSError, TimeoutError, EOFError) as exc:
-            run.display.say(f"[yellow]impairment backend did not stop cleanly: {plain(str(exc))}[/]")
-    run.testbed.down()
+            ctx.display.say(f"[yellow]impairment backend did not stop cleanly: {plain(str(exc))}[/]")
+    ctx.testbed.down()
 
 
 def environment(campaign: Campaign, testbed: Testbed, backends: list) -> dict:

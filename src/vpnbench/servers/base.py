@@ -7,7 +7,7 @@ from pathlib import Path
 
 from vpnbench.errors import MeasurementError
 from vpnbench.hosts.base import Host, Proc
-from vpnbench.safe_files import check_parent, make_dir, remember
+from vpnbench.safe_files import check_parent, make_dir
 
 # Data files live on a tmpfs: S3 found the disk, not the network, limited its downloads until it
 # used a RAM disk. /dev/shm is a tmpfs on every Linux machine. Only that random data goes there;
@@ -28,7 +28,7 @@ def scratch_dir(host: Host, parent: Path) -> Path:
     and 0700, made by mkdir and checked (see safe_files), so nobody else can be in it; the cell's
     is 0755 inside it: nginx's workers and vsftpd's anonymous user read the files."""
     run_dir = make_dir(host, check_parent(host, parent) / f"{SHM_PREFIX}{run_id_of(host)}", 0o700, reuse=True)
-    remember(host, run_dir)  # only once made and checked: cleanup never wipes a directory someone else made
+    host.remember_dir(run_dir)  # only once made and checked: cleanup never wipes a directory someone else made
     return make_dir(host, run_dir / secrets.token_hex(3), 0o755)
 
 
@@ -36,7 +36,7 @@ def config_dir(host: Host) -> Path:
     """A fresh 0700 directory in the run's private directory for one cell's keys, configuration,
     pid and log files: never on the shared tmpfs."""
     path = make_dir(host, Path(host.workdir) / f"cell-{secrets.token_hex(3)}", 0o700)
-    remember(host, path)
+    host.remember_dir(path)
     return path
 
 

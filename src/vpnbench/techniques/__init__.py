@@ -10,9 +10,20 @@ from vpnbench.techniques.ipsec import IPsec
 from vpnbench.techniques.macsec import MACsec
 from vpnbench.techniques.openvpn import OpenVPN
 from vpnbench.techniques.wireguard import WireGuard
+from vpnbench.tools import declare_packages
 
-TECHNIQUES: dict[str, type[Technique]] = {
-    cls.kind: cls for cls in (Baseline, WireGuard, IPsec, OpenVPN, MACsec, External)}
+TECHNIQUES: dict[str, type[Technique]] = {}
+
+
+def register(cls: type[Technique]) -> None:
+    """Make a technique known: by its kind in TECHNIQUES, and its commands' Debian packages in
+    the install hints wherever one is missing (tools.py)."""
+    TECHNIQUES[cls.kind] = cls
+    declare_packages(cls.packages)
+
+
+for built_in in (Baseline, WireGuard, IPsec, OpenVPN, MACsec, External):
+    register(built_in)
 
 
 def technique_class(settings: dict) -> type[Technique]:

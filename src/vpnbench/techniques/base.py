@@ -2,17 +2,48 @@
 
 import abc
 import dataclasses
-from typing import ClassVar, Literal
+import logging
+from typing import Callable, ClassVar, Literal
 
-from vpnbench.errors import TechniqueError
+from vpnbench.errors import TechniqueError, VpnbenchError
 from vpnbench.hosts.base import Host, Proc
 from vpnbench.overhead import Expectation
 from vpnbench.params import Params
 from vpnbench.probe import KernelProbe
 from vpnbench.resources import RunResources
-from vpnbench.tools import declare_packages
 
 Protection = Literal["none", "encrypted", "integrity-only"]
+
+log = logging.getLogger(__name__)
+
+
+class Cleanup:
+    """The undo of a bring-up, as kselftests' `defer` keeps it: each step of up() registers its
+    undo right after it succeeds, and unwind() runs them newest first, each once. So down() after
+    an up() that failed midway undoes exactly what was done, and no technique has to ask how far
+    up() got. An undo that fails does not stop the others; the first failure is raised after all ran."""
+
+    def __init__(self) -> None:
+        self._undos: list[tuple[Callable[..., object], tuple, dict]] = []
+
+    def defer(self, undo: Callable[..., object], *args: object, **kwargs: object) -> None:
+        """Register undo(*args, **kwargs), to run at unwind()."""
+        self._undos.append((undo, args, kwargs))
+
+    def __len__(self) -> int:
+        return len(self._undos)
+
+    def unwind(self) -> None:
+        first: Exception | None = None
+        while self._undos:
+            undo, args, kwargs = self._undos.pop()  # popped first: never run twice, even if it raises
+            try:
+                undo(*args, **kwargs)
+            except (VpnbenchError, OSError) as exc:  # the others still run: a key file left behind is worse
+                log.warning("undo %r failed: %s", undo, exc)
+                first = first or exc
+        if first is not None:
+            raise first
 
 
 @dataclasses.dataclass
@@ -58,6 +89,20 @@ class TechniqueContext:
         self.probe_kernel = probe_kernel
 
 
+# The keys of a negotiated record that hold warnings about it (a weak group kept as asked, a
+# deprecated mode): the report shows them as a badge beside the agreed line.
+NEGOTIATED_WARNINGS = ("warning", "warnings")
+
+
+def negotiated_warnings(negotiated: dict) -> list[str]:
+    """The warnings a technique put in its negotiated record, in order."""
+    found = []
+    for key in NEGOTIATED_WARNINGS:
+        value = negotiated.get(key)
+        found += [value] if isinstance(value, str) else list(value or [])
+    return found
+
+
 class Technique(abc.ABC):
     """A technique declares, beside how it comes up, what it needs: the commands (and the
     Debian package of each) on both hosts, the kernel features each backend relies on, the
@@ -77,10 +122,6 @@ class Technique(abc.ABC):
     # The reference every other technique is compared with (the unencrypted baseline).
     is_reference: ClassVar[bool] = False
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        declare_packages(cls.packages)  # for install hints wherever a tool is missing (tools.py)
-
     @classmethod
     def kernel_rows(cls, probe: KernelProbe) -> dict[str, bool]:
         """doctor's kernel feature rows for this technique: row name -> does the kernel have it."""
@@ -99,6 +140,14 @@ class Technique(abc.ABC):
         # The last up()'s key exchange in seconds, where the daemon lets it be timed (its log):
         # the `setup` measurement reports it beside the set-up time.
         self.handshake_s: float | None = None
+        self.undo = Cleanup()  # what up() did so far, each step's undo (down() runs them)
+
+    @classmethod
+    def agreed(cls, negotiated: dict) -> str:
+        """What the ends agreed, in one line for the report's technique table (the whole record
+        stays one click away): its short top-level facts; the warnings are shown apart."""
+        return ", ".join(f"{key} {value}" for key, value in negotiated.items()
+                         if key not in NEGOTIATED_WARNINGS and isinstance(value, (str, int, float, bool)))
 
     @classmethod
     def cannot_rekey(cls, params: Params) -> str | None:
@@ -136,9 +185,11 @@ class Technique(abc.ABC):
     def up(self, backend: str) -> Tunnel:
         """Bring the technique up with fresh keys; return the tunnel."""
 
-    @abc.abstractmethod
     def down(self) -> None:
-        """Stop daemons, remove interfaces, wipe key files. Safe to call twice."""
+        """Stop daemons, remove interfaces, wipe key files: the undos up() registered, newest
+        first, as far as up() got. Safe to call twice."""
+        self.tunnel = None
+        self.undo.unwind()
 
     def evidence(self) -> dict[str, str]:
         """This technique's own state on both ends, for a bring-up that failed: key ("client: wg

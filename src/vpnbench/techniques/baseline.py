@@ -39,6 +39,3 @@ class Baseline(Technique):
             wire_filter=None,
         )
         return self.tunnel
-
-    def down(self) -> None:
-        self.tunnel = None

@@ -20,6 +20,7 @@ from vpnbench.errors import TechniqueError
 from vpnbench.overhead import Expectation
 from vpnbench.params import Duration, TechniqueParams
 from vpnbench.probe import KernelProbe
+from vpnbench.hosts.reach import wait_reachable
 from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
 
 ANY_IP = "ip or ip6"
@@ -70,6 +71,7 @@ class External(Technique):
         except TechniqueError:
             self._down_hook()  # a half-configured device is taken down before the error is reported
             raise
+        self.undo.defer(self._down_hook)
         self.tunnel = Tunnel(
             backend=backend, server_addrs=server, client_addrs=client, protection=p.protection,
             wire_filter=(p.wire_filter or ANY_IP) if p.protection != "none" else None,
@@ -96,7 +98,7 @@ class External(Technique):
         """What a hook needs to find the testbed: namespaces (local testbed), addresses, a private dir."""
         env = {"VPNBENCH_RUN_ID": self.ctx.resources.run_id, "VPNBENCH_RUN_DIR": str(self.ctx.resources.dir)}
         for role, host in (("CLIENT", self.ctx.client), ("SERVER", self.ctx.server)):
-            if getattr(host, "netns", None):
+            if host.netns:
                 env[f"VPNBENCH_{role}_NETNS"] = host.netns
             for family in ("ipv4", "ipv6"):
                 env[f"VPNBENCH_{role}_UNDERLAY_{family.upper()}"] = self.ctx.underlay[role.lower()][family]
@@ -109,17 +111,9 @@ class External(Technique):
             return "not up"
         wait = self.params.stall_timeout
         target = self.tunnel.server_addrs["ipv4"]
-        probe = self.ctx.client.run(["ping", "-n", "-c", "1", "-w", f"{wait:g}", "-W", f"{wait:g}", target],
-                                    timeout=wait + 5, check=False)
-        if not probe.ok:
+        if wait_reachable(self.ctx.client, target, wait) is None:
             return f"no traffic for {wait:g} s through {self.params.device} (to {target})"
         return None
-
-    def down(self) -> None:
-        if self.tunnel is None:
-            return
-        self.tunnel = None
-        self._down_hook()
 
     def _down_hook(self) -> None:
         """down() must not raise (it runs in cleanup paths): a failing hook is reported on stderr."""

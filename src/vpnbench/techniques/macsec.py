@@ -28,7 +28,7 @@ from vpnbench.overhead import Expectation, expectation_of
 from vpnbench.params import TechniqueParams
 from vpnbench.safe_files import wipe
 from vpnbench.probe import KernelProbe
-from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
+from vpnbench.techniques.base import BackendStatus, Technique, TechniqueContext, Tunnel
 
 LINK = {"a": ("10.97.0.1", "fd97::1"), "b": ("10.97.0.2", "fd97::2")}
 WIRE_FILTER = "ether proto 0x88e5"
@@ -88,10 +88,12 @@ class MACsec(Technique):
                                      "allowed here: cipher = 'gcm-aes-128', or keying = 'static'")
         return backend
 
+    def __init__(self, params: MACsecParams, ctx: TechniqueContext):
+        super().__init__(params, ctx)
+        self.ends: tuple[dict, ...] = ()  # the protected segment's two ends, for evidence()
+
     def up(self, backend: str) -> Tunnel:
         p = self.params
-        self.files = []
-        self.devices: dict[str, tuple] = {}  # side -> (host, MACsec interface)
         a, b = self._endpoints()
         self.ends = (a, b)  # for evidence() when a later step fails
         a["name"], b["name"] = "a", "b"  # which side of LINK each end takes
@@ -105,6 +107,7 @@ class MACsec(Technique):
                         "segment": f"{a['role']}-{b['role']}"},
             capture_near="server" if a["role"] == "router" else "client",
         )
+        self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))  # wpa_supplicant's (MKA), together
         if p.keying == "static":
             self._static(a, b)
         else:
@@ -146,7 +149,7 @@ class MACsec(Technique):
             dev = self.ctx.resources.iface_name("m" + name)
             side["host"].run(["ip", "link", "add", "link", side["lower"], "name", dev, "type", "macsec",
                               "port", "1", "cipher", p.cipher, "encrypt", "on" if p.encrypt else "off"])
-            self.devices[name] = (side["host"], dev)
+            self.undo.defer(side["host"].run, ["ip", "link", "del", dev], check=False)  # its SAs with it
             side["dev"] = dev
 
             def sa(who: str) -> str:
@@ -167,13 +170,13 @@ class MACsec(Technique):
             conf = self.ctx.resources.path(f"mka-{name}.conf")
             side["host"].write_file(conf, _wpa_conf(cak, ckn, p.cipher, p.encrypt, priority=16 if name == "a" else 32),
                                     0o600)
-            self.files.append((side["host"], conf))
+            self.undo.defer(wipe, side["host"], conf)  # on the host that holds it, at down()
             before = set(_macsec_links(side["host"]))
             proc = side["host"].spawn(["wpa_supplicant", "-D", "macsec_linux", "-i", side["lower"], "-c", str(conf)],
                                       name="wpa_supplicant")
             self.tunnel.procs.append(proc)
             side["dev"] = self._wait_new_link(side, before, proc)
-            self.devices[name] = (side["host"], side["dev"])
+            self.undo.defer(side["host"].run, ["ip", "link", "del", side["dev"]], check=False)
 
     def _wait_new_link(self, side: dict, before: set, proc) -> str:
         """wpa_supplicant names the MACsec interface itself: wait for it to appear."""
@@ -206,23 +209,13 @@ class MACsec(Technique):
 
     def evidence(self) -> dict[str, str]:
         """`ip macsec show` (key ids, never keys) on both ends and, with MKA, wpa_supplicant's log."""
-        ends = getattr(self, "ends", ())
+        ends = self.ends
         pieces = [(f"{side['role']}: ip macsec show",
                    lambda host=side["host"]: evidence.command(host, ["ip", "macsec", "show"])) for side in ends]
         procs = self.tunnel.procs if self.tunnel else []  # wpa_supplicant's, in the order of ends (_mka)
         pieces += [(f"{side['role']}: wpa_supplicant log", lambda proc=proc: evidence.log_tail(proc))
                    for side, proc in zip(ends, procs)]
         return evidence.gather(pieces)
-
-    def down(self) -> None:
-        if self.tunnel is None:
-            return
-        stop_all(self.tunnel.procs)
-        for host, dev in self.devices.values():
-            host.run(["ip", "link", "del", dev], check=False)  # its addresses and routes go with it
-        for host, path in self.files:
-            wipe(host, path)  # on the host that holds it, now
-        self.tunnel = None
 
 
 def _wpa_conf(cak: str, ckn: str, cipher: str, encrypt: bool, priority: int) -> str:

@@ -18,7 +18,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from vpnbench import evidence
 from vpnbench.errors import TechniqueError
-from vpnbench.hosts.base import Host, stop_all
+from vpnbench.hosts.base import stop_all
 from vpnbench.overhead import Expectation, expectation_of, openvpn_outer
 from vpnbench.params import Family, Size, TechniqueParams
 from vpnbench.probe import KernelProbe
@@ -145,7 +145,6 @@ class OpenVPN(Technique):
 
     def up(self, backend: str) -> Tunnel:
         p = self.params
-        self.files: list[tuple[Host, Path]] = []
         self.tunnel = Tunnel(
             backend=backend,
             server_addrs=dict(INNER["server"]),
@@ -157,6 +156,7 @@ class OpenVPN(Technique):
         if p.mode == "static":
             self.tunnel.negotiated["warning"] = STATIC_WARNING
         secrets_args = self._static_key() if p.mode == "static" else self._tls_material()
+        self.undo.defer(stop_all, self.tunnel.procs)  # those started, together; before their keys are wiped
         for role in ("server", "client"):  # the server first, so the client's first packet finds it
             host = self._host(role)
             argv = ["openvpn", *self._common_args(role, backend), *secrets_args[role]]
@@ -232,7 +232,8 @@ class OpenVPN(Technique):
         path = self.ctx.resources.path(name)
         for role in roles:
             self._host(role).write_file(path, content, 0o600)
-            self.files.append((self._host(role), path))
+            # on the host that holds it, at down(): a remote copy goes then, not at disconnect
+            self.undo.defer(wipe, self._host(role), path)
         return path
 
     def _wait_ready(self) -> None:
@@ -263,14 +264,6 @@ class OpenVPN(Technique):
         pieces += [(f"{role}: ip addr (openvpn tun)", lambda role=role: evidence.command(
             self._host(role), ["ip", "-d", "addr", "show", "type", "tun"])) for role in ("client", "server")]
         return evidence.gather(pieces)
-
-    def down(self) -> None:
-        if self.tunnel is None:
-            return
-        stop_all(self.tunnel.procs)
-        for host, path in self.files:
-            wipe(host, path)  # on the host that holds it: a remote copy goes now, not at disconnect
-        self.tunnel = None
 
 
 def parse_negotiated(log: str) -> dict[str, str]:

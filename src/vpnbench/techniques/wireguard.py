@@ -17,7 +17,7 @@ from vpnbench.overhead import IP_HEADER, Expectation, expectation_of, wireguard_
 from vpnbench.params import Family, TechniqueParams
 from vpnbench.safe_files import wipe
 from vpnbench.probe import KernelProbe
-from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
+from vpnbench.techniques.base import BackendStatus, Technique, TechniqueContext, Tunnel
 from vpnbench.tools import missing_tool_reason
 
 INNER = {
@@ -70,12 +70,16 @@ class WireGuard(Technique):
             BackendStatus("userspace", userspace, "" if userspace else missing_tool_reason("wireguard-go")),
         ]
 
+    def __init__(self, params: WireGuardParams, ctx: TechniqueContext):
+        super().__init__(params, ctx)
+        self.ifaces: dict[str, str] = {}  # role -> its interface, named at up()
+        self.peer_args: dict[str, list[str]] = {}  # role -> `wg set` words of its peer (rekey() re-adds it)
+
     def up(self, backend: str) -> Tunnel:
         p = self.params
         res = self.ctx.resources
         self.ifaces = {"client": res.iface_name("c"), "server": res.iface_name("s")}
-        self.key_files = []
-        self.peer_args: dict[str, list[str]] = {}
+        self.peer_args = {}
         keys = {role: self._keypair(role) for role in ("client", "server")}
         psk_file = self._secret_file(("client", "server"), "wg.psk", _wg("genpsk")) if p.psk else None
         self.tunnel = Tunnel(
@@ -87,6 +91,8 @@ class WireGuard(Technique):
             negotiated={"cipher": "chacha20poly1305", "key_exchange": "x25519",
                         "psk": p.psk, "underlay_family": p.family, "mtu": p.mtu},
         )
+        # wireguard-go's daemons, stopped together (each takes ~28 ms to exit): those started so far
+        self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))
         for role, peer in (("server", "client"), ("client", "server")):
             host = self._host(role)
             iface = self.ifaces[role]
@@ -139,12 +145,13 @@ class WireGuard(Technique):
         path = self.ctx.resources.path(name)
         for role in roles:
             self._host(role).write_file(path, content, 0o600)
-            self.key_files.append((self._host(role), path))
+            self.undo.defer(wipe, self._host(role), path)  # on the host that holds it, at down()
         return path
 
     def _create_interface(self, host, iface: str, backend: str) -> None:
         if backend == "kernel":
             host.run(["ip", "link", "add", iface, "type", "wireguard"])
+            self.undo.defer(host.run, ["ip", "link", "del", iface], check=False)
             return
         for attempt in (1, 2):
             # Its control socket's directory: made here too, since once in a long test session
@@ -166,24 +173,12 @@ class WireGuard(Technique):
 
     def evidence(self) -> dict[str, str]:
         """`wg show` (private and pre-shared keys print as "(hidden)") and wireguard-go's log."""
-        ifaces = getattr(self, "ifaces", {})
-        pieces = [(f"{role}: wg show", lambda role=role: evidence.command(self._host(role), ["wg", "show", ifaces[role]]))
-                  for role in ifaces]
+        pieces = [(f"{role}: wg show", lambda role=role, iface=iface: evidence.command(self._host(role), ["wg", "show", iface]))
+                  for role, iface in self.ifaces.items()]
         procs = self.tunnel.procs if self.tunnel else []  # wireguard-go's, started server first (up())
         pieces += [(f"{role}: wireguard-go log", lambda proc=proc: evidence.log_tail(proc))
                    for role, proc in zip(("server", "client"), procs)]
         return evidence.gather(pieces)
-
-    def down(self) -> None:
-        if self.tunnel is None:
-            return
-        stop_all(self.tunnel.procs)
-        if self.tunnel.backend == "kernel":
-            for role, iface in self.ifaces.items():
-                self._host(role).run(["ip", "link", "del", iface], check=False)
-        for host, path in self.key_files:
-            wipe(host, path)  # on the host that holds it, now
-        self.tunnel = None
 
 
 def latest_handshake(host, iface: str) -> int:

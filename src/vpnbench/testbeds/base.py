@@ -10,11 +10,11 @@ and, when a bring-up fails, its `evidence`.
 import abc
 import dataclasses
 import re
-import time
 from typing import Literal
 
 from vpnbench import evidence
 from vpnbench.errors import TestbedError
+from vpnbench.hosts.reach import wait_reachable
 from vpnbench.hosts.base import Host
 from vpnbench.resources import RunResources
 from vpnbench.probe import KernelProbe
@@ -164,10 +164,8 @@ class Testbed(abc.ABC):
         timeout *= self.setup_timeout_scale
         for family in self.families():
             target = self.underlay_addr("server", family)
-            deadline = time.monotonic() + timeout
-            while not self.client.run(["ping", "-n", "-c", "1", "-W", "0.2", target], check=False).ok:
-                if time.monotonic() > deadline:
-                    raise TestbedError(f"testbed: client cannot reach server at {target} within {timeout:g} s")
+            if wait_reachable(self.client, target, timeout) is None:
+                raise TestbedError(f"testbed: client cannot reach server at {target} within {timeout:g} s")
 
     def add_bump(self) -> None:
         """Cut the link next to the server in two, bridged by a userspace emulator (linkem's bump),

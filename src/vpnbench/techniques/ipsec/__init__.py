@@ -17,7 +17,7 @@ from vpnbench.errors import TechniqueError
 from vpnbench.overhead import IP_HEADER, Expectation, esp_outer, expectation_of, l2tp_esp_outer
 from vpnbench.params import Family, TechniqueParams
 from vpnbench.probe import KernelProbe
-from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
+from vpnbench.techniques.base import BackendStatus, Technique, TechniqueContext, Tunnel
 from vpnbench.techniques.ipsec import l2tp, libreswan, strongswan
 from vpnbench.techniques.ipsec.proposals import CIPHERS, DEFAULT_IKE, PQ_KE, weak_ike_warning, xfrm_probe_commands
 
@@ -112,6 +112,22 @@ class IPsec(Technique):
                          else f"backend {params.backend!r} is not available: {reasons[0].split(': ', 1)[1]}")
 
     @classmethod
+    def agreed(cls, negotiated: dict) -> str:
+        """'IKEv2 AES_GCM_8-128 PRF_HMAC_SHA2_256 MODP_1024 · ESP AES_GCM_8-128 · tunnel · in UDP':
+        the algorithms, mode and encapsulation of the SAs in use (the SPIs, selectors, the
+        implementation and the settings asked stay in the full record)."""
+        ike, child = negotiated.get("ike") or {}, negotiated.get("child") or {}
+        parts = []
+        if ike:
+            parts.append(f"IKEv{ike.get('version', '?')} " + _algorithms(ike, ("integ-alg", "prf-alg", "dh-group")))
+        if child:
+            parts.append(f"{child.get('protocol', 'ESP')} " + _algorithms(child, ("integ-alg", "dh-group")))
+            if child.get("mode"):
+                parts.append(child["mode"].lower())
+            parts.append("in UDP" if child.get("encap") == "yes" else "not in UDP")
+        return " · ".join(parts)
+
+    @classmethod
     def cannot_rekey(cls, params: IPsecParams) -> str | None:
         if params.implementation != "strongswan":
             return "ipsec: rekey is forced through strongSwan's swanctl; implementation = \"libreswan\" is not supported"
@@ -124,11 +140,15 @@ class IPsec(Technique):
             raise TechniqueError(reason or "ipsec: not up")
         return self.daemons["client"].rekey()
 
+    def __init__(self, params: IPsecParams, ctx: TechniqueContext):
+        super().__init__(params, ctx)
+        # name ("client", "server", "l2tp-client", ...) -> the daemon up() started there
+        self.daemons: dict[str, strongswan.Charon | libreswan.Pluto | l2tp.Xl2tpd] = {}
+
     def up(self, backend: str) -> Tunnel:
         p = self.params
         self.handshake_s = None
-        self.daemons: dict[str, strongswan.Charon | libreswan.Pluto | l2tp.Xl2tpd] = {}
-        self.inner_added: list[tuple[str, str]] = []
+        self.daemons = {}
         cipher = CIPHERS[p.cipher]
         if p.l2tp:  # traffic goes over the PPP link that L2TP carries
             server_addrs, client_addrs = {"ipv4": l2tp.INNER["server"]}, {"ipv4": l2tp.INNER["client"]}
@@ -145,6 +165,9 @@ class IPsec(Technique):
             wire_filter="udp port 4500" if backend == "userspace" else "esp or udp port 4500",
             compresses=p.ipcomp,
         )
+        # Undone last: a daemon killed hard leaves its SAs and policies behind, and charon its routes
+        for role in ("client", "server"):
+            self.undo.defer(self._flush, self._host(role), backend)
         if p.mode == "tunnel":
             for role in ("server", "client"):
                 self._add_inner(role)
@@ -167,6 +190,7 @@ class IPsec(Technique):
         for role in ("server", "client"):
             charon = strongswan.Charon(self._host(role), self.ctx.resources.path(f"swan-{role}"))
             self.daemons[role] = charon
+            self.undo.defer(charon.stop)  # stops what its start got to, and wipes its directory
             self.tunnel.procs.append(charon.start(backend))
             charon.load(strongswan.swanctl_conf(self._side(role), p, backend, auth[role], ppk_secret),
                         auth[role]["files"])
@@ -180,6 +204,7 @@ class IPsec(Technique):
         p = self.params
         for role in ("server", "client"):
             self.daemons[role] = libreswan.Pluto(self._host(role), self.ctx.resources.path(f"lswan-{role}"))
+            self.undo.defer(self.daemons[role].stop)  # stops what prepare and start got to, wipes its directory
             self.daemons[role].prepare()
         if p.auth == "psk":
             psk = secrets.token_hex(32)
@@ -207,6 +232,7 @@ class IPsec(Technique):
         for role in ("server", "client"):
             daemon = l2tp.Xl2tpd(self._host(role), self.ctx.resources.path(f"l2tp-{role}"))
             self.daemons[f"l2tp-{role}"] = daemon
+            self.undo.defer(daemon.stop)  # before its SA's daemons: registered after them
             config = l2tp.lns_conf(self.ctx.underlay["client"]["ipv4"]) if role == "server" \
                 else l2tp.lac_conf(self.ctx.underlay["server"]["ipv4"])
             self.tunnel.procs.append(daemon.start(config, password))
@@ -256,7 +282,7 @@ class IPsec(Technique):
             prefix = "32" if family == "ipv4" else "128"
             address = f"{INNER[role][family]}/{prefix}"
             host.run(["ip", "addr", "add", address, "dev", "lo"])
-            self.inner_added.append((role, address))
+            self.undo.defer(host.run, ["ip", "addr", "del", address, "dev", "lo"], check=False)
 
     def _credentials(self) -> dict[str, dict]:
         """Fresh per bring-up: one PSK, or one key pair per host (raw public keys).
@@ -278,7 +304,7 @@ class IPsec(Technique):
         """Per host: the SAs as the IKE daemon sees them, its log tail, and the kernel's xfrm SAs
         (key material hidden: no `ip -s`); with L2TP, pppd's log too."""
         pieces = []
-        for role, daemon in getattr(self, "daemons", {}).items():
+        for role, daemon in self.daemons.items():
             role = role.removeprefix("l2tp-")
             pieces += _daemon_evidence(role, daemon)
         if self.tunnel is not None and self.tunnel.backend == "kernel":
@@ -286,20 +312,12 @@ class IPsec(Technique):
                 self._host(role), ["ip", "xfrm", "policy"])) for role in ("client", "server")]
         return evidence.gather(pieces)
 
-    def down(self) -> None:
-        if self.tunnel is None:
-            return
-        for daemon in reversed(list(getattr(self, "daemons", {}).values())):  # L2TP before its SA
-            daemon.stop()
-        for role, address in self.inner_added:
-            self._host(role).run(["ip", "addr", "del", address, "dev", "lo"], check=False)
-        if self.tunnel.backend == "kernel":  # a daemon killed hard leaves its SAs and policies behind
-            for role in ("client", "server"):
-                self._host(role).run(["ip", "xfrm", "state", "flush"], check=False)
-                self._host(role).run(["ip", "xfrm", "policy", "flush"], check=False)
-        for role in ("client", "server"):
-            self._host(role).run(["ip", "route", "flush", "table", "220"], check=False)
-        self.tunnel = None
+    @staticmethod
+    def _flush(host, backend: str) -> None:
+        if backend == "kernel":
+            host.run(["ip", "xfrm", "state", "flush"], check=False)
+            host.run(["ip", "xfrm", "policy", "flush"], check=False)
+        host.run(["ip", "route", "flush", "table", "220"], check=False)
 
 
 def _section(name: str, values: dict) -> str:
@@ -417,3 +435,11 @@ def _daemon_evidence(role: str, daemon) -> list:
                 (f"{role}: pluto log", lambda: evidence.log_tail(daemon.proc))]
     return [(f"{role}: xl2tpd log", lambda: evidence.log_tail(daemon.proc)),
             (f"{role}: pppd log", lambda: evidence.clip(daemon.ppp_log(), keep="tail"))]
+
+
+def _algorithms(sa: dict, others: tuple[str, ...]) -> str:
+    """'AES_GCM_8-128 PRF_HMAC_SHA2_256 MODP_1024' from charon's keys; pluto's one 'algorithm' as it is."""
+    if sa.get("algorithm"):
+        return sa["algorithm"]
+    cipher = sa.get("encr-alg", "?") + (f"-{sa['encr-keysize']}" if sa.get("encr-keysize") else "")
+    return " ".join([cipher, *(sa[key] for key in others if sa.get(key))])

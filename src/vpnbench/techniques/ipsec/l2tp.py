@@ -15,7 +15,7 @@ from pathlib import Path
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
 from vpnbench.probe import KernelProbe
-from vpnbench.safe_files import remember, wipe
+from vpnbench.safe_files import wipe
 from vpnbench.techniques.ipsec.daemon import missing_package, spawn_private, tail, wait_until
 
 PORT = 1701
@@ -86,7 +86,7 @@ class Xl2tpd:
 
     def start(self, config: str, password: str) -> Proc:
         ppp = self.dir / "ppp"
-        remember(self.host, self.dir)  # cleanup after a kill -9 wipes it on the host, keys included
+        self.host.remember_dir(self.dir)  # cleanup after a kill -9 wipes it on the host, keys included
         for folder in (self.dir, ppp):
             self.host.run(["mkdir", "-p", "-m", "700", str(folder)])
         self.host.write_file(ppp / "xl2tpd.conf", config, 0o600)

@@ -16,7 +16,7 @@ from pathlib import Path
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
 from vpnbench.probe import KernelProbe
-from vpnbench.safe_files import remember, wipe
+from vpnbench.safe_files import wipe
 from vpnbench.techniques.ipsec.daemon import spawn_private, tail, wait_until
 
 PREFIX = Path("/opt/vpnbench/libreswan")
@@ -140,7 +140,7 @@ class Pluto:
 
     def prepare(self) -> None:
         """The private directory and an empty NSS database (no password: it lives in our 0700 dir)."""
-        remember(self.host, self.dir)  # cleanup after a kill -9 wipes it on the host, keys included
+        self.host.remember_dir(self.dir)  # cleanup after a kill -9 wipes it on the host, keys included
         for sub in ("", "pluto", "nss", "ipsec.d"):
             self.host.run(["mkdir", "-p", "-m", "700", str(self.dir / sub)])
         self.host.run(["certutil", "-N", "-d", f"sql:{self.dir / 'nss'}", "--empty-password"])

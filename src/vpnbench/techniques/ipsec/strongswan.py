@@ -15,7 +15,7 @@ from pathlib import Path
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
 from vpnbench.probe import KernelProbe
-from vpnbench.safe_files import remember, wipe
+from vpnbench.safe_files import wipe
 from vpnbench.techniques.ipsec.daemon import missing_package, spawn_private, tail, wait_until
 
 CHARON = "/usr/lib/ipsec/charon"
@@ -141,7 +141,7 @@ class Charon:
         return f"unix://{self.dir}/charon.vici"
 
     def start(self, backend: str) -> Proc:
-        remember(self.host, self.dir)  # cleanup after a kill -9 wipes it on the host, keys included
+        self.host.remember_dir(self.dir)  # cleanup after a kill -9 wipes it on the host, keys included
         self.host.run(["mkdir", "-p", "-m", "700", str(self.dir)])
         self.host.write_file(self.dir / "strongswan.conf", strongswan_conf(backend, installed_plugins(self.host)),
                              0o600)
