@@ -1,0 +1,125 @@
+"""The daemons vpnbench builds itself, at the versions a campaign asks for.
+
+One table (RECIPES) pins each daemon's default version and says how it is built: from the Go
+module proxy or from crates.io, once, into a root-owned versioned prefix
+(/opt/vpnbench/<name>/<version>) that is never written again. A build records what it is in
+BUILD.json beside its programs (module and version, checksum, toolchain, architecture), and a
+cell that used it records that, so a result says exactly what ran.
+
+The version "debian" of a daemon with a Debian package means the distribution's own program on
+the host's PATH (not built, nothing under the prefix).
+
+Techniques ask this module for a program's path (program()) and its build record
+(record_command(): a fixed command the host itself runs, so the record is read on the host that
+runs the program, never assumed from the controller).
+"""
+
+import dataclasses
+import re
+from pathlib import Path
+from typing import Literal
+
+PREFIX = Path("/opt/vpnbench")
+# tailscale and nebula need Go >= 1.27.3; the go command fetches this toolchain from the module
+# proxy itself (GOTOOLCHAIN), so a machine's own older Go builds them.
+GO_TOOLCHAIN = "go1.27.3"
+DEBIAN = "debian"  # the version that means "the distribution's package", where there is one
+VERSION_PATTERN = re.compile(r"^[0-9][0-9A-Za-z.+~-]{0,63}$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """How one daemon is built, and the version a campaign gets when it names none."""
+
+    name: str
+    default: str  # pinned: what runs when a campaign names no version
+    language: Literal["go", "rust"]
+    source: str  # the Go module path, or the crate's name
+    programs: dict[str, str]  # program -> Go package path that builds it, or the crate's binary name
+    debian_package: str | None = None  # the package the version "debian" means, if any
+    build_packages: tuple[str, ...] = ()  # Debian packages the build itself needs
+    why_pinned: str = ""
+
+    def check_version(self, version: str) -> None:
+        """Raise ValueError (one line naming the allowed values) for a version this cannot mean."""
+        if version == DEBIAN:
+            if self.debian_package is None:
+                raise ValueError(f"{self.name} has no Debian package; give a version such as {self.default!r}")
+            return
+        if not VERSION_PATTERN.match(version):
+            allowed = f"{self.default!r}" + (f" or {DEBIAN!r}" if self.debian_package else "")
+            raise ValueError(f"{version!r} is not a version (digits, dots, letters; e.g. {allowed})")
+
+
+RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
+    Recipe("tailscale", "1.102.0", "go", "tailscale.com",
+           {"tailscaled": "tailscale.com/cmd/tailscaled", "tailscale": "tailscale.com/cmd/tailscale"},
+           why_pinned="1.104.x needs a gvisor pseudo-version the Go module proxy refuses"),
+    Recipe("headscale", "0.26.1", "go", "github.com/juanfont/headscale",
+           {"headscale": "github.com/juanfont/headscale/cmd/headscale"},
+           why_pinned="the proxy lists no versions of it, so it is built from a module that requires it"),
+    Recipe("nebula", "1.10.3", "go", "github.com/slackhq/nebula",
+           {"nebula": "github.com/slackhq/nebula/cmd/nebula",
+            "nebula-cert": "github.com/slackhq/nebula/cmd/nebula-cert"},
+           why_pinned="1.11.x and 1.12.0 need a fork of netlink the proxy does not serve; Debian's is 1.6.1"),
+    Recipe("wireguard-go", "0.0.0-20260522210424-ecfc5a8d5446", "go", "golang.zx2c4.com/wireguard",
+           {"wireguard-go": "golang.zx2c4.com/wireguard"}, debian_package="wireguard-go",
+           why_pinned="the newest commit the proxy serves (wireguard-go has no module tags), after the 2023 GSO/GRO rework; Debian 12 has 0.0.20220316"),
+    Recipe("boringtun", "0.7.1", "rust", "boringtun-cli", {"boringtun-cli": "boringtun-cli"}),
+    Recipe("rosenpass", "0.2.3", "rust", "rosenpass", {"rosenpass": "rosenpass"},
+           build_packages=("cmake", "libclang-dev", "libsodium-dev")),
+)}
+
+
+def recipe(name: str) -> Recipe:
+    if name not in RECIPES:
+        raise ValueError(f"{name!r} is not a daemon vpnbench builds; allowed: {', '.join(RECIPES)}")
+    return RECIPES[name]
+
+
+def resolve(name: str, version: str | None) -> str:
+    """The version a campaign's `version` means: its own, or the pinned default."""
+    chosen = version or recipe(name).default
+    recipe(name).check_version(chosen)
+    return chosen
+
+
+def prefix(name: str, version: str | None = None) -> Path:
+    """Where that build lives (on every host that runs it): /opt/vpnbench/<name>/<version>."""
+    return PREFIX / name / resolve(name, version)
+
+
+def program(name: str, program_name: str, version: str | None = None) -> str:
+    """The path of one program of a build on a host (absolute), or, for the version "debian",
+    the program's name as the distribution installs it (found on the host's PATH)."""
+    chosen = resolve(name, version)
+    if program_name not in recipe(name).programs:
+        raise ValueError(f"{name} builds no program {program_name!r}; it builds {', '.join(recipe(name).programs)}")
+    if chosen == DEBIAN:
+        return program_name
+    return str(PREFIX / name / chosen / "bin" / program_name)
+
+
+def record_path(name: str, version: str | None = None) -> str:
+    return str(prefix(name, version) / "BUILD.json")
+
+
+def record_command(name: str, version: str | None = None) -> list[str]:
+    """A fixed command printing, on the host that runs it, what this build is: BUILD.json for a
+    build of vpnbench's, or the Debian package's name and version for "debian"."""
+    chosen = resolve(name, version)
+    if chosen == DEBIAN:
+        package = recipe(name).debian_package
+        return ["dpkg-query", "-W", "-f", '{"source": "debian", "package": "${Package}", "version": "${Version}", '
+                                          '"architecture": "${Architecture}"}', package]
+    return ["cat", record_path(name, chosen)]
+
+
+def missing_reason(name: str, version: str | None, where: str) -> str:
+    """Why a build is not usable on a host (`where` names it), and the one command that fixes it."""
+    chosen = resolve(name, version)
+    if chosen == DEBIAN:
+        package = recipe(name).debian_package
+        return f"{where} lacks {name} (Debian): apt-get install {package}"
+    return (f"{where} lacks {name} {chosen} ({prefix(name, chosen)}): build it there with "
+            f"`vpnbench doctor --install {name}@{chosen}`")
