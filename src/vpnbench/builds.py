@@ -32,7 +32,7 @@ class Recipe:
     """How one daemon is built, and the version a campaign gets when it names none."""
 
     name: str
-    default: str  # pinned: what runs when a campaign names no version
+    default: str  # the pinned build: what `doctor --install NAME` builds and the tests use
     language: Literal["go", "rust"]
     source: str  # the Go module path, or the crate's name
     programs: dict[str, str]  # program -> Go package path that builds it, or the crate's binary name
@@ -78,8 +78,10 @@ def recipe(name: str) -> Recipe:
 
 
 def resolve(name: str, version: str | None) -> str:
-    """The version a campaign's `version` means: its own, or the pinned default."""
-    chosen = version or recipe(name).default
+    """The version a campaign's `version` means: its own; with none, the distribution's package
+    where there is one (what ran before versions could be chosen: wireguard-go's results stay
+    comparable and `make demo` builds nothing), else the pinned build."""
+    chosen = version or (DEBIAN if recipe(name).debian_package else recipe(name).default)
     recipe(name).check_version(chosen)
     return chosen
 
