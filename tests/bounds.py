@@ -20,10 +20,11 @@ def cell_wall_seconds(cell: dict) -> float:
 
 def assert_tcp_measured(cell: dict) -> None:
     """An iperf3 TCP cell moved data, and its rate agrees with its bytes: bytes_received over the
-    rate is the interval iperf3 measured over, which is at least (nearly) the sender's duration
-    and at most the cell's wall-clock time. A rate of 0, or one off by a unit, fails this."""
+    rate is the interval iperf3's receiver measured over, which lies inside the cell's wall-clock
+    time. A rate of 0, or one too small by a unit (bytes for bits), fails this. The interval has
+    no lower bound a host can promise: the receiver's clock starts when the server process sees
+    the test start, which on a loaded TCG guest was 0.6 s into a 1 s test (0.40 s measured)."""
     m = cell["metrics"]
     assert m["throughput_bps"] > 0 and m["bytes_received"] > 0, m
     measured_over = m["bytes_received"] * 8 / m["throughput_bps"]
-    duration = cell["measurement_params"]["duration"]
-    assert 0.9 * duration <= measured_over <= cell_wall_seconds(cell), (measured_over, duration, cell)
+    assert 0 < measured_over <= cell_wall_seconds(cell), (measured_over, cell)

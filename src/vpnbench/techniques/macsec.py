@@ -33,6 +33,7 @@ from vpnbench.techniques.base import BackendStatus, Technique, TechniqueContext,
 LINK = {"a": ("10.97.0.1", "fd97::1"), "b": ("10.97.0.2", "fd97::2")}
 WIRE_FILTER = "ether proto 0x88e5"
 MKA_TIMEOUT = 15.0
+SA_ON = re.compile(r"^\s+\d+: PN \d+, state on", re.MULTILINE)  # an SA line of `ip macsec show`
 OVERHEAD = 32  # SecTAG with SCI 16 + ICV 16 (IEEE 802.1AE), at layer 2: the macsec device's MTU is 32 below
 
 
@@ -112,6 +113,9 @@ class MACsec(Technique):
             self._static(a, b)
         else:
             self._mka(a, b)
+        if p.keying == "mka":
+            for side, proc in zip((a, b), self.tunnel.procs):
+                self._wait_secured(side, proc)
         for side, peer in ((a, b), (b, a)):
             self._address_and_route(side, peer)
         return self.tunnel
@@ -190,6 +194,22 @@ class MACsec(Technique):
             if time.monotonic() > deadline:
                 raise TechniqueError(f"wpa_supplicant ({side['role']}) created no MACsec interface "
                                      f"within {MKA_TIMEOUT:g} s: {proc.output().strip()[-300:]}")
+            time.sleep(0.1)
+
+    def _wait_secured(self, side: dict, proc) -> None:
+        """Wait until MKA has installed a transmit and a receive SA on this end. wpa_supplicant
+        keeps configuring the interface until then; addresses and routes added meanwhile were
+        refused now and then ("RTNETLINK answers: No route to host" in the kernel VM)."""
+        deadline = time.monotonic() + MKA_TIMEOUT
+        while True:
+            shown = side["host"].run(["ip", "macsec", "show", side["dev"]], check=False).stdout
+            if "RXSC:" in shown and len(SA_ON.findall(shown)) >= 2:  # the TX SA and an RX SA in use
+                return
+            if not proc.alive():
+                raise TechniqueError(f"wpa_supplicant ({side['role']}) exited: {proc.output().strip()[-300:]}")
+            if time.monotonic() > deadline:
+                raise TechniqueError(f"MKA ({side['role']}) installed no transmit and receive SA within "
+                                     f"{MKA_TIMEOUT:g} s: {proc.output().strip()[-300:]}")
             time.sleep(0.1)
 
     def _address_and_route(self, side: dict, peer: dict) -> None:
