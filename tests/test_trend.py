@@ -325,3 +325,17 @@ def test_two_groups_cost_at_most_k_more_than_their_union_by_jumpavgs_own_bits(se
     saving = nats(group_a) + nats(group_b) - nats(group_a + group_b)
     bound = trend._split_saving(np, np.array(trend._nats_per_size(first + second, top)))
     assert saving <= bound[second] + 1e-9 and saving <= bound[first] + 1e-9
+
+
+def test_a_long_line_is_drawn_through_each_buckets_extremes_and_keeps_every_excursion():
+    """10 000 runs drawn as 1 000 buckets' lowest and highest means: at most 2 000 points, in the
+    order they ran, the one-run dip and spike kept; a short line is drawn whole."""
+    rng = random.Random(5)
+    values = [rng.gauss(1.0e9, 1.0e7) for _ in range(10_000)]
+    values[4321], values[8765] = 1.0e6, 5.0e9
+    times = list(range(len(values)))
+    drawn_times, drawn = trend.envelope(times, values)
+    assert len(drawn) <= 2 * trend.DRAWN_BUCKETS and drawn_times == sorted(drawn_times)
+    assert min(drawn) == 1.0e6 and max(drawn) == 5.0e9
+    assert all(values[t] == v for t, v in zip(drawn_times, drawn))
+    assert trend.envelope(times[:2000], values[:2000]) == (times[:2000], values[:2000])
