@@ -133,13 +133,10 @@ duration = "2s"
     assert key_files(Path("/run/vpnbench"), Path("/dev/shm")) == []
 
 
-def test_kill9_then_cleanup_leaves_no_key_file_on_any_host(tmp_path, lab):
-    """Killed mid-transfer: sshd's host key, the client key, OpenVPN's keys and the random data
-    in a custom transfer directory are on the hosts; cleanup reconnects and wipes every one."""
-    custom = Path("/dev/shm") / f"vpbt-xfer-{secrets.token_hex(3)}"  # root's 0755: a valid directory
-    custom.mkdir(mode=0o755)
-    try:
-        campaign = lab.testbed_toml() + f"""
+def killed_mid_transfer(lab: SshLab, tmp_path: Path, size: str, directory: Path | None = None) -> None:
+    """A run of OpenVPN and an scp transfer of `size` on the lab, killed (-9) once the copy is
+    under way: the keys of OpenVPN, sshd and scp are then on the hosts."""
+    campaign = lab.testbed_toml() + f"""
 [[technique]]
 kind = "openvpn"
 mode = "tls"
@@ -147,19 +144,29 @@ mode = "tls"
 [[measurement]]
 kind = "transfer"
 protocol = "scp"
-size = "768M"
-directory = "{custom}"
-"""
-        (tmp_path / "k.toml").write_text(campaign)
-        proc = subprocess.Popen([*lab.exec_argv(), *VPNBENCH, "run", str(tmp_path / "k.toml"), "--db",
-                                 str(tmp_path / "k.db")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+size = "{size}"
+""" + (f'directory = "{directory}"\n' if directory else "")
+    (tmp_path / "k.toml").write_text(campaign)
+    proc = subprocess.Popen([*lab.exec_argv(), *VPNBENCH, "run", str(tmp_path / "k.toml"), "--db",
+                             str(tmp_path / "k.db")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
         deadline = time.monotonic() + 120
         while not any(lab.comm(p) == "scp" for p in lab.pids("client")):  # the copy is under way
             assert proc.poll() is None and time.monotonic() < deadline, "no scp started"
-            time.sleep(0.1)
-        time.sleep(0.5)
+            time.sleep(0.05)
+        time.sleep(0.3)
+    finally:
         proc.kill()  # ip netns exec execs python: this is vpnbench itself
         proc.wait(10)
+
+
+def test_kill9_then_cleanup_leaves_no_key_file_on_any_host(tmp_path, lab):
+    """Killed mid-transfer: sshd's host key, the client key, OpenVPN's keys and the random data
+    in a custom transfer directory are on the hosts; cleanup reconnects and wipes every one."""
+    custom = Path("/dev/shm") / f"vpbt-xfer-{secrets.token_hex(3)}"  # root's 0755: a valid directory
+    custom.mkdir(mode=0o755)
+    try:
+        killed_mid_transfer(lab, tmp_path, size="768M", directory=custom)
         left = key_files(Path("/run/vpnbench"), custom)
         assert any(name.endswith("host_key") for name in left), left  # sshd's, in the cell's private directory
         assert any(name.endswith("ovpn-server.key") for name in left), left

@@ -5,6 +5,7 @@ Real files on this machine. What was wiped is seen through a hard link made befo
 link keeps the inode, so after the wipe it shows what the wipe left in the file's blocks. The
 other user is real (`nobody`, a forked child that drops to it, as in test_safe_files)."""
 
+import contextlib
 import json
 import os
 import secrets
@@ -238,8 +239,19 @@ def test_at_a_local_runs_end_keys_are_overwritten_and_a_directory_another_user_t
     own at the end. The transfer's tmpfs directory is removed when its cell ends; `nobody` then
     makes one of the same name, with a symbolic link to a root file in it: left, named in one line."""
     (tmp_path / "c.toml").write_text(KEYS_AND_A_LATER_CELL)
-    proc = subprocess.Popen([*VPNBENCH, "run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with a_run_whose_tmpfs_directory_nobody_takes([*VPNBENCH, "run", str(tmp_path / "c.toml"), "--db",
+                                                   str(tmp_path / "c.db")], links, victim) as (err, theirs):
+        lines = left_lines(err, theirs)
+        assert len(lines) == 1 and "on this machine" in lines[0] and f"uid {NOBODY}" in lines[0], err
+
+
+@contextlib.contextmanager
+def a_run_whose_tmpfs_directory_nobody_takes(argv: list[str], links, victim: Path):
+    """Runs argv (a vpnbench run of KEYS_AND_A_LATER_CELL) while `nobody` takes the transfer's
+    tmpfs directory once its cell removed it; checks the run ended well, every key was overwritten
+    and their directory and the root file it links to were left as they were; yields (the run's
+    standard error, their directory) for the caller's checks of the lines naming it."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     theirs = None
     try:
         with Linker(links) as linker:
@@ -249,8 +261,7 @@ def test_at_a_local_runs_end_keys_are_overwritten_and_a_directory_another_user_t
         assert_keys_overwritten(linker)
         assert os.listdir(theirs) == ["k"] and os.lstat(theirs).st_uid == NOBODY
         assert victim.read_text() == "root's\n"
-        lines = left_lines(err, theirs)
-        assert len(lines) == 1 and "on this machine" in lines[0] and f"uid {NOBODY}" in lines[0], err
+        yield err, theirs
         assert leftovers() == [f"tmpfs dir {theirs}"]
     finally:
         if proc.poll() is None:
