@@ -459,8 +459,7 @@ def cmd_trend(db: str, campaign: str, output: str | None, min_change: str | None
     finally:
         store.close()
     found = trend.trends(history, threshold)
-    table = Table("testbed", "technique", "measurement", "impairment", "metric", "runs", "latest", "change points",
-                  title=f"{plain(campaign)}: {len(history.runs)} runs")
+    table = Table(*trend.SUMMARY_COLUMNS, title=f"{plain(campaign)}: {len(history.runs)} runs")
     for row in trend.summary_rows(found):
         table.add_row(*map(plain, row))
     console.print(table)
