@@ -268,6 +268,7 @@ def test_trend_names_the_version_change_at_the_change_point(tmp_path):
     page = (tmp_path / "t.html").read_text()
     assert f'<b class="version-change">wireguard-go 0.0.20220316 (debian) → {CURRENT_VERSION} (go1.27.3)</b>' in page
     assert '<table id="versions">' in page and page.count("<svg") == 1
+    assert f"<td>wireguard-go</td><td>{row[2]}</td>" in page  # the versions its runs ran, in turn
 
 
 def test_trend_of_one_version_throughout_names_it_and_no_change(tmp_path):

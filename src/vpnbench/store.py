@@ -554,7 +554,8 @@ class Store:
                  .order_by(bringups.c.id))
         with self._tx() as conn:
             rows = conn.execute(query).all()
-        return [(run_id, technique, json.loads(negotiated)) for run_id, technique, negotiated in rows]
+        records = json.loads("[" + ",".join(row[2] for row in rows) + "]")  # one decoding, as cell_metrics
+        return [(run_id, technique, record) for (run_id, technique, _), record in zip(rows, records)]
 
     def raw_outputs(self, cell_id: int) -> dict[str, str]:
         table = T["raw_outputs"]

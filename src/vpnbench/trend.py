@@ -625,16 +625,25 @@ def summary_rows(found: list[Trend]) -> list[list[str]]:
     there are none)."""
     rows = []
     for trend in found:
-        changes = "; ".join(f"{c.kind} at run {trend_index(trend, c) + 1} ({c.started_at[:16]}, {c.relative:+.1%})"
-                            + (f": {', '.join(([c.version_change] if c.version_change else []) + c.changed[:3])}"
-                               if c.changed or c.version_change else "") for c in trend.changes)
+        changes = "; ".join(change_text(trend, change) for change in trend.changes)
         said = "; ".join(part for part in (changes, trend.note) if part) or "none"
-        shown = trend.versions[-SHOWN_VERSIONS:]
-        versions = " → ".join((["…"] if len(trend.versions) > SHOWN_VERSIONS else []) + shown) or "–"
-        rows.append([trend.key.testbed, trend.key.technique, versions, trend.key.measurement, trend.key.impairment,
-                     trend.key.metric, str(len(trend.points)), fmt_value(trend.key.metric, trend.points[-1].mean),
-                     said])
+        rows.append([trend.key.testbed, trend.key.technique, versions_text(trend) or "–", trend.key.measurement,
+                     trend.key.impairment, trend.key.metric, str(len(trend.points)),
+                     fmt_value(trend.key.metric, trend.points[-1].mean), said])
     return rows
+
+
+def change_text(trend: Trend, change: ChangePoint) -> str:
+    """'progression at run 7 (2026-03-08T02:00, +700.0%): wireguard-go 0.0.20220316 (debian) → …,
+    server kernel: …': the version change first, then up to three facts that changed."""
+    came_with = ([change.version_change] if change.version_change else []) + change.changed[:3]
+    return (f"{change.kind} at run {trend_index(trend, change) + 1} ({change.started_at[:16]}, {change.relative:+.1%})"
+            + (f": {', '.join(came_with)}" if came_with else ""))
+
+
+def versions_text(trend: Trend, most: int = SHOWN_VERSIONS) -> str:
+    """The versions a series' runs ran in turn, the newest `most` of them ("… → A → B")."""
+    return " → ".join((["…"] if len(trend.versions) > most else []) + trend.versions[-most:])
 
 
 def trend_index(trend: Trend, change: ChangePoint) -> int:
@@ -706,7 +715,7 @@ table{border-collapse:collapse;font-size:.85rem}td,th{border:1px solid #ccc;padd
 <td>{{ c.kind }} {{ "%+.1f"|format(c.relative * 100) }} %</td><td>{% if c.version_change %}<b class="version-change">{{ c.version_change }}</b>{% if c.changed %}; {% endif %}{% endif %}{{ c.changed|join("; ") or ("" if c.version_change else "no recorded fact") }}</td></tr>
 {% endfor %}</table>{% else %}<p>No change point: no series moved beyond its runs' noise.</p>{% endif %}
 {% if versioned %}<h2>Versions</h2><table id="versions"><tr><th>testbed</th><th>technique</th><th>the versions its runs ran, in turn</th></tr>
-{% for t in versioned %}<tr><td>{{ t.key.testbed }}</td><td>{{ t.key.technique }}</td><td>{{ t.versions|join(" → ") }}</td></tr>
+{% for t in versioned %}<tr><td>{{ t.key.testbed }}</td><td>{{ t.key.technique }}</td><td>{{ versions_text(t, 20) }}</td></tr>
 {% endfor %}</table>{% endif %}
 {% if notes %}<ul>{% for t in notes %}<li>{{ t.key.title }} ({{ t.key.technique }}): {{ t.note }}</li>{% endfor %}</ul>{% endif %}
 <h2>Figures</h2>{% for title, svg in figures %}<section><h3>{{ title }}</h3>{{ svg|safe }}</section>{% endfor %}
@@ -725,5 +734,5 @@ def render_html(history: History, found: list[Trend]) -> str:
     return jinja2.Environment(autoescape=True).from_string(PAGE).render(
         campaign=history.campaign, runs=len(history.runs), first=history.runs[0].started_at[:10],
         last=history.runs[-1].started_at[:10], changes=changes, figures=figures,
-        notes=[trend for trend in found if trend.note],
+        notes=[trend for trend in found if trend.note], versions_text=versions_text,
         versioned=list({(t.key.testbed, t.key.technique): t for t in found if t.versions}.values()))
