@@ -17,7 +17,7 @@ from conftest import run_cli
 from report_browser import check_readable, run_in_page
 from report_records import records
 from vpnbench import trend
-from vpnbench.daemon_version import DaemonVersion, ran_version, version_change
+from vpnbench.daemon_version import DaemonVersion, in_turn, ran_version, version_change
 from vpnbench.records import Bringup, Cell, Run
 from vpnbench.report import write_report
 from vpnbench.store import Store
@@ -187,17 +187,25 @@ def test_compare_names_each_runs_version_and_the_change(tmp_path):
     store_with_bringups(tmp_path / "b.db", run, cells, {"wireguard-go": CURRENT})
     result = run_cli("compare", str(tmp_path / "a.db"), str(tmp_path / "b.db"), "-o", str(tmp_path / "c.html"))
     assert result.returncode == 0, result.stderr
-    said = " ".join(result.stdout.split())
     change = f"version changed: wireguard-go 0.0.20220316 (debian) → {CURRENT_VERSION} (go1.27.3)"
-    assert re.search(r"wireguard-go costs \d+ % on A and \d+ % on B \(tcp throughput_bps\); " + re.escape(change), said)
-    assert "debian" in said.split(" costs ")[0]  # the table (before the sentences) has the version columns
+    lines = result.stdout.splitlines()
+    assert lines.count(f"wireguard-go: {change}") == 1  # once, under the table
+    assert re.search(r"wireguard-go costs \d+ % on A and \d+ % on B \(tcp throughput_bps\)", result.stdout)
+    table = result.stdout.split(change)[0]
+    assert "A version" in " ".join(table.split()) or "A   " in table  # the table's version columns
+    assert "(debian)" in table and "(go1.27.3)" in table
+
+    sizes = check_readable(tmp_path / "c.html", tmp_path)  # in Chromium: the version columns keep it in the page
+    assert any(t["id"] == "compare" for t in sizes["tables"])
     page = (tmp_path / "c.html").read_text()
+    assert page.count(f'<li class="version-change">wireguard-go: {change}</li>') == 1
     rows = [row for row in page.split("<tr>") if row.startswith("<td>tcp</td><td>wireguard-go")]
-    assert rows and all(f'<div class="version-change">{change}</div>' in row for row in rows)
-    assert all('<td class="version">wireguard-go 0.0.20220316 (debian)</td>'
-               f'<td class="version">wireguard-go {CURRENT_VERSION} (go1.27.3)</td>' in row for row in rows)
+    assert len(rows) == 3  # throughput and the two hosts' CPU, each with both versions beside it
+    assert all(f'<td class="version changed" title="{change}">wireguard-go 0.0.20220316 (debian)</td>'
+               f'<td class="version changed" title="{change}">wireguard-go {CURRENT_VERSION} (go1.27.3)</td>' in row
+               for row in rows)
     baseline = next(row for row in page.split("<tr>") if row.startswith("<td>tcp</td><td>baseline</td>"))
-    assert baseline.count('<td class="version">–</td>') == 2 and "version-change" not in baseline
+    assert baseline.count('<td class="version">–</td>') == 2 and "changed" not in baseline
 
 
 def test_compare_of_one_sweep_with_itself_shows_the_versions_and_no_change(tmp_path):
@@ -207,6 +215,7 @@ def test_compare_of_one_sweep_with_itself_shows_the_versions_and_no_change(tmp_p
     assert result.returncode == 0, result.stderr
     page = (tmp_path / "c.html").read_text()
     assert "version changed" not in page and "version changed" not in result.stdout
+    assert 'class="version-change"' not in page and 'class="version changed"' not in page
     debian = next(row for row in page.split("<tr>") if row.startswith("<td>tcp</td><td>wireguard-go version=debian"))
     assert debian.count('<td class="version">wireguard-go 0.0.20220316 (debian)</td>') == 2
 
@@ -253,11 +262,11 @@ def test_trend_names_the_version_change_at_the_change_point(tmp_path):
     [change] = found["wireguard-go"].changes
     assert change.run_id == f"n{UPGRADE_AT:02d}" and change.kind == "progression"
     assert change.version_change == f"wireguard-go 0.0.20220316 (debian) → {CURRENT_VERSION} (go1.27.3)"
-    assert found["wireguard-go"].versions == ["wireguard-go 0.0.20220316 (debian)",
-                                              f"wireguard-go {CURRENT_VERSION} (go1.27.3)"]
+    assert [v.label for v in found["wireguard-go"].versions] == ["wireguard-go 0.0.20220316 (debian)",
+                                                                 f"wireguard-go {CURRENT_VERSION} (go1.27.3)"]
 
     [row] = [row for row in trend.summary_rows(list(found.values())) if row[1] == "wireguard-go"]
-    assert row[2] == f"wireguard-go 0.0.20220316 (debian) → wireguard-go {CURRENT_VERSION} (go1.27.3)"
+    assert row[2] == change.version_change  # the versions its runs ran, in turn
     assert re.fullmatch(rf"progression at run {UPGRADE_AT + 1} \(2026-03-08T02:00, \+7\d\d\.\d%\): "
                         + re.escape(change.version_change), row[-1]), row[-1]
 
@@ -284,4 +293,14 @@ def test_an_upgrade_long_before_a_step_is_not_named_at_it():
     assert trend.version_across(ran, 14) == ""
     assert trend.version_across(ran, 4) == version_change(ran[0], ran[-1])
     assert trend.version_across(ran, 5) == version_change(ran[0], ran[-1])  # the step placed a run late
-    assert trend.versions_in_turn([None, *ran[:5], None]) == [ran[0].label, ran[-1].label]
+    assert trend.versions_in_turn([None, *ran[:5], None]) == [ran[0], ran[-1]]
+
+
+def test_versions_in_turn_name_each_implementation_where_it_begins():
+    debian, current, boringtun = ran_version(DEBIAN), ran_version(CURRENT), DaemonVersion("boringtun", "0.7.1", "")
+    assert in_turn([debian, current, boringtun, debian]) == (
+        f"wireguard-go 0.0.20220316 (debian) → {CURRENT_VERSION} (go1.27.3) → boringtun 0.7.1 → "
+        "wireguard-go 0.0.20220316 (debian)")
+    history = [debian, current] * 3
+    shown = trend.versions_text(trend.Trend(None, [], [], [], versions=history), most=3)
+    assert shown == f"… → wireguard-go {CURRENT_VERSION} (go1.27.3) → 0.0.20220316 (debian) → {CURRENT_VERSION} (go1.27.3)"

@@ -132,14 +132,12 @@ def compare_rows(sources: list[Source]) -> list[Row]:
         cost = [c.get((technique, impairment, metric, label)) for c in costs]
         ran = [source.versions.get(technique) if value is not None else None
                for source, value in zip(sources, values)]
-        changed = versions_changed(ran)
-        sentence = (_sentence(sources, technique, impairment, f"{label} {metric}", cost)
-                    if not metric.endswith("_cpu_pct") else "")
         rows.append(Row(label, technique, impairment, metric, [_mean_text(metric, v) for v in values],
                         [ratio_text(v / values[0]) if v is not None and values[0] else "–" for v in values],
                         [c["headline"] if c else "–" for c in cost],
-                        f"{sentence}; {changed}" if sentence and changed else sentence,
-                        [r.label if r else "–" for r in ran], changed))
+                        _sentence(sources, technique, impairment, f"{label} {metric}", cost)
+                        if not metric.endswith("_cpu_pct") else "",
+                        [r.label if r else "–" for r in ran], versions_changed(ran)))
     return rows
 
 
@@ -149,6 +147,11 @@ def versions_changed(ran: list[DaemonVersion | None]) -> str:
     steps = [version_change(a, b) for a, b in zip(named, named[1:])]
     steps = [step for step in steps if step]
     return "version changed: " + ", then ".join(steps) if steps else ""
+
+
+def version_lines(rows: list[Row]) -> list[str]:
+    """'wireguard-go: version changed: A → B', once per technique whose runs ran other versions."""
+    return list(dict.fromkeys(f"{row.technique}: {row.version_change}" for row in rows if row.version_change))
 
 
 def any_version(rows: list[Row]) -> bool:
@@ -199,7 +202,8 @@ def _finite(value) -> bool:
 def render_compare(sources: list[Source], rows: list[Row], warnings: list[str] = ()) -> str:
     template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
         package_files.files("vpnbench.report").joinpath("compare.html.j2").read_text())
-    return template.render(sources=sources, rows=rows, warnings=list(warnings), versioned=any_version(rows))
+    return template.render(sources=sources, rows=rows, warnings=list(warnings), versioned=any_version(rows),
+                           version_lines=version_lines(rows))
 
 
 def write_compare(texts: list[str], out: Path | None, warnings: list[str] = ()) -> tuple[list[Source], list[Row]]:
@@ -227,9 +231,8 @@ def terminal_table(sources: list[Source], rows: list[Row]):
         table.add_column(f"{source.name} vs baseline", justify="right")
     versioned = any_version(rows)
     for source in sources if versioned else ():
-        table.add_column(f"{source.name} version")
+        table.add_column(f"{source.name} version", overflow="fold")  # read whole, never cut
     for row in rows:
-        technique = f"{row.technique}\n{row.version_change}" if row.version_change else row.technique
-        table.add_row(*map(plain, (row.measurement_label, technique, row.impairment, row.metric, *row.means,
+        table.add_row(*map(plain, (row.measurement_label, row.technique, row.impairment, row.metric, *row.means,
                                    *row.vs_first[1:], *row.costs, *(row.versions if versioned else ()))))
     return table

@@ -65,10 +65,16 @@ def build_word(build: dict) -> str:
 
 def version_change(before: DaemonVersion | None, after: DaemonVersion | None) -> str:
     """'wireguard-go 0.0.20220316 (debian) → 0.0.0-20260522210424-ecfc5a8d5446 (go1.27.3)' where
-    the two differ (the implementation said once when both share it); '' where they do not."""
+    the two differ; '' where they do not (or one names no version)."""
     if before == after or before is None or after is None:
         return ""
-    if before.implementation == after.implementation:
-        shown = after.label.removeprefix(f"{after.implementation} ")
-        return f"{before.label} → {shown}"
-    return f"{before.label} → {after.label}"
+    return in_turn([before, after])
+
+
+def in_turn(versions: list[DaemonVersion]) -> str:
+    """Versions one after the other, 'A → B → C', each implementation named where it begins."""
+    said = []
+    for before, version in zip([None, *versions], versions):
+        same = before is not None and before.implementation == version.implementation
+        said.append(version.label.removeprefix(f"{version.implementation} ") if same else version.label)
+    return " → ".join(said)

@@ -28,7 +28,7 @@ import statistics
 from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 
-from vpnbench.daemon_version import DaemonVersion, ran_version, version_change
+from vpnbench.daemon_version import DaemonVersion, in_turn, ran_version, version_change
 from vpnbench.errors import UserError
 from vpnbench.figure_scale import apply_scale_rule
 from vpnbench.records import HostFacts, Run
@@ -104,7 +104,7 @@ class Trend:
     segments: list[Segment]  # its levels: runs between two change points
     changes: list[ChangePoint]
     note: str = ""  # "too few runs to tell", or why the series was not searched
-    versions: list[str] = dataclasses.field(default_factory=list)  # the daemon versions its runs ran, in turn
+    versions: list[DaemonVersion] = dataclasses.field(default_factory=list)  # the daemon versions its runs ran, in turn
 
 
 @dataclasses.dataclass
@@ -517,12 +517,12 @@ def version_across(ran: list[DaemonVersion | None], first: int) -> str:
     return version_change(before[0][0], after[0][0]) if before and after else ""
 
 
-def versions_in_turn(ran: list[DaemonVersion | None]) -> list[str]:
+def versions_in_turn(ran: list[DaemonVersion | None]) -> list[DaemonVersion]:
     """The versions a series' runs ran, each where it began (a run without one left out)."""
-    turns: list[str] = []
+    turns: list[DaemonVersion] = []
     for version in ran:
-        if version is not None and (not turns or turns[-1] != version.label):
-            turns.append(version.label)
+        if version is not None and (not turns or turns[-1] != version):
+            turns.append(version)
     return turns
 
 
@@ -643,7 +643,8 @@ def change_text(trend: Trend, change: ChangePoint) -> str:
 
 def versions_text(trend: Trend, most: int = SHOWN_VERSIONS) -> str:
     """The versions a series' runs ran in turn, the newest `most` of them ("… → A → B")."""
-    return " → ".join((["…"] if len(trend.versions) > most else []) + trend.versions[-most:])
+    shown = in_turn(trend.versions[-most:])
+    return f"… → {shown}" if len(trend.versions) > most else shown
 
 
 def trend_index(trend: Trend, change: ChangePoint) -> int:
@@ -679,9 +680,6 @@ def trend_figure(title: str, group: list[Trend]):
         for change in trend.changes:
             ax.axvline(_when(change.started_at), color="tab:red" if change.kind == "regression" else "tab:green",
                        linestyle="--", linewidth=1)
-            if change.version_change:
-                ax.annotate(change.version_change, (_when(change.started_at), 1), xycoords=("data", "axes fraction"),
-                            xytext=(3, -3), textcoords="offset points", fontsize=6, va="top", rotation=90)
     ax.set_title(title, fontsize=9)
     ax.set_ylabel(group[0].key.metric.removesuffix("_bps") + (" (Mbit/s)" if scale != 1.0 else ""))
     apply_scale_rule(ax, [point.mean for trend in group for point in trend.points])
