@@ -304,3 +304,20 @@ def test_versions_in_turn_name_each_implementation_where_it_begins():
     history = [debian, current] * 3
     shown = trend.versions_text(trend.Trend(None, [], [], [], versions=history), most=3)
     assert shown == f"… → wireguard-go {CURRENT_VERSION} (go1.27.3) → 0.0.20220316 (debian) → {CURRENT_VERSION} (go1.27.3)"
+
+
+def test_a_postgresql_archive_names_the_same_versions_as_an_sqlite_file(postgres, tmp_path):
+    """Store.versioned_bringups matches the negotiated text before decoding it: the same on both engines."""
+    url = postgres.create_database("versions")
+    found = []
+    for target in (tmp_path / "h.db", url):
+        upgrade_history(target)
+        store = Store(target)
+        try:
+            found.append([(t.key.technique, [v.label for v in t.versions], [c.version_change for c in t.changes])
+                          for t in trend.trends(trend.load_history(store, "nightly"))])
+            assert len(store.versioned_bringups("nightly")) == RUNS  # the baseline's bring-ups name none
+        finally:
+            store.close()
+    assert found[0] == found[1]
+    assert found[1][1][2] == [f"wireguard-go 0.0.20220316 (debian) → {CURRENT_VERSION} (go1.27.3)"]
