@@ -1,6 +1,8 @@
 """How long `vpnbench trend` takes over a lab's archive: 1 000 and 10 000 runs of a campaign with
 four techniques under five impairments (20 headline series), three repetitions each, in the
-real Store's schema; one step change injected at 70 % of the history. Times the whole command
+real Store's schema; one step change injected at 70 % of the history, where OpenVPN's version
+changes (its bring-ups and WireGuard's name their daemon's version, as a technique driving a
+built daemon records it, so the versions are read and named too). Times the whole command
 (load, change-point search, terminal table, HTML page with figures) and the search alone, wall
 and CPU (the machine may be shared; CPU seconds are what scale), and the search of one series of
 10 000 runs flat, with one step, and with a step every 500 runs (what pruning is worth). Checks
@@ -29,12 +31,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine, publish  # noqa: E402
 
 from vpnbench import trend  # noqa: E402
-from vpnbench.records import Cell, HostFacts, Run  # noqa: E402
+from vpnbench.records import Bringup, Cell, HostFacts, Run  # noqa: E402
 from vpnbench.store import T, Store  # noqa: E402
 
 TECHNIQUES = {"baseline": 9.0e9, "wireguard": 1.2e9, "ipsec": 1.5e9, "openvpn": 4.0e8}
 IMPAIRMENTS = ("ideal", "delay_10ms", "delay_50ms", "loss_1pct", "rate_1g")
 REPETITIONS = 3
+# The negotiated record of the techniques that name their daemon's build (daemon_version.py), by
+# the run's OpenVPN version.
+DAEMONS = {
+    "wireguard": lambda _: {"cipher": "chacha20poly1305", "implementation": "wireguard-go", "version": "0.0.20220316",
+                            "build": {"source": "debian", "package": "wireguard-go", "version": "0.0.20220316-1+b6",
+                                      "architecture": "amd64"}},
+    "openvpn": lambda version: {"cipher": "AES-256-GCM", "implementation": "openvpn", "version": version,
+                                "build": {"source": "debian", "package": "openvpn", "version": f"{version}-1",
+                                          "architecture": "amd64"}},
+}
 
 
 def write_history(path: Path, runs: int) -> None:
@@ -52,18 +64,24 @@ def write_history(path: Path, runs: int) -> None:
             version = "2.6.3" if index < runs * 0.7 else "2.6.9"
             for role in ("client", "server"):
                 store.save_host_facts(HostFacts(run_id, role, {"kernel": "6.1.0", "versions": {"openvpn": version}}))
-            rows = []
-            for technique, level in TECHNIQUES.items():
+            bringups, rows = [], []
+            for number, (technique, level) in enumerate(TECHNIQUES.items()):
+                bringup_id = index * len(TECHNIQUES) + number + 1
+                ran = DAEMONS[technique](version) if technique in DAEMONS else {}
+                bringups.append(store._encode(Bringup(run_id, technique, technique, "userspace", started,
+                                                      negotiated=ran, id=bringup_id)))
                 for impairment in IMPAIRMENTS:
                     stepped = technique == "openvpn" and impairment == "ideal" and index >= runs * 0.7
                     mean = level * 0.9 if stepped else level
                     for repetition in range(REPETITIONS):
                         cell = Cell(run_id, "nightly", f"{technique}/{impairment}/tcp/{repetition}", technique, {},
                                     impairment, {}, "tcp", "tcp", {"kind": "tcp"}, repetition, started, status="ok",
-                                    metrics={"throughput_bps": rng.gauss(mean, mean * 0.03)}, finished_at=started)
+                                    metrics={"throughput_bps": rng.gauss(mean, mean * 0.03)}, finished_at=started,
+                                    bringup_id=bringup_id)
                         row = store._encode(cell)
                         del row["id"]
                         rows.append(row)
+            conn.execute(T["bringups"].insert(), bringups)
             conn.execute(T["cells"].insert(), rows)
     store.close()
 
@@ -150,7 +168,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = ["| runs | series | change points | code | `vpnbench trend` with the page: wall (s) | its CPU (s) "
             "| search alone: wall (s) | its CPU (s) |", "| ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
-    checked = "not checked"
+    checked, version_named = "not checked", "not checked"
     with tempfile.TemporaryDirectory() as tmp:
         sources = {"this": Path(__file__).resolve().parent.parent / "src"}
         if args.before:
@@ -168,6 +186,8 @@ def main() -> None:
                 history = trend.load_history(store, "nightly")
                 store.close()
                 checked = "the same" if same_as_jumpavg(history) else "**different**"
+                named = [c.version_change for t in trend.trends(history) for c in t.changes]
+                version_named = "names" if named == ["openvpn 2.6.3 (debian) → 2.6.9 (debian)"] else "**does not name**"
         single = ["| one series of 10 000 runs | " + " | ".join(f"{name}: search CPU (s)" for name in sources) + " |",
                   "| --- |" + " ---: |" * len(sources)]
         for shape in ("flat", "one step", "a step every 500"):
@@ -177,7 +197,9 @@ def main() -> None:
     publish("trend", f"{machine('trend.py' + (f' --before {args.before}' if args.before else ''))}.\n\n"
             + "\n".join(rows) + "\n\n" + "\n".join(single) + "\n\nOne step (−10 % OpenVPN TCP without "
             "impairment, with an OpenVPN version change) is injected at 70 % of each history; the expected count "
-            f"of change points is 1. The groups of the 1 000-run history's stepped series and a flat one are {checked} "
+            f"of change points is 1, and this code's change point {version_named} OpenVPN's version change "
+            "(its bring-ups and WireGuard's name their daemon's version). The groups of the 1 000-run history's "
+            f"stepped series and a flat one are {checked} "
             "as jumpavg's `classify` finds. \"Search alone\" is `trend.trends` over the loaded history: lining the "
             "cells up into series, the search, the levels. CPU counts every process of the command or search (one "
             "per core for long histories). Before jumpavg's `classify` was replaced (2026-11-24): 23.7 s for 1 000 runs of 6 "

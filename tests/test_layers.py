@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYERS: list[tuple[str, list[str]]] = [
     ("foundation", ["vpnbench", "vpnbench.errors", "vpnbench.params", "vpnbench.units", "vpnbench.resources",
                     "vpnbench.tools", "vpnbench.safe_files", "vpnbench.sysctls", "vpnbench.lifetime",
-                    "vpnbench.figure_scale", "vpnbench.terminal_text",
+                    "vpnbench.figure_scale", "vpnbench.terminal_text", "vpnbench.daemon_version",
                     "vpnbench.impair"]),  # the impairment as data; its runtime is impair.backends (parts)
     ("store", ["vpnbench.store", "vpnbench.records", "vpnbench.migrations", "vpnbench.live", "vpnbench.series_codec",
                "vpnbench.db_url"]),

@@ -266,12 +266,14 @@ MAX_SENTENCES = 30
 
 
 def cmd_compare(runs: list[str], output: str | None) -> int:
-    from vpnbench.compare import terminal_table, write_compare
+    from vpnbench.compare import terminal_table, version_lines, write_compare
 
     sources, rows = write_compare(runs, Path(output) if output else None)
     for source in sources:
         console.print(plain(source.title))
     console.print(terminal_table(sources, rows))
+    for line in version_lines(rows):
+        console.print(plain(line))
     sentences = [row.sentence for row in rows if row.sentence]
     for sentence in sentences[:MAX_SENTENCES]:
         console.print(plain(sentence))
@@ -444,7 +446,7 @@ def min_change_share(text: str | None) -> float | None:
 
 
 def cmd_trend(db: str, campaign: str, output: str | None, min_change: str | None = None) -> int:
-    from rich.table import Table
+    from rich.table import Column, Table
 
     from vpnbench import trend
     from vpnbench.store import Store, missing_file
@@ -459,7 +461,8 @@ def cmd_trend(db: str, campaign: str, output: str | None, min_change: str | None
     finally:
         store.close()
     found = trend.trends(history, threshold)
-    table = Table("testbed", "technique", "measurement", "impairment", "metric", "runs", "latest", "change points",
+    # Folded, never cut: a version is read whole (a Go pseudo-version is 34 characters).
+    table = Table(*(Column(name, overflow="fold") for name in trend.SUMMARY_COLUMNS),
                   title=f"{plain(campaign)}: {len(history.runs)} runs")
     for row in trend.summary_rows(found):
         table.add_row(*map(plain, row))

@@ -4,6 +4,7 @@ here" is one line: each run's mean, its ratio to the first run, and each run's o
 against its baseline (stats.relative_cost, as the report shows it)."""
 
 import dataclasses
+import functools
 import math
 from importlib import resources as package_files
 from pathlib import Path
@@ -13,6 +14,7 @@ import pandas as pd
 from rich.table import Table
 
 from vpnbench.analysis import metric_frame
+from vpnbench.daemon_version import DaemonVersion, ran_version, version_change
 from vpnbench.errors import UserError
 from vpnbench.hostfacts import summary_line
 from vpnbench.records import Cell, Run
@@ -42,6 +44,16 @@ class Source:
         found = self.run.environment.get("testbed", {})
         return found.get("name") or found.get("kind", "")
 
+    @functools.cached_property
+    def versions(self) -> dict[str, DaemonVersion]:
+        """Technique label -> the daemon version its bring-ups ran (the last one that says)."""
+        found = {}
+        for cell in self.cells:
+            ran = ran_version(cell.negotiated)
+            if ran is not None:
+                found[cell.technique] = ran
+        return found
+
     @property
     def title(self) -> str:
         where = f"{self.db}#" if isinstance(self.db, str) else f"{self.db.name}:"
@@ -58,6 +70,8 @@ class Row:
     vs_first: list[str]  # per source: its mean / the first source's
     costs: list[str]  # per source: against that run's baseline ("0.41 ×", "+0.6 ms")
     sentence: str
+    versions: list[str] = dataclasses.field(default_factory=list)  # per source: the daemon that ran, "–" where none
+    version_change: str = ""  # "version changed: A → B" where the runs ran the technique at other versions
 
 
 def split_source(text: str) -> tuple[Path | str, str | None]:
@@ -116,12 +130,33 @@ def compare_rows(sources: list[Source]) -> list[Row]:
             continue
         label, technique, impairment, metric = key
         cost = [c.get((technique, impairment, metric, label)) for c in costs]
+        ran = [source.versions.get(technique) if value is not None else None
+               for source, value in zip(sources, values)]
         rows.append(Row(label, technique, impairment, metric, [_mean_text(metric, v) for v in values],
                         [ratio_text(v / values[0]) if v is not None and values[0] else "–" for v in values],
                         [c["headline"] if c else "–" for c in cost],
                         _sentence(sources, technique, impairment, f"{label} {metric}", cost)
-                        if not metric.endswith("_cpu_pct") else ""))
+                        if not metric.endswith("_cpu_pct") else "",
+                        [r.label if r else "–" for r in ran], versions_changed(ran)))
     return rows
+
+
+def versions_changed(ran: list[DaemonVersion | None]) -> str:
+    """'version changed: A → B' over the runs that name a version, each change once in run order."""
+    named = [r for r in ran if r is not None]
+    steps = [version_change(a, b) for a, b in zip(named, named[1:])]
+    steps = [step for step in steps if step]
+    return "version changed: " + ", then ".join(steps) if steps else ""
+
+
+def version_lines(rows: list[Row]) -> list[str]:
+    """'wireguard-go: version changed: A → B', once per technique whose runs ran other versions."""
+    return list(dict.fromkeys(f"{row.technique}: {row.version_change}" for row in rows if row.version_change))
+
+
+def any_version(rows: list[Row]) -> bool:
+    """Whether a version column is worth its width: some technique compared ran a built daemon."""
+    return any(v != "–" for row in rows for v in row.versions)
 
 
 def _headline_frame(cells: list[Cell]) -> pd.DataFrame:
@@ -167,7 +202,8 @@ def _finite(value) -> bool:
 def render_compare(sources: list[Source], rows: list[Row], warnings: list[str] = ()) -> str:
     template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
         package_files.files("vpnbench.report").joinpath("compare.html.j2").read_text())
-    return template.render(sources=sources, rows=rows, warnings=list(warnings))
+    return template.render(sources=sources, rows=rows, warnings=list(warnings), versioned=any_version(rows),
+                           version_lines=version_lines(rows))
 
 
 def write_compare(texts: list[str], out: Path | None, warnings: list[str] = ()) -> tuple[list[Source], list[Row]]:
@@ -193,7 +229,10 @@ def terminal_table(sources: list[Source], rows: list[Row]):
         table.add_column(f"{source.name}/{sources[0].name}", justify="right")
     for source in sources:
         table.add_column(f"{source.name} vs baseline", justify="right")
+    versioned = any_version(rows)
+    for source in sources if versioned else ():
+        table.add_column(f"{source.name} version", overflow="fold")  # read whole, never cut
     for row in rows:
         table.add_row(*map(plain, (row.measurement_label, row.technique, row.impairment, row.metric, *row.means,
-                                   *row.vs_first[1:], *row.costs)))
+                                   *row.vs_first[1:], *row.costs, *(row.versions if versioned else ()))))
     return table

@@ -553,6 +553,21 @@ class Store:
         metrics = json.loads("[" + ",".join(row[5] for row in rows) + "]")
         return [(*row[:5], found) for row, found in zip(rows, metrics)]
 
+    def versioned_bringups(self, campaign: str) -> list[tuple[str, str, dict]]:
+        """(run_id, technique, negotiated) of every bring-up of a campaign's runs whose negotiated
+        record names a version (a built daemon's, daemon_version.py), in the order they were made.
+        The text is matched before it is decoded: most bring-ups (the baseline, kernel paths) name
+        none, and `trend` reads tens of thousands."""
+        bringups, runs = T["bringups"], T["runs"]
+        query = (sa.select(bringups.c.run_id, bringups.c.technique, bringups.c.negotiated)
+                 .join(runs, runs.c.run_id == bringups.c.run_id)
+                 .where(runs.c.campaign == campaign, bringups.c.negotiated.like('%"version"%'))
+                 .order_by(bringups.c.id))
+        with self._tx() as conn:
+            rows = conn.execute(query).all()
+        records = json.loads("[" + ",".join(row[2] for row in rows) + "]")  # one decoding, as cell_metrics
+        return [(run_id, technique, record) for (run_id, technique, _), record in zip(rows, records)]
+
     def raw_outputs(self, cell_id: int) -> dict[str, str]:
         table = T["raw_outputs"]
         rows = self._rows(sa.select(table.c.name, table.c.text).where(table.c.cell_id == cell_id))

@@ -5,7 +5,9 @@ testbed, technique, impairment, measurement and headline metric this lines the r
 time and splits them into groups of one mean each with jumpavg, FD.io CSIT's trending
 library: the split of least description length (a new group costs bits, so noise alone does
 not open one). Each group boundary is a change point, a regression or a progression by the
-metric's direction, reported with the host facts and tool versions that changed at that run.
+metric's direction, reported with the host facts and tool versions that changed at that run,
+and, where the series' technique ran a built daemon (daemon_version.py), its version change
+("wireguard-go 0.0.20220316 (debian) → 0.0.0-20260522210424-ecfc5a8d5446 (go1.27.3)").
 
 A boundary is told as a change point only with support and size (`shown_levels`): at least
 MIN_SUPPORT runs on each side and a step beyond twice the runs' own noise, or beyond a share
@@ -23,9 +25,10 @@ import io
 import math
 import os
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 
+from vpnbench.daemon_version import DaemonVersion, in_turn, ran_version, version_change
 from vpnbench.errors import UserError
 from vpnbench.figure_scale import apply_scale_rule
 from vpnbench.records import HostFacts, Run
@@ -87,6 +90,7 @@ class ChangePoint:
     after: float
     kind: str  # "regression" or "progression"
     changed: list[str]  # the facts that differ from the run before: "server versions.openvpn: 2.6.3 -> 2.6.9"
+    version_change: str = ""  # the technique's daemon across the change: "wireguard-go 0.0.20220316 (debian) → …"
 
     @property
     def relative(self) -> float:
@@ -100,6 +104,7 @@ class Trend:
     segments: list[Segment]  # its levels: runs between two change points
     changes: list[ChangePoint]
     note: str = ""  # "too few runs to tell", or why the series was not searched
+    versions: list[DaemonVersion] = dataclasses.field(default_factory=list)  # the daemon versions its runs ran, in turn
 
 
 @dataclasses.dataclass
@@ -110,6 +115,8 @@ class History:
     runs: list[Run]
     cells: dict[str, list[tuple]]  # run id -> its finished cells, as Store.cell_metrics reads them
     facts: dict[str, dict[str, str]]  # run id -> flattened stable facts of every host
+    # (run id, technique) -> the daemon version it ran, for techniques that drive a built daemon
+    versions: dict[tuple[str, str], DaemonVersion] = dataclasses.field(default_factory=dict)
 
 
 class Unsearchable(ValueError):
@@ -489,13 +496,34 @@ def trends(history: History, min_change: float | None = None) -> list[Trend]:
             found.append(Trend(key, points, [], [], unsearchable))
             continue
         levels, note = shown_levels(points, groups, min_change)
+        ran = [history.versions.get((point.run_id, key.technique)) for point in points] if history.versions else []
         changes = [ChangePoint(key, points[seg.first].run_id, points[seg.first].started_at, prev.mean, seg.mean,
                                change_kind(prev.mean, seg.mean, key.metric),
                                changed_facts(history.facts.get(points[prev.last].run_id, {}),
-                                             history.facts.get(points[seg.first].run_id, {})))
+                                             history.facts.get(points[seg.first].run_id, {})),
+                               version_across(ran, seg.first) if ran else "")
                    for prev, seg in zip(levels, levels[1:])]
-        found.append(Trend(key, points, levels, changes, note))
+        found.append(Trend(key, points, levels, changes, note, versions_in_turn(ran)))
     return found
+
+
+def version_across(ran: list[DaemonVersion | None], first: int) -> str:
+    """The version change at a change point (the run `first`), or '': the version most of the
+    MIN_SUPPORT runs before it ran against the one most of the MIN_SUPPORT runs from it ran, so
+    that a step the search places a run off the upgrade is still named, and an upgrade long before
+    the step is not."""
+    before = Counter(r for r in ran[max(0, first - MIN_SUPPORT):first] if r is not None).most_common(1)
+    after = Counter(r for r in ran[first:first + MIN_SUPPORT] if r is not None).most_common(1)
+    return version_change(before[0][0], after[0][0]) if before and after else ""
+
+
+def versions_in_turn(ran: list[DaemonVersion | None]) -> list[DaemonVersion]:
+    """The versions a series' runs ran, each where it began (a run without one left out)."""
+    turns: list[DaemonVersion] = []
+    for version in ran:
+        if version is not None and (not turns or turns[-1] != version):
+            turns.append(version)
+    return turns
 
 
 # A long history's searches go to one process per core: they are independent, some 25 µs of
@@ -574,7 +602,10 @@ def load_history(store, campaign: str) -> History:
     for cell in store.cell_metrics(campaign):
         cells[cell[0]].append(cell)
     host_facts = store.campaign_host_facts(campaign)
-    return History(campaign, runs, cells, {run.run_id: run_facts(run, host_facts.get(run.run_id, [])) for run in runs})
+    versions = {(run_id, technique): found for run_id, technique, negotiated in store.versioned_bringups(campaign)
+                if (found := ran_version(negotiated)) is not None}
+    return History(campaign, runs, cells, {run.run_id: run_facts(run, host_facts.get(run.run_id, [])) for run in runs},
+                   versions)
 
 
 def fmt_value(metric: str, value: float) -> str:
@@ -583,17 +614,42 @@ def fmt_value(metric: str, value: float) -> str:
     return f"{value:.4g}"
 
 
+SUMMARY_COLUMNS = ("testbed", "technique", "version", "measurement", "impairment", "metric", "runs", "latest",
+                   "change points")
+SHOWN_VERSIONS = 3  # the newest versions a series' row names; older ones as "…"
+
+
 def summary_rows(found: list[Trend]) -> list[list[str]]:
-    """One row per series: runs, the latest mean, and its change points (or why there are none)."""
+    """One row per series (SUMMARY_COLUMNS): the versions its daemon ran in turn, runs, the latest
+    mean, and its change points, each with the version change and facts that came with it (or why
+    there are none)."""
     rows = []
     for trend in found:
-        changes = "; ".join(f"{c.kind} at {c.started_at[:16]} ({c.relative:+.1%})"
-                            + (f": {', '.join(c.changed[:3])}" if c.changed else "") for c in trend.changes)
+        changes = "; ".join(change_text(trend, change) for change in trend.changes)
         said = "; ".join(part for part in (changes, trend.note) if part) or "none"
-        rows.append([trend.key.testbed, trend.key.technique, trend.key.measurement, trend.key.impairment,
-                     trend.key.metric, str(len(trend.points)), fmt_value(trend.key.metric, trend.points[-1].mean),
-                     said])
+        rows.append([trend.key.testbed, trend.key.technique, versions_text(trend) or "–", trend.key.measurement,
+                     trend.key.impairment, trend.key.metric, str(len(trend.points)),
+                     fmt_value(trend.key.metric, trend.points[-1].mean), said])
     return rows
+
+
+def change_text(trend: Trend, change: ChangePoint) -> str:
+    """'progression at run 7 (2026-03-08T02:00, +700.0%): wireguard-go 0.0.20220316 (debian) → …,
+    server kernel: …': the version change first, then up to three facts that changed."""
+    came_with = ([change.version_change] if change.version_change else []) + change.changed[:3]
+    return (f"{change.kind} at run {trend_index(trend, change) + 1} ({change.started_at[:16]}, {change.relative:+.1%})"
+            + (f": {', '.join(came_with)}" if came_with else ""))
+
+
+def versions_text(trend: Trend, most: int = SHOWN_VERSIONS) -> str:
+    """The versions a series' runs ran in turn, the newest `most` of them ("… → A → B")."""
+    shown = in_turn(trend.versions[-most:])
+    return f"… → {shown}" if len(trend.versions) > most else shown
+
+
+def trend_index(trend: Trend, change: ChangePoint) -> int:
+    """The change's run, as its place in the series' runs (0 for the first)."""
+    return next(number for number, point in enumerate(trend.points) if point.run_id == change.run_id)
 
 
 def _when(iso: str) -> datetime.datetime:
@@ -677,8 +733,11 @@ table{border-collapse:collapse;font-size:.85rem}td,th{border:1px solid #ccc;padd
 <th>metric</th><th>change</th><th>what changed at that run</th></tr>
 {% for c in changes %}<tr class="{{ c.kind }}"><td>{{ c.started_at[:16] }} ({{ c.run_id }})</td><td>{{ c.key.testbed }}</td>
 <td>{{ c.key.technique }}</td><td>{{ c.key.measurement }}</td><td>{{ c.key.impairment }}</td><td>{{ c.key.metric }}</td>
-<td>{{ c.kind }} {{ "%+.1f"|format(c.relative * 100) }} %</td><td>{{ c.changed|join("; ") or "no recorded fact" }}</td></tr>
+<td>{{ c.kind }} {{ "%+.1f"|format(c.relative * 100) }} %</td><td>{% if c.version_change %}<b class="version-change">{{ c.version_change }}</b>{% if c.changed %}; {% endif %}{% endif %}{{ c.changed|join("; ") or ("" if c.version_change else "no recorded fact") }}</td></tr>
 {% endfor %}</table>{% else %}<p>No change point: no series moved beyond its runs' noise.</p>{% endif %}
+{% if versioned %}<h2>Versions</h2><table id="versions"><tr><th>testbed</th><th>technique</th><th>the versions its runs ran, in turn</th></tr>
+{% for t in versioned %}<tr><td>{{ t.key.testbed }}</td><td>{{ t.key.technique }}</td><td>{{ versions_text(t, 20) }}</td></tr>
+{% endfor %}</table>{% endif %}
 {% if notes %}<ul>{% for t in notes %}<li>{{ t.key.title }} ({{ t.key.technique }}): {{ t.note }}</li>{% endfor %}</ul>{% endif %}
 <h2>Figures</h2>{% for title, svg in figures %}<section><h3>{{ title }}</h3>{{ svg|safe }}</section>{% endfor %}
 </body></html>"""
@@ -696,4 +755,5 @@ def render_html(history: History, found: list[Trend]) -> str:
     return jinja2.Environment(autoescape=True).from_string(PAGE).render(
         campaign=history.campaign, runs=len(history.runs), first=history.runs[0].started_at[:10],
         last=history.runs[-1].started_at[:10], changes=changes, figures=figures,
-        notes=[trend for trend in found if trend.note])
+        notes=[trend for trend in found if trend.note], versions_text=versions_text,
+        versioned=list({(t.key.testbed, t.key.technique): t for t in found if t.versions}.values()))

@@ -15,6 +15,7 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
+from vpnbench.daemon_version import ran_version
 from vpnbench.errors import UserError
 from vpnbench.hostfacts import summary_line
 from vpnbench.measure import MEASUREMENTS
@@ -88,6 +89,7 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
                     for number, label in enumerate(dict.fromkeys(c.measurement_label for c in cells), start=1)]
     scaling = _scaling_figures(canvas, summary, cells, entries)
     found = answers.warnings
+    techniques = _technique_rows(cells)
     environment = _Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
                                lstrip_blocks=True)
     environment.filters["timestamp"] = timestamp
@@ -96,7 +98,8 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
                            hosts=_host_rows(host_facts, cells), baseline=baseline,
                            warnings=[w for w in found if w.code not in NOTES],
                            notes=[w for w in found if w.code in NOTES], scaling=scaling,
-                           techniques=_technique_rows(cells), measurements=measurements,
+                           techniques=techniques, versioned=any(t["version"] for t in techniques),
+                           measurements=measurements,
                            failed=[c for c in cells if c.status in ("failed", "running")],
                            failed_bringups=[b for b in bringups_of(cells) if b.error and b.backend != "none"],
                            n_ok=sum(c.ok for c in cells), n_cells=sum(not _unavailable(c) for c in cells),
@@ -162,7 +165,8 @@ def _host_rows(host_facts: list[HostFacts], cells: list[Cell]) -> list[dict]:
 
 def _technique_rows(cells: list[Cell]) -> list[dict]:
     """A row per technique. What its ends negotiated reads as one line (the technique's `agreed`)
-    with its warnings as a badge, the whole record behind a toggle; a technique this machine
+    with its warnings as a badge, the whole record behind a toggle; the daemon's implementation
+    and version, where a built daemon ran (its build record in the toggle); a technique this machine
     cannot run says "unavailable here" and why, in no failure's colour: nothing failed."""
     rows = []
     for technique in dict.fromkeys(c.technique for c in cells):
@@ -171,9 +175,11 @@ def _technique_rows(cells: list[Cell]) -> list[dict]:
         bringups = bringups_of(mine)
         negotiated = mine[0].negotiated
         known = TECHNIQUES.get(mine[0].technique_params.get("kind"))
+        ran = next(filter(None, (ran_version(b.negotiated) for b in reversed(bringups))), None)
         rows.append({"technique": technique, "kind": mine[0].technique_params.get("kind", ""),
                      "params": ", ".join(f"{k}={v}" for k, v in params.items()),
                      "backend": bringups[-1].backend if bringups else "–",
+                     "version": ran.label if ran else "", "build": ran.details_text if ran else "",
                      "wire_check": mine[0].wire_check,
                      "agreed": known.agreed(negotiated) if known else "",
                      "negotiated_warnings": negotiated_warnings(negotiated),
