@@ -5,7 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 # The kernel VM's accelerator: auto (KVM when a probe boot proves it works here, else TCG), kvm, tcg.
 ACCEL ?= auto
+# A rustup toolchain when there is one, else the distribution's cargo (/usr/bin): both build the
+# crates offline from vendor/ (.cargo/config.toml), with the lock files as they are (--locked).
 export PATH := $(HOME)/.cargo/bin:$(PATH)
+CARGO_FLAGS := --release --offline --locked
 
 .PHONY: all deps demo lint test test-host test-kernel test-unit bench clean
 
@@ -32,10 +35,10 @@ bytecode: $(BIN)/vpnbench
 	@$(BIN)/python -m compileall -q src
 
 linkem-build:
-	@cargo build -q --release --manifest-path linkem/Cargo.toml
+	@cargo build -q $(CARGO_FLAGS) --manifest-path linkem/Cargo.toml
 
 gen-build:
-	@cargo build -q --release --manifest-path gen/Cargo.toml
+	@cargo build -q $(CARGO_FLAGS) --manifest-path gen/Cargo.toml
 
 demo: deps
 	$(BIN)/vpnbench demo
@@ -47,9 +50,9 @@ test: lint test-host test-kernel
 lint: deps
 	$(BIN)/ruff check .
 
-test-host: deps kernel-deps browser-deps
-	cargo test -q --release --manifest-path linkem/Cargo.toml
-	cargo test -q --release --manifest-path gen/Cargo.toml
+test-host: deps kernel-deps browser-deps cargo-deps
+	cargo test -q $(CARGO_FLAGS) --manifest-path linkem/Cargo.toml
+	cargo test -q $(CARGO_FLAGS) --manifest-path gen/Cargo.toml
 	$(BIN)/python -m pytest -q -m "not vmtestbed" --durations=25 tests
 
 # Tests marked `vm`, inside a QEMU VM booting the distribution kernel (netem, kernel
@@ -58,12 +61,15 @@ test-kernel: deps kernel-deps
 	flock /run/vpnbench-tests.lock $(BIN)/python -m vpnbench.kernelvm --timeout 1500 --accel $(ACCEL) -- $(BIN)/python -m pytest -q --color=no -p no:cacheprovider -m vm --durations=15 tests
 	$(BIN)/python -m pytest -q -m vmtestbed --durations=10 tests
 
-.PHONY: kernel-deps browser-deps
+.PHONY: kernel-deps browser-deps cargo-deps
 kernel-deps:
 	@scripts/install-deps.sh kernel
 
 browser-deps:
 	@scripts/install-deps.sh browser
+
+cargo-deps:
+	@scripts/install-deps.sh cargo
 
 test-unit: deps
 	$(BIN)/python -m pytest -q tests -m "not netns"

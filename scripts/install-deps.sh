@@ -4,6 +4,8 @@
 #   scripts/install-deps.sh          what runs campaigns (make demo, make test)
 #   scripts/install-deps.sh kernel   plus the kernel VM (make test-kernel)
 #   scripts/install-deps.sh browser  plus headless Chromium (the report test opens the report in it)
+#   scripts/install-deps.sh cargo    plus Debian's own cargo and rustc beside a rustup one (the suite
+#                                    builds linkem and gen with them, as a stock Debian 12 does)
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
 
@@ -61,7 +63,11 @@ if [ ! -x "$LIBRESWAN/usr/libexec/ipsec/pluto" ] || ! command -v certutil >/dev/
    || ldd "$LIBRESWAN/usr/libexec/ipsec/pluto" 2>/dev/null | grep -q 'not found'; then
   missing+=("${LIBRESWAN_LIBS[@]}")
 fi
+# Debian's cargo (1.65, rustc 1.63) builds linkem and gen offline from vendor/ when there is no rustup.
 command -v cargo >/dev/null 2>&1 || [ -x "$HOME/.cargo/bin/cargo" ] || missing+=(cargo)
+if [ "${1:-}" = cargo ]; then
+  [ -x /usr/bin/cargo ] && [ -x /usr/bin/rustc ] || missing+=(cargo rustc)
+fi
 # PostgreSQL: the tests start a server of their own (initdb in a temporary directory) to check
 # --db postgresql://…; Debian keeps its binaries off PATH. It also brings libpq, which psycopg loads.
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)

@@ -256,9 +256,10 @@ def checkout_without_gen(into: Path) -> Path:
     """vpnbench's source and gen's, no gen built: each host builds its own with its cargo."""
     ignore = shutil.ignore_patterns("__pycache__", "target")
     shutil.copytree(REPO / "src", into / "src", ignore=ignore)
-    for name in ("Cargo.toml", "Cargo.lock", "src"):
-        copy = shutil.copytree if (REPO / "gen" / name).is_dir() else shutil.copy
-        copy(REPO / "gen" / name, into / "gen" / name)
+    (into / ".cargo").mkdir()
+    for name in ("gen/Cargo.toml", "gen/Cargo.lock", "gen/src", ".cargo/config.toml", "vendor"):
+        copy = shutil.copytree if (REPO / name).is_dir() else shutil.copy
+        copy(REPO / name, into / name)
     return into / "src"
 
 

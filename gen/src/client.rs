@@ -44,7 +44,7 @@ pub fn run(a: ClientArgs) -> Result<i32, String> {
         .send(&format!("DONE secs={}{sent}", a.duration))
         .and_then(|_| line.recv(a.duration.min(60.0) + 15.0, "RESULT"))
         .and_then(|l| l.strip_prefix("RESULT ").map(str::to_string).ok_or_else(|| format!("expected RESULT, got {:?}", l)));
-    let boot_same = ready.get("boot").is_some_and(|b| !b.is_empty() && *b == control::boot_id());
+    let boot_same = ready.get("boot").map_or(false, |b| !b.is_empty() && *b == control::boot_id());
     let (receiver, error) = match received {
         Ok(doc) => (doc, None),
         Err(e) => ("null".to_string(), Some(e)),

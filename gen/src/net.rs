@@ -3,7 +3,7 @@
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 pub const SOL_UDP: libc::c_int = 17;
 pub const UDP_SEGMENT: libc::c_int = 103;

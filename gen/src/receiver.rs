@@ -13,7 +13,7 @@ use crate::net::{self, RecvBatch};
 use crate::track::{Arrival, StreamTrack};
 use crate::wire;
 use std::collections::BTreeMap;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::io::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -125,9 +125,12 @@ fn interval_index(shared: &Shared, rx_ns: u64) -> usize {
 
 /// One datagram: its stream's accounting and its interval's; returns its one-way delay (ns).
 fn account(st: &mut RecvStats, streams: u32, index: usize, data: &[u8], rx_ns: u64) -> u64 {
-    let Some(h) = wire::read(data) else {
-        st.foreign += 1;
-        return 0;
+    let h = match wire::read(data) {
+        Some(h) => h,
+        None => {
+            st.foreign += 1;
+            return 0;
+        }
     };
     if h.stream >= streams {
         st.unexpected += 1;

@@ -5,7 +5,7 @@ use crate::net::{self, SendBatch};
 use crate::pacing::{self, TokenBucket};
 use crate::wire::{self, Header};
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
+use std::os::unix::io::AsRawFd;
 
 pub struct SendPlan {
     pub target: SocketAddr,

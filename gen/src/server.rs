@@ -48,9 +48,12 @@ fn first_client(l: &TcpListener, a: &ServerArgs, token: Option<&str>) -> Result<
         let mut line = Line::new(accept(l, deadline, a.accept_timeout)?, control::MAX_REQUEST).map_err(|e| e.to_string())?;
         let left = deadline.saturating_duration_since(Instant::now()).as_secs_f64().clamp(0.5, HELLO_WAIT_S);
         let hello = line.recv(left, "HELLO").and_then(|text| control::parse(&text, "HELLO"));
-        let Some(token) = token else { return hello.map(|kv| (line, kv)) };
+        let token = match token {
+            Some(token) => token,
+            None => return hello.map(|kv| (line, kv)),
+        };
         let refusal = match hello {
-            Ok(kv) if kv.get("token").is_some_and(|t| control::same_token(t, token)) => return Ok((line, kv)),
+            Ok(kv) if kv.get("token").map_or(false, |t| control::same_token(t, token)) => return Ok((line, kv)),
             Ok(_) => "a HELLO without this run's token".to_string(),
             Err(e) => e,
         };
@@ -194,7 +197,8 @@ mod tests {
                     accepted += 1;
                     assert!(s.interval >= args::INTERVAL_S.0 && s.interval <= args::INTERVAL_S.1, "{line}");
                     assert!(s.duration >= args::DURATION_S.0 && s.duration <= args::DURATION_S.1, "{line}");
-                    assert!((s.interval * 1e9) as u64 > 0 && Duration::try_from_secs_f64(s.duration).is_ok());
+                    // from_secs_f64 panics on a value a Duration cannot hold
+                    assert!((s.interval * 1e9) as u64 > 0 && Duration::from_secs_f64(s.duration) > Duration::ZERO);
                 }
                 Err(e) => {
                     refused += 1;

@@ -12,7 +12,7 @@
 //! userspace as before.
 
 use std::io;
-use std::os::fd::RawFd;
+use std::os::unix::io::RawFd;
 
 const BPF_MAP_CREATE: libc::c_long = 0;
 const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;

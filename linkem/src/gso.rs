@@ -171,7 +171,7 @@ pub fn segment(buf: &[u8], mut alloc: impl FnMut(usize) -> Vec<u8>) -> Option<Ve
         return None;
     }
     let payload = &f[hdr_end..];
-    let nseg = payload.len().div_ceil(mss);
+    let nseg = (payload.len() + mss - 1) / mss;
     let mut out = Vec::with_capacity(nseg);
     let (seq0, id0) = if is_tcp {
         (
@@ -274,7 +274,8 @@ pub fn wire_len(buf: &[u8]) -> usize {
         None => return flen,
     };
     let pay = flen.saturating_sub(hdr);
-    let segs = pay.div_ceil(vh.gso_size as usize).max(1);
+    let gso = vh.gso_size as usize;
+    let segs = ((pay + gso - 1) / gso).max(1);
     pay + segs * hdr
 }
 

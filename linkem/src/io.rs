@@ -2,7 +2,7 @@
 
 use crate::gso::VNET_HDR_LEN;
 use std::io;
-use std::os::fd::RawFd;
+use std::os::unix::io::RawFd;
 
 pub const RX_BUF: usize = 65536 + 256 + VNET_HDR_LEN;
 pub const BATCH: usize = 64;
@@ -32,7 +32,7 @@ fn setopt(fd: RawFd, level: libc::c_int, name: libc::c_int, val: libc::c_int) ->
 }
 
 pub fn ifindex(name: &str) -> io::Result<i32> {
-    let c = std::ffi::CString::new(name).map_err(|_| io::Error::other("bad interface name"))?;
+    let c = std::ffi::CString::new(name).map_err(|_| io::Error::new(io::ErrorKind::Other, "bad interface name"))?;
     let idx = unsafe { libc::if_nametoindex(c.as_ptr()) };
     if idx == 0 {
         return Err(io::Error::last_os_error());

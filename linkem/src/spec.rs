@@ -125,9 +125,9 @@ impl Spec {
         // bytes in flight at `rate` over the delay
         let bytes = |rate: u64| rate as u128 * d / 1_000_000_000u128;
         let pkts = if self.rate == 0 {
-            DEFAULT_LIMIT as u128 + bytes(LINE_RATE).div_ceil(BDP_FRAME as u128)
+            DEFAULT_LIMIT as u128 + (bytes(LINE_RATE) + BDP_FRAME as u128 - 1) / BDP_FRAME as u128
         } else {
-            (2 * bytes(self.rate)).div_ceil(BDP_FRAME as u128).max(DEFAULT_LIMIT as u128)
+            ((2 * bytes(self.rate) + BDP_FRAME as u128 - 1) / BDP_FRAME as u128).max(DEFAULT_LIMIT as u128)
         };
         pkts.min(MAX_DEFAULT_LIMIT as u128) as u32
     }
@@ -245,7 +245,7 @@ pub fn parse_rate(s: &str) -> Option<u64> {
 
 /// tc's NEXT_IS_NUMBER(): next argument starts with a digit.
 fn is_number(s: Option<&&str>) -> bool {
-    s.map(|s| s.as_bytes().first().is_some_and(|c| c.is_ascii_digit()))
+    s.map(|s| s.as_bytes().first().map_or(false, |c| c.is_ascii_digit()))
         .unwrap_or(false)
 }
 
@@ -253,7 +253,7 @@ fn is_number(s: Option<&&str>) -> bool {
 fn is_signed_number(s: Option<&&str>) -> bool {
     s.map(|s| {
         let b = s.as_bytes();
-        b.first().is_some_and(|c| c.is_ascii_digit())
+        b.first().map_or(false, |c| c.is_ascii_digit())
             || (b.len() > 1 && b[0] == b'-' && b[1].is_ascii_digit())
     })
     .unwrap_or(false)

@@ -6,7 +6,7 @@ use crate::gso::{self, VNET_HDR_LEN};
 use crate::io::{self, BATCH, RX_BUF};
 use crate::netem::{Engine, Packet, Prng};
 use crate::spec::Spec;
-use std::os::fd::RawFd;
+use std::os::unix::io::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -207,7 +207,7 @@ impl Worker {
     /// benchmark asks for the userspace path (LINKEM_NO_FASTPATH=1, or
     /// LINKEM_FORCE_SEGMENT=1 which needs every frame in userspace).
     fn load_fast_path(&self, force_seg: bool) -> Option<FastPath> {
-        if force_seg || std::env::var_os("LINKEM_NO_FASTPATH").is_some_and(|v| v == "1") {
+        if force_seg || std::env::var_os("LINKEM_NO_FASTPATH").map_or(false, |v| v == "1") {
             return None;
         }
         match FastPath::load(self.rx_if, self.tx_if, self.rx) {
@@ -235,7 +235,7 @@ impl Worker {
         // even when the spec doesn't need it (the "one frame per wire packet"
         // packet path that AF_XDP, TAP without offloads or AF_PACKET without
         // PACKET_VNET_HDR would impose).
-        let force_seg = std::env::var_os("LINKEM_FORCE_SEGMENT").is_some_and(|v| v == "1");
+        let force_seg = std::env::var_os("LINKEM_FORCE_SEGMENT").map_or(false, |v| v == "1");
         let mut fast = self.load_fast_path(force_seg);
         let mut started = false;
         let mut pool = Pool { large: vec![], small: vec![] };

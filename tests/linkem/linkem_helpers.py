@@ -42,8 +42,9 @@ def linkem_bin():
     if shutil.which("cargo") is None and not BIN.exists():
         pytest.skip("cargo not found and linkem not built")
     cargo = shutil.which("cargo") or str(Path.home() / ".cargo/bin/cargo")
-    subprocess.run([cargo, "build", "--release", "--quiet", "--manifest-path", str(CRATE / "Cargo.toml")],
-                   check=True, timeout=600)
+    # in the checkout: cargo reads .cargo/config.toml (the vendored sources) where it runs
+    subprocess.run([cargo, "build", "--release", "--quiet", "--offline", "--locked", "--manifest-path",
+                    str(CRATE / "Cargo.toml")], check=True, timeout=600, cwd=ROOT)
     return str(BIN)
 
 

@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from importlib import resources as package_files
@@ -32,6 +33,8 @@ from vpnbench.techniques import TECHNIQUES
 from vpnbench.tools import TESTBED_PACKAGES, known_packages
 
 GEN_SOURCE = REPO_GEN.parents[2]  # gen/: the crate a host of another architecture builds
+# its dependencies' sources (cargo vendor) and the configuration that points cargo at them, beside it
+VENDORED = (".cargo/config.toml", "vendor")
 BASE_PACKAGES = {"sysctl": "procps", "unshare": "util-linux"}  # testbeds/ssh.py BASE_TOOLS beside TESTBED_PACKAGES
 
 
@@ -210,6 +213,23 @@ def summarize(events: list[dict], check: bool) -> Outcome:
     return Outcome(lines, len(changed), failed, len(seen))
 
 
+def pack_gen_source(archive: Path) -> None:
+    """gen/ without target/ (only what cargo reads) and, in the same places as here, the vendored
+    sources of its dependencies with the configuration pointing cargo at them, so the host builds
+    offline. One archive: Ansible's copy of a directory would take a round trip per file."""
+    def root_owned_source(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        if info.name == "./target":
+            return None
+        info.uid = info.gid = 0
+        info.uname = info.gname = "root"
+        return info
+
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(GEN_SOURCE, ".", filter=root_owned_source)
+        for name in VENDORED:
+            tar.add(GEN_SOURCE.parent / name, f"./{name}", filter=root_owned_source)
+
+
 def provision(inventory: str, check: bool = False, campaign=None, hosts: str | None = None,
               gen: list[str] = (), forks: int = 5, trust_new_host_keys: bool = False) -> tuple[Outcome, Needs]:
     import ansible_runner  # noqa: PLC0415 - only this command needs it (and it is slow to import)
@@ -223,9 +243,9 @@ def provision(inventory: str, check: bool = False, campaign=None, hosts: str | N
                         "`make` builds it, or give --gen ARCH=PATH")
     playbook = package_files.files("vpnbench.provision").joinpath("playbook.yml")
     with tempfile.TemporaryDirectory(prefix="vpnbench-provision-") as private:
-        source = Path(private) / "gen-source"
-        if needs.gen and GEN_SOURCE.joinpath("Cargo.toml").exists():  # without target/: only what cargo reads
-            shutil.copytree(GEN_SOURCE, source, ignore=lambda d, names: ["target"] if d == str(GEN_SOURCE) else [])
+        source = Path(private) / "gen-source.tar.gz"
+        if needs.gen and GEN_SOURCE.joinpath("Cargo.toml").exists():
+            pack_gen_source(source)
         extravars = {"vpnbench_packages": needs.packages, "vpnbench_sysctls": needs.sysctls,
                      "vpnbench_gen": binaries if needs.gen else {},
                      "vpnbench_gen_build": needs.gen and source.exists(), "vpnbench_gen_source": str(source),

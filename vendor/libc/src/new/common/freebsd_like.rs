@@ -1,0 +1,1 @@
+//! Interfaces common in FreeBSD-derived operating systems. This includes FreeBSD and DragonFlyBSD.

@@ -1,0 +1,1 @@
+//! Interfaces common in solaris-derived operating systems. This includes Solaris and Illumos.

@@ -1,0 +1,5 @@
+//! Cygwin libc.
+//!
+//! * Headers: <https://github.com/cygwin/cygwin/tree/main/winsup/cygwin/include>
+
+pub(crate) mod unistd;

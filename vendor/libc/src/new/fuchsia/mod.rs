@@ -1,0 +1,4 @@
+//! Fuschia libc.
+// FIXME(fuchsia): link to headers needed.
+
+pub(crate) mod unistd;

@@ -1,0 +1,4 @@
+//! RTEMS libc.
+// FIXME(nuttx): link to headers needed.
+
+pub(crate) mod unistd;

@@ -1,0 +1,5 @@
+//! Directory: `sys/`
+//!
+//! https://github.com/openbsd/src/tree/trunk/sys/sys
+
+pub(crate) mod ipc;

@@ -1,0 +1,3 @@
+//! Redox libc.
+//!
+//! * Headers: <https://gitlab.redox-os.org/redox-os/relibc>

@@ -1,0 +1,1 @@
+//! Fortanix SGX.

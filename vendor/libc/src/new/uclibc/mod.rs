@@ -1,0 +1,7 @@
+//! uClibc.
+//!
+//! * About: <https://uclibc.org/>
+//! * Headers: <https://github.com/kraj/uClibc> (mirror)
+
+pub(crate) mod pthread;
+pub(crate) mod unistd;

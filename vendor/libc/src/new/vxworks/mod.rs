@@ -1,0 +1,4 @@
+//! VxWorks libc.
+// FIXME(vxworks): link to headers needed.
+
+pub(crate) mod unistd;

@@ -1,0 +1,3 @@
+//! WASI libc.
+//!
+//! * Headers: <https://github.com/WebAssembly/wasi-libc>

@@ -1,0 +1,1 @@
+pub type wchar_t = i32;
