@@ -15,9 +15,14 @@ runs the program, never assumed from the controller).
 """
 
 import dataclasses
+import json
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator
+
+from vpnbench.hosts.arch import normalize
 
 PREFIX = Path("/opt/vpnbench")
 # tailscale and nebula need Go >= 1.27.3; the go command fetches this toolchain from the module
@@ -70,6 +75,12 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
            build_packages=("cmake", "libclang-dev", "libsodium-dev")),
 )}
 
+# Daemons teams ask about that vpnbench cannot install here, each with the reason (doctor shows them).
+NOT_INSTALLABLE = {
+    "zerotier": "no package in the registries vpnbench installs from (Debian has no zerotier-one; it is "
+                "neither a Go module nor a crate): ZeroTier ships only its own apt repository",
+}
+
 
 def recipe(name: str) -> Recipe:
     if name not in RECIPES:
@@ -115,11 +126,52 @@ def record_command(name: str, version: str | None = None) -> list[str]:
     return ["cat", record_path(name, chosen)]
 
 
-def missing_reason(name: str, version: str | None, where: str) -> str:
-    """Why a build is not usable on a host (`where` names it), and the one command that fixes it."""
+def missing_reason(name: str, version: str | None, where: str, record: dict | None = None,
+                   host_arch: str | None = None) -> str:
+    """Why a build is not usable on a host (`where` names it), and the one command that fixes it.
+    Given the build's record and the host's `uname -m`, a build for another architecture is the
+    reason (a build is never copied to a host of another architecture: it is built there)."""
     chosen = resolve(name, version)
+    mismatch = arch_mismatch(record, host_arch) if record and host_arch else None
+    if mismatch:
+        return (f"{where}: {mismatch}; build it on that host with `vpnbench doctor --install {name}@{chosen}`")
     if chosen == DEBIAN:
         package = recipe(name).debian_package
         return f"{where} lacks {name} (Debian): apt-get install {package}"
     return (f"{where} lacks {name} {chosen} ({prefix(name, chosen)}): build it there with "
             f"`vpnbench doctor --install {name}@{chosen}`")
+
+
+def arch_mismatch(record: dict, host_arch: str) -> str | None:
+    """Why a build (its BUILD.json) cannot run on a host whose `uname -m` is host_arch, or None."""
+    built_for = normalize(str(record.get("machine", "")))
+    if built_for == normalize(host_arch):
+        return None
+    return (f"{record.get('name', 'the')} {record.get('version', '')} was built for {built_for or 'an unrecorded architecture'}"
+            f" but the host is {normalize(host_arch)}")
+
+
+def installed(name: str, root: Path = PREFIX) -> dict[str, dict]:
+    """The builds of `name` on this machine, version -> its BUILD.json (those with a readable one)."""
+    found = {}
+    for path in sorted((root / name).glob("*/BUILD.json")):
+        try:
+            found[path.parent.name] = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def version_type(name: str):
+    """The type of a technique parameter naming a build of `name`: None (the pinned default, resolved
+    when used) or a version check_version accepts; anything else is refused in one line naming the
+    allowed values, before any host is touched. In a technique's Params:
+
+        version: builds.version_type("nebula") = None
+    """
+    def checked(version: str | None) -> str | None:
+        if version is not None:
+            recipe(name).check_version(version)
+        return version
+
+    return Annotated[str | None, AfterValidator(checked)]
