@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import stat
 import subprocess
 import tempfile
@@ -23,7 +24,7 @@ from pydantic import BaseModel
 
 from test_extension_points import PlainPad
 from vpnbench import builds
-from vpnbench.builds_install import (TEST_SET, InstallError, build_rows, failure_reason, go_command, go_switches, install,
+from vpnbench.builds_install import (TEST_SET, InstallError, build_rows, cargo_problem, failure_reason, go_command, go_switches, install,
                                      parse_targets)
 from vpnbench.campaign.spec import campaign_from_dict, technique_label
 from vpnbench.errors import UserError
@@ -138,6 +139,10 @@ def test_a_refused_go_module_is_the_proxys_own_reason_in_one_line():
     assert failure_reason(REFUSED_TAILSCALE) == (
         "the Go module proxy refused gvisor.dev/gvisor@v0.0.0-20260915211658-a6f909f08a72: "
         "This module version is not available.")
+    assert failure_reason(
+        "go: golang.zx2c4.com/wireguard@v1.0: module golang.zx2c4.com: reading https://proxy.golang.org/golang.zx2c4"
+        ".com/@v/list: 403 Forbidden\n\tserver response: This module version is not available.\n") == \
+        "the Go module proxy refused golang.zx2c4.com/wireguard@v1.0: This module version is not available."
     assert failure_reason("   Compiling x\nerror: package `y` cannot be built\nwarning: z\n") == \
         "error: package `y` cannot be built"
 
@@ -145,6 +150,13 @@ def test_a_refused_go_module_is_the_proxys_own_reason_in_one_line():
 def test_only_go_1_21_and_newer_fetch_the_toolchain_themselves():
     assert go_switches("go version go1.26.8 linux/amd64") and go_switches("go version go1.21.0 linux/arm64")
     assert not go_switches("go version go1.19.8 linux/amd64") and not go_switches(None)
+
+
+def test_a_cargo_too_old_for_the_crates_lock_files_is_named_with_what_to_install():
+    assert cargo_problem("cargo 1.95.0 (f2d3ce0bd 2026-03-21)") is None
+    assert cargo_problem("cargo 1.65.0") == ("cargo 1.65.0 cannot read the crates' version-4 Cargo.lock: "
+                                             "cargo >= 1.78 (rustup's stable toolchain; Debian 12's cargo is too old)")
+    assert cargo_problem(None).startswith("no cargo on PATH")
 
 
 def test_doctor_rows_name_each_recipe_its_builds_here_and_what_cannot_be_installed(tmp_path):
@@ -212,6 +224,19 @@ def test_a_version_the_proxy_refuses_fails_in_one_line_and_leaves_nothing(prefix
     assert message.startswith("nebula 9.9.9: ") and "\n" not in message
     assert "v9.9.9" in message  # the proxy's reason names the version it refused
     assert list(prefix.iterdir()) == []  # no partial prefix, not even the daemon's directory
+
+
+@pytest.mark.build
+def test_the_cli_builds_into_opt_vpnbench_once_then_says_cached():
+    """What `make builds` runs: each build one line, "built in X s" the first time, "cached" after."""
+    lines = []
+    for _ in range(2):
+        done = subprocess.run([*VPNBENCH, "doctor", "--install", "nebula"], capture_output=True, text=True,
+                              timeout=600)
+        assert done.returncode == 0, done.stderr
+        lines.append(done.stdout.strip())
+    assert re.fullmatch(r"nebula 1\.10\.3: (built in \d+ s|cached) \(/opt/vpnbench/nebula/1\.10\.3\)", lines[0])
+    assert lines[1] == "nebula 1.10.3: cached (/opt/vpnbench/nebula/1.10.3)"
 
 
 def test_the_cli_refuses_a_bad_install_in_one_line_with_exit_2():

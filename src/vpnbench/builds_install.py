@@ -163,12 +163,13 @@ def install_hint(command: str) -> str:
     if command == "go":
         return "apt-get install golang-go (any Go: vpnbench fetches the Go the daemons need itself)"
     if command in ("cargo", "rustc"):
-        return "Rust: rustup, or Debian's cargo where it is new enough for the crate"
+        return "rustup's stable toolchain; Debian 12's cargo is too old"
     return "apt-get install it"
 
 
-# The Go command names the module version the proxy refused, then the proxy's own words.
-GO_REFUSED = re.compile(r"(\S+@v\S+): (?:reading|verifying) \S+: .*")
+# The go command names the module version the proxy refused (the first on the line before the
+# proxy's own words: "go: golang.zx2c4.com/wireguard@v1.0: module golang.zx2c4.com: reading …").
+GO_REFUSED = re.compile(r"(\S+@v[^\s:]+): ")
 
 
 def failure_reason(output: str) -> str:
@@ -227,6 +228,9 @@ def build_rust(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
     """`cargo install --locked` (the crate's own Cargo.lock) into a private root; the crate's
     checksum is the sha256 of the .crate file cargo verified against the registry's index."""
     what = f"{recipe.name} {version}"
+    problem = cargo_problem(toolchain_version(["cargo", "--version"]))
+    if problem:
+        raise InstallError(f"{what}: {problem}")
     install_packages(recipe.build_packages, what)
     cargo_root = Path(tempfile.mkdtemp(prefix=f"vpnbench-build-{recipe.name}-"))
     try:
@@ -290,20 +294,38 @@ def toolchain_version(argv: list[str]) -> str | None:
     return done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout.strip() else None
 
 
+# Both crates ship a version-4 Cargo.lock, which `cargo install --locked` uses and cargo reads
+# from 1.78 on (Debian 12's cargo 1.65 refuses it: "lock file version `4` was found").
+CARGO_MINIMUM = (1, 78)
 GO_MINIMUM = (1, 21)  # the first Go whose go command fetches another toolchain itself (GOTOOLCHAIN)
+
+
+def version_at_least(version_line: str | None, minimum: tuple[int, int]) -> bool:
+    """Whether a toolchain's version line (`go version`, `cargo --version`) names minimum or newer."""
+    found = re.search(r"(?:go|cargo |rustc )(\d+)\.(\d+)", version_line or "")
+    return bool(found) and (int(found.group(1)), int(found.group(2))) >= minimum
+
+
+def cargo_problem(version_line: str | None) -> str | None:
+    """Why this machine's cargo cannot build the crates, or None."""
+    if version_line is None:
+        return f"no cargo on PATH: {install_hint('cargo')}"
+    if not version_at_least(version_line, CARGO_MINIMUM):
+        return (f"{' '.join(version_line.split()[:2])} cannot read the crates' version-4 Cargo.lock: "
+                f"cargo >= {'.'.join(map(str, CARGO_MINIMUM))} ({install_hint('cargo')})")
+    return None
 
 
 def go_switches(version_line: str | None) -> bool:
     """Whether this go (its `go version`) fetches GO_TOOLCHAIN itself (Go 1.21 or newer)."""
-    found = re.search(r"go(\d+)\.(\d+)", version_line or "")
-    return bool(found) and (int(found.group(1)), int(found.group(2))) >= GO_MINIMUM
+    return version_at_least(version_line, GO_MINIMUM)
 
 
 def build_rows(root: Path = builds.PREFIX) -> list[dict]:
     """doctor's rows: each daemon vpnbench builds (versions built here, what a build needs, whether
     this machine can build it), then those it cannot install, each with the reason."""
     go = toolchain_version(["go", "version"])
-    rustc = toolchain_version(["rustc", "--version"])
+    cargo = toolchain_version(["cargo", "--version"])
     rows = []
     for name, recipe in builds.RECIPES.items():
         if recipe.language == "go":
@@ -311,8 +333,9 @@ def build_rows(root: Path = builds.PREFIX) -> list[dict]:
             here = go.split()[2] if go else "none: the build installs Debian's golang-go"
             problem = None
         else:
-            needs, here = " + ".join(("cargo, rustc", *recipe.build_packages)), rustc and " ".join(rustc.split()[:2])
-            problem = None if rustc else f"no rustc on PATH: {install_hint('rustc')}"
+            minimum = ".".join(map(str, CARGO_MINIMUM))
+            needs = " + ".join((f"cargo >= {minimum} from crates.io", *recipe.build_packages))
+            here, problem = " ".join(cargo.split()[:2]) if cargo else "none", cargo_problem(cargo)
         rows.append({"daemon": name, "default": recipe.default, "installed": list(builds.installed(name, root)),
                      "needs": needs, "toolchain": here or "none", "buildable": problem is None, "reason": problem or "",
                      "install": f"vpnbench doctor --install {name}@{recipe.default}"})

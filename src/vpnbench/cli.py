@@ -42,9 +42,9 @@ def build_parser() -> Parser:
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     doctor.add_argument("--testbed", metavar="FILE",
                         help="ask every host of this campaign's ssh or vm testbed instead of this machine")
-    doctor.add_argument("--install", metavar="NAME[@VERSION]", action="append", default=[],
-                        help="build a daemon vpnbench builds into /opt/vpnbench/NAME/VERSION (skipped when built); "
-                             "repeatable; test-set: every pinned default the test suite needs")
+    doctor.add_argument("--install", metavar="NAME[@VERSION]", action="extend", nargs="+", default=[],
+                        help="build daemons vpnbench builds into /opt/vpnbench/NAME/VERSION (skipped when built); "
+                             "test-set: every pinned default the test suite needs")
 
     run = sub.add_parser("run", help="run a campaign")
     run.add_argument("campaign", nargs="?",
