@@ -227,6 +227,16 @@ def test_a_version_the_proxy_refuses_fails_in_one_line_and_leaves_nothing(prefix
 
 
 @pytest.mark.build
+def test_a_build_whose_installer_died_is_removed_by_the_next(prefix):
+    stale = prefix / "nebula" / ".1.10.3.building-k1ll3d"
+    (stale / "bin").mkdir(parents=True)
+    (stale / "bin" / "nebula").write_bytes(b"half a binary")
+    with pytest.raises(InstallError):
+        install("nebula", "9.9.9", root=prefix)
+    assert list((prefix / "nebula").iterdir()) == []
+
+
+@pytest.mark.build
 def test_the_cli_builds_into_opt_vpnbench_once_then_says_cached():
     """What `make builds` runs: each build one line, "built in X s" the first time, "cached" after."""
     lines = []

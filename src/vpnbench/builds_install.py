@@ -32,6 +32,7 @@ from vpnbench import builds
 from vpnbench.errors import UserError
 
 GO_ENV = {"GOTOOLCHAIN": builds.GO_TOOLCHAIN, "GOFLAGS": "-buildvcs=false -mod=mod"}
+BUILDING = ".building-"  # a build in progress: .<version>.building-XXXX beside its target
 BUILD_TIMEOUT_S = 1800  # rosenpass takes ~3.5 min here from a cold cache; a slow host several times that
 
 
@@ -102,12 +103,14 @@ def install(name: str, version: str | None = None, *, root: Path = builds.PREFIX
     held = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         fcntl.flock(held, fcntl.LOCK_EX)  # one installer per daemon at a time
+        for stale in parent.glob(f".*{BUILDING}*"):  # its installer died (holding the lock, it would be alive)
+            shutil.rmtree(stale, ignore_errors=True)
         if read_record(target) is not None:
             return Installed(name, chosen, target, time.monotonic() - started, cached=True)
         if target.exists() or target.is_symlink():
             raise InstallError(f"{target} exists but holds no complete build (no valid BUILD.json): "
                                f"remove it, then install again")
-        work = Path(tempfile.mkdtemp(prefix=f".{chosen}.building-", dir=parent))
+        work = Path(tempfile.mkdtemp(prefix=f".{chosen}{BUILDING}", dir=parent))
         try:
             record = build(builds.recipe(name), chosen, work)
             (work / "BUILD.json").write_text(json.dumps(record, indent=2) + "\n")
@@ -116,14 +119,14 @@ def install(name: str, version: str | None = None, *, root: Path = builds.PREFIX
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             if made_parent:
-                with_suppressed_rmdir(parent)
+                remove_if_empty(parent)
             raise
     finally:
         os.close(held)
     return Installed(name, chosen, target, time.monotonic() - started, cached=False)
 
 
-def with_suppressed_rmdir(directory: Path) -> None:
+def remove_if_empty(directory: Path) -> None:
     try:
         directory.rmdir()  # only when empty: another version's build stays
     except OSError:
