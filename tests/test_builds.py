@@ -29,6 +29,7 @@ from vpnbench.builds_install import (TEST_SET, InstallError, build_rows, cargo_p
 from vpnbench.campaign.spec import campaign_from_dict, technique_label
 from vpnbench.errors import UserError
 from vpnbench.params import TechniqueParams, validate_model
+from vpnbench.probe import THIS_MACHINE, NoProbe
 from vpnbench.techniques import TECHNIQUES
 
 NOBODY = 65534
@@ -131,6 +132,24 @@ def test_a_build_for_another_architecture_is_a_reason_never_a_copy():
     assert reason == ("server: nebula 1.10.3 was built for x86_64 but the host is aarch64; build it on that host "
                       "with `vpnbench doctor --install nebula@1.10.3`")
     assert "lacks nebula 1.10.3" in builds.missing_reason("nebula", None, "server", record=record, host_arch="x86_64")
+
+
+class OtherArchitecture(NoProbe):
+    """This machine's files and records, but hosts that say they are aarch64 (a double of one answer)."""
+
+    def outputs(self, argv: list[str]) -> dict[str, str]:
+        return {"server": "aarch64\n"} if argv == ["uname", "-m"] else {"server": super().outputs(argv)[THIS_MACHINE]}
+
+
+def test_the_probe_tells_whether_the_hosts_can_run_a_build():
+    """Through the probe, on the hosts that run it (here: this machine, where `make builds` put nebula)."""
+    assert builds.unavailable(NoProbe(), "nebula") is None
+    assert builds.unavailable(NoProbe(), "nebula", "1.9.6") == (
+        "this machine lacks nebula 1.9.6 (/opt/vpnbench/nebula/1.9.6): build it there with "
+        "`vpnbench doctor --install nebula@1.9.6`")
+    assert builds.unavailable(OtherArchitecture(), "nebula") == (
+        f"server: nebula 1.10.3 was built for {platform.machine()} but the host is aarch64; build it on that host "
+        "with `vpnbench doctor --install nebula@1.10.3`")
 
 
 # ---- the registries' answers, and what a machine needs ----

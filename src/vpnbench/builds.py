@@ -11,7 +11,10 @@ the host's PATH (not built, nothing under the prefix).
 
 Techniques ask this module for a program's path (program()) and its build record
 (record_command(): a fixed command the host itself runs, so the record is read on the host that
-runs the program, never assumed from the controller).
+runs the program, never assumed from the controller); unavailable(probe, ...) says, through the
+testbed's probe, why the hosts cannot run a build (missing, or built for another architecture:
+a build is never copied to a host of another, it is built there). A technique's `version`
+parameter is of version_type(name). builds_install.py makes the builds.
 """
 
 import dataclasses
@@ -175,3 +178,30 @@ def version_type(name: str):
         return version
 
     return Annotated[str | None, AfterValidator(checked)]
+
+
+def unavailable(probe, name: str, version: str | None = None) -> str | None:
+    """Why the hosts that run a technique cannot run this build of `name`, or None: asked through
+    the testbed's probe (testbeds' KernelProbe), on each of those hosts. A host lacking a program,
+    or holding a build for another architecture than its own, is the reason."""
+    chosen = resolve(name, version)
+    for program_name in recipe(name).programs:
+        path = program(name, program_name, chosen)
+        if chosen == DEBIAN:
+            if not probe.has_command(path):
+                return missing_reason(name, chosen, "a host")
+            continue
+        host = probe.host_lacking(path)
+        if host:
+            return missing_reason(name, chosen, host)
+    if chosen == DEBIAN:
+        return None
+    machines = probe.outputs(["uname", "-m"])
+    for host, text in probe.outputs(record_command(name, chosen)).items():
+        try:
+            record = json.loads(text)
+        except ValueError:
+            return missing_reason(name, chosen, host)  # programs without their record: not a build of ours
+        if arch_mismatch(record, machines.get(host, "")):
+            return missing_reason(name, chosen, host, record, machines[host])
+    return None
