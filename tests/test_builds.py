@@ -91,9 +91,11 @@ def versioned_technique():
     del TECHNIQUES["versioned"]
 
 
-def test_a_version_field_accepts_none_and_versions_and_refuses_in_one_line():
-    assert VersionedParams().version is None
+def test_a_version_field_is_the_exact_version_and_refuses_others_in_one_line():
+    assert VersionedParams().version == VersionedParams(version=None).version == "1.10.3"  # the pinned one
     assert VersionedParams(version="1.9.7").version == "1.9.7"
+    assert technique_label(VersionedParams()) == "versioned"  # the default is no difference
+    assert technique_label(VersionedParams(version="1.9.7")) == "versioned version=1.9.7"
     with pytest.raises(UserError) as refused:
         validate_model(VersionedParams, {"kind": "versioned", "version": "latest"}, "technique[1]")
     assert str(refused.value) == "technique[1].version: 'latest' is not a version (digits, dots, letters; e.g. '1.10.3')"

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 
 from vpnbench.hosts.arch import normalize
 
@@ -166,18 +166,15 @@ def installed(name: str, root: Path = PREFIX) -> dict[str, dict]:
 
 
 def version_type(name: str):
-    """The type of a technique parameter naming a build of `name`: None (the pinned default, resolved
-    when used) or a version check_version accepts; anything else is refused in one line naming the
-    allowed values, before any host is touched. In a technique's Params:
+    """The type of a technique parameter naming a build of `name`: unset means the pinned default,
+    which validation puts in its place (so every cell's technique_params holds the exact version,
+    and a label names only a version that differs from the default); a given one must pass
+    check_version, else one line naming an allowed value, before any host is touched. In a
+    technique's Params:
 
         version: builds.version_type("nebula") = None
     """
-    def checked(version: str | None) -> str | None:
-        if version is not None:
-            recipe(name).check_version(version)
-        return version
-
-    return Annotated[str | None, AfterValidator(checked)]
+    return Annotated[str | None, Field(validate_default=True), AfterValidator(lambda version: resolve(name, version))]
 
 
 def unavailable(probe, name: str, version: str | None = None) -> str | None:

@@ -247,7 +247,8 @@ def _entries(data: dict, section: str, registry: dict) -> list[Params]:
         if kind not in registry:
             raise UserError(f"{where}.kind: {kind!r} is not allowed; allowed values: {', '.join(registry)}")
         axes = TECHNIQUE_AXES if section == "technique" else LIST_AXES
-        result += [validate_model(registry[kind].Params, point, where) for point in _points(entry, where, axes)]
+        points = [validate_model(registry[kind].Params, point, where) for point in _points(entry, where, axes)]
+        result += [_name_swept(params, entry, axes) for params in points] if section == "technique" else points
     return result
 
 
@@ -265,6 +266,15 @@ def _points(entry: dict, where: str, axes: tuple[str, ...]) -> list[dict]:
         points = [{**p, "label": entry["label"] + "".join(f" {k}={p[k]}" for k in axes
                                                           if isinstance(entry.get(k), list))} for p in points]
     return points
+
+
+def _name_swept(params: Params, entry: dict, axes: tuple[str, ...]) -> Params:
+    """An unlabelled technique's swept values name each of its points, the default's too
+    (`nebula version=1.10.3` beside `nebula version=1.9.7`, not a bare `nebula`)."""
+    swept = [k for k in axes if isinstance(entry.get(k), list)]
+    label = technique_label(params)
+    missing = "".join(f" {k}={_show(getattr(params, k))}" for k in swept if f" {k}=" not in label)
+    return params.model_copy(update={"label": label + missing}) if missing and not entry.get("label") else params
 
 
 def _require_rekeyable(techniques: list[Params], measurements: list[Params]) -> None:
