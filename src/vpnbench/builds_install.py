@@ -31,9 +31,10 @@ import vpnbench
 from vpnbench import builds
 from vpnbench.errors import UserError
 
+# -mod=mod: `go build` may record go.sum lines a package needs that `go get` did not.
 GO_ENV = {"GOTOOLCHAIN": builds.GO_TOOLCHAIN, "GOFLAGS": "-buildvcs=false -mod=mod"}
 BUILDING = ".building-"  # a build in progress: .<version>.building-XXXX beside its target
-BUILD_TIMEOUT_S = 1800  # rosenpass takes ~3.5 min here from a cold cache; a slow host several times that
+BUILD_TIMEOUT_S = 1800  # a step: rosenpass took ~5 min here (2 cores, shared); a slow host several times that
 
 
 class InstallError(UserError):
@@ -238,8 +239,8 @@ def build_rust(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
     cargo_root = Path(tempfile.mkdtemp(prefix=f"vpnbench-build-{recipe.name}-"))
     try:
         run(["cargo", "install", "--locked", "--quiet", f"{recipe.source}@{version}", "--root", str(cargo_root)], what)
-        for program in recipe.programs.values():
-            shutil.move(cargo_root / "bin" / program, bin_dir / program)
+        for program, binary in recipe.programs.items():
+            shutil.move(cargo_root / "bin" / binary, bin_dir / program)
     finally:
         shutil.rmtree(cargo_root, ignore_errors=True)
     rustc = run(["rustc", "-vV"], what)
