@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from conftest import VPNBENCH
+from conftest import REPO, VPNBENCH
 from pydantic import BaseModel
 
 from test_extension_points import PlainPad
@@ -329,3 +329,14 @@ def test_debian_12s_go_1_19_builds_with_the_toolchain_it_fetches_from_the_proxy(
     assert record["toolchain"] == f"go version {builds.GO_TOOLCHAIN} linux/{record['goarch']}"
     assert "1.10.3" in subprocess.run([str(built.path / "bin" / "nebula"), "-version"], capture_output=True,
                                       text=True, timeout=10).stdout
+
+
+def test_make_test_builds_the_test_set_and_make_demo_builds_nothing():
+    """`make -n` prints the steps without running them."""
+    def steps(target: str) -> str:
+        return subprocess.run(["make", "-n", "-C", str(REPO), target], capture_output=True, text=True,
+                              timeout=30, check=True).stdout
+
+    for target in ("test-host", "test-kernel"):
+        assert f"vpnbench doctor --install {TEST_SET}" in steps(target)
+    assert "doctor --install" not in steps("demo")
