@@ -50,18 +50,24 @@ test: lint test-host test-kernel
 lint: deps
 	$(BIN)/ruff check .
 
-test-host: deps kernel-deps browser-deps cargo-deps
+test-host: deps kernel-deps browser-deps cargo-deps builds
 	cargo test -q $(CARGO_FLAGS) --manifest-path linkem/Cargo.toml
 	cargo test -q $(CARGO_FLAGS) --manifest-path gen/Cargo.toml
 	$(BIN)/python -m pytest -q -m "not vmtestbed" --durations=25 tests
 
 # Tests marked `vm`, inside a QEMU VM booting the distribution kernel (netem, kernel
 # WireGuard, ...) with this machine's root filesystem read-only over 9p.
-test-kernel: deps kernel-deps
+test-kernel: deps kernel-deps builds
 	flock /run/vpnbench-tests.lock $(BIN)/python -m vpnbench.kernelvm --timeout 1500 --accel $(ACCEL) -- $(BIN)/python -m pytest -q --color=no -p no:cacheprovider -m vm --durations=15 tests
 	$(BIN)/python -m pytest -q -m vmtestbed --durations=10 tests
 
-.PHONY: kernel-deps browser-deps cargo-deps
+.PHONY: kernel-deps browser-deps cargo-deps builds
+# The daemons the suite runs at their pinned versions (vpnbench/builds.py), each built once into
+# /opt/vpnbench/<name>/<version> (~14 min on a fresh machine); seconds when all are built. Not
+# part of `make demo`, which runs none of them.
+builds: deps
+	$(BIN)/vpnbench doctor --install test-set
+
 kernel-deps:
 	@scripts/install-deps.sh kernel
 

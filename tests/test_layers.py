@@ -20,7 +20,8 @@ LAYERS: list[tuple[str, list[str]]] = [
                     "vpnbench.impair"]),  # the impairment as data; its runtime is impair.backends (parts)
     ("store", ["vpnbench.store", "vpnbench.records", "vpnbench.migrations", "vpnbench.live", "vpnbench.series_codec",
                "vpnbench.db_url"]),
-    ("hosts", ["vpnbench.hosts", "vpnbench.evidence", "vpnbench.kernelvm", "vpnbench.vmaccel"]),
+    ("hosts", ["vpnbench.hosts", "vpnbench.evidence", "vpnbench.kernelvm", "vpnbench.vmaccel",
+               "vpnbench.builds", "vpnbench.builds_install"]),
     ("testbed", ["vpnbench.testbeds", "vpnbench.testbed_spec", "vpnbench.probe"]),
     ("parts", ["vpnbench.techniques", "vpnbench.measure", "vpnbench.impair.backends", "vpnbench.monitor",
                "vpnbench.hostfacts", "vpnbench.wirecheck", "vpnbench.scaling",

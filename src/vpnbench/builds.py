@@ -11,13 +11,21 @@ the host's PATH (not built, nothing under the prefix).
 
 Techniques ask this module for a program's path (program()) and its build record
 (record_command(): a fixed command the host itself runs, so the record is read on the host that
-runs the program, never assumed from the controller).
+runs the program, never assumed from the controller); unavailable(probe, ...) says, through the
+testbed's probe, why the hosts cannot run a build (missing, or built for another architecture:
+a build is never copied to a host of another, it is built there). A technique's `version`
+parameter is of version_type(name). builds_install.py makes the builds.
 """
 
 import dataclasses
+import json
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field
+
+from vpnbench.hosts.arch import normalize
 
 PREFIX = Path("/opt/vpnbench")
 # tailscale and nebula need Go >= 1.27.3; the go command fetches this toolchain from the module
@@ -70,6 +78,12 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
            build_packages=("cmake", "libclang-dev", "libsodium-dev")),
 )}
 
+# Daemons teams ask about that vpnbench cannot install here, each with the reason (doctor shows them).
+NOT_INSTALLABLE = {
+    "zerotier": "no package in the registries vpnbench installs from (Debian has no zerotier-one; it is "
+                "neither a Go module nor a crate): ZeroTier ships only its own apt repository",
+}
+
 
 def recipe(name: str) -> Recipe:
     if name not in RECIPES:
@@ -117,11 +131,76 @@ def record_command(name: str, version: str | None = None) -> list[str]:
     return ["cat", record_path(name, chosen)]
 
 
-def missing_reason(name: str, version: str | None, where: str) -> str:
-    """Why a build is not usable on a host (`where` names it), and the one command that fixes it."""
+def missing_reason(name: str, version: str | None, where: str, record: dict | None = None,
+                   host_arch: str | None = None) -> str:
+    """Why a build is not usable on a host (`where` names it), and the one command that fixes it.
+    Given the build's record and the host's `uname -m`, a build for another architecture is the
+    reason (a build is never copied to a host of another architecture: it is built there)."""
     chosen = resolve(name, version)
+    mismatch = arch_mismatch(record, host_arch) if record and host_arch else None
+    if mismatch:
+        return (f"{where}: {mismatch}; build it on that host with `vpnbench doctor --install {name}@{chosen}`")
     if chosen == DEBIAN:
         package = recipe(name).debian_package
         return f"{where} lacks {name} (Debian): apt-get install {package}"
     return (f"{where} lacks {name} {chosen} ({prefix(name, chosen)}): build it there with "
             f"`vpnbench doctor --install {name}@{chosen}`")
+
+
+def arch_mismatch(record: dict, host_arch: str) -> str | None:
+    """Why a build (its BUILD.json) cannot run on a host whose `uname -m` is host_arch, or None."""
+    built_for = normalize(str(record.get("machine", "")))
+    if built_for == normalize(host_arch):
+        return None
+    return (f"{record.get('name', 'the')} {record.get('version', '')} was built for {built_for or 'an unrecorded architecture'}"
+            f" but the host is {normalize(host_arch)}")
+
+
+def installed(name: str, root: Path = PREFIX) -> dict[str, dict]:
+    """The builds of `name` on this machine, version -> its BUILD.json (those with a readable one)."""
+    found = {}
+    for path in sorted((root / name).glob("*/BUILD.json")):
+        try:
+            found[path.parent.name] = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def version_type(name: str):
+    """The type of a technique parameter naming a build of `name`: unset means the pinned default,
+    which validation puts in its place (so every cell's technique_params holds the exact version,
+    and a label names only a version that differs from the default); a given one must pass
+    check_version, else one line naming an allowed value, before any host is touched. In a
+    technique's Params:
+
+        version: builds.version_type("nebula") = None
+    """
+    return Annotated[str | None, Field(validate_default=True), AfterValidator(lambda version: resolve(name, version))]
+
+
+def unavailable(probe, name: str, version: str | None = None) -> str | None:
+    """Why the hosts that run a technique cannot run this build of `name`, or None: asked through
+    the testbed's probe (testbeds' KernelProbe), on each of those hosts. A host lacking a program,
+    or holding a build for another architecture than its own, is the reason."""
+    chosen = resolve(name, version)
+    for program_name in recipe(name).programs:
+        path = program(name, program_name, chosen)
+        if chosen == DEBIAN:
+            if not probe.has_command(path):
+                return missing_reason(name, chosen, "a host")
+            continue
+        host = probe.host_lacking(path)
+        if host:
+            return missing_reason(name, chosen, host)
+    if chosen == DEBIAN:
+        return None
+    machines = probe.outputs(["uname", "-m"])
+    for host, text in probe.outputs(record_command(name, chosen)).items():
+        try:
+            record = json.loads(text)
+        except ValueError:
+            return missing_reason(name, chosen, host)  # programs without their record: not a build of ours
+        if arch_mismatch(record, machines.get(host, "")):
+            return missing_reason(name, chosen, host, record, machines[host])
+    return None

@@ -42,6 +42,9 @@ def build_parser() -> Parser:
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     doctor.add_argument("--testbed", metavar="FILE",
                         help="ask every host of this campaign's ssh or vm testbed instead of this machine")
+    doctor.add_argument("--install", metavar="NAME[@VERSION]", action="extend", nargs="+", default=[],
+                        help="build daemons vpnbench builds into /opt/vpnbench/NAME/VERSION (skipped when built); "
+                             "test-set: every pinned default the test suite needs")
 
     run = sub.add_parser("run", help="run a campaign")
     run.add_argument("campaign", nargs="?",
@@ -377,9 +380,26 @@ def cmd_doctor(as_json: bool) -> int:
         impairments.add_row(row["backend"], "yes" if row["available"] else "[red]no[/]", "yes" if row["auto"] else "",
                             row["reason"])
     console.print(impairments)
+    daemons = Table("daemon", "pinned", "built here", "a build needs", "toolchain here", "buildable", "why not",
+                    title="builds (vpnbench doctor --install NAME\\[@VERSION])", title_justify="left")
+    for row in report["builds"]:
+        daemons.add_row(row["daemon"], row["default"] or "", ", ".join(row["installed"]) or "none", row["needs"],
+                        row["toolchain"], "yes" if row["buildable"] else "[red]no[/]", row["reason"])
+    console.print(daemons)
     features = report["kernel_features"]
     console.print("kernel: " + ", ".join(f"{k} {'yes' if v else 'no'}" if isinstance(v, bool) else v
                                          for k, v in features.items()))
+    return 0
+
+
+def cmd_doctor_install(items: list[str]) -> int:
+    """Build what is asked, one line each: "built in X s" or "cached"."""
+    from vpnbench.builds_install import install, parse_targets
+
+    targets = parse_targets(items)
+    require_root("doctor --install")
+    for name, version in targets:
+        console.print(install(name, version).line(), highlight=False)
     return 0
 
 
@@ -536,6 +556,8 @@ def cmd_provision(args) -> int:
 
 def dispatch(args) -> int:
     if args.command == "doctor":
+        if args.install:
+            return cmd_doctor_install(args.install)
         if args.testbed:
             return cmd_doctor_testbed(args.testbed, args.json)
         return cmd_doctor(args.json)

@@ -3,6 +3,7 @@
 import os
 import platform
 
+from vpnbench.builds_install import build_rows
 from vpnbench.errors import VpnbenchError
 from vpnbench.impair.registry import registered as impairment_backends
 from vpnbench.measure import MEASUREMENTS  # noqa: F401 - defining them declares their packages (known_packages)
@@ -40,6 +41,7 @@ def diagnose() -> dict:
             for status in cls.backends(probe)
         ]
         report["ipsec"] = ipsec_capabilities(probe) if root else []
+        report["builds"] = build_rows()
     finally:
         if resources:
             resources.close()

@@ -246,23 +246,35 @@ def _entries(data: dict, section: str, registry: dict) -> list[Params]:
             raise UserError(f"{where}.kind: required key is missing; allowed values: {', '.join(registry)}")
         if kind not in registry:
             raise UserError(f"{where}.kind: {kind!r} is not allowed; allowed values: {', '.join(registry)}")
-        result += [validate_model(registry[kind].Params, point, where) for point in _points(entry, where)]
+        axes = TECHNIQUE_AXES if section == "technique" else LIST_AXES
+        points = [validate_model(registry[kind].Params, point, where) for point in _points(entry, where, axes)]
+        result += [_name_swept(params, entry, axes) for params in points] if section == "technique" else points
     return result
 
 
 LIST_AXES = ("streams",)  # measurement keys a list sweeps: one measurement per value (S3's scaling)
+TECHNIQUE_AXES = ("version",)  # technique keys a list sweeps: one technique per value (a daemon's builds)
 
 
-def _points(entry: dict, where: str) -> list[dict]:
+def _points(entry: dict, where: str, axes: tuple[str, ...]) -> list[dict]:
     """The entry, or one entry per value of its swept keys; a label gets the value appended."""
     try:
-        points = expand_lists(entry, LIST_AXES)
+        points = expand_lists(entry, axes)
     except ValueError as exc:
         raise UserError(f"{where}.{exc}") from None
     if len(points) > 1 and entry.get("label"):
-        points = [{**p, "label": entry["label"] + "".join(f" {k}={p[k]}" for k in LIST_AXES
+        points = [{**p, "label": entry["label"] + "".join(f" {k}={p[k]}" for k in axes
                                                           if isinstance(entry.get(k), list))} for p in points]
     return points
+
+
+def _name_swept(params: Params, entry: dict, axes: tuple[str, ...]) -> Params:
+    """An unlabelled technique's swept values name each of its points, the default's too
+    (`nebula version=1.10.3` beside `nebula version=1.9.7`, not a bare `nebula`)."""
+    swept = [k for k in axes if isinstance(entry.get(k), list)]
+    label = technique_label(params)
+    missing = "".join(f" {k}={_show(getattr(params, k))}" for k in swept if f" {k}=" not in label)
+    return params.model_copy(update={"label": label + missing}) if missing and not entry.get("label") else params
 
 
 def _require_rekeyable(techniques: list[Params], measurements: list[Params]) -> None:
