@@ -298,7 +298,7 @@ def toolchain_version(argv: list[str]) -> str | None:
     return done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout.strip() else None
 
 
-# Both crates ship a version-4 Cargo.lock, which `cargo install --locked` uses and cargo reads
+# boringtun-cli and rosenpass ship a version-4 Cargo.lock, which `cargo install --locked` uses and cargo reads
 # from 1.78 on (Debian 12's cargo 1.65 refuses it: "lock file version `4` was found").
 CARGO_MINIMUM = (1, 78)
 GO_MINIMUM = (1, 21)  # the first Go whose go command fetches another toolchain itself (GOTOOLCHAIN)
