@@ -92,10 +92,10 @@ def recipe(name: str) -> Recipe:
 
 
 def resolve(name: str, version: str | None) -> str:
-    """The version a campaign's `version` means: its own; with none, the distribution's package
-    where there is one (what ran before versions could be chosen: wireguard-go's results stay
-    comparable and `make demo` builds nothing), else the pinned build."""
-    chosen = version or (DEBIAN if recipe(name).debian_package else recipe(name).default)
+    """The version a campaign's `version` means: its own, or the pinned build. (A technique that
+    ran the distribution's program before versions could be chosen keeps that as its own default:
+    the wireguard technique's unset version is Debian's wireguard-go, so `make demo` builds nothing.)"""
+    chosen = version or recipe(name).default
     recipe(name).check_version(chosen)
     return chosen
 
