@@ -21,7 +21,7 @@ from vpnbench.techniques import expect
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.nebula import Nebula, NebulaParams, handshake_seconds, log_entries, pem_blocks
 from vpnbench.tools import which
-from vpnbench.wirecheck import recognise, udp_payload
+from vpnbench.wirecheck import check_wire, recognise, udp_payload
 
 PINNED = NebulaParams().version
 
@@ -176,13 +176,14 @@ def test_both_ciphers_and_lighthouses_carry_traffic_with_the_proof_and_leave_not
 
 @needs_nebula
 @pytest.mark.netns
-@pytest.mark.parametrize("version", [PINNED, "debian"])
-def test_keys_are_private_never_on_a_command_line_and_wiped(testbed, version):
+@pytest.mark.parametrize("version, family", [(PINNED, "ipv6"), ("debian", "ipv4")])
+def test_keys_are_private_never_on_a_command_line_and_wiped(testbed, version, family):
+    """Also: an IPv6 underlay (the proof recognises nebula in IPv6 packets) and Debian's 1.6.1."""
     if lacking(version):
         pytest.skip(lacking(version))
     ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), testbed.resources,
                            LocalKernelProbe(testbed.resources), testbed.router)
-    technique = Nebula(NebulaParams(version=version, lighthouse="router"), ctx)
+    technique = Nebula(NebulaParams(version=version, lighthouse="router", family=family), ctx)
     run_dir = ctx.resources.dir
     try:
         tunnel = technique.up("userspace")
@@ -195,11 +196,13 @@ def test_keys_are_private_never_on_a_command_line_and_wiped(testbed, version):
         assert not list(run_dir.glob("nebula-pki-*"))  # the CA's directory: made and wiped
         assert not [p for p in run_dir.rglob("*") if p.is_file() and b"ED25519 PRIVATE KEY" in p.read_bytes()]
         for proc in tunnel.procs:
-            argv = Path(f"/proc/{proc.pid}/cmdline").read_text().split("\0")
+            argv = Path(f"/proc/{proc.pid}/cmdline").read_text().rstrip("\0").split("\0")
             assert argv[-2] == "-config" and argv[-1].startswith(str(run_dir))
             assert not any(key.strip() in proc.output() for key in keys.values())  # nor in a log
         assert technique.handshake_s is not None and technique.handshake_s > 0
         assert technique.tunnel.negotiated["version"] == ("1.6.1" if version == "debian" else version)
+        proof = check_wire(tunnel, testbed.client, testbed.capture_points(), ctx.resources)
+        assert (proof.verdict, proof.protocol) == ("encrypted", "nebula"), proof
         ifaces = {role: ctx.resources.iface_name("n" + role[0]) for role in ("client", "server")}
         assert _has_link(testbed.client, ifaces["client"]) and _has_link(testbed.server, ifaces["server"])
         tunnel.procs[0].stop()
@@ -228,3 +231,21 @@ def _nebula_processes() -> list[int]:
 def test_debian_means_the_distributions_package():
     assert builds.program("nebula", "nebula", "debian") == "nebula"
     assert builds.record_command("nebula", "debian")[-1] == "nebula"  # dpkg-query about Debian's package
+
+
+class _HostsWithout:
+    """A probe double: the hosts have no nebula at all (neither a build nor Debian's)."""
+
+    def host_lacking(self, path: str) -> str | None:
+        return "server" if path.startswith(str(builds.PREFIX)) else None
+
+    def has_command(self, name: str) -> bool:
+        return False
+
+
+def test_a_missing_nebula_is_unavailable_with_the_way_to_get_it():
+    with pytest.raises(ValueError, match=r"server lacks nebula 1\.9\.9 .*vpnbench doctor --install nebula@1\.9\.9"):
+        Nebula.resolve_backend(NebulaParams(version="1.9.9"), _HostsWithout())
+    with pytest.raises(ValueError, match=r"lacks nebula \(Debian\): apt-get install nebula"):
+        Nebula.resolve_backend(NebulaParams(version="debian"), _HostsWithout())
+    assert not Nebula.backends(_HostsWithout())[0].available
