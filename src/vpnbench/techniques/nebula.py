@@ -142,7 +142,7 @@ class Nebula(Technique):
         pems = nebula_pki(res.dir, builds.program("nebula", "nebula-cert", p.version),
                           {role: f"{address}/24" for role, address in inner.items()}, res.run_id)
         self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))  # before their files are wiped
-        lighthouse = "server" if p.lighthouse == "server" else "router"
+        lighthouse = p.lighthouse  # the role of the node that is it
         for role, host in self.nodes.items():  # the lighthouse first: the others report to it at start
             config = self._config(role, host, pems, inner, port, lighthouse)
             path = res.path(f"nebula-{role}.yml")
