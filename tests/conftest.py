@@ -124,6 +124,15 @@ def run_cli(*args: str, timeout: float = 300, **kwargs) -> subprocess.CompletedP
     return subprocess.run([*VPNBENCH, *args], capture_output=True, text=True, timeout=timeout, **kwargs)
 
 
+def assert_refused(tmp_path, text: str, line: str) -> None:
+    """A bad campaign: exit 2, one line on stderr that says `line`, and no results file made."""
+    (tmp_path / "c.toml").write_text(text)
+    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
+    assert result.returncode == 2
+    assert line in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (tmp_path / "c.db").exists()
+
+
 def run_campaign(tmp_path, text: str, *flags: str) -> tuple[subprocess.CompletedProcess, list[dict]]:
     """Run text as a campaign through the CLI, assert it succeeded, return the run and its exported cells."""
     (tmp_path / "c.toml").write_text(text)

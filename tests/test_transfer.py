@@ -6,7 +6,7 @@ import os
 import pytest
 
 import vpnbench
-from conftest import VPNBENCH, leftovers, run_campaign, run_cli, stray_daemons
+from conftest import VPNBENCH, assert_refused, leftovers, run_campaign, run_cli, stray_daemons
 from vpnbench.measure.transfer import TransferParams, progress_series
 from vpnbench.measure.transfer_clients import curl_timings
 from vpnbench.params import validate_model
@@ -114,11 +114,7 @@ def test_kill9_mid_transfer_then_cleanup_leaves_nothing(tmp_path, clean_machine,
     ('directory = "dev/shm"', "measurement[1].directory: 'dev/shm' is not allowed"),
 ])
 def test_bad_input_is_one_line_exit_2(tmp_path, entry, message):
-    (tmp_path / "c.toml").write_text(f'[[technique]]\nkind = "baseline"\n[[measurement]]\nkind = "transfer"\n{entry}\n')
-    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
-    assert result.returncode == 2
-    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert not (tmp_path / "c.db").exists()
+    assert_refused(tmp_path, f'[[technique]]\nkind = "baseline"\n[[measurement]]\nkind = "transfer"\n{entry}\n', message)
 
 
 def test_size_is_checked_against_the_free_space_with_every_copy(tmp_path):

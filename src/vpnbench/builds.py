@@ -68,7 +68,7 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
            why_pinned="the proxy lists no versions of it, so it is built from a module that requires it"),
     Recipe("nebula", "1.10.3", "go", "github.com/slackhq/nebula",
            {"nebula": "github.com/slackhq/nebula/cmd/nebula",
-            "nebula-cert": "github.com/slackhq/nebula/cmd/nebula-cert"},
+            "nebula-cert": "github.com/slackhq/nebula/cmd/nebula-cert"}, debian_package="nebula",
            why_pinned="1.11.x and 1.12.0 need a fork of netlink the proxy does not serve; Debian's is 1.6.1"),
     Recipe("wireguard-go", "0.0.0-20260522210424-ecfc5a8d5446", "go", "golang.zx2c4.com/wireguard",
            {"wireguard-go": "golang.zx2c4.com/wireguard"}, debian_package="wireguard-go",

@@ -4,7 +4,8 @@ A random 16-byte marker is sent as ping padding (ping -p) through the tunnel whi
 tcpdump records the underlay. If the marker appears in the capture, the payload crossed
 in clear. If it does not, and packets of the protocol the technique promises (UDP to the
 WireGuard port, ESP, ...) were seen, the payload was protected. The baseline is the
-negative control: its marker must be found.
+negative control: its marker must be found. Where the packets' own header says which protocol
+they are (RECOGNISERS), the proof names it.
 
 A technique that compresses (IPComp) would hide the marker by compression alone, which
 proves nothing about encryption; there the pings are kept below the kernel's IPComp
@@ -37,6 +38,7 @@ class WireVerdict:
     marker_seen: bool
     protocol_packets: int
     detail: str
+    protocol: str | None = None  # what the packets' own headers say they are (RECOGNISERS), if known
 
 
 def check_wire(tunnel: Tunnel, client: Host, points: list[CapturePoint], resources: RunResources,
@@ -61,32 +63,32 @@ def check_wire(tunnel: Tunnel, client: Host, points: list[CapturePoint], resourc
     finally:
         for _, _, proc in captures:
             proc.interrupt()
-    marker_seen, protocol_packets = False, 0
+    marker_seen, matched = False, []
     try:
         # Read while tcpdump exits: -U wrote every packet as it came, and closing its packet
         # socket waits for an RCU grace period (~20 ms), which nothing here needs.
         for point, pcap, _ in captures:
             seen, packets = _read_capture(point.host, pcap, marker, tunnel.wire_filter)
-            marker_seen, protocol_packets = marker_seen or seen, protocol_packets + packets
+            marker_seen, matched = marker_seen or seen, matched + packets
     finally:
         for _, _, proc in captures:
             proc.wait(3)
             proc.stop(1)
     if not ping.ok:
         raise TechniqueError(f"encryption proof: no reply through the tunnel ({ping.describe_failure()})")
-    return judge(tunnel, marker_seen, protocol_packets)
+    return judge(tunnel, marker_seen, len(matched), recognise(matched))
 
 
-def _read_capture(host: Host, pcap, marker: bytes, wire_filter: str | None) -> tuple[bool, int]:
-    """Was the marker in this capture, and how many packets matched the technique's filter?
-    The capture file is removed either way."""
+def _read_capture(host: Host, pcap, marker: bytes, wire_filter: str | None) -> tuple[bool, list[bytes]]:
+    """Was the marker in this capture, and which packets (from their IP header on) matched the
+    technique's filter? The capture file is removed either way."""
     data = _read(host, pcap)  # the capture host may be another machine
-    packets = _count(host, pcap, wire_filter) if wire_filter else 0
+    packets = _matching(host, pcap, wire_filter) if wire_filter else []
     host.remove_file(pcap)
     return marker in data, packets
 
 
-def judge(tunnel: Tunnel, marker_seen: bool, protocol_packets: int) -> WireVerdict:
+def judge(tunnel: Tunnel, marker_seen: bool, protocol_packets: int, protocol: str | None = None) -> WireVerdict:
     """Decide from what the capture showed; a protected technique that leaks fails loudly."""
     if tunnel.protection == "none":
         if not marker_seen:
@@ -102,8 +104,9 @@ def judge(tunnel: Tunnel, marker_seen: bool, protocol_packets: int) -> WireVerdi
         raise TechniqueError("encryption proof FAILED: the marker crossed the underlay in clear")
     if protocol_packets == 0:
         raise TechniqueError(f"encryption proof: no packets matching '{tunnel.wire_filter}' on the underlay")
+    named = f", recognised as {protocol}" if protocol else ""
     return WireVerdict("encrypted", False, protocol_packets,
-                       f"marker absent; {protocol_packets} packets matching '{tunnel.wire_filter}'")
+                       f"marker absent; {protocol_packets} packets matching '{tunnel.wire_filter}'{named}", protocol)
 
 
 def _wait_capturing(capture, timeout: float = 5.0) -> None:
@@ -148,6 +151,42 @@ def pcap_packets(data: bytes) -> int:
     return count
 
 
-def _count(host: Host, pcap, wire_filter: str) -> int:
-    result = host.run(["tcpdump", "-n", "-r", str(pcap), wire_filter], check=False)
-    return sum(1 for line in result.stdout.splitlines() if line.strip())
+def _matching(host: Host, pcap, wire_filter: str) -> list[bytes]:
+    """The packets of the capture that match the filter, each from its IP header on (tcpdump -x
+    prints a line per packet, then its bytes in hex on lines that start with a tab)."""
+    result = host.run(["tcpdump", "-n", "-x", "-r", str(pcap), wire_filter], check=False)
+    packets: list[bytes] = []
+    for line in result.stdout.splitlines():
+        if line.startswith("\t") and packets:
+            packets[-1] += bytes.fromhex("".join(line.split(":", 1)[1].split()))
+        elif line.strip():
+            packets.append(b"")
+    return packets
+
+
+def _is_nebula(payload: bytes) -> bool:
+    """Nebula's 16-byte header (slackhq/nebula header/header.go): version 1 in the first byte's
+    high nibble, a message type 0-6 (handshake, message, recvError, lightHouse, test, closeTunnel,
+    control) in its low one, a subtype byte, two reserved zero bytes, remote index, counter."""
+    return len(payload) >= 16 and payload[0] >> 4 == 1 and payload[0] & 0x0F <= 6 and payload[2:4] == b"\0\0"
+
+
+# The protocols the proof names from the UDP payload of the packets it saw: name -> test.
+RECOGNISERS = {"nebula": _is_nebula}
+
+
+def udp_payload(packet: bytes) -> bytes | None:
+    """The UDP payload of an IPv4 or IPv6 packet (no extension headers), None for anything else
+    (another protocol, a later fragment)."""
+    if packet[:1] and packet[0] >> 4 == 4 and len(packet) >= 20:
+        unfragmented = int.from_bytes(packet[6:8], "big") & 0x1FFF == 0
+        return packet[(packet[0] & 0x0F) * 4 + 8:] if packet[9] == 17 and unfragmented else None
+    if packet[:1] and packet[0] >> 4 == 6 and len(packet) >= 48:
+        return packet[48:] if packet[6] == 17 else None
+    return None
+
+
+def recognise(packets: list[bytes]) -> str | None:
+    """The protocol every UDP packet among these is (RECOGNISERS), or None (none, or not one)."""
+    payloads = [p for p in map(udp_payload, packets) if p is not None]
+    return next((name for name, test in RECOGNISERS.items() if payloads and all(map(test, payloads))), None)
