@@ -209,9 +209,8 @@ class Tailscale(Technique):
 
     def _private_dir(self, host: Host, name: str) -> Path:
         """A fresh 0700 directory of the run on host, wiped at down() (and by cleanup after a kill -9)."""
-        path = self.ctx.resources.path(name)
-        host.remember_dir(path)
-        make_dir(host, path)
+        path = make_dir(host, self.ctx.resources.path(name))
+        host.remember_dir(path)  # only once made and checked: cleanup never wipes one someone else made
         self.undo.defer(wipe, host, path)
         return path
 
