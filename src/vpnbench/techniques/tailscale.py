@@ -42,7 +42,7 @@ from pydantic import Field, field_validator
 
 from vpnbench import builds, evidence
 from vpnbench.errors import TechniqueError
-from vpnbench.hosts.base import Host, stop_all
+from vpnbench.hosts.base import Host
 from vpnbench.overhead import IP_HEADER, POLY1305_TAG, TCP_HEADER, WIREGUARD_HEADER, Expectation, \
     expectation_of, wireguard_outer
 from vpnbench.params import TechniqueParams
@@ -168,7 +168,6 @@ class Tailscale(Technique):
         self.tunnel = Tunnel(backend=backend, server_addrs={}, client_addrs={}, protection="encrypted",
                              wire_filter=f"udp port {p.port}" if p.path == "direct" else f"tcp port {p.control_port}",
                              wire_protocol="WireGuard" if p.path == "direct" else "TLS")
-        self.undo.defer(stop_all, self.tunnel.procs)  # the daemons started so far, together
         ca_pem, cert_pem, key_pem = control_certificate(address)
         server_url = f"https://{address}:{p.control_port}"
         auth_key = self._start_headscale(address, server_url, cert_pem, key_pem)
@@ -229,6 +228,7 @@ class Tailscale(Technique):
         self._private_file(host, self.headscale_config, json.dumps(config, indent=1))  # JSON is YAML
         proc = host.spawn([self._headscale_program(), "serve", "-c", str(self.headscale_config)], name="headscale")
         self.tunnel.procs.append(proc)
+        self.undo.defer(proc.stop)  # before its directory is wiped (the newer undo runs first)
         deadline = time.monotonic() + START_TIMEOUT
         while not (host.listening(proc, p.control_port) and self._headscale("users", "list", check=False).ok):
             if not proc.alive() or time.monotonic() > deadline:
@@ -266,6 +266,7 @@ class Tailscale(Technique):
                            f"--statedir={state}", f"--socket={self.sockets[role]}", f"--port={p.port}",
                            "--no-logs-no-support"], name="tailscaled", env=env)
         self.tunnel.procs.append(proc)
+        self.undo.defer(proc.stop)  # before its directory is wiped (the newer undo runs first)
         deadline = time.monotonic() + START_TIMEOUT
         while not self._tailscale(role, "status", "--json", check=False).stdout.strip().startswith("{"):
             if not proc.alive() or time.monotonic() > deadline:
