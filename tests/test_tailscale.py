@@ -186,6 +186,8 @@ def test_key_and_state_are_private_never_on_a_command_line_and_wiped(testbed):
         for pid in _vpnbench_tailscale_processes():
             argv = Path(f"/proc/{pid}/cmdline").read_text()
             assert not any(secret in argv for secret in secrets)
+            if "tailscaled" in argv:  # it looks no host name up: /etc/nsswitch.conf as it sees it
+                assert Path(f"/proc/{pid}/root/etc/nsswitch.conf").read_text() == "hosts: files\n"
         for proc in tunnel.procs:
             assert not any(secret in proc.output() for secret in secrets)  # nor in a log
         tunnel.procs[-1].stop()  # the client's tailscaled
