@@ -21,8 +21,8 @@ Everything is the run's own and nothing leaves the testbed:
 path = "relayed" sets TS_DEBUG_NEVER_DIRECT_UDP on both daemons: tailscaled's own switch that
 drops the disco pings a direct path is found with, so every packet goes through the DERP relay
 (TLS over TCP to Headscale), what a network that blocks UDP between the peers leaves, while
-STUN still works. The path
-really taken is read from `tailscale ping` ("via DERP(...)" or "via ADDRESS:PORT") and recorded.
+STUN still works. The path really taken is read from `tailscale ping` ("via DERP(...)" or "via
+ADDRESS:PORT") and recorded.
 """
 
 import datetime
