@@ -3,11 +3,12 @@ proof naming nebula, keys private and wiped, nothing left behind; its bad input;
 
 import json
 import stat
-import struct
 from pathlib import Path
 
 import psutil
 import pytest
+
+from pcaps import pcap_of, udp_frame
 
 import vpnbench
 from bounds import assert_tcp_measured, cell_wall_seconds
@@ -21,7 +22,7 @@ from vpnbench.techniques import expect
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.nebula import Nebula, NebulaParams, handshake_seconds, log_entries, pem_blocks
 from vpnbench.tools import which
-from vpnbench.wirecheck import check_wire, recognise, udp_payload
+from vpnbench.wirecheck import check_wire, recognise
 
 PINNED = NebulaParams().version
 
@@ -68,21 +69,15 @@ def test_mtu_expectation_is_nebulas_arithmetic():
     assert expect(NebulaParams(mtu=1300).settings(), 1500).expected_mtu == 1300
 
 
-def _ipv4_udp(payload: bytes, fragment_offset: int = 0) -> bytes:
-    header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28 + len(payload), 1, fragment_offset, 64, 17, 0,
-                         bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
-    return header + struct.pack("!HHHH", 4242, 4242, 8 + len(payload), 0) + payload
-
-
 def test_the_wire_proof_recognises_nebulas_header_only():
     data = bytes([0x11, 0, 0, 0]) + (7).to_bytes(4, "big") + (9).to_bytes(8, "big") + b"\x8f" * 60
     handshake = bytes([0x10, 0, 0, 0]) + bytes(12) + b"\x01" * 40
-    assert recognise([_ipv4_udp(data), _ipv4_udp(handshake)]) == "nebula"
-    wireguard = bytes([4, 0, 0, 0]) + bytes(12) + b"\x8f" * 60  # a WireGuard data message
-    assert recognise([_ipv4_udp(data), _ipv4_udp(wireguard)]) is None  # not every packet is nebula's
-    assert recognise([_ipv4_udp(bytes([0x17, 0, 0, 0]) + bytes(20))]) is None  # message type 7: none
-    assert recognise([]) is None
-    assert udp_payload(_ipv4_udp(data, fragment_offset=185)) is None  # a later fragment has no UDP header
+    wireguard = bytes([4, 0, 0, 0]) + bytes(12) + b"\x8f" * 64  # a WireGuard data message: 16 + 16k + 16
+    type_7 = bytes([0x17, 0, 0, 0]) + bytes(20)  # nebula's types end at 6
+    later_fragment = udp_frame(data, fragment_offset=185)  # no UDP header: its bytes are payload
+    pcap = pcap_of([udp_frame(data), udp_frame(handshake), udp_frame(wireguard), udp_frame(type_7), later_fragment])
+    assert recognise(pcap, "nebula") == 2 and recognise(pcap, "WireGuard") == 1
+    assert recognise(pcap_of([]), "nebula") == 0
 
 
 # Handshake lines as Debian's 1.6.1 and the pinned 1.10.3 log them (format: json), trimmed.

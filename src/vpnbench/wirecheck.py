@@ -3,9 +3,10 @@
 A random 16-byte marker is sent as ping padding (ping -p) through the tunnel while
 tcpdump records the underlay. If the marker appears in the capture, the payload crossed
 in clear. If it does not, and packets of the protocol the technique promises (UDP to the
-WireGuard port, ESP, ...) were seen, the payload was protected. The baseline is the
-negative control: its marker must be found. Where the packets' own header says which protocol
-they are (RECOGNISERS), the proof names it.
+WireGuard port, ESP, ...) were seen, the payload was protected. A technique that names its
+protocol (Tunnel.wire_protocol) has it recognised in the captured payloads too (RECOGNISERS):
+a port alone does not say what crossed it. The baseline is the
+negative control: its marker must be found.
 
 A technique that compresses (IPComp) would hide the marker by compression alone, which
 proves nothing about encryption; there the pings are kept below the kernel's IPComp
@@ -16,6 +17,7 @@ import dataclasses
 import secrets
 import struct
 import time
+from typing import Callable, Iterator
 
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host
@@ -38,7 +40,7 @@ class WireVerdict:
     marker_seen: bool
     protocol_packets: int
     detail: str
-    protocol: str | None = None  # what the packets' own headers say they are (RECOGNISERS), if known
+    protocol: str = ""  # the protocol recognised in the capture, where the technique names one
 
 
 def check_wire(tunnel: Tunnel, client: Host, points: list[CapturePoint], resources: RunResources,
@@ -63,32 +65,33 @@ def check_wire(tunnel: Tunnel, client: Host, points: list[CapturePoint], resourc
     finally:
         for _, _, proc in captures:
             proc.interrupt()
-    marker_seen, matched = False, []
+    marker_seen, protocol_packets, recognised = False, 0, 0
     try:
         # Read while tcpdump exits: -U wrote every packet as it came, and closing its packet
         # socket waits for an RCU grace period (~20 ms), which nothing here needs.
         for point, pcap, _ in captures:
-            seen, packets = _read_capture(point.host, pcap, marker, tunnel.wire_filter)
-            marker_seen, matched = marker_seen or seen, matched + packets
+            seen, packets, known = _read_capture(point.host, pcap, marker, tunnel.wire_filter, tunnel.wire_protocol)
+            marker_seen, protocol_packets, recognised = marker_seen or seen, protocol_packets + packets, recognised + known
     finally:
         for _, _, proc in captures:
             proc.wait(3)
             proc.stop(1)
     if not ping.ok:
         raise TechniqueError(f"encryption proof: no reply through the tunnel ({ping.describe_failure()})")
-    return judge(tunnel, marker_seen, len(matched), recognise(matched))
+    return judge(tunnel, marker_seen, protocol_packets, recognised)
 
 
-def _read_capture(host: Host, pcap, marker: bytes, wire_filter: str | None) -> tuple[bool, list[bytes]]:
-    """Was the marker in this capture, and which packets (from their IP header on) matched the
-    technique's filter? The capture file is removed either way."""
+def _read_capture(host: Host, pcap, marker: bytes, wire_filter: str | None,
+                  protocol: str | None) -> tuple[bool, int, int]:
+    """Was the marker in this capture, how many packets matched the technique's filter, and how
+    many carried its protocol? The capture file is removed either way."""
     data = _read(host, pcap)  # the capture host may be another machine
-    packets = _matching(host, pcap, wire_filter) if wire_filter else []
+    packets = _count(host, pcap, wire_filter) if wire_filter else 0
     host.remove_file(pcap)
-    return marker in data, packets
+    return marker in data, packets, recognise(data, protocol) if protocol else 0
 
 
-def judge(tunnel: Tunnel, marker_seen: bool, protocol_packets: int, protocol: str | None = None) -> WireVerdict:
+def judge(tunnel: Tunnel, marker_seen: bool, protocol_packets: int, recognised: int = 0) -> WireVerdict:
     """Decide from what the capture showed; a protected technique that leaks fails loudly."""
     if tunnel.protection == "none":
         if not marker_seen:
@@ -104,9 +107,14 @@ def judge(tunnel: Tunnel, marker_seen: bool, protocol_packets: int, protocol: st
         raise TechniqueError("encryption proof FAILED: the marker crossed the underlay in clear")
     if protocol_packets == 0:
         raise TechniqueError(f"encryption proof: no packets matching '{tunnel.wire_filter}' on the underlay")
-    named = f", recognised as {protocol}" if protocol else ""
-    return WireVerdict("encrypted", False, protocol_packets,
-                       f"marker absent; {protocol_packets} packets matching '{tunnel.wire_filter}'{named}", protocol)
+    detail = f"marker absent; {protocol_packets} packets matching '{tunnel.wire_filter}'"
+    if tunnel.wire_protocol is None:
+        return WireVerdict("encrypted", False, protocol_packets, detail)
+    if recognised == 0:
+        raise TechniqueError(f"encryption proof: {protocol_packets} packets matching '{tunnel.wire_filter}' on the "
+                             f"underlay, none of them {tunnel.wire_protocol}")
+    return WireVerdict("encrypted", False, protocol_packets, f"{detail}, {recognised} of them {tunnel.wire_protocol}",
+                       tunnel.wire_protocol)
 
 
 def _wait_capturing(capture, timeout: float = 5.0) -> None:
@@ -151,42 +159,81 @@ def pcap_packets(data: bytes) -> int:
     return count
 
 
-def _matching(host: Host, pcap, wire_filter: str) -> list[bytes]:
-    """The packets of the capture that match the filter, each from its IP header on (tcpdump -x
-    prints a line per packet, then its bytes in hex on lines that start with a tab)."""
-    result = host.run(["tcpdump", "-n", "-x", "-r", str(pcap), wire_filter], check=False)
-    packets: list[bytes] = []
-    for line in result.stdout.splitlines():
-        if line.startswith("\t") and packets:
-            packets[-1] += bytes.fromhex("".join(line.split(":", 1)[1].split()))
-        elif line.strip():
-            packets.append(b"")
-    return packets
+def _count(host: Host, pcap, wire_filter: str) -> int:
+    result = host.run(["tcpdump", "-n", "-r", str(pcap), wire_filter], check=False)
+    return sum(1 for line in result.stdout.splitlines() if line.strip())
 
 
-def _is_nebula(payload: bytes) -> bool:
+def is_wireguard(payload: bytes) -> bool:
+    """A WireGuard message: type 1-4, three reserved zero bytes, and that type's size (initiation
+    148, response 92, cookie reply 64; transport data: header 16 + padded ciphertext + tag 16, a
+    multiple of 16)."""
+    if len(payload) < 32 or payload[1:4] != b"\0\0\0":
+        return False
+    return {1: len(payload) == 148, 2: len(payload) == 92, 3: len(payload) == 64,
+            4: len(payload) % 16 == 0}.get(payload[0], False)
+
+
+def is_tls_record(payload: bytes) -> bool:
+    """A segment that starts with a TLS record header: content type 20-23, version 3.1-3.3."""
+    return len(payload) >= 5 and 20 <= payload[0] <= 23 and payload[1] == 3 and 1 <= payload[2] <= 3
+
+
+def is_nebula(payload: bytes) -> bool:
     """Nebula's 16-byte header (slackhq/nebula header/header.go): version 1 in the first byte's
     high nibble, a message type 0-6 (handshake, message, recvError, lightHouse, test, closeTunnel,
     control) in its low one, a subtype byte, two reserved zero bytes, remote index, counter."""
     return len(payload) >= 16 and payload[0] >> 4 == 1 and payload[0] & 0x0F <= 6 and payload[2:4] == b"\0\0"
 
 
-# The protocols the proof names from the UDP payload of the packets it saw: name -> test.
-RECOGNISERS = {"nebula": _is_nebula}
+# The protocols the proof can name: name -> (transport, does this payload carry it).
+RECOGNISERS: dict[str, tuple[str, Callable[[bytes], bool]]] = {
+    "WireGuard": ("udp", is_wireguard),
+    "TLS": ("tcp", is_tls_record),
+    "nebula": ("udp", is_nebula),
+}
+# Link-layer header length and where its EtherType sits, by pcap link type: Ethernet, Linux cooked v1.
+LINK_TYPES = {1: (14, 12), 113: (16, 14)}
 
 
-def udp_payload(packet: bytes) -> bytes | None:
-    """The UDP payload of an IPv4 or IPv6 packet (no extension headers), None for anything else
-    (another protocol, a later fragment)."""
-    if packet[:1] and packet[0] >> 4 == 4 and len(packet) >= 20:
-        unfragmented = int.from_bytes(packet[6:8], "big") & 0x1FFF == 0
-        return packet[(packet[0] & 0x0F) * 4 + 8:] if packet[9] == 17 and unfragmented else None
-    if packet[:1] and packet[0] >> 4 == 6 and len(packet) >= 48:
-        return packet[48:] if packet[6] == 17 else None
+def recognise(pcap: bytes, protocol: str) -> int:
+    """How many packets of a capture carry `protocol` (RECOGNISERS)."""
+    transport, carries = RECOGNISERS[protocol]
+    return sum(1 for proto, payload in transport_payloads(pcap) if proto == transport and carries(payload))
+
+
+def transport_payloads(pcap: bytes) -> Iterator[tuple[str, bytes]]:
+    """("udp" or "tcp", payload) of each IPv4/IPv6 packet in a pcap file (Ethernet or Linux cooked)."""
+    if len(pcap) < 24:
+        return
+    order = "<" if pcap[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+    (link_type,) = struct.unpack_from(order + "I", pcap, 20)
+    if link_type not in LINK_TYPES:
+        return
+    header, ethertype_at = LINK_TYPES[link_type]
+    offset = 24
+    while offset + 16 <= len(pcap):
+        (captured,) = struct.unpack_from(order + "I", pcap, offset + 8)
+        frame = pcap[offset + 16:offset + 16 + captured]
+        offset += 16 + captured
+        if len(frame) > header:
+            found = _ip_payload(frame[ethertype_at:ethertype_at + 2], frame[header:])
+            if found:
+                yield found
+
+
+def _ip_payload(ethertype: bytes, packet: bytes) -> tuple[str, bytes] | None:
+    if ethertype == b"\x08\x00" and len(packet) >= 20:
+        if struct.unpack_from(">H", packet, 6)[0] & 0x1FFF:  # a later fragment: no transport header
+            return None
+        start, end, proto = (packet[0] & 0x0F) * 4, struct.unpack_from(">H", packet, 2)[0], packet[9]
+    elif ethertype == b"\x86\xdd" and len(packet) >= 40:
+        start, end, proto = 40, 40 + struct.unpack_from(">H", packet, 4)[0], packet[6]
+    else:
+        return None
+    segment = packet[start:end]  # the IP length leaves out the Ethernet padding of a short frame
+    if proto == 17 and len(segment) >= 8:
+        return "udp", segment[8:]
+    if proto == 6 and len(segment) >= 20:
+        return "tcp", segment[(segment[12] >> 4) * 4:]
     return None
-
-
-def recognise(packets: list[bytes]) -> str | None:
-    """The protocol every UDP packet among these is (RECOGNISERS), or None (none, or not one)."""
-    payloads = [p for p in map(udp_payload, packets) if p is not None]
-    return next((name for name, test in RECOGNISERS.items() if payloads and all(map(test, payloads))), None)

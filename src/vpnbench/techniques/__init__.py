@@ -10,6 +10,7 @@ from vpnbench.techniques.ipsec import IPsec
 from vpnbench.techniques.macsec import MACsec
 from vpnbench.techniques.nebula import Nebula
 from vpnbench.techniques.openvpn import OpenVPN
+from vpnbench.techniques.tailscale import Tailscale
 from vpnbench.techniques.wireguard import WireGuard
 from vpnbench.tools import declare_packages
 
@@ -26,6 +27,7 @@ def register(cls: type[Technique]) -> None:
 for built_in in (Baseline, WireGuard, IPsec, OpenVPN, MACsec, External):
     register(built_in)
 register(Nebula)
+register(Tailscale)
 
 
 def technique_class(settings: dict) -> type[Technique]:

@@ -61,6 +61,9 @@ class Tunnel:
     # the router-server link (MACsec there) must be watched on that link.
     capture_near: Literal["client", "server"] = "client"
     compresses: bool = False  # IPComp: the wire proof must send packets too small to be compressed
+    # The protocol the wire proof must recognise in the captured payloads (wirecheck.RECOGNISERS),
+    # and so name; None: packets matching wire_filter are proof enough.
+    wire_protocol: str | None = None
 
     @property
     def family(self) -> str:

@@ -135,6 +135,7 @@ class Nebula(Technique):
             client_addrs={"ipv4": inner["client"]},
             protection="encrypted",
             wire_filter=f"udp port {port}",
+            wire_protocol="nebula",
             negotiated={"implementation": "nebula", "cipher": p.cipher, "aead": CIPHERS[p.cipher], "curve": CURVE,
                         "lighthouse": p.lighthouse, "overlay": f"{subnet}.0/24", "port": port,
                         "underlay_family": p.family, "firewall": "any in, any out (benchmark)"},
