@@ -141,6 +141,7 @@ def test_same_psk_on_both_ends_before_the_tunnel_counts_as_up(bed, family):
         client_psk = psk_fingerprint(testbed.client, ifaces["client"])
         assert client_psk is not None and client_psk == psk_fingerprint(testbed.server, ifaces["server"])
         assert technique.handshake_s > 0 and tunnel.negotiated["key_exchange_s"] == technique.handshake_s
+        assert tunnel.negotiated["keygen_s"] > 0
         negotiated = tunnel.negotiated
         assert negotiated["implementation"] == "rosenpass" and negotiated["version"] == "0.2.3"
         assert "McEliece 460896" in negotiated["kem"] and "Kyber 512" in negotiated["kem"]

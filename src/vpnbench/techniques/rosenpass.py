@@ -43,6 +43,7 @@ PROTOCOL = "WireGuard + Rosenpass"
 EXCHANGED = "Exchanged key with peer"
 ERASED = "Erasing outdated key from peer"
 LOG_ENV = {"RUST_LOG": "info"}  # env_logger: without it only errors are printed
+KEYGEN_TIMEOUT = 60.0  # s for `rosenpass gen-keys` (~0.2 s here), stretched likewise
 START_TIMEOUT = 30.0  # s until both ends hold the first key (stretched on a slow host, as in a TCG guest)
 # The pre-shared key of the interface's one peer, as a digest: computed on the host, so the key
 # passes only through pipes and a shell variable there (printf is the shell's own), never argv or
@@ -132,7 +133,9 @@ class Rosenpass(Technique):
         beneath = self.wireguard.up(backend)
         program = builds.program(NAME, NAME, p.version)
         family = p.wireguard.family
+        generating = time.monotonic()
         self._generate_keys(program)
+        keygen_s = round(time.monotonic() - generating, 4)
         for role, peer in (("server", "client"), ("client", "server")):
             host = self._host(role)
             self.config[role] = [
@@ -146,7 +149,7 @@ class Rosenpass(Technique):
             beneath, procs=list(beneath.procs), wire_filter=wire_filter(family, p.wireguard.port, p.port),
             negotiated={"implementation": NAME, "version": _version(self.ctx.client, program),
                         "build": self._build_record(), "kem": KEM, "protocol": PROTOCOL, "psk": "rosenpass",
-                        "port": p.port, "wireguard_backend": backend, "wireguard": beneath.negotiated})
+                        "port": p.port, "keygen_s": keygen_s, "wireguard_backend": backend, "wireguard": beneath.negotiated})
         self.undo.defer(lambda: stop_all(list(self.daemons.values())))
         self._start("server", program)
         server = self.daemons["server"]
@@ -229,12 +232,17 @@ class Rosenpass(Technique):
         """A fresh key pair on each host (its secret key 0600: gen-keys writes with the umask), the
         public key copied to the peer's host; every copy wiped at down()."""
         hosts = {role: self._host(role) for role in ("client", "server")}
-        for role, host in hosts.items():
+        generating = {}
+        for role, host in hosts.items():  # both at once: McEliece's key generation is most of the set-up
             secret, public = self._key(role, "sk"), self._key(role, "pk")
             self.undo.defer(wipe, host, secret)
             self.undo.defer(wipe, host, public)
-            host.run(["sh", "-c", 'umask 077 && exec "$@"', "sh", program, "gen-keys",
-                      "--secret-key", str(secret), "--public-key", str(public)], timeout=120)
+            generating[role] = host.spawn(["sh", "-c", 'umask 077 && exec "$@"', "sh", program, "gen-keys",
+                                           "--secret-key", str(secret), "--public-key", str(public)], name="gen-keys")
+        for role, proc in generating.items():
+            if proc.wait(KEYGEN_TIMEOUT * hosts[role].slowdown) != 0:
+                proc.stop()
+                raise TechniqueError(f"{role}: rosenpass gen-keys failed: {proc.output().strip()[-300:] or 'timed out'}")
         if hosts["client"].machine is not None and hosts["client"].machine == hosts["server"].machine:
             return  # namespaces of one machine: one filesystem, each public key is already there
         for role, peer in (("client", "server"), ("server", "client")):
