@@ -57,6 +57,8 @@ mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 # checkout under the host's /tmp is visible too.
 mount -t tmpfs tmpfs /run; mkdir -p /dev/pts /dev/shm /run/netns
 mount -t devpts devpts /dev/pts; mount -t tmpfs tmpfs /dev/shm
+# What udev adds to devtmpfs on a booted system: rosenpass hands wg each key as /dev/stdin.
+ln -s /proc/self/fd /dev/fd; ln -s fd/0 /dev/stdin; ln -s fd/1 /dev/stdout; ln -s fd/2 /dev/stderr
 ip link set lo up
 {mounts}
 modprobe tun 2>/dev/null  # /dev/net/tun appears only once the module is loaded

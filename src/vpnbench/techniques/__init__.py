@@ -11,6 +11,7 @@ from vpnbench.techniques.macsec import MACsec
 from vpnbench.techniques.nebula import Nebula
 from vpnbench.techniques.openvpn import OpenVPN
 from vpnbench.techniques.tailscale import Tailscale
+from vpnbench.techniques.rosenpass import Rosenpass
 from vpnbench.techniques.wireguard import WireGuard
 from vpnbench.tools import declare_packages
 
@@ -28,6 +29,7 @@ for built_in in (Baseline, WireGuard, IPsec, OpenVPN, MACsec, External):
     register(built_in)
 register(Nebula)
 register(Tailscale)
+register(Rosenpass)
 
 
 def technique_class(settings: dict) -> type[Technique]:
