@@ -8,4 +8,10 @@ PROFILES: dict[str, str] = {
     # S4 (unreliable networks report): the router's two impaired cases.
     "s4-delay-400ms": "delay 400ms",
     "s4-loss-1pct": "loss 1%",
+    # The peer tool's (Qubasa's vpn-bench) four netem profiles for meshes, in both directions:
+    # delay and jitter, random loss, reordering with its correlation.
+    "mesh-low": "delay 10ms 2ms loss 0.25% reorder 0.5% 25%",
+    "mesh-medium": "delay 25ms 7ms loss 1% reorder 2.5% 50%",
+    "mesh-high": "delay 50ms 15ms loss 2.5% reorder 5% 50%",
+    "mesh-extreme": "delay 100ms 25ms loss 5% reorder 12.5% 75%",
 }
