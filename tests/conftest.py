@@ -21,7 +21,7 @@ kind = "ping"
 count = 5
 interval = "0.05s"
 """
-DAEMONS = re.compile(r"^(wireguard-go|iperf3|tcpdump|vpnbench-linkem|charon|pluto|xl2tpd|pppd|openvpn|wpa_supplicant|sshd|nginx|vsftpd|irtt|ffmpeg|curl|scp|sftp)$")
+DAEMONS = re.compile(r"^(wireguard-go|boringtun-cli|iperf3|tcpdump|vpnbench-linkem|charon|pluto|xl2tpd|pppd|openvpn|wpa_supplicant|sshd|nginx|vsftpd|irtt|ffmpeg|curl|scp|sftp)$")
 
 
 TEST_LOCK = Path("/run/vpnbench-tests.lock")

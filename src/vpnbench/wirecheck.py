@@ -4,7 +4,10 @@ A random 16-byte marker is sent as ping padding (ping -p) through the tunnel whi
 tcpdump records the underlay. If the marker appears in the capture, the payload crossed
 in clear. If it does not, and packets of the protocol the technique promises (UDP to the
 WireGuard port, ESP, ...) were seen, the payload was protected. The baseline is the
-negative control: its marker must be found.
+negative control: its marker must be found. Where the technique names its protocol
+(Tunnel.wire_protocol), the proof also recognises that protocol's messages in those packets
+(RECOGNISERS: their own header and sizes, read from the bytes), so "encrypted" is said of
+WireGuard seen on the wire, not of whatever used its port.
 
 A technique that compresses (IPComp) would hide the marker by compression alone, which
 proves nothing about encryption; there the pings are kept below the kernel's IPComp
@@ -15,6 +18,7 @@ import dataclasses
 import secrets
 import struct
 import time
+from collections.abc import Callable
 
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host
@@ -37,6 +41,23 @@ class WireVerdict:
     marker_seen: bool
     protocol_packets: int
     detail: str
+    protocol: str | None = None  # the protocol recognised in those packets (Tunnel.wire_protocol)
+
+
+def wireguard_message(payload: bytes) -> bool:
+    """A WireGuard message (the whitepaper's section 5.4): its type (1 handshake initiation, 2
+    response, 3 cookie reply, 4 transport data), three reserved zero bytes, and its type's size:
+    148, 92 and 64 bytes; data at least its 16-byte header and 16-byte tag (a keepalive)."""
+    if len(payload) < 4 or payload[1:4] != b"\0\0\0":
+        return False
+    sizes = {1: 148, 2: 92, 3: 64}
+    if payload[0] in sizes:
+        return len(payload) == sizes[payload[0]]
+    return payload[0] == 4 and len(payload) >= 32
+
+
+# protocol -> does this UDP payload hold one of its messages
+RECOGNISERS: dict[str, Callable[[bytes], bool]] = {"WireGuard": wireguard_message}
 
 
 def check_wire(tunnel: Tunnel, client: Host, points: list[CapturePoint], resources: RunResources,
@@ -61,32 +82,33 @@ def check_wire(tunnel: Tunnel, client: Host, points: list[CapturePoint], resourc
     finally:
         for _, _, proc in captures:
             proc.interrupt()
-    marker_seen, protocol_packets = False, 0
+    marker_seen, protocol_packets, recognised = False, 0, 0
     try:
         # Read while tcpdump exits: -U wrote every packet as it came, and closing its packet
         # socket waits for an RCU grace period (~20 ms), which nothing here needs.
         for point, pcap, _ in captures:
-            seen, packets = _read_capture(point.host, pcap, marker, tunnel.wire_filter)
-            marker_seen, protocol_packets = marker_seen or seen, protocol_packets + packets
+            seen, packets, known = _read_capture(point.host, pcap, marker, tunnel.wire_filter, tunnel.wire_protocol)
+            marker_seen, protocol_packets, recognised = marker_seen or seen, protocol_packets + packets, recognised + known
     finally:
         for _, _, proc in captures:
             proc.wait(3)
             proc.stop(1)
     if not ping.ok:
         raise TechniqueError(f"encryption proof: no reply through the tunnel ({ping.describe_failure()})")
-    return judge(tunnel, marker_seen, protocol_packets)
+    return judge(tunnel, marker_seen, protocol_packets, recognised)
 
 
-def _read_capture(host: Host, pcap, marker: bytes, wire_filter: str | None) -> tuple[bool, int]:
-    """Was the marker in this capture, and how many packets matched the technique's filter?
-    The capture file is removed either way."""
+def _read_capture(host: Host, pcap, marker: bytes, wire_filter: str | None,
+                  protocol: str | None) -> tuple[bool, int, int]:
+    """Was the marker in this capture, how many packets matched the technique's filter, and how
+    many of those were its protocol's messages? The capture file is removed either way."""
     data = _read(host, pcap)  # the capture host may be another machine
-    packets = _count(host, pcap, wire_filter) if wire_filter else 0
+    packets, recognised = _count(host, pcap, wire_filter, protocol) if wire_filter else (0, 0)
     host.remove_file(pcap)
-    return marker in data, packets
+    return marker in data, packets, recognised
 
 
-def judge(tunnel: Tunnel, marker_seen: bool, protocol_packets: int) -> WireVerdict:
+def judge(tunnel: Tunnel, marker_seen: bool, protocol_packets: int, recognised: int = 0) -> WireVerdict:
     """Decide from what the capture showed; a protected technique that leaks fails loudly."""
     if tunnel.protection == "none":
         if not marker_seen:
@@ -102,8 +124,14 @@ def judge(tunnel: Tunnel, marker_seen: bool, protocol_packets: int) -> WireVerdi
         raise TechniqueError("encryption proof FAILED: the marker crossed the underlay in clear")
     if protocol_packets == 0:
         raise TechniqueError(f"encryption proof: no packets matching '{tunnel.wire_filter}' on the underlay")
+    detail = f"marker absent; {protocol_packets} packets matching '{tunnel.wire_filter}'"
+    if tunnel.wire_protocol is None:
+        return WireVerdict("encrypted", False, protocol_packets, detail)
+    if recognised == 0:
+        raise TechniqueError(f"encryption proof: none of the {protocol_packets} packets matching "
+                             f"'{tunnel.wire_filter}' is a {tunnel.wire_protocol} message")
     return WireVerdict("encrypted", False, protocol_packets,
-                       f"marker absent; {protocol_packets} packets matching '{tunnel.wire_filter}'")
+                       f"{detail}, {recognised} of them {tunnel.wire_protocol} messages", tunnel.wire_protocol)
 
 
 def _wait_capturing(capture, timeout: float = 5.0) -> None:
@@ -148,6 +176,38 @@ def pcap_packets(data: bytes) -> int:
     return count
 
 
-def _count(host: Host, pcap, wire_filter: str) -> int:
-    result = host.run(["tcpdump", "-n", "-r", str(pcap), wire_filter], check=False)
-    return sum(1 for line in result.stdout.splitlines() if line.strip())
+def _count(host: Host, pcap, wire_filter: str, protocol: str | None) -> tuple[int, int]:
+    """(packets matching wire_filter, those whose UDP payload the protocol's recogniser knows)."""
+    result = host.run(["tcpdump", "-n", "-x", "-r", str(pcap), wire_filter], check=False)
+    packets = printed_packets(result.stdout)
+    recognise = RECOGNISERS[protocol] if protocol else None
+    recognised = sum(1 for packet in packets if recognise and recognise(udp_payload(packet) or b""))
+    return len(packets), recognised
+
+
+def printed_packets(text: str) -> list[bytes]:
+    """The packets `tcpdump -x` printed: each a summary line, then its bytes from the IP header on
+    (the link-level header left out) in hex lines ("\t0x0010:  4500 0054 ...")."""
+    packets: list[bytearray] = []
+    for line in text.splitlines():
+        if line.startswith("\t0x") and packets:
+            packets[-1] += bytes.fromhex("".join(line.split(":", 1)[1].split()))
+        elif line.strip():
+            packets.append(bytearray())
+    return [bytes(packet) for packet in packets]
+
+
+def udp_payload(packet: bytes) -> bytes | None:
+    """The payload of a UDP datagram in an IPv4 or IPv6 packet (no IPv6 extension headers), or None."""
+    if len(packet) < 20:
+        return None
+    if packet[0] >> 4 == 4:
+        header, protocol = (packet[0] & 0x0F) * 4, packet[9]
+    elif packet[0] >> 4 == 6:
+        header, protocol = 40, packet[6]
+    else:
+        return None
+    if protocol != 17 or len(packet) < header + 8:
+        return None
+    length = int.from_bytes(packet[header + 4:header + 6], "big")
+    return packet[header + 8:header + length]
