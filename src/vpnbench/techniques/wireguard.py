@@ -47,6 +47,7 @@ USERSPACE = {
     "boringtun": Userspace("boringtun-cli", ("--foreground", "--disable-drop-privileges")),
 }
 USERSPACE_NAMES = ", ".join(f"{name!r}" for name in USERSPACE)
+START_TIMEOUT = 5.0  # s for a userspace daemon to answer on its control socket (it takes ~10-20 ms)
 
 
 class WireGuardParams(TechniqueParams):
@@ -69,8 +70,8 @@ class WireGuardParams(TechniqueParams):
     @classmethod
     def _agrees_with_backend(cls, implementation: str, info: ValidationInfo) -> str:
         backend = info.data.get("backend", "auto")
-        wanted = {"kernel": "kernel", "wireguard-go": "userspace", "boringtun": "userspace"}.get(implementation)
-        if backend != "auto" and wanted not in (None, backend):
+        path = None if implementation == "auto" else "kernel" if implementation == "kernel" else "userspace"
+        if backend != "auto" and path not in (None, backend):
             raise ValueError(f"{implementation!r} contradicts backend = {backend!r}; allowed values with it: "
                              + ("'auto', 'kernel'" if backend == "kernel" else f"'auto', {USERSPACE_NAMES}"))
         return implementation
@@ -78,15 +79,16 @@ class WireGuardParams(TechniqueParams):
     @field_validator("version")
     @classmethod
     def _names_a_build(cls, version: str | None, info: ValidationInfo) -> str | None:
-        implementation = userspace_implementation(info.data.get("implementation", "auto"), info.data.get("backend", "auto"))
-        if version is not None:
-            if implementation is None:
-                asked = info.data.get("implementation", "auto")
-                why = ("the kernel's own WireGuard has no version to choose" if asked == "kernel"
-                       else "it names a build of a userspace implementation")
-                raise ValueError(f"not allowed with implementation = {asked!r} ({why}); "
-                                 f"set implementation to one of {USERSPACE_NAMES}")
-            builds.recipe(implementation).check_version(version)  # its ValueError is the one line
+        if version is None:
+            return None
+        asked = info.data.get("implementation", "auto")
+        implementation = userspace_implementation(asked, info.data.get("backend", "auto"))
+        if implementation is None:
+            why = ("the kernel's own WireGuard has no version to choose" if asked == "kernel"
+                   else "it names a build of a userspace implementation")
+            raise ValueError(f"not allowed with implementation = {asked!r} ({why}); "
+                             f"set implementation to one of {USERSPACE_NAMES}")
+        builds.recipe(implementation).check_version(version)  # its ValueError is the one line
         return version
 
     def implementation_for(self, backend: str) -> str:
@@ -273,13 +275,15 @@ class WireGuard(Technique):
             host.run(["mkdir", "-p", "/var/run/wireguard"], check=False)
             proc = host.spawn([program, *daemon.foreground, iface], name=self.implementation, env=daemon.env)
             self.tunnel.procs.append(proc)
-            deadline = time.monotonic() + 5
+            started = time.monotonic()
             while host.run(["wg", "show", iface], check=False).returncode != 0:
-                if not proc.alive() or time.monotonic() > deadline:
+                if not proc.alive() or time.monotonic() > started + START_TIMEOUT:
                     if attempt == 1 and "uapi socket" in proc.output() and not proc.alive():
                         self.tunnel.procs.remove(proc)  # gone for a known reason: not a death to report
                         break
-                    raise TechniqueError(f"{self.implementation} did not start: {proc.output().strip()[-300:]}")
+                    how = (f"exited with {proc.wait(0)}" if not proc.alive()
+                           else f"`wg show` found no control socket within {START_TIMEOUT:g} s")
+                    raise TechniqueError(f"{self.implementation} did not start ({how}): {proc.output().strip()[-300:]}")
                 time.sleep(0.01)  # it listens ~10-20 ms after its start; every 50 ms cost two bring-up ~0.1 s
             else:
                 return
