@@ -80,7 +80,7 @@ def test_each_implementation_carries_traffic_encrypted_and_records_what_ran(tmp_
                                     capture_output=True, text=True, check=True).stdout
     expected = {"wireguard-go debian": ("wireguard-go", debian_version, "wireguard-go"),
                 "wireguard-go current": ("wireguard-go", CURRENT, "wireguard-go"),
-                "boringtun": ("boringtun", BORINGTUN, "boringtun")}
+                "boringtun": ("boringtun", BORINGTUN, "boringtun-cli")}
     for cell in cells:
         label = cell["technique"]
         implementation, version, daemon = expected[label]
