@@ -91,7 +91,8 @@ def table(m: dict, techniques: list[str]) -> list[str]:
     for technique in techniques:
         tcp, udp = m[(technique, "tcp")], m[(technique, "udp")]
         pps, base_pps = udp["bps"] / 8 / UDP_LENGTH, base_udp["bps"] / 8 / UDP_LENGTH
-        daemon = f"{tcp['daemon']['client']:.0f} / {tcp['daemon']['server']:.0f}" if tcp["daemon"] else "– (kernel)"
+        daemon = (f"{tcp['daemon']['client']:.0f} / {tcp['daemon']['server']:.0f}" if tcp["daemon"]
+                  else "– (softirq)" if technique == "kernel" else "–")
         rows.append(f"| {technique} | {tcp['bps'] / 1e6:.0f} | {tcp['bps'] / base_tcp['bps']:.3f} | "
                     f"{tcp['cpu_per_gbit']:.2f} / {tcp['process_cpu_per_gbit']:.2f} | {pps / 1e3:.0f} | {pps / base_pps:.3f} | "
                     f"{udp['cpu_per_gbit']:.2f} / {udp['process_cpu_per_gbit']:.2f} | {daemon} |")
