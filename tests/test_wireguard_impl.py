@@ -13,12 +13,13 @@ from conftest import run_campaign, run_cli
 from vpnbench import builds
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.cli import load_campaign_or_preset
-from vpnbench.errors import UserError
+from vpnbench.errors import TechniqueError, UserError
 from vpnbench.probe import KernelProbe, LocalKernelProbe
 from vpnbench.resources import RunResources
 from vpnbench.store import Store
+from vpnbench.techniques.base import Tunnel
 from vpnbench.techniques.wireguard import WireGuard, WireGuardParams, implementation_status
-from vpnbench.wirecheck import printed_packets, udp_payload, wireguard_message
+from vpnbench.wirecheck import judge, printed_packets, udp_payload, wireguard_message
 
 CURRENT = builds.recipe("wireguard-go").default
 BORINGTUN = builds.recipe("boringtun").default
@@ -238,3 +239,12 @@ def test_the_versions_preset_runs_the_pinned_build_and_each_implementation():
     assert entries == [(None, None, None), ("wireguard-go debian", "wireguard-go", "debian"),
                        ("wireguard-go current", "wireguard-go", CURRENT), ("boringtun", "boringtun", None),
                        ("kernel", "kernel", None)]
+
+
+def test_the_verdict_names_the_protocol_only_when_its_messages_were_seen():
+    tunnel = Tunnel("userspace", {}, {}, "encrypted", "udp port 51820", wire_protocol="WireGuard")
+    with pytest.raises(TechniqueError, match="none of the 7 packets matching 'udp port 51820' is a WireGuard message"):
+        judge(tunnel, marker_seen=False, protocol_packets=7, recognised=0)
+    verdict = judge(tunnel, marker_seen=False, protocol_packets=7, recognised=7)
+    assert (verdict.verdict, verdict.protocol) == ("encrypted", "WireGuard")
+    assert verdict.detail.endswith("7 of them WireGuard messages")
