@@ -56,8 +56,9 @@ def test_every_pinned_default_is_a_version_its_recipe_accepts_and_has_its_prefix
 def test_a_bad_version_or_name_is_one_line_naming_the_allowed_values():
     with pytest.raises(ValueError, match=r"'1\.0; rm' is not a version .*'1\.10\.3'"):
         builds.resolve("nebula", "1.0; rm")
-    with pytest.raises(ValueError, match="nebula has no Debian package"):
-        builds.resolve("nebula", builds.DEBIAN)
+    with pytest.raises(ValueError, match="tailscale has no Debian package"):
+        builds.resolve("tailscale", builds.DEBIAN)
+    assert builds.resolve("nebula", builds.DEBIAN) == builds.DEBIAN  # Debian 12 packages nebula 1.6.1
     assert builds.program("wireguard-go", "wireguard-go", builds.DEBIAN) == "wireguard-go"
     with pytest.raises(ValueError, match="allowed: tailscale, headscale, nebula, wireguard-go, boringtun, rosenpass"):
         builds.recipe("zerotier")
@@ -98,7 +99,7 @@ def test_a_version_field_is_the_exact_version_and_refuses_others_in_one_line():
     assert technique_label(VersionedParams(version="1.9.7")) == "versioned version=1.9.7"
     with pytest.raises(UserError) as refused:
         validate_model(VersionedParams, {"kind": "versioned", "version": "latest"}, "technique[1]")
-    assert str(refused.value) == "technique[1].version: 'latest' is not a version (digits, dots, letters; e.g. '1.10.3')"
+    assert str(refused.value) == "technique[1].version: 'latest' is not a version (digits, dots, letters; e.g. '1.10.3' or 'debian')"
 
     class Debian(BaseModel):
         version: builds.version_type("wireguard-go") = None
@@ -275,7 +276,7 @@ def test_the_cli_refuses_a_bad_install_in_one_line_with_exit_2():
                           timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "vpnbench: error: --install nebula@VERSION: 'latest' is not a version (digits, dots, letters; e.g. '1.10.3')"]
+        "vpnbench: error: --install nebula@VERSION: 'latest' is not a version (digits, dots, letters; e.g. '1.10.3' or 'debian')"]
 
 
 def test_a_prefix_another_user_could_have_made_is_never_written_into(prefix):

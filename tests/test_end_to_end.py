@@ -55,7 +55,8 @@ def test_smoke_campaign_end_to_end(tmp_path, clean_machine):
     assert by[("wireguard", "tcp")]["wire_check"] == "encrypted"
     backend = wireguard_backend_auto_picks()
     assert by[("wireguard", "tcp")]["technique_params"] == {
-        "kind": "wireguard", "backend": backend, "backend_asked": "auto", "psk": False, "family": "ipv4", "port": 51820, "mtu": 1420,
+        "kind": "wireguard", "backend": backend, "backend_asked": "auto", "implementation": "auto", "version": None,
+        "psk": False, "family": "ipv4", "port": 51820, "mtu": 1420,
         # the TCP congestion control in force: not chosen, so the namespaces' own (the machine's default)
         "congestion_control": open("/proc/sys/net/ipv4/tcp_congestion_control").read().strip()}
     assert by[("baseline", "tcp")]["technique_params"]["backend"] == "kernel"

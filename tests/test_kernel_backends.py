@@ -2,6 +2,7 @@
 (`make test-kernel`), whose distribution kernel does."""
 
 import json
+import platform
 
 import pytest
 
@@ -17,7 +18,7 @@ name = "kernel-wg"
 [[technique]]
 kind = "wireguard"
 label = "wg"
-backend = "kernel"
+implementation = "kernel"
 [[technique]]
 kind = "wireguard"
 label = "wg-psk-v6"
@@ -58,6 +59,8 @@ def test_kernel_wireguard_with_and_without_delay(tmp_path, kernel_wireguard, cle
         assert cell["technique_params"]["backend"] == "kernel"
         assert cell["wire_check"] == "encrypted"
         assert not cell["hosts"]["client"]["procs_cpu_pct"].get("wireguard-go")  # no userspace daemon
+        # implementation = "kernel" and backend = "kernel" both name it; the kernel's release is its version
+        assert (cell["negotiated"]["implementation"], cell["negotiated"]["version"]) == ("kernel", platform.release())
     pings = {(c["technique"], c["impairment"]): c["metrics"] for c in cells if c["measurement"] == "ping"}
     for technique in ("wg", "wg-psk-v6"):
         assert pings[(technique, "delay 20ms")]["rtt_min_ms"] >= 40.0  # 20 ms each way

@@ -55,15 +55,15 @@ class Tunnel:
     client_addrs: dict[str, str]
     protection: Protection
     wire_filter: str | None  # tcpdump filter that the protected traffic matches on the underlay
+    # The protocol the wire proof must recognise in those packets (a name in wirecheck.RECOGNISERS),
+    # so it says "WireGuard" from the bytes seen, not from the port alone; None: the filter only.
+    wire_protocol: str | None = None
     negotiated: dict = dataclasses.field(default_factory=dict)
     procs: list[Proc] = dataclasses.field(default_factory=list)
     # Which end of the path the wire proof captures next to: a technique that protects only
     # the router-server link (MACsec there) must be watched on that link.
     capture_near: Literal["client", "server"] = "client"
     compresses: bool = False  # IPComp: the wire proof must send packets too small to be compressed
-    # The protocol the wire proof must recognise in the captured payloads (wirecheck.RECOGNISERS),
-    # and so name; None: packets matching wire_filter are proof enough.
-    wire_protocol: str | None = None
 
     @property
     def family(self) -> str:

@@ -1,16 +1,21 @@
-"""WireGuard: the kernel module where the kernel has it, wireguard-go otherwise.
+"""WireGuard: the kernel module where the kernel has it, wireguard-go otherwise; or the
+implementation asked for (kernel, wireguard-go, boringtun) at the version asked for.
 
-wireguard-go's control socket lives at /var/run/wireguard/<iface>.sock, a path that is not
-per namespace, so every interface gets a machine-wide unique name from the run id.
+Every implementation is configured the same way, with `wg set` (the kernel through netlink, the
+userspace daemons through their control socket). A userspace daemon's control socket lives at
+/var/run/wireguard/<iface>.sock, a path that is not per namespace, so every interface gets a
+machine-wide unique name from the run id.
 """
 
+import dataclasses
+import json
 import subprocess
 import time
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
-from vpnbench import evidence
+from vpnbench import builds, evidence
 from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import stop_all
 from vpnbench.overhead import IP_HEADER, Expectation, expectation_of, wireguard_outer
@@ -24,29 +29,95 @@ INNER = {
     "client": {"ipv4": "10.99.0.1", "ipv6": "fd99::1"},
     "server": {"ipv4": "10.99.0.2", "ipv6": "fd99::2"},
 }
-USERSPACE_ENV = {"WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD": "1"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Userspace:
+    """A userspace implementation: its program (built by vpnbench, builds.RECIPES, or Debian's),
+    the words that keep it in the foreground (so vpnbench holds it and stops it), its environment."""
+
+    program: str
+    foreground: tuple[str, ...]
+    env: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+USERSPACE = {
+    "wireguard-go": Userspace("wireguard-go", ("-f",), {"WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD": "1"}),
+    # As root and without sudo it would try to drop to the login user, which a daemon has none of.
+    "boringtun": Userspace("boringtun-cli", ("--foreground", "--disable-drop-privileges")),
+}
+USERSPACE_NAMES = ", ".join(f"{name!r}" for name in USERSPACE)
+START_TIMEOUT = 5.0  # s for a userspace daemon to answer on its control socket (it takes ~10-20 ms)
 
 
 class WireGuardParams(TechniqueParams):
     kind: Literal["wireguard"] = "wireguard"
+    # The data path: "userspace" is wireguard-go unless implementation names boringtun. When both
+    # are given they must agree (backend = "kernel" with implementation = "boringtun" is refused).
     backend: Literal["auto", "kernel", "userspace"] = "auto"
+    # auto: kernel where the kernel has WireGuard, else wireguard-go (as backend = "auto" always did)
+    implementation: Literal["auto", "kernel", "wireguard-go", "boringtun"] = "auto"
+    # The build of a userspace implementation (builds.RECIPES): unset, Debian's wireguard-go or the
+    # pinned boringtun; "debian" for Debian's package; any other a build under /opt/vpnbench.
+    version: str | None = None
     psk: bool = False  # pre-shared key on top of Curve25519: WireGuard's post-quantum hardening
     family: Family = "ipv4"  # underlay family of the outer UDP packets
     port: int = Field(51820, ge=1, le=65535)
     mtu: int = Field(1420, ge=1280, le=9000)
 
+    # Field validators run in declaration order, so the fields they look at are already in info.data.
+    @field_validator("implementation")
+    @classmethod
+    def _agrees_with_backend(cls, implementation: str, info: ValidationInfo) -> str:
+        backend = info.data.get("backend", "auto")
+        path = None if implementation == "auto" else "kernel" if implementation == "kernel" else "userspace"
+        if backend != "auto" and path not in (None, backend):
+            raise ValueError(f"{implementation!r} contradicts backend = {backend!r}; allowed values with it: "
+                             + ("'auto', 'kernel'" if backend == "kernel" else f"'auto', {USERSPACE_NAMES}"))
+        return implementation
+
+    @field_validator("version")
+    @classmethod
+    def _names_a_build(cls, version: str | None, info: ValidationInfo) -> str | None:
+        if version is None:
+            return None
+        asked = info.data.get("implementation", "auto")
+        implementation = userspace_implementation(asked, info.data.get("backend", "auto"))
+        if implementation is None:
+            why = ("the kernel's own WireGuard has no version to choose" if asked == "kernel"
+                   else "it names a build of a userspace implementation")
+            raise ValueError(f"not allowed with implementation = {asked!r} ({why}); "
+                             f"set implementation to one of {USERSPACE_NAMES}")
+        builds.recipe(implementation).check_version(version)  # its ValueError is the one line
+        return version
+
+    def implementation_for(self, backend: str) -> str:
+        """The implementation a bring-up on this data path runs."""
+        return "kernel" if backend == "kernel" else userspace_implementation(self.implementation, "userspace")
+
+
+def userspace_implementation(implementation: str, backend: str) -> str | None:
+    """The userspace implementation these settings name (backend = "userspace" always meant
+    wireguard-go), or None where they name the kernel or leave the choice to the machine."""
+    if implementation in USERSPACE:
+        return implementation
+    return "wireguard-go" if implementation == "auto" and backend == "userspace" else None
+
 
 class WireGuard(Technique):
     kind = "wireguard"
     packages = {"wg": "wireguard-tools", "wireguard-go": "wireguard-go"}
-    kernel_features = {"kernel": "wireguard link type (CONFIG_WIREGUARD)", "userspace": "TUN (/dev/net/tun)"}
     Params = WireGuardParams
-    description = "WireGuard (ChaCha20-Poly1305, Curve25519)"
+    description = "WireGuard (ChaCha20-Poly1305, Curve25519): the kernel's, wireguard-go or boringtun"
     versions = {
         "wireguard_go": "wireguard-go --version 2>&1 | head -1",
         "wireguard_tools": "wg --version 2>&1 | head -1",
         "wireguard_module": "cat /sys/module/wireguard/version 2>/dev/null || modinfo -F version wireguard 2>/dev/null",
     }
+    # doctor's rows beside kernel and userspace (Debian's wireguard-go): the pinned builds
+    PINNED = {name: f"{name}@{builds.recipe(name).default}" for name in USERSPACE}
+    kernel_features = {"kernel": "wireguard link type (CONFIG_WIREGUARD)", "userspace": "TUN (/dev/net/tun)",
+                       **{row: "TUN (/dev/net/tun)" for row in PINNED.values()}}
 
     @classmethod
     def kernel_rows(cls, probe: KernelProbe) -> dict[str, bool]:
@@ -60,43 +131,64 @@ class WireGuard(Technique):
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
-        if not probe.has_command("wg"):
-            reason = missing_tool_reason("wg")
-            return [BackendStatus("kernel", False, reason), BackendStatus("userspace", False, reason)]
-        kernel = probe.has_link_type("wireguard")
-        userspace = probe.has_command("wireguard-go")
-        return [
-            BackendStatus("kernel", kernel, "" if kernel else "kernel lacks WireGuard (no wireguard module)"),
-            BackendStatus("userspace", userspace, "" if userspace else missing_tool_reason("wireguard-go")),
-        ]
+        """kernel, userspace (wireguard-go as a campaign without a version gets it: Debian's) and
+        each userspace implementation's pinned build (name@version, as `doctor --install` takes it)."""
+        rows = [("kernel", "kernel", None), ("userspace", "wireguard-go", None)]
+        rows += [(row, name, builds.recipe(name).default) for name, row in cls.PINNED.items()]
+        return [BackendStatus(row, *implementation_status(name, version, probe)) for row, name, version in rows]
+
+    @classmethod
+    def resolve_backend(cls, params: WireGuardParams, probe: KernelProbe) -> str:
+        """kernel or userspace: the first of the implementations these params allow that the
+        hosts have (auto: the kernel's, else wireguard-go); a reason for each when none."""
+        if params.implementation != "auto":
+            candidates = [params.implementation]
+        else:
+            candidates = {"kernel": ["kernel"], "userspace": ["wireguard-go"]}.get(params.backend, ["kernel", "wireguard-go"])
+        reasons = []
+        for implementation in candidates:
+            available, reason = implementation_status(implementation, params.version, probe)
+            if available:
+                return "kernel" if implementation == "kernel" else "userspace"
+            reasons.append(f"{implementation}: {reason}")
+        if len(candidates) > 1:
+            raise ValueError(f"no backend available ({'; '.join(reasons)})")
+        field, value = (("implementation", params.implementation) if params.implementation != "auto"
+                        else ("backend", params.backend))
+        raise ValueError(f"{field} {value!r} is not available: {reason}")
 
     def __init__(self, params: WireGuardParams, ctx: TechniqueContext):
         super().__init__(params, ctx)
         self.ifaces: dict[str, str] = {}  # role -> its interface, named at up()
         self.peer_args: dict[str, list[str]] = {}  # role -> `wg set` words of its peer (rekey() re-adds it)
+        self.implementation = "kernel"  # what up() runs: kernel, wireguard-go or boringtun
+        self._ran: dict | None = None  # implementation, version, build: read on the client at the first up()
 
     def up(self, backend: str) -> Tunnel:
         p = self.params
         res = self.ctx.resources
+        self.implementation = p.implementation_for(backend)
         self.ifaces = {"client": res.iface_name("c"), "server": res.iface_name("s")}
         self.peer_args = {}
         keys = {role: self._keypair(role) for role in ("client", "server")}
         psk_file = self._secret_file(("client", "server"), "wg.psk", _wg("genpsk")) if p.psk else None
+        self._ran = self._ran or self._what_runs()
         self.tunnel = Tunnel(
             backend=backend,
             server_addrs=dict(INNER["server"]),
             client_addrs=dict(INNER["client"]),
             protection="encrypted",
             wire_filter=f"udp port {p.port}",
+            wire_protocol="WireGuard",
             negotiated={"cipher": "chacha20poly1305", "key_exchange": "x25519",
-                        "psk": p.psk, "underlay_family": p.family, "mtu": p.mtu},
+                        "psk": p.psk, "underlay_family": p.family, "mtu": p.mtu, **self._ran},
         )
-        # wireguard-go's daemons, stopped together (each takes ~28 ms to exit): those started so far
+        # the userspace daemons, stopped together (wireguard-go takes ~28 ms to exit): those started so far
         self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))
         for role, peer in (("server", "client"), ("client", "server")):
             host = self._host(role)
             iface = self.ifaces[role]
-            self._create_interface(host, iface, backend)
+            self._create_interface(host, iface)
             endpoint = self.ctx.underlay[peer][p.family]
             endpoint = f"[{endpoint}]:{p.port}" if p.family == "ipv6" else f"{endpoint}:{p.port}"
             peer_args = ["peer", keys[peer][1]] + (["preshared-key", str(psk_file)] if psk_file else [])
@@ -148,37 +240,89 @@ class WireGuard(Technique):
             self.undo.defer(wipe, self._host(role), path)  # on the host that holds it, at down()
         return path
 
-    def _create_interface(self, host, iface: str, backend: str) -> None:
-        if backend == "kernel":
+    def _what_runs(self) -> dict:
+        """What this bring-up's implementation is, read on the client (the server runs the same
+        build, checked by the probe): the kernel's release, or the build's record (BUILD.json, or
+        Debian's package) and its exact version."""
+        host = self.ctx.client
+        if self.implementation == "kernel":
+            return {"implementation": "kernel", "version": host.run(["uname", "-r"], timeout=10).stdout.strip()}
+        name = self.implementation
+        version = version_of(name, self.params.version)
+        result = host.run(builds.record_command(name, version), timeout=10, check=False)
+        try:
+            build = json.loads(result.stdout) if result.ok else None
+        except ValueError:
+            build = None
+        if not isinstance(build, dict) or not build.get("version"):
+            # no record (a program not installed by dpkg, say): what the program itself says
+            program = builds.program(name, USERSPACE[name].program, version)
+            said = host.run([program, "--version"], timeout=10, check=False).stdout.strip().splitlines()
+            return {"implementation": name, "version": said[0] if said else version,
+                    "build": None}
+        return {"implementation": name, "version": build["version"], "build": build}
+
+    def _create_interface(self, host, iface: str) -> None:
+        if self.implementation == "kernel":
             host.run(["ip", "link", "add", iface, "type", "wireguard"])
             self.undo.defer(host.run, ["ip", "link", "del", iface], check=False)
             return
+        daemon = USERSPACE[self.implementation]
+        program = builds.program(self.implementation, daemon.program, version_of(self.implementation, self.params.version))
         for attempt in (1, 2):
             # Its control socket's directory: made here too, since once in a long test session
             # wireguard-go found it missing between its own mkdir and listen ("Failed to listen on
             # uapi socket: no such file or directory"); that one case is tried a second time.
             host.run(["mkdir", "-p", "/var/run/wireguard"], check=False)
-            proc = host.spawn(["wireguard-go", "-f", iface], name="wireguard-go", env=USERSPACE_ENV)
+            proc = host.spawn([program, *daemon.foreground, iface], name=self.implementation, env=daemon.env)
             self.tunnel.procs.append(proc)
-            deadline = time.monotonic() + 5
+            started = time.monotonic()
             while host.run(["wg", "show", iface], check=False).returncode != 0:
-                if not proc.alive() or time.monotonic() > deadline:
+                if not proc.alive() or time.monotonic() > started + START_TIMEOUT:
                     if attempt == 1 and "uapi socket" in proc.output() and not proc.alive():
                         self.tunnel.procs.remove(proc)  # gone for a known reason: not a death to report
                         break
-                    raise TechniqueError(f"wireguard-go did not start: {proc.output().strip()[-300:]}")
+                    how = (f"exited with {proc.wait(0)}" if not proc.alive()
+                           else f"`wg show` found no control socket within {START_TIMEOUT:g} s")
+                    raise TechniqueError(f"{self.implementation} did not start ({how}): {proc.output().strip()[-300:]}")
                 time.sleep(0.01)  # it listens ~10-20 ms after its start; every 50 ms cost two bring-up ~0.1 s
             else:
                 return
 
     def evidence(self) -> dict[str, str]:
-        """`wg show` (private and pre-shared keys print as "(hidden)") and wireguard-go's log."""
+        """`wg show` (private and pre-shared keys print as "(hidden)") and the userspace daemon's log."""
         pieces = [(f"{role}: wg show", lambda role=role, iface=iface: evidence.command(self._host(role), ["wg", "show", iface]))
                   for role, iface in self.ifaces.items()]
-        procs = self.tunnel.procs if self.tunnel else []  # wireguard-go's, started server first (up())
-        pieces += [(f"{role}: wireguard-go log", lambda proc=proc: evidence.log_tail(proc))
+        procs = self.tunnel.procs if self.tunnel else []  # the daemons, started server first (up())
+        pieces += [(f"{role}: {self.implementation} log", lambda proc=proc: evidence.log_tail(proc))
                    for role, proc in zip(("server", "client"), procs)]
         return evidence.gather(pieces)
+
+
+def version_of(implementation: str, version: str | None) -> str:
+    """The version of a userspace implementation a campaign's `version` means: its own; with none,
+    Debian's wireguard-go (what ran before versions could be chosen, so results stay comparable and
+    `make demo` builds nothing), else the pinned build (boringtun has no Debian package)."""
+    if version is None and builds.recipe(implementation).debian_package:
+        return builds.DEBIAN
+    return builds.resolve(implementation, version)
+
+
+def implementation_status(implementation: str, version: str | None, probe: KernelProbe) -> tuple[bool, str]:
+    """Can the hosts that run WireGuard run this implementation at this version: (True, "") or
+    (False, why and the command that fixes it). Asked of the probe, so of those hosts."""
+    if not probe.has_command("wg"):
+        return False, missing_tool_reason("wg")
+    if implementation == "kernel":
+        kernel = probe.has_link_type("wireguard")
+        return kernel, "" if kernel else "kernel lacks WireGuard (no wireguard module)"
+    version = version_of(implementation, version)
+    program = builds.program(implementation, USERSPACE[implementation].program, version)
+    if version == builds.DEBIAN:  # a plain name, on the hosts' PATH
+        lacking = None if probe.has_command(program) else "a host"
+    else:
+        lacking = probe.host_lacking(program)
+    return lacking is None, "" if lacking is None else builds.missing_reason(implementation, version, lacking)
 
 
 def latest_handshake(host, iface: str) -> int:

@@ -1,0 +1,241 @@
+"""WireGuard's implementations (issue 31): Debian's wireguard-go, the pinned current build of
+wireguard-go and boringtun, each brought up between namespaces here through the same `wg`
+configuration, measured (TCP, UDP, ping), proven encrypted WireGuard on the wire, and recorded
+(implementation, exact version, build); kernel WireGuard is test_kernel_backends.py's (the VM).
+Bad input is refused in one line before anything runs."""
+
+import subprocess
+
+import pytest
+
+from pcaps import pcap_of, udp_frame
+
+from bounds import assert_tcp_measured
+from conftest import run_campaign, run_cli
+from vpnbench import builds
+from vpnbench.campaign import campaign_from_dict
+from vpnbench.cli import load_campaign_or_preset
+from vpnbench.errors import TechniqueError, UserError
+from vpnbench.probe import KernelProbe, LocalKernelProbe
+from vpnbench.resources import RunResources
+from vpnbench.store import Store
+from vpnbench.techniques.base import Tunnel
+from vpnbench.techniques.wireguard import WireGuard, WireGuardParams, implementation_status
+from vpnbench.wirecheck import is_wireguard, judge, recognise
+
+CURRENT = builds.recipe("wireguard-go").default
+BORINGTUN = builds.recipe("boringtun").default
+UDP_RATE = 20e6  # what the UDP cells send: a ceiling no host can beat
+
+CAMPAIGN = f"""
+[campaign]
+name = "wg-impls"
+[testbed]
+router = false
+[[technique]]
+kind = "wireguard"
+label = "wireguard-go debian"
+implementation = "wireguard-go"
+version = "debian"
+[[technique]]
+kind = "wireguard"
+label = "wireguard-go current"
+implementation = "wireguard-go"
+version = "{CURRENT}"
+[[technique]]
+kind = "wireguard"
+label = "boringtun"
+implementation = "boringtun"
+[[measurement]]
+kind = "tcp"
+duration = "2s"
+[[measurement]]
+kind = "udp"
+rate = "{UDP_RATE / 1e6:g}M"
+length = 1200
+duration = "2s"
+[[measurement]]
+kind = "ping"
+count = 10
+interval = "0.05s"
+"""
+
+
+def lacking_builds() -> list[str]:
+    """Why this machine cannot run an implementation of CAMPAIGN (the probe's reasons), if it cannot."""
+    with RunResources() as resources:
+        probe = LocalKernelProbe(resources)
+        statuses = [implementation_status(name, version, probe)
+                    for name, version in (("wireguard-go", "debian"), ("wireguard-go", CURRENT), ("boringtun", None))]
+    return [reason for available, reason in statuses if not available]
+
+
+@pytest.mark.netns
+def test_each_implementation_carries_traffic_encrypted_and_records_what_ran(tmp_path, clean_machine):
+    missing = lacking_builds()
+    if missing:  # the builds are the suite's to make (`vpnbench doctor --install NAME`), not this test's
+        pytest.fail("; ".join(missing))
+    _, cells = run_campaign(tmp_path, CAMPAIGN)
+    assert sorted((c["technique"], c["measurement"]) for c in cells) == sorted(
+        (label, kind) for label in ("wireguard-go debian", "wireguard-go current", "boringtun")
+        for kind in ("tcp", "udp", "ping"))
+    debian_version = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "wireguard-go"],
+                                    capture_output=True, text=True, check=True).stdout
+    expected = {"wireguard-go debian": ("wireguard-go", debian_version, "wireguard-go"),
+                "wireguard-go current": ("wireguard-go", CURRENT, "wireguard-go"),
+                "boringtun": ("boringtun", BORINGTUN, "boringtun-cli")}
+    for cell in cells:
+        label = cell["technique"]
+        implementation, version, daemon = expected[label]
+        assert cell["status"] == "ok", (label, cell["error"])
+        assert cell["technique_params"]["backend"] == "userspace"
+        negotiated = cell["negotiated"]
+        assert (negotiated["implementation"], negotiated["version"]) == (implementation, version), negotiated
+        # the build's own record, read on the host: Debian's package, or BUILD.json of the build that ran
+        assert negotiated["build"]["version"] == version
+        assert negotiated["build"].get("source") == ("debian" if label.endswith("debian") else builds.recipe(implementation).source)
+        assert cell["wire_check"] == "encrypted"
+        # its own daemon carried the traffic, on both ends (the monitor's per-process CPU, by name)
+        assert all(daemon in cell["hosts"][role]["procs_cpu_pct"] for role in ("client", "server")), cell["hosts"]
+        metrics = cell["metrics"]
+        if cell["measurement"] == "tcp":
+            assert_tcp_measured(cell)
+        elif cell["measurement"] == "udp":
+            assert 0 < metrics["sender_throughput_bps"] <= 1.1 * UDP_RATE, metrics  # iperf3 paces to its target
+            assert 0 < metrics["received_packets"] <= metrics["sent_packets"], metrics
+        else:
+            assert metrics["received"] > 0 and 0 < metrics["rtt_min_ms"] <= metrics["rtt_max_ms"], metrics
+    store = Store(tmp_path / "c.db", read_only=True)
+    try:
+        bringups = store.bringups(cells[0]["run_id"])
+    finally:
+        store.close()
+    assert len(bringups) == 3
+    for bringup in bringups:  # the wire proof named the protocol from the bytes it captured
+        assert bringup.wire_check["verdict"] == "encrypted" and bringup.wire_check["protocol"] == "WireGuard", bringup
+    # leave no trace beyond clean_machine's checks: no boringtun left running anywhere
+    assert not subprocess.run(["pgrep", "-x", "boringtun-cli"], capture_output=True).stdout
+
+
+def campaign(entry: dict) -> dict:
+    return {"campaign": {"name": "bad"}, "technique": [{"kind": "wireguard", **entry}],
+            "measurement": [{"kind": "ping"}]}
+
+
+@pytest.mark.parametrize("entry, expected", [
+    ({"implementation": "foo"},
+     "technique[1].implementation: 'foo' is not allowed; allowed values: 'auto', 'kernel', 'wireguard-go', 'boringtun'"),
+    ({"implementation": "wireguard-go", "version": "x y"},
+     f"technique[1].version: 'x y' is not a version (digits, dots, letters; e.g. '{CURRENT}' or 'debian')"),
+    ({"implementation": "kernel", "version": "1.0"},
+     "technique[1].version: not allowed with implementation = 'kernel' (the kernel's own WireGuard has no version "
+     "to choose); set implementation to one of 'wireguard-go', 'boringtun'"),
+    ({"version": "1.0"}, "technique[1].version: not allowed with implementation = 'auto'"),
+    ({"implementation": "boringtun", "version": "debian"},
+     f"technique[1].version: boringtun has no Debian package; give a version such as '{BORINGTUN}'"),
+    ({"backend": "kernel", "implementation": "boringtun"},
+     "technique[1].implementation: 'boringtun' contradicts backend = 'kernel'; allowed values with it: 'auto', 'kernel'"),
+    ({"backend": "userspace", "implementation": "kernel"},
+     "technique[1].implementation: 'kernel' contradicts backend = 'userspace'"),
+])
+def test_bad_input_names_the_field_and_allowed_values(entry, expected):
+    with pytest.raises(UserError) as info:
+        campaign_from_dict(campaign(entry))
+    assert str(info.value).startswith(expected), str(info.value)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("line", ['implementation = "foo"', 'implementation = "wireguard-go"\nversion = "x y"',
+                                  'implementation = "kernel"\nversion = "6.1"'])
+def test_bad_input_exits_2_before_anything_is_touched(tmp_path, line):
+    (tmp_path / "c.toml").write_text(f'[[technique]]\nkind = "wireguard"\n{line}\n[[measurement]]\nkind = "ping"\n')
+    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("vpnbench: error: technique[1]."), result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "c.db").exists()
+
+
+def test_backend_userspace_still_means_wireguard_go():
+    assert WireGuardParams(backend="userspace").implementation_for("userspace") == "wireguard-go"
+    assert WireGuardParams(implementation="boringtun").implementation_for("userspace") == "boringtun"
+    assert WireGuardParams().implementation_for("kernel") == "kernel"
+
+
+class Hosts(KernelProbe):
+    """What the hosts that run WireGuard have, as a probe answers it: commands, files, a kernel."""
+
+    def __init__(self, commands=("wg", "wireguard-go"), files=(), wireguard_module=False):
+        self.commands, self.files, self.module = set(commands), set(files), wireguard_module
+
+    def has_link_type(self, kind, on_ethernet=False):
+        return self.module and kind == "wireguard"
+
+    def has_qdisc(self, kind):
+        return False
+
+    def has_command(self, name):
+        return name in self.commands
+
+    def host_lacking(self, path):
+        return None if path in self.files else "server"
+
+    def outputs(self, argv):
+        return {}
+
+
+def test_each_implementation_is_asked_of_the_hosts_probe():
+    """Availability per implementation and version comes from the probe (the hosts that run it),
+    each reason with the command that fixes it; auto keeps today's choice."""
+    current = builds.program("wireguard-go", "wireguard-go", CURRENT)
+    boringtun = builds.program("boringtun", "boringtun-cli")
+    hosts = Hosts(files={current})
+    assert WireGuard.resolve_backend(WireGuardParams(), hosts) == "userspace"
+    assert WireGuard.resolve_backend(WireGuardParams(implementation="wireguard-go", version=CURRENT), hosts) == "userspace"
+    with pytest.raises(ValueError) as info:
+        WireGuard.resolve_backend(WireGuardParams(implementation="boringtun"), hosts)
+    assert str(info.value) == (f"implementation 'boringtun' is not available: server lacks boringtun {BORINGTUN} "
+                               f"(/opt/vpnbench/boringtun/{BORINGTUN}): build it there with "
+                               f"`vpnbench doctor --install boringtun@{BORINGTUN}`")
+    with pytest.raises(ValueError, match="kernel lacks WireGuard"):
+        WireGuard.resolve_backend(WireGuardParams(implementation="kernel"), hosts)
+    assert WireGuard.resolve_backend(WireGuardParams(), Hosts(wireguard_module=True)) == "kernel"
+    no_debian = Hosts(commands=("wg",), files={boringtun})
+    with pytest.raises(ValueError, match=r"no backend available \(kernel: kernel lacks WireGuard.*; "
+                                         r"wireguard-go: a host lacks wireguard-go \(Debian\): apt-get install wireguard-go\)"):
+        WireGuard.resolve_backend(WireGuardParams(), no_debian)
+    assert WireGuard.resolve_backend(WireGuardParams(implementation="boringtun"), no_debian) == "userspace"
+    rows = {status.name: status for status in WireGuard.backends(hosts)}
+    assert list(rows) == ["kernel", "userspace", f"wireguard-go@{CURRENT}", f"boringtun@{BORINGTUN}"]
+    assert [rows[name].available for name in rows] == [False, True, True, False]
+    assert not any(status.available for status in WireGuard.backends(Hosts(commands=(), files={current, boringtun})))
+
+
+def test_the_wire_proof_recognises_wireguard_messages():
+    """From the captured packets: UDP, then WireGuard's type, reserved zeros and the type's size;
+    other UDP on the same port is not taken for it."""
+    initiation, data = b"\x01\0\0\0" + bytes(144), b"\x04\0\0\0" + bytes(12) + bytes(48)
+    dns_like = b"\x01\x00\x01\x00" + bytes(144)  # right size, reserved bytes not zero
+    pcap = pcap_of([udp_frame(p, port=51820) for p in (initiation, data, dns_like)])
+    assert recognise(pcap, "WireGuard") == 2
+    assert not is_wireguard(b"\x01\0\0\0" + bytes(100))  # an initiation is 148 bytes, never 104
+    assert not is_wireguard(b"\x04\0\0\0" + bytes(12))  # data without its tag
+
+
+def test_the_versions_preset_runs_the_pinned_build_and_each_implementation():
+    """`vpnbench run wireguard-versions`: the preset names the current build by the version the
+    table pins (a new pin moves both), beside Debian's, boringtun and the kernel's."""
+    entries = [(t.label, t.settings().get("implementation"), t.settings().get("version"))
+               for t in load_campaign_or_preset("wireguard-versions").techniques]
+    assert entries == [(None, None, None), ("wireguard-go debian", "wireguard-go", "debian"),
+                       ("wireguard-go current", "wireguard-go", CURRENT), ("boringtun", "boringtun", None),
+                       ("kernel", "kernel", None)]
+
+
+def test_the_verdict_names_the_protocol_only_when_its_messages_were_seen():
+    tunnel = Tunnel("userspace", {}, {}, "encrypted", "udp port 51820", wire_protocol="WireGuard")
+    with pytest.raises(TechniqueError, match="7 packets matching 'udp port 51820' on the underlay, none of them WireGuard"):
+        judge(tunnel, marker_seen=False, protocol_packets=7, recognised=0)
+    verdict = judge(tunnel, marker_seen=False, protocol_packets=7, recognised=7)
+    assert (verdict.verdict, verdict.protocol) == ("encrypted", "WireGuard")
+    assert verdict.detail.endswith("7 of them WireGuard")
