@@ -1,6 +1,7 @@
-"""bench/wireguard_impls: WireGuard's implementations side by side in one run (issue 31): one
-TCP stream and 64-byte UDP packets per second through the baseline, Debian's wireguard-go, the
-pinned current wireguard-go, boringtun and (where this kernel has it) kernel WireGuard; each as a
+"""bench/implementations: today's VPNs side by side in one run (issue 31): one TCP stream and
+64-byte UDP packets per second through the baseline, each WireGuard implementation (Debian's
+wireguard-go, the pinned current wireguard-go, boringtun and, where this kernel has it, kernel
+WireGuard), Rosenpass over WireGuard, Tailscale (with its Headscale), Nebula and tinc; each as a
 ratio to the baseline, with the CPU each spends per Gbit/s.
 
 One campaign, as a user would run it: `[testbed] router = false`, 5 s cells, 3 repetitions,
@@ -9,7 +10,7 @@ medians. CPU per Gbit/s comes from the stored cells: vpnbench's CPU-seconds per 
 server added, in CPU-seconds per Gbit (= cores busy per Gbit/s of throughput).
 
 Run as root, holding the test lock:
-    flock /run/vpnbench-tests.lock .venv/bin/python bench/wireguard_impls.py   (results go to bench/RESULTS.md)
+    flock /run/vpnbench-tests.lock .venv/bin/python bench/implementations.py   (results go to bench/RESULTS.md)
 """
 
 import statistics
@@ -27,23 +28,26 @@ from vpnbench.stats import GIB, cpu_seconds_per_gib  # noqa: E402
 REPETITIONS, SECONDS, UDP_LENGTH = 3, 5, 64
 GBIT_IN_GIB = 1e9 / 8 / GIB
 CURRENT = builds.recipe("wireguard-go").default
-# label -> (implementation, version, the daemon's process name): each WireGuard the bench compares
-IMPLEMENTATIONS = {
-    "wireguard-go debian": ("wireguard-go", "debian", "wireguard-go"),
-    "wireguard-go current": ("wireguard-go", CURRENT, "wireguard-go"),
-    "boringtun": ("boringtun", None, "boringtun-cli"),
-    "kernel": ("kernel", None, None),
+# label -> (its [[technique]] entry, the daemon's process name for its CPU; None: the kernel's)
+TECHNIQUES: dict[str, tuple[dict, str | None]] = {
+    "wireguard-go debian": ({"kind": "wireguard", "implementation": "wireguard-go", "version": "debian"}, "wireguard-go"),
+    "wireguard-go current": ({"kind": "wireguard", "implementation": "wireguard-go", "version": CURRENT}, "wireguard-go"),
+    "boringtun": ({"kind": "wireguard", "implementation": "boringtun"}, "boringtun-cli"),
+    "kernel": ({"kind": "wireguard", "implementation": "kernel"}, None),
+    "rosenpass": ({"kind": "rosenpass"}, "wireguard-go"),  # over WireGuard's default: Debian's wireguard-go here
+    "tailscale": ({"kind": "tailscale"}, "tailscaled"),
+    "nebula": ({"kind": "nebula"}, "nebula"),
+    "tinc": ({"kind": "tinc"}, "tincd"),
 }
 
 
 def campaign(kernel: bool) -> str:
-    lines = ["[campaign]", 'name = "bench-wireguard-impls"', f"repetitions = {REPETITIONS}",
+    lines = ["[campaign]", 'name = "bench-implementations"', f"repetitions = {REPETITIONS}",
              "[testbed]", "router = false", "[[technique]]", 'kind = "baseline"']
-    for label, (implementation, version, _) in IMPLEMENTATIONS.items():
-        if implementation == "kernel" and not kernel:
+    for label, (entry, _) in TECHNIQUES.items():
+        if entry.get("implementation") == "kernel" and not kernel:
             continue
-        lines += ["[[technique]]", 'kind = "wireguard"', f'label = "{label}"', f'implementation = "{implementation}"']
-        lines += [f'version = "{version}"'] if version else []
+        lines += ["[[technique]]", f'label = "{label}"', *(f'{key} = "{value}"' for key, value in entry.items())]
     lines += ["[[measurement]]", 'kind = "tcp"', f'duration = "{SECONDS}s"',
               "[[measurement]]", 'kind = "udp"', 'rate = "10G"', f"length = {UDP_LENGTH}", f'duration = "{SECONDS}s"']
     return "\n".join(lines) + "\n"
@@ -72,7 +76,7 @@ def medians(cells: list[dict]) -> dict[tuple[str, str], dict[str, float]]:
         groups.setdefault((cell["technique"], cell["measurement"]), []).append(cell)
     out = {}
     for key, group in groups.items():
-        daemon = IMPLEMENTATIONS.get(key[0], (None, None, None))[2]
+        daemon = TECHNIQUES.get(key[0], ({}, None))[1]
 
         def med(get, group=group):
             return statistics.median(get(c) for c in group)
@@ -107,14 +111,14 @@ def versions(cells: list[dict]) -> str:
 
 
 def main() -> None:
-    require_root("wireguard_impls.py")
+    require_root("implementations.py")
     with RunResources() as resources:
         kernel = LocalKernelProbe(resources).has_link_type("wireguard")
     cells, _ = run_campaign(campaign(kernel))
     m = medians(cells)
     techniques = list(dict.fromkeys(c["technique"] for c in cells))
     rows = table(m, techniques)
-    body = (f"{machine('wireguard_impls.py')}. One run: baseline and each WireGuard implementation "
+    body = (f"{machine('implementations.py')}. One run: baseline, each WireGuard implementation and today's VPNs "
             f"(versions as recorded: {versions(cells)}), client and server namespaces on one veth "
             f"(router = false, each pinned to its own core), one iperf3 TCP stream and iperf3 UDP at "
             f"{UDP_LENGTH} B as fast as it sends (rate 10G), {SECONDS} s cells, median of {REPETITIONS}. "
@@ -125,7 +129,7 @@ def main() -> None:
             + "The baseline is a veth pair inside one kernel, so a ratio says how far each falls short of memory "
             "speed, not of a NIC; iperf3's UDP sender is single-threaded, so 64 B rates are bounded by it too.\n\n"
             + "\n".join(rows))
-    publish("wireguard implementations", body)
+    publish("implementations", body)
 
 
 if __name__ == "__main__":
