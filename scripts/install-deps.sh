@@ -20,6 +20,7 @@ declare -A need=(
   [swanctl]=strongswan-swanctl
   [openssl]=openssl
   [openvpn]=openvpn
+  [tincd]=tinc
   [wpa_supplicant]=wpasupplicant
   [ssh]=openssh-client
   [sshd]=openssh-server

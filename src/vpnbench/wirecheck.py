@@ -102,8 +102,9 @@ def judge(tunnel: Tunnel, marker_seen: bool, protocol_packets: int) -> WireVerdi
         raise TechniqueError("encryption proof FAILED: the marker crossed the underlay in clear")
     if protocol_packets == 0:
         raise TechniqueError(f"encryption proof: no packets matching '{tunnel.wire_filter}' on the underlay")
+    named = f"{tunnel.wire_protocol} " if tunnel.wire_protocol else ""
     return WireVerdict("encrypted", False, protocol_packets,
-                       f"marker absent; {protocol_packets} packets matching '{tunnel.wire_filter}'")
+                       f"marker absent; {protocol_packets} {named}packets matching '{tunnel.wire_filter}'")
 
 
 def _wait_capturing(capture, timeout: float = 5.0) -> None:

@@ -9,6 +9,7 @@ from vpnbench.techniques.external import External
 from vpnbench.techniques.ipsec import IPsec
 from vpnbench.techniques.macsec import MACsec
 from vpnbench.techniques.openvpn import OpenVPN
+from vpnbench.techniques.tinc import Tinc
 from vpnbench.techniques.wireguard import WireGuard
 from vpnbench.tools import declare_packages
 
@@ -24,6 +25,7 @@ def register(cls: type[Technique]) -> None:
 
 for built_in in (Baseline, WireGuard, IPsec, OpenVPN, MACsec, External):
     register(built_in)
+register(Tinc)
 
 
 def technique_class(settings: dict) -> type[Technique]:

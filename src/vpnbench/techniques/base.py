@@ -61,6 +61,7 @@ class Tunnel:
     # the router-server link (MACsec there) must be watched on that link.
     capture_near: Literal["client", "server"] = "client"
     compresses: bool = False  # IPComp: the wire proof must send packets too small to be compressed
+    wire_protocol: str = ""  # the protocol wire_filter recognises, named in the wire proof's verdict
 
     @property
     def family(self) -> str:
