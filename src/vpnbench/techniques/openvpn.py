@@ -40,7 +40,7 @@ NODELAY_SET = "Socket flags: TCP_NODELAY=1 succeeded"
 START_TIMEOUT = 20.0
 DCO_LINK = "ovpn-dco"  # the link kind of Debian's openvpn-dco-dkms module (ovpn-dco-v2), which OpenVPN 2.6 drives
 DCO_MISSING = "kernel lacks ovpn-dco: apt-get install openvpn-dco-dkms (builds the module for installed kernels)"
-DCO_DISABLED = re.compile(r"^.*(?:disabling data channel offload|disables data channel offload).*$", re.M)
+DCO_DISABLED = re.compile(r"^.*(?:disabling|disables) data channel offload.*$", re.M | re.I)
 
 
 class OpenVPNParams(TechniqueParams):
