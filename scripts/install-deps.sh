@@ -22,6 +22,7 @@ declare -A need=(
   [swanctl]=strongswan-swanctl
   [openssl]=openssl
   [openvpn]=openvpn
+  [tincd]=tinc
   [wpa_supplicant]=wpasupplicant
   [ssh]=openssh-client
   [sshd]=openssh-server
@@ -78,6 +79,10 @@ if [ "${1:-}" = kernel ]; then
   ls -d /lib/modules/*-amd64 2>/dev/null | grep -v -- '-rt-' | while read -r dir; do
     [ -f "$dir/modules.dep" ] && [ -f "/boot/vmlinuz-$(basename "$dir")" ] && echo ok
   done | grep -q ok || missing+=(linux-image-amd64)
+  # OpenVPN DCO in the VM: openvpn-dco-dkms builds the ovpn-dco module for each installed kernel
+  # whose headers are there (not for a host kernel without them: dkms says so and goes on).
+  compgen -G '/lib/modules/*-amd64/updates/dkms/ovpn-dco-v2.ko*' >/dev/null \
+    || missing+=(linux-headers-amd64 openvpn-dco-dkms)
 fi
 
 if ((${#missing[@]})); then

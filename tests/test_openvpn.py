@@ -10,6 +10,7 @@ from conftest import run_campaign, run_cli
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import UserError
 from vpnbench.probe import LocalKernelProbe
+from vpnbench.resources import RunResources
 from vpnbench.run.bringup import wait_through
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.openvpn import AEAD, CBC, OpenVPN, OpenVPNParams, parse_negotiated, static_key_file
@@ -43,6 +44,13 @@ def campaign(techniques: list[dict]) -> dict:
     ({"backend": "dco", "cipher": "AES-256-CBC"}, "technique[1].cipher: 'AES-256-CBC' is not allowed with backend"),
     ({"backend": "dco", "dev": "tap"}, "technique[1].dev: backend = 'dco' needs dev = 'tun'"),
     ({"tcp_nodelay": True}, "technique[1].tcp_nodelay: works only with transport = 'tcp'"),
+    ({"dco": True, "backend": "userspace"},
+     "technique[1].backend: 'userspace' contradicts dco = true; allowed values: 'auto', 'dco'"),
+    ({"dco": False, "backend": "dco"}, "technique[1].backend: 'dco' contradicts dco = false"),
+    ({"dco": True, "cipher": "AES-128-CBC"}, "technique[1].cipher: 'AES-128-CBC' is not allowed with backend = 'dco'"),
+    ({"dco": True, "dev": "tap"}, "technique[1].dev: backend = 'dco' needs dev = 'tun'"),
+    ({"dco": True, "fragment": 1300}, "technique[1].fragment: ovpn-dco has no --fragment: not allowed with dco = true"),
+    ({"dco": "maybe"}, "technique[1].dco: Input should be a valid boolean"),
     ({"sndbuf": "fast"}, "technique[1].sndbuf:"),
     ({"ciphers": "x"}, "technique[1].ciphers: unknown key"),
 ])
@@ -79,8 +87,10 @@ def test_auto_backend_is_userspace_where_dco_cannot_carry_it():
     assert OpenVPN.resolve_backend(OpenVPNParams(), Dco()) == "dco"
     static = OpenVPNParams(mode="static", cipher="AES-128-CBC")
     assert OpenVPN.resolve_backend(static, Dco()) == "userspace"
-    with pytest.raises(ValueError, match="kernel lacks OpenVPN DCO"):
-        OpenVPN.resolve_backend(OpenVPNParams(backend="dco"), NoDco())
+    assert OpenVPN.resolve_backend(OpenVPNParams(fragment=1300), Dco()) == "userspace"  # OpenVPN would disable DCO
+    assert OpenVPNParams(dco=True).backend == "dco" and OpenVPNParams(dco=False).backend == "userspace"
+    with pytest.raises(ValueError, match=r"kernel lacks ovpn-dco: apt-get install openvpn-dco-dkms \(builds"):
+        OpenVPN.resolve_backend(OpenVPNParams(dco=True), NoDco())
 
 
 def test_negotiated_is_read_from_the_log():
@@ -206,10 +216,12 @@ def test_keys_are_private_never_on_a_command_line_and_wiped(testbed):
         for proc in tunnel.procs:
             argv = open(f"/proc/{_openvpn_pid(proc.pid)}/cmdline").read().split("\0")
             assert "--replay-window" in argv and "2048" in argv and "262144" in argv  # passthrough
+            assert "--disable-dco" in argv  # never DCO by accident where the module is loaded
             assert all(arg.startswith("/") for arg in argv if arg.endswith((".key", ".crt")))  # absolute paths
             assert not any("BEGIN" in arg for arg in argv)  # no key material on the command line
             for key in secret_files:
                 assert key.read_text().strip() not in proc.output()  # nor in a log
+        assert tunnel.negotiated["dco"] is False  # both devices are tun
         tunnel.procs[1].stop()
         assert "openvpn exited" in technique.failure()
     finally:
@@ -221,3 +233,55 @@ def _openvpn_pid(wrapper_pid: int) -> int:
     """ip netns exec and taskset exec into openvpn, so the spawned pid is openvpn's."""
     assert open(f"/proc/{wrapper_pid}/comm").read().strip() == "openvpn"
     return wrapper_pid
+
+
+DCO = """
+[campaign]
+name = "dco"
+[[technique]]
+kind = "openvpn"
+label = "dco-udp"
+dco = true
+[[technique]]
+kind = "openvpn"
+label = "dco-tcp-chacha"
+dco = true
+transport = "tcp"
+cipher = "CHACHA20-POLY1305"
+[[technique]]
+kind = "openvpn"
+label = "no-dco"
+dco = false
+[[measurement]]
+kind = "tcp"
+duration = "2s"
+[[measurement]]
+kind = "ping"
+count = 10
+interval = "0.05s"
+"""
+
+
+@needs_openvpn
+@pytest.mark.netns
+@pytest.mark.vm
+def test_dco_carries_traffic_in_the_kernel_and_records_it(tmp_path, clean_machine):
+    """The ovpn-dco data path where the kernel has the module (the kernel VM, with Debian's
+    openvpn-dco-dkms built for its kernel); dco = false beside it passes --disable-dco."""
+    with RunResources() as resources:
+        if not LocalKernelProbe(resources).has_link_type("ovpn-dco"):
+            pytest.skip("this kernel lacks ovpn-dco: DCO runs in the kernel VM (make test-kernel)")
+    _, cells = run_campaign(tmp_path, DCO)
+    assert len(cells) == 6
+    for cell in cells:
+        label = cell["technique"]
+        assert cell["status"] == "ok", (label, cell["error"])
+        assert cell["wire_check"] == "encrypted", label
+        dco = label != "no-dco"
+        assert cell["technique_params"]["backend"] == ("dco" if dco else "userspace"), label
+        assert cell["negotiated"]["dco"] is dco, (label, cell["negotiated"])  # each host's device kind
+        assert cell["negotiated"]["cipher"] == cell["technique_params"]["cipher"], label
+        if cell["measurement"] == "tcp":
+            assert_tcp_measured(cell)
+        else:
+            assert cell["metrics"]["loss_pct"] < 50, label

@@ -8,7 +8,7 @@ CBC) makes the overhead depend on the packet's alignment: one more inner byte ca
 outer bytes.
 
 Sizes (RFC 4303 ESP, RFC 4106 GCM, RFC 7634 ChaCha20-Poly1305, RFC 4868 HMAC-SHA-256-128,
-the WireGuard paper §5.4, OpenVPN's data channel format, RFC 2661 L2TPv2 and RFC 1662 PPP in
+the WireGuard paper §5.4, OpenVPN's data channel format, tinc 1.0's UDP packets, RFC 2661 L2TPv2 and RFC 1662 PPP in
 HDLC-like framing):
 """
 
@@ -92,6 +92,21 @@ def openvpn_outer(inner: int, family: str, cipher: str, auth: str = "SHA256", tr
     if transport == "tcp":
         return IP_HEADER[family] + TCP_HEADER + OPENVPN_TCP_LENGTH + body
     return IP_HEADER[family] + UDP_HEADER + body
+
+
+# tinc 1.0's UDP data packet (its legacy protocol, net_packet.c): the sequence number 4 and the
+# whole Ethernet frame 14 + inner (router mode too: 1.0 always sends the frame), encrypted
+# together in CBC with PKCS#7 padding (at least one byte, no IV on the wire: each packet restarts
+# from the key's IV, the sequence number making its first block unique), then the HMAC truncated
+# to MACLength bytes. Checked against tcpdump here: ping -s 200 (228-byte IP packet) travels as
+# a 272-byte UDP payload with a 16-byte MAC, and tinc answers a larger DF ping with "Frag needed
+# (mtu = 1437)", this arithmetic's answer for a 1500-byte IPv4 underlay.
+TINC_SEQNO = 4
+ETHERNET_HEADER = 14
+
+
+def tinc_outer(inner: int, family: str, mac_length: int, block: int = 16) -> int:
+    return IP_HEADER[family] + UDP_HEADER + _pad(TINC_SEQNO + ETHERNET_HEADER + inner + 1, block) + mac_length
 
 
 def max_inner(outer_size: Callable[[int], int], underlay_mtu: int) -> int:

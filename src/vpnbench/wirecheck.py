@@ -4,8 +4,9 @@ A random 16-byte marker is sent as ping padding (ping -p) through the tunnel whi
 tcpdump records the underlay. If the marker appears in the capture, the payload crossed
 in clear. If it does not, and packets of the protocol the technique promises (UDP to the
 WireGuard port, ESP, ...) were seen, the payload was protected. A technique that names its
-protocol (Tunnel.wire_protocol) has it recognised in the captured payloads too (RECOGNISERS):
-a port alone does not say what crossed it. The baseline is the
+protocol (Tunnel.wire_protocol) has it recognised in the captured payloads too (RECOGNISERS),
+or, for one whose packets only their layout tells (tinc 1.0), by its own filter reading that
+layout: a port alone does not say what crossed it. The baseline is the
 negative control: its marker must be found.
 
 A technique that compresses (IPComp) would hide the marker by compression alone, which
@@ -88,6 +89,8 @@ def _read_capture(host: Host, pcap, marker: bytes, wire_filter: str | None,
     data = _read(host, pcap)  # the capture host may be another machine
     packets = _count(host, pcap, wire_filter) if wire_filter else 0
     host.remove_file(pcap)
+    if protocol and protocol not in RECOGNISERS:  # the technique's own filter reads its layout (tinc)
+        return marker in data, packets, packets
     return marker in data, packets, recognise(data, protocol) if protocol else 0
 
 

@@ -10,8 +10,9 @@ from vpnbench.techniques.ipsec import IPsec
 from vpnbench.techniques.macsec import MACsec
 from vpnbench.techniques.nebula import Nebula
 from vpnbench.techniques.openvpn import OpenVPN
-from vpnbench.techniques.tailscale import Tailscale
 from vpnbench.techniques.rosenpass import Rosenpass
+from vpnbench.techniques.tailscale import Tailscale
+from vpnbench.techniques.tinc import Tinc
 from vpnbench.techniques.wireguard import WireGuard
 from vpnbench.tools import declare_packages
 
@@ -30,6 +31,7 @@ for built_in in (Baseline, WireGuard, IPsec, OpenVPN, MACsec, External):
 register(Nebula)
 register(Tailscale)
 register(Rosenpass)
+register(Tinc)
 
 
 def technique_class(settings: dict) -> type[Technique]:

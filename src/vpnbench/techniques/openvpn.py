@@ -6,6 +6,7 @@ namespaces could collide on). Every path handed to openvpn is absolute. Keys are
 0600 into the run's private directory and wiped at down(); none is ever on a command line.
 """
 
+import json
 import re
 import secrets
 import subprocess
@@ -37,11 +38,17 @@ STATIC_WARNING = ("static-key mode is deprecated in OpenVPN 2.6 and removed in 2
 READY = "Initialization Sequence Completed"
 NODELAY_SET = "Socket flags: TCP_NODELAY=1 succeeded"
 START_TIMEOUT = 20.0
+DCO_LINK = "ovpn-dco"  # the link kind of Debian's openvpn-dco-dkms module (ovpn-dco-v2), which OpenVPN 2.6 drives
+DCO_MISSING = "kernel lacks ovpn-dco: apt-get install openvpn-dco-dkms (builds the module for installed kernels)"
+DCO_DISABLED = re.compile(r"^.*(?:disabling|disables) data channel offload.*$", re.M | re.I)
 
 
 class OpenVPNParams(TechniqueParams):
     kind: Literal["openvpn"] = "openvpn"
-    backend: Literal["auto", "dco", "userspace"] = "auto"
+    # true: the ovpn-dco kernel data path (backend "dco"); false: userspace, --disable-dco (backend
+    # "userspace"); left out: backend decides (its "auto" takes DCO where the hosts have it).
+    dco: bool | None = None
+    backend: Literal["auto", "dco", "userspace"] = Field("auto", validate_default=True)  # checked against dco
     transport: Literal["udp", "tcp"] = "udp"
     mode: Literal["tls", "static"] = "tls"
     cipher: Literal["AES-256-GCM", "AES-128-GCM", "CHACHA20-POLY1305", "AES-256-CBC", "AES-128-CBC"] = \
@@ -62,6 +69,17 @@ class OpenVPNParams(TechniqueParams):
     tcp_nodelay: bool = False
 
     # Field validators run in declaration order, so the fields they look at are already in info.data.
+    @field_validator("backend")
+    @classmethod
+    def _dco_chooses_backend(cls, backend: str, info: ValidationInfo) -> str:
+        dco = info.data.get("dco")
+        if dco is None:
+            return backend
+        wanted = "dco" if dco else "userspace"
+        if backend not in ("auto", wanted):
+            raise ValueError(f"{backend!r} contradicts dco = {str(dco).lower()}; allowed values: 'auto', {wanted!r}")
+        return wanted
+
     @field_validator("cipher")
     @classmethod
     def _static_needs_cbc(cls, cipher: str, info: ValidationInfo) -> str:
@@ -87,6 +105,13 @@ class OpenVPNParams(TechniqueParams):
             raise ValueError("works only with transport = 'udp'")
         return value
 
+    @field_validator("fragment")
+    @classmethod
+    def _not_with_dco(cls, value, info: ValidationInfo):
+        if value is not None and info.data.get("backend") == "dco":  # OpenVPN would quietly fall back to userspace
+            raise ValueError("ovpn-dco has no --fragment: not allowed with dco = true (backend = 'dco')")
+        return value
+
     @field_validator("tcp_nodelay")
     @classmethod
     def _tcp_only(cls, value: bool, info: ValidationInfo) -> bool:
@@ -101,11 +126,12 @@ class OpenVPN(Technique):
     kernel_features = {"userspace": "TUN (/dev/net/tun)", "dco": "ovpn-dco link type"}
     Params = OpenVPNParams
     description = "OpenVPN 2.6 (TLS or static key, UDP or TCP)"
-    versions = {"openvpn": "openvpn --version 2>&1 | head -1"}
+    versions = {"openvpn": "openvpn --version 2>&1 | head -1",
+                "ovpn_dco_module": "cat /sys/module/ovpn_dco_v2/version 2>/dev/null || modinfo -F version ovpn-dco-v2 2>/dev/null"}
 
     @classmethod
     def kernel_rows(cls, probe: KernelProbe) -> dict[str, bool]:
-        return {"openvpn_dco": probe.has_link_type("ovpn-dco")}
+        return {"openvpn_dco": probe.has_link_type(DCO_LINK)}
 
     @classmethod
     def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
@@ -126,14 +152,14 @@ class OpenVPN(Technique):
         if not probe.has_command("openvpn"):
             reason = missing_tool_reason("openvpn")
             return [BackendStatus("dco", False, reason), BackendStatus("userspace", False, reason)]
-        dco = probe.has_link_type("ovpn-dco")
-        return [BackendStatus("dco", dco, "" if dco else "kernel lacks OpenVPN DCO (no ovpn-dco module)"),
-                BackendStatus("userspace", True)]
+        dco = probe.has_link_type(DCO_LINK)  # tried on the hosts: loads the module where it is installed
+        return [BackendStatus("dco", dco, "" if dco else DCO_MISSING), BackendStatus("userspace", True)]
 
     @classmethod
     def resolve_backend(cls, params: OpenVPNParams, probe: KernelProbe) -> str:
-        # DCO only carries AEAD ciphers over TLS on tun: anything else is userspace, even under auto.
-        if params.backend == "auto" and (params.cipher not in AEAD or params.mode != "tls" or params.dev != "tun"):
+        # DCO only carries AEAD ciphers over TLS on tun, unfragmented: anything else is userspace, even under auto.
+        if params.backend == "auto" and (params.cipher not in AEAD or params.mode != "tls" or params.dev != "tun"
+                                         or params.fragment is not None):
             params = params.model_copy(update={"backend": "userspace"})
         return super().resolve_backend(params, probe)
 
@@ -165,6 +191,7 @@ class OpenVPN(Technique):
         self._wait_ready()
         # "Initialization Sequence Completed" minus the client's start, as polled (50 ms steps)
         self.handshake_s = round(time.monotonic() - started, 3)
+        self._check_data_path(backend)
         return self.tunnel
 
     def _host(self, role: str):
@@ -256,6 +283,19 @@ class OpenVPN(Technique):
         if cipher is not None and cipher.upper() != self.params.cipher:
             raise TechniqueError(f"openvpn negotiated {cipher}, not the asked {self.params.cipher}")
 
+    def _check_data_path(self, backend: str) -> None:
+        """Record whether the kernel carries the data channel (both devices are ovpn-dco links, as
+        each host says) and fail a DCO bring-up that OpenVPN quietly moved to userspace."""
+        kinds = {role: link_kind(self._host(role), self.ctx.resources.iface_name("o" + role[0]))
+                 for role in ("server", "client")}
+        self.tunnel.negotiated["dco"] = all(kind == DCO_LINK for kind in kinds.values())
+        if backend == "dco" and not self.tunnel.negotiated["dco"]:
+            why = [m.group(0).strip() for proc in self.tunnel.procs for m in DCO_DISABLED.finditer(proc.output())]
+            raise TechniqueError(f"openvpn did not use DCO (devices: {', '.join(f'{r} {k}' for r, k in kinds.items())})"
+                                 + (f": {why[0]}" if why else ""))
+        if backend == "userspace" and self.tunnel.negotiated["dco"]:
+            raise TechniqueError("openvpn used DCO despite --disable-dco")
+
     def evidence(self) -> dict[str, str]:
         """Both daemons' log tails (started server first, see up()) and the tun device."""
         procs = self.tunnel.procs if self.tunnel else []
@@ -264,6 +304,12 @@ class OpenVPN(Technique):
         pieces += [(f"{role}: ip addr (openvpn tun)", lambda role=role: evidence.command(
             self._host(role), ["ip", "-d", "addr", "show", "type", "tun"])) for role in ("client", "server")]
         return evidence.gather(pieces)
+
+
+def link_kind(host, iface: str) -> str:
+    """The kind of a link as its host's kernel reports it (`ip -d -j link`): "tun", "ovpn-dco", ..."""
+    shown = json.loads(host.run(["ip", "-d", "-j", "link", "show", "dev", iface], timeout=10).stdout or "[]")
+    return next((link.get("linkinfo", {}).get("info_kind", "") for link in shown), "")
 
 
 def parse_negotiated(log: str) -> dict[str, str]:
