@@ -239,3 +239,56 @@ def test_the_verdict_names_the_protocol_only_when_its_messages_were_seen():
     verdict = judge(tunnel, marker_seen=False, protocol_packets=7, recognised=7)
     assert (verdict.verdict, verdict.protocol) == ("encrypted", "WireGuard")
     assert verdict.detail.endswith("7 of them WireGuard")
+
+
+def _sweep(version: str) -> str:
+    """One run of the same campaign and technique label at a version (the upgrade a team makes)."""
+    return f"""
+[campaign]
+name = "wg-upgrade"
+[testbed]
+router = false
+[[technique]]
+kind = "wireguard"
+label = "wg"
+implementation = "wireguard-go"
+version = {version}
+[[measurement]]
+kind = "tcp"
+duration = "1s"
+"""
+
+
+def test_a_version_sweep_and_an_upgrade_are_shown_side_by_side_by_report_compare_and_trend(tmp_path, clean_machine):
+    """Real cells: `version = ["debian", CURRENT]` swept in one campaign records each exact version,
+    and the report shows both; the same label run at Debian's and then at the current build is
+    named as a version change by `compare` and by `trend` (its series' versions, in turn)."""
+    db = tmp_path / "v.db"
+    (tmp_path / "sweep.toml").write_text(_sweep(f'["debian", "{CURRENT}"]'))
+    assert run_cli("run", str(tmp_path / "sweep.toml"), "--db", str(db)).returncode == 0
+    for number, version in enumerate(("debian", CURRENT)):
+        (tmp_path / f"{number}.toml").write_text(_sweep(f'"{version}"'))
+        result = run_cli("run", str(tmp_path / f"{number}.toml"), "--db", str(db))
+        assert result.returncode == 0, result.stdout + result.stderr
+    store = Store(db)
+    runs = [run.run_id for run in store.runs()]
+    swept = {cell.technique: cell for cell in store.cells(runs[0])}
+    store.close()
+    debian_version = swept["wg version=debian"].bringup.negotiated["version"]
+    assert debian_version.startswith("0.0.2022")  # Debian 12's package: 0.0.20220316-1+b4
+    assert swept[f"wg version={CURRENT}"].bringup.negotiated["version"] == CURRENT
+
+    report = run_cli("report", str(db), "--run", runs[0], "-o", str(tmp_path / "r.html"))
+    assert report.returncode == 0, report.stderr
+    page = (tmp_path / "r.html").read_text()
+    assert f"wireguard-go {debian_version} (debian)" in page and f"wireguard-go {CURRENT} (go" in page
+
+    compared = run_cli("compare", f"{db}:{runs[1]}", f"{db}:{runs[2]}")
+    assert compared.returncode == 0, compared.stderr
+    assert f"version changed: wireguard-go {debian_version} (debian) → wireguard-go {CURRENT} (go" in \
+        " ".join(compared.stdout.split()), compared.stdout
+
+    trended = run_cli("trend", "--db", str(db), "--campaign", "wg-upgrade", "-o", str(tmp_path / "t.html"))
+    assert trended.returncode == 0, trended.stderr
+    page = (tmp_path / "t.html").read_text()
+    assert f"wireguard-go {debian_version} (debian) → wireguard-go {CURRENT} (go" in page, page[:3000]
