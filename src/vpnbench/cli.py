@@ -481,10 +481,15 @@ def cmd_trend(db: str, campaign: str, output: str | None, min_change: str | None
     finally:
         store.close()
     found = trend.trends(history, threshold)
+    rows, columns = trend.summary_rows(found), list(trend.SUMMARY_COLUMNS)
+    version = columns.index("version")
+    if all(row[version] == "–" for row in rows):  # no daemon named a version: no empty column taking width
+        columns.pop(version)
+        rows = [row[:version] + row[version + 1:] for row in rows]
     # Folded, never cut: a version is read whole (a Go pseudo-version is 34 characters).
-    table = Table(*(Column(name, overflow="fold") for name in trend.SUMMARY_COLUMNS),
+    table = Table(*(Column(name, overflow="fold") for name in columns),
                   title=f"{plain(campaign)}: {len(history.runs)} runs")
-    for row in trend.summary_rows(found):
+    for row in rows:
         table.add_row(*map(plain, row))
     console.print(table)
     for unsearched in (t for t in found if t.note.startswith(trend.NOT_SEARCHED)):
