@@ -26,6 +26,22 @@ DAEMONS = re.compile(r"^(wireguard-go|iperf3|tcpdump|vpnbench-linkem|charon|plut
 
 TEST_LOCK = Path("/run/vpnbench-tests.lock")
 
+# What a technique's real-cell test measures (appended to its campaign): a 1 s TCP stream, 1 s of
+# 1200 B UDP at a 20 Mbit/s ceiling, five pings.
+TCP_UDP_PING = """[[measurement]]
+kind = "tcp"
+duration = "1s"
+[[measurement]]
+kind = "udp"
+rate = "20M"
+duration = "1s"
+length = 1200
+[[measurement]]
+kind = "ping"
+count = 5
+interval = "0.05s"
+"""
+
 
 @pytest.hookimpl(trylast=True)  # after -m/-k have deselected: lock only for what really runs
 def pytest_collection_modifyitems(config, items):

@@ -12,7 +12,7 @@ from pcaps import pcap_of, udp_frame
 
 import vpnbench
 from bounds import assert_tcp_measured, cell_wall_seconds
-from conftest import assert_refused, run_campaign
+from conftest import TCP_UDP_PING, assert_refused, run_campaign
 from vpnbench import builds
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import UserError
@@ -120,19 +120,7 @@ kind = "nebula"
 label = "chachapoly-lighthouse-router"
 cipher = "chachapoly"
 lighthouse = "router"
-[[measurement]]
-kind = "tcp"
-duration = "1s"
-[[measurement]]
-kind = "udp"
-rate = "20M"
-duration = "1s"
-length = 1200
-[[measurement]]
-kind = "ping"
-count = 5
-interval = "0.05s"
-[[measurement]]
+""" + TCP_UDP_PING + """[[measurement]]
 kind = "setup"
 count = 3
 """

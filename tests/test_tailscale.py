@@ -12,7 +12,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from bounds import assert_tcp_measured
-from conftest import run_campaign, run_cli
+from conftest import TCP_UDP_PING, run_campaign, run_cli
 from vpnbench import builds
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import UserError
@@ -110,19 +110,7 @@ label = "ts-direct"
 kind = "tailscale"
 label = "ts-relayed"
 path = "relayed"
-[[measurement]]
-kind = "tcp"
-duration = "1s"
-[[measurement]]
-kind = "udp"
-rate = "20M"
-duration = "1s"
-length = 1200
-[[measurement]]
-kind = "ping"
-count = 5
-interval = "0.05s"
-"""
+""" + TCP_UDP_PING
 
 
 @needs_builds

@@ -5,7 +5,7 @@ import stat
 import pytest
 
 from bounds import assert_tcp_measured
-from conftest import run_campaign, run_cli
+from conftest import TCP_UDP_PING, run_campaign, run_cli
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import UserError
 from vpnbench.probe import LocalKernelProbe
@@ -85,19 +85,7 @@ cipher = "aes-128-cbc"
 digest = "sha512"
 mac_length = 16
 port = 6655
-[[measurement]]
-kind = "tcp"
-duration = "1s"
-[[measurement]]
-kind = "udp"
-rate = "20M"
-duration = "1s"
-length = 1200
-[[measurement]]
-kind = "ping"
-count = 10
-interval = "0.05s"
-"""
+""" + TCP_UDP_PING
 
 
 @needs_tinc
