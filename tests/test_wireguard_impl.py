@@ -228,7 +228,7 @@ def test_the_versions_preset_runs_the_pinned_build_and_each_implementation():
     entries = [(t.label, t.settings().get("implementation"), t.settings().get("version"))
                for t in load_campaign_or_preset("wireguard-versions").techniques]
     assert entries == [(None, None, None), ("wireguard-go debian", "wireguard-go", "debian"),
-                       ("wireguard-go current", "wireguard-go", CURRENT), ("boringtun", "boringtun", None),
+                       ("wireguard-go current", "wireguard-go", CURRENT), ("boringtun", "boringtun", BORINGTUN),
                        ("kernel", "kernel", None)]
 
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from vpnbench import builds, evidence
 from vpnbench.errors import TechniqueError
@@ -57,18 +57,12 @@ class NebulaParams(TechniqueParams):
     kind: Literal["nebula"] = "nebula"
     backend: Literal["auto", "userspace"] = "auto"
     # A version vpnbench builds (builds.RECIPES), or "debian" for the distribution's package.
-    version: str = builds.RECIPES["nebula"].default
+    version: builds.version_type("nebula") = None
     cipher: Literal["aes", "chachapoly"] = "aes"
     lighthouse: Literal["server", "router"] = "server"
     family: Family = "ipv4"  # underlay family of the outer UDP packets
     port: int | None = Field(None, ge=1, le=65535)  # None: a port of this run's own (run_port)
     mtu: int | None = Field(None, ge=1280, le=9000)  # None: the most the underlay carries in one packet
-
-    @field_validator("version")
-    @classmethod
-    def _buildable(cls, version: str) -> str:
-        builds.recipe("nebula").check_version(version)
-        return version
 
 
 class Nebula(Technique):

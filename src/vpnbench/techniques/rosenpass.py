@@ -22,7 +22,7 @@ import re
 import time
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from vpnbench import builds, evidence
 from vpnbench.errors import TechniqueError
@@ -58,15 +58,9 @@ READD_PEER = ('conf=$(wg showconf "$1" | sed -n "/^\\[Peer\\]/,\\$p") && [ -n "$
 
 class RosenpassParams(TechniqueParams):
     kind: Literal["rosenpass"] = "rosenpass"
-    version: str = builds.recipe(NAME).default  # rosenpass's; the WireGuard beneath has its own settings
+    version: builds.version_type(NAME) = None  # rosenpass's; the WireGuard beneath has its own settings
     port: int = Field(9999, ge=1, le=65535)  # rosenpass's UDP port on both ends
     wireguard: WireGuardParams = Field(default_factory=WireGuardParams)  # the tunnel whose PSK it sets
-
-    @field_validator("version")
-    @classmethod
-    def _buildable(cls, version: str) -> str:
-        builds.recipe(NAME).check_version(version)
-        return version
 
     @model_validator(mode="after")
     def _consistent(self) -> "RosenpassParams":

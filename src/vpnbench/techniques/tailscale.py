@@ -38,7 +38,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from vpnbench import builds, evidence
 from vpnbench.errors import TechniqueError
@@ -76,28 +76,13 @@ PONG = re.compile(r"^pong from \S+ \(([^)]*)\) via (\S+) in (\S+)$", re.MULTILIN
 class TailscaleParams(TechniqueParams):
     kind: Literal["tailscale"] = "tailscale"
     backend: Literal["auto", "userspace"] = "auto"
-    version: str | None = None  # tailscale's build (builds.RECIPES); none: the pinned one
-    headscale_version: str | None = None  # Headscale's build; none: the pinned one
+    version: builds.version_type("tailscale") = None  # tailscale's build (builds.RECIPES); none: the pinned one
+    headscale_version: builds.version_type("headscale") = None  # Headscale's build; none: the pinned one
     path: Literal["direct", "relayed"] = "direct"
     # tailscaled's UDP port on each host; not its default 41641, which a host's own tailscaled may hold
     port: int = Field(41642, ge=1, le=65535)
     # Headscale's https (control and DERP) and STUN port; its gRPC and metrics listen on the next two, on loopback
     control_port: int = Field(8443, ge=1, le=65533)
-
-    @field_validator("version")
-    @classmethod
-    def _tailscale_version(cls, version: str | None) -> str | None:
-        if version is not None:
-            builds.recipe("tailscale").check_version(version)
-        return version
-
-    @field_validator("headscale_version")
-    @classmethod
-    def _headscale_version(cls, version: str | None) -> str | None:
-        if version is not None:
-            builds.recipe("headscale").check_version(version)
-        return version
-
 
 class Tailscale(Technique):
     kind = "tailscale"

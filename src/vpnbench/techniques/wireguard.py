@@ -59,7 +59,7 @@ class WireGuardParams(TechniqueParams):
     implementation: Literal["auto", "kernel", "wireguard-go", "boringtun"] = "auto"
     # The build of a userspace implementation (builds.RECIPES): unset, Debian's wireguard-go or the
     # pinned boringtun; "debian" for Debian's package; any other a build under /opt/vpnbench.
-    version: str | None = None
+    version: str | None = Field(None, validate_default=True)  # filled for a userspace implementation named
     psk: bool = False  # pre-shared key on top of Curve25519: WireGuard's post-quantum hardening
     family: Family = "ipv4"  # underlay family of the outer UDP packets
     port: int = Field(51820, ge=1, le=65535)
@@ -79,9 +79,11 @@ class WireGuardParams(TechniqueParams):
     @field_validator("version")
     @classmethod
     def _names_a_build(cls, version: str | None, info: ValidationInfo) -> str | None:
-        if version is None:
-            return None
         asked = info.data.get("implementation", "auto")
+        if version is None:
+            # A userspace implementation named: the version it runs, stored as run (Debian's
+            # wireguard-go, the pinned boringtun); auto and kernel choose none.
+            return version_of(asked, None) if asked in USERSPACE else None
         implementation = userspace_implementation(asked, info.data.get("backend", "auto"))
         if implementation is None:
             why = ("the kernel's own WireGuard has no version to choose" if asked == "kernel"
