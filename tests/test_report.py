@@ -89,8 +89,11 @@ def test_demo_report_has_no_methodology_warning(tmp_path, clean_machine):
     assert result.returncode == 0, result.stdout + result.stderr
     page = browse(html, tmp_path, "--dump-dom").stdout
     # A busy core is a fact of this shared 2-core machine (other sessions, a TCG VM), not of the
-    # demo's method: every check on how the demo measures stays silent.
-    found = set(re.findall(r'class="warning" data-code="(\w+)"', page)) - {"core_saturated", "softirq_bound"}
+    # demo's method, and so is a receiver getting less than 200 Mbit/s of UDP through
+    # wireguard-go (a host with its CPU halved does not carry it: asserting it would bound this
+    # machine's speed): every check on how the demo measures stays silent.
+    machine_facts = {"core_saturated", "softirq_bound", "sender_receiver_gap"}
+    found = set(re.findall(r'class="warning" data-code="(\w+)"', page)) - machine_facts
     assert not found, found
     assert 'class="note" data-code="one_direction"' in page  # no reverse tcp/udp: a note, not a warning
     assert "Is the difference real?" in page
