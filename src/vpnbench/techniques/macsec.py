@@ -184,33 +184,18 @@ class MACsec(Technique):
 
     def _wait_new_link(self, side: dict, before: set, proc) -> str:
         """wpa_supplicant names the MACsec interface itself: wait for it to appear."""
-        deadline = time.monotonic() + MKA_TIMEOUT
-        while True:
-            new = set(_macsec_links(side["host"])) - before
-            if new:
-                return new.pop()
-            if not proc.alive():
-                raise TechniqueError(f"wpa_supplicant ({side['role']}) exited: {proc.output().strip()[-300:]}")
-            if time.monotonic() > deadline:
-                raise TechniqueError(f"wpa_supplicant ({side['role']}) created no MACsec interface "
-                                     f"within {MKA_TIMEOUT:g} s: {proc.output().strip()[-300:]}")
-            time.sleep(0.1)
+        new = _wait_for_mka(side, proc, lambda: set(_macsec_links(side["host"])) - before,
+                            "created no MACsec interface")
+        return new.pop()
 
     def _wait_secured(self, side: dict, proc) -> None:
         """Wait until MKA has installed a transmit and a receive SA on this end. wpa_supplicant
         keeps configuring the interface until then; addresses and routes added meanwhile were
         refused now and then ("RTNETLINK answers: No route to host" in the kernel VM)."""
-        deadline = time.monotonic() + MKA_TIMEOUT
-        while True:
+        def secured() -> bool:
             shown = side["host"].run(["ip", "macsec", "show", side["dev"]], check=False).stdout
-            if "RXSC:" in shown and len(SA_ON.findall(shown)) >= 2:  # the TX SA and an RX SA in use
-                return
-            if not proc.alive():
-                raise TechniqueError(f"wpa_supplicant ({side['role']}) exited: {proc.output().strip()[-300:]}")
-            if time.monotonic() > deadline:
-                raise TechniqueError(f"MKA ({side['role']}) installed no transmit and receive SA within "
-                                     f"{MKA_TIMEOUT:g} s: {proc.output().strip()[-300:]}")
-            time.sleep(0.1)
+            return "RXSC:" in shown and len(SA_ON.findall(shown)) >= 2  # the TX SA and an RX SA in use
+        _wait_for_mka(side, proc, secured, "installed no transmit and receive SA")
 
     def _address_and_route(self, side: dict, peer: dict) -> None:
         """Private addresses on the MACsec interface; host routes to the far end's underlay
@@ -262,6 +247,20 @@ def _route_dev(host, address: str) -> str:
     if device is None:
         raise TechniqueError(f"macsec: {host.role} has no route to {address}")
     return device
+
+
+def _wait_for_mka(side: dict, proc, done, not_done: str):
+    """Poll done() until it gives something true (returned), while this end's wpa_supplicant
+    lives, for at most MKA_TIMEOUT; else one line saying what wpa_supplicant did not do."""
+    deadline = time.monotonic() + MKA_TIMEOUT
+    while not (found := done()):
+        if not proc.alive():
+            raise TechniqueError(f"wpa_supplicant ({side['role']}) exited: {proc.output().strip()[-300:]}")
+        if time.monotonic() > deadline:
+            raise TechniqueError(f"wpa_supplicant ({side['role']}) {not_done} within {MKA_TIMEOUT:g} s: "
+                                 f"{proc.output().strip()[-300:]}")
+        time.sleep(0.1)
+    return found
 
 
 def _macsec_links(host) -> list[str]:
