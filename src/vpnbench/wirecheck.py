@@ -147,19 +147,28 @@ def _read(host: Host, pcap) -> bytes:
         return b""
 
 
-def pcap_packets(data: bytes) -> int:
-    """Whole packet records in a (possibly still growing) pcap file."""
+def pcap_records(data: bytes) -> Iterator[bytes]:
+    """The frames of the whole packet records in a (possibly still growing) pcap file."""
     if len(data) < 24:
-        return 0
-    order = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-    count, offset = 0, 24
+        return
+    order = _byte_order(data)
+    offset = 24
     while offset + 16 <= len(data):
         (captured,) = struct.unpack_from(order + "I", data, offset + 8)
+        if offset + 16 + captured > len(data):
+            return
+        yield data[offset + 16:offset + 16 + captured]
         offset += 16 + captured
-        if offset > len(data):
-            break
-        count += 1
-    return count
+
+
+def pcap_packets(data: bytes) -> int:
+    """Whole packet records in a (possibly still growing) pcap file."""
+    return sum(1 for _ in pcap_records(data))
+
+
+def _byte_order(data: bytes) -> str:
+    """struct's byte order of a pcap file, from its magic (microsecond or nanosecond)."""
+    return "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
 
 
 def _count(host: Host, pcap, wire_filter: str) -> int:
@@ -208,16 +217,11 @@ def transport_payloads(pcap: bytes) -> Iterator[tuple[str, bytes]]:
     """("udp" or "tcp", payload) of each IPv4/IPv6 packet in a pcap file (Ethernet or Linux cooked)."""
     if len(pcap) < 24:
         return
-    order = "<" if pcap[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-    (link_type,) = struct.unpack_from(order + "I", pcap, 20)
+    (link_type,) = struct.unpack_from(_byte_order(pcap) + "I", pcap, 20)
     if link_type not in LINK_TYPES:
         return
     header, ethertype_at = LINK_TYPES[link_type]
-    offset = 24
-    while offset + 16 <= len(pcap):
-        (captured,) = struct.unpack_from(order + "I", pcap, offset + 8)
-        frame = pcap[offset + 16:offset + 16 + captured]
-        offset += 16 + captured
+    for frame in pcap_records(pcap):
         if len(frame) > header:
             found = _ip_payload(frame[ethertype_at:ethertype_at + 2], frame[header:])
             if found:
