@@ -6,7 +6,7 @@ that names the key and the keys that are allowed.
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, StringConstraints, ValidationError
+from pydantic import Field, BaseModel, BeforeValidator, ConfigDict, StringConstraints, ValidationError
 
 from vpnbench.errors import UserError
 from vpnbench.units import parse_duration, parse_duration_or_off, parse_rate, parse_size
@@ -40,6 +40,18 @@ class TechniqueParams(Params):
     # TCP congestion control on both ends for this technique's cells (net.ipv4.tcp_congestion_control);
     # unset: the hosts' own. Checked against what the hosts' kernels offer before any host is touched.
     congestion_control: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]{1,15}$")] | None = None
+    # How many tunnels one bring-up holds between the same two hosts, each with its own inner
+    # addresses (IPsec: child SAs, WireGuard: peers, OpenVPN: client instances); a list sweeps it.
+    # Each technique states its ceiling and why (Technique.tunnel_ceiling), checked with the campaign.
+    tunnels: int = Field(1, ge=1, le=10_000)
+
+    def settings(self) -> dict[str, Any]:
+        """As Params.settings, without `tunnels` at 1: one tunnel is what every cell stored before
+        the axis existed meant, so their settings (and the series that match on them) stay equal."""
+        settings = super().settings()
+        if settings.get("tunnels") == 1:
+            del settings["tunnels"]
+        return settings
 
 
 def validate_model(model: type[BaseModel], data: dict, where: str) -> BaseModel:

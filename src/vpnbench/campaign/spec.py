@@ -248,12 +248,16 @@ def _entries(data: dict, section: str, registry: dict) -> list[Params]:
             raise UserError(f"{where}.kind: {kind!r} is not allowed; allowed values: {', '.join(registry)}")
         axes = TECHNIQUE_AXES if section == "technique" else LIST_AXES
         points = [validate_model(registry[kind].Params, point, where) for point in _points(entry, where, axes)]
+        if section == "technique":
+            for params in points:
+                _require_tunnels_allowed(params, where)
         result += [_name_swept(params, entry, axes) for params in points] if section == "technique" else points
     return result
 
 
 LIST_AXES = ("streams",)  # measurement keys a list sweeps: one measurement per value (S3's scaling)
-TECHNIQUE_AXES = ("version",)  # technique keys a list sweeps: one technique per value (a daemon's builds)
+# technique keys a list sweeps: one technique per value (a daemon's builds, the tunnels it holds)
+TECHNIQUE_AXES = ("version", "tunnels")
 
 
 def _points(entry: dict, where: str, axes: tuple[str, ...]) -> list[dict]:
@@ -275,6 +279,13 @@ def _name_swept(params: Params, entry: dict, axes: tuple[str, ...]) -> Params:
     label = technique_label(params)
     missing = "".join(f" {k}={_show(getattr(params, k))}" for k in swept if f" {k}=" not in label)
     return params.model_copy(update={"label": label + missing}) if missing and not entry.get("label") else params
+
+
+def _require_tunnels_allowed(params: Params, where: str) -> None:
+    ceiling, reason = TECHNIQUES[params.kind].tunnel_ceiling(params)
+    if params.tunnels > ceiling:
+        raise UserError(f"{where}.tunnels: {params.tunnels} is more than {params.kind} allows here ({reason}); "
+                        f"allowed values: 1 to {ceiling}")
 
 
 def _require_rekeyable(techniques: list[Params], measurements: list[Params]) -> None:

@@ -37,6 +37,9 @@ class MeasureContext:
     rekey: Callable[[], dict] | None = None
     # Where a long measurement writes as it goes (vpnbench.live), for kinds that are `resumable`.
     live: "Live | None" = None
+    # The host between client and server, where the testbed has one: kinds that change the path
+    # mid-flow (a cut, a NAT rebinding, a smaller MTU with ICMP dropped) do it there.
+    router: Host | None = None
 
     def target(self, family: str) -> str:
         return self.tunnel.server_addrs[family]

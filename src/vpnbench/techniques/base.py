@@ -46,6 +46,14 @@ class Cleanup:
             raise first
 
 
+@dataclasses.dataclass(frozen=True)
+class Ends:
+    """One tunnel's inner addresses: family -> address, on the client and on the server."""
+
+    client: dict[str, str]
+    server: dict[str, str]
+
+
 @dataclasses.dataclass
 class Tunnel:
     """What a technique hands to measurements: where to send traffic, and what to expect on the wire."""
@@ -64,6 +72,13 @@ class Tunnel:
     # the router-server link (MACsec there) must be watched on that link.
     capture_near: Literal["client", "server"] = "client"
     compresses: bool = False  # IPComp: the wire proof must send packets too small to be compressed
+    # Tunnels 2..N of a bring-up with tunnels = N (the first is client_addrs/server_addrs): each its
+    # own inner addresses through the same daemons (IPsec child SAs, WireGuard peers, ...).
+    more: list[Ends] = dataclasses.field(default_factory=list)
+
+    def every(self) -> list[Ends]:
+        """All its tunnels' inner addresses, the first one first."""
+        return [Ends(self.client_addrs, self.server_addrs), *self.more]
 
     @property
     def family(self) -> str:
@@ -151,6 +166,12 @@ class Technique(abc.ABC):
         stays one click away): its short top-level facts; the warnings are shown apart."""
         return ", ".join(f"{key} {value}" for key, value in negotiated.items()
                          if key not in NEGOTIATED_WARNINGS and isinstance(value, (str, int, float, bool)))
+
+    @classmethod
+    def tunnel_ceiling(cls, params: Params) -> tuple[int, str]:
+        """The most tunnels one bring-up of these params holds between the same two hosts
+        (TechniqueParams.tunnels), and why not more: checked with the campaign, before anything runs."""
+        return 1, f"vpnbench brings up one {cls.kind} tunnel between two hosts"
 
     @classmethod
     def cannot_rekey(cls, params: Params) -> str | None:
