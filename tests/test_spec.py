@@ -112,3 +112,24 @@ def test_settle_max_refuses_a_negative_wait():
     data = campaign()
     data["campaign"]["settle_max"] = "-1s"
     assert "settle_max" in error_of(data)
+
+
+def test_tunnels_sweeps_and_one_tunnel_keeps_the_settings_stored_before_the_axis():
+    techniques = campaign_from_dict(campaign(technique=[{"kind": "baseline", "tunnels": 1},
+                                                        {"kind": "wireguard", "tunnels": [1]}])).techniques
+    assert [t.label for t in techniques] == [None, "wireguard tunnels=1"]  # unswept: named by its kind
+    assert all("tunnels" not in t.settings() for t in techniques)  # as every cell stored before the axis
+
+
+def test_tunnels_above_a_techniques_ceiling_is_refused_with_its_reason():
+    from vpnbench.techniques import TECHNIQUES
+    for kind, cls in TECHNIQUES.items():
+        try:
+            params = cls.Params()
+        except ValueError:  # external: required keys
+            continue
+        most, reason = cls.tunnel_ceiling(params)
+        assert most >= 1 and reason
+        message = error_of(campaign(technique=[{"kind": kind, "tunnels": most + 1}]))
+        assert message.startswith(f"technique[1].tunnels: {most + 1} is more than {kind} allows")
+        assert f"allowed values: 1 to {most}" in message
