@@ -137,6 +137,7 @@ class NarrowedPath:
         self.ends: list[tuple[Host, str, int]] = []  # (host, interface, its MTU before)
 
     def narrow(self, undo: Cleanup) -> None:
+        self.router.require("nft")  # FileNotFoundError naming nftables: the cell fails before any change
         router_iface, server_iface = self._link()
         for host, iface in ((self.router, router_iface), (self.ctx.server, server_iface)):
             before = device_mtu(host, iface)
