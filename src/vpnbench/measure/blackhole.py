@@ -28,8 +28,9 @@ from vpnbench.errors import MeasurementError
 from vpnbench.hosts.base import Host
 from vpnbench.hosts.route import device_mtu, global_addresses, route_device, route_mtu
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
-from vpnbench.measure.iperf import first_json_object, run_iperf, throughput_series
+from vpnbench.measure.iperf import first_json_object, interval_series
 from vpnbench.measure.mtu import Prober, bisect, expected_metrics
+from vpnbench.measure.traffic import Iperf3Load
 from vpnbench.overhead import MIN_MTU
 from vpnbench.params import Duration, Family, Params
 from vpnbench.techniques import expect
@@ -41,6 +42,7 @@ IPV6_MIN_MTU = 1280  # below it the kernel drops an interface's IPv6: the narrow
 # back, so a receiver that got more than this got it because ACKs of full-sized segments flowed.
 INITIAL_WINDOW_BYTES = 10 * 1460
 IPERF_INTERVAL = 0.1  # iperf3's smallest report interval: the resolution of the time to first progress
+TCP_GRACE_S = 5.0  # past the flow's duration, for iperf3's results exchange
 # The router's own ICMP errors leave through its output hook: "fragmentation needed" (type 3
 # code 4) and ICMPv6 "packet too big" (type 2), counted, and dropped when icmp = "drop".
 NFT_RULES = """table inet {table} {{
@@ -183,30 +185,39 @@ class NarrowedPath:
         return metrics, series
 
     def _tcp(self) -> tuple[dict[str, float], dict[str, list[tuple[float, float]]]]:
-        """A TCP flow client -> server (into the narrowed link) for `duration`: the receiver's
-        intervals say when it first got more than an initial window, and how much in all."""
+        """A TCP flow client -> server (into the narrowed link) for `duration`, the receiver
+        reporting every 0.1 s: when it first got more than an initial window, and how much in all.
+        A black hole can stall iperf3's own closing exchange: the client gets a few seconds past
+        its duration, then what the receiver reported so far is what counts."""
         p = self.p
-        args = ["-t", f"{p.duration:g}", "-i", f"{IPERF_INTERVAL:g}", "--snd-timeout", "3000"]
+        interval = ("-i", f"{IPERF_INTERVAL:g}")
+        load = Iperf3Load(self.ctx, p.family, ["-t", f"{p.duration:g}", *interval], p.duration,
+                          server_args=("-J", *interval))
         try:
-            doc, raw = run_iperf(self.ctx, p.family, args, p.duration)
-        except MeasurementError as exc:  # a black hole can take iperf3's own exchange with it
-            self.raw.update({f"tcp_{name}": text for name, text in exc.raw.items()})
-            self.raw["tcp_error"] = str(exc) + "\n"
-            return {"tcp_through": 0.0, "tcp_goodput_bps": 0.0}, {}
-        self.raw.update({f"tcp_{name}": text for name, text in raw.items()})
-        metrics = {"tcp_mss_bytes": float(doc.get("start", {}).get("tcp_mss_default") or 0)}
+            load.start()
+            client_out, server_out = load.finish(grace=TCP_GRACE_S)
+        finally:
+            load.stop()
+            self.raw.update({f"tcp_{name}": text for name, text in load.outputs().items()})
         try:
-            received = first_json_object(raw.get("iperf3_server", ""))
+            received = first_json_object(server_out)
         except ValueError:
             received = {}
-        progress = first_progress(received.get("intervals") or [])
-        end = (received.get("end") or {}).get("sum_received") or doc["end"].get("sum_received") or {}
-        metrics["tcp_bytes_received"] = float(end.get("bytes") or 0)
-        metrics["tcp_goodput_bps"] = float(end.get("bits_per_second") or 0)
-        metrics["tcp_through"] = float(progress is not None)
+        try:
+            sent = first_json_object(client_out)
+        except ValueError:
+            sent = {}
+        intervals = received.get("intervals") or []
+        progress = first_progress(intervals)
+        total = sum((i.get("sum") or {}).get("bytes") or 0 for i in intervals)
+        seconds = sum((i.get("sum") or {}).get("seconds") or 0 for i in intervals)
+        metrics = {"tcp_through": float(progress is not None), "tcp_bytes_received": float(total),
+                   "tcp_goodput_bps": total * 8 / seconds if seconds > 0 else 0.0}
         if progress is not None:
             metrics["tcp_progress_s"] = progress
-        return metrics, throughput_series(doc, raw, reverse=False)
+        if mss := (sent.get("start") or {}).get("tcp_mss_default"):
+            metrics["tcp_mss_bytes"] = float(mss)
+        return metrics, {"throughput_bps": interval_series(received)} if intervals else {}
 
     def _datagrams_and_mtu(self) -> dict[str, float]:
         """The don't-fragment probes at each size, then the effective MTU: the largest size up to
