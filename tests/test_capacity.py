@@ -1,9 +1,11 @@
 """Capacity measurements through the real netns testbed: the UDP rate sweep, the MTU search,
-the zero-loss rate search; and their bad input refused through the CLI before anything runs."""
+the PMTU black hole, the zero-loss rate search; and their bad input refused through the CLI
+before anything runs."""
 
 import pytest
 
-from conftest import leftovers, run_campaign, run_cli
+from bounds import cell_wall_seconds
+from conftest import assert_refused, leftovers, run_campaign, run_cli
 
 SWEEP = """
 [campaign]
@@ -30,6 +32,18 @@ kind = "ipsec"
 backend = "userspace"
 [[technique]]
 kind = "openvpn"
+[[measurement]]
+kind = "pmtu_blackhole"
+icmp = "drop"
+mtu = 1300
+duration = "1s"
+timeout = "0.1s"
+[[measurement]]
+kind = "pmtu_blackhole"
+icmp = "pass"
+mtu = 1300
+duration = "1s"
+timeout = "0.1s"
 [[measurement]]
 kind = "mtu"
 """
@@ -101,11 +115,24 @@ def test_udp_sweep_whose_sender_is_held_back_puts_the_knee_at_what_was_sent(test
     assert "before the generator sent short of the offered rate" in result.raw["sweep"]
 
 
+@pytest.fixture(scope="module")
+def mtu_run(tmp_path_factory):
+    """One campaign for the MTU search and the PMTU black hole (its cells first: the MTU search
+    after them finds the path as it was, so it shows that each black-hole cell undid its changes).
+    Returns (its directory, its exported cells); the machine is clean before and after."""
+    tmp_path = tmp_path_factory.mktemp("mtu")
+    assert leftovers() == []
+    _, cells = run_campaign(tmp_path, MTU)
+    assert leftovers() == []
+    return tmp_path, cells
+
+
 @pytest.mark.netns
-def test_mtu_equals_expected_or_is_explained(tmp_path, clean_machine):
+def test_mtu_equals_expected_or_is_explained(mtu_run):
     import vpnbench
 
-    _, cells = run_campaign(tmp_path, MTU)
+    tmp_path, cells = mtu_run
+    cells = [c for c in cells if c["measurement"] == "mtu"]
     by = {c["technique_params"]["kind"]: c for c in cells}
     assert all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
     for cell in cells:
@@ -121,6 +148,49 @@ def test_mtu_equals_expected_or_is_explained(tmp_path, clean_machine):
         assert cell["metrics"]["mtu_difference_bytes"] == 0, cell["technique"]
     assert "expected" in (tmp_path / "c.db").read_bytes().decode("latin-1")  # the explanation is stored raw
     assert len(vpnbench.load(tmp_path / "c.db").metrics) > 0
+
+
+TCP_IP_HEADERS = 20 + 20 + 12  # the IPv4 and TCP headers and the timestamp option around an MSS's payload
+
+
+@pytest.mark.netns
+def test_pmtu_black_hole_with_icmp_dropped_and_passed(mtu_run):
+    """The router's link to the server narrowed to 1300 bytes, with ICMP too-big dropped and passed,
+    for the baseline and three tunnels. What must hold follows from the sizes alone."""
+    _, cells = mtu_run
+    cells = [c for c in cells if c["measurement_params"]["kind"] == "pmtu_blackhole"]
+    assert len(cells) == 8 and all(c["status"] == "ok" for c in cells), [c["error"] for c in cells]
+    by = {(c["technique_params"]["kind"], c["measurement_params"]["icmp"]): c["metrics"] for c in cells}
+    for (kind, icmp), m in by.items():
+        assert m["restored"] == 1, (kind, icmp)  # both MTUs back and the nft table gone, read back
+        assert m["link_mtu_bytes"] == 1300 and m["icmp_dropped"] == (icmp == "drop")
+        # The effective MTU fits one outer packet on the narrowed link, unless outer packets were
+        # fragmented (by the router, DF clear, or by a sender that learned the path's MTU).
+        assert m["mtu_bytes"] <= m["mtu_protocol_bytes"] or m["fragments"] > 0, (kind, icmp, m)
+        assert m["datagram_1200_through"] == 1, (kind, icmp)  # 1200 + any overhead here fits 1300
+    for icmp in ("drop", "pass"):
+        base = by["baseline", icmp]
+        # No overhead: the bisection finds the link itself, and 1400 bytes with DF set never cross it:
+        # dropped by the router, which signals it (counted) whether or not its ICMP is let through.
+        assert base["mtu_bytes"] == base["mtu_protocol_bytes"] == 1300, base
+        assert base["datagram_1400_through"] == 0 and base["icmp_too_big"] >= 1, base
+        # TCP crosses anyway: the server's own interface is 1300 bytes, so its SYN's MSS fits.
+        assert base["tcp_mss_bytes"] + TCP_IP_HEADERS <= 1300 and base["tcp_through"] == 1, base
+        assert 0 < base["tcp_bytes_received"] * 8 / base["tcp_goodput_bps"] <= max(map(cell_wall_seconds, cells))
+    for kind in ("wireguard", "ipsec", "openvpn"):
+        m = by[kind, "drop"]
+        # A full segment's outer packet does not fit 1300 bytes: with nothing fragmented and no
+        # PLPMTUD, no segment of full size arrives, so nothing beyond an initial window does.
+        if m["fragments"] == 0 and m.get("tcp_mtu_probing") == 0 \
+                and m["tcp_mss_bytes"] + TCP_IP_HEADERS > m["mtu_protocol_bytes"]:
+            assert m["tcp_through"] == 0 and "tcp_progress_s" not in m, (kind, m)
+
+
+def test_pmtu_black_hole_without_a_router_is_refused(tmp_path):
+    assert_refused(tmp_path, '[testbed]\nrouter = false\n[[technique]]\nkind = "baseline"\n'
+                   '[[measurement]]\nkind = "pmtu_blackhole"\n',
+                   "measurement[1].kind: 'pmtu_blackhole' narrows the router's link to the server: "
+                   "it needs [testbed] router = true")
 
 
 SEARCH = """

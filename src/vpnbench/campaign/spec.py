@@ -132,6 +132,7 @@ def campaign_from_dict(data: dict) -> Campaign:
     _require_unique([technique_label(t) for t in techniques], "technique")
     _require_unique([measurement_label(m) for m in measurements], "measurement")
     _require_rekeyable(techniques, measurements)
+    _require_testbed_fits(data, testbed)
     impairments = _impairments(data, testbed)
     return Campaign(info, testbed, techniques, measurements, data, impairments or [NO_IMPAIRMENT])
 
@@ -286,6 +287,13 @@ def _require_tunnels_allowed(params: Params, where: str) -> None:
     if params.tunnels > ceiling:
         raise UserError(f"{where}.tunnels: {params.tunnels} is more than {params.kind} allows here ({reason}); "
                         f"allowed values: 1 to {ceiling}")
+
+
+def _require_testbed_fits(data: dict, testbed: TestbedSpec) -> None:
+    """A measurement kind that needs something of the testbed (a router) is refused without it."""
+    for number, entry in enumerate(data.get("measurement", []), start=1):
+        if reason := MEASUREMENTS[entry["kind"]].testbed_refusal(testbed):
+            raise UserError(f"measurement[{number}].kind: {reason}")
 
 
 def _require_rekeyable(techniques: list[Params], measurements: list[Params]) -> None:

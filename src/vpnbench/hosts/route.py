@@ -8,6 +8,13 @@ import re
 from vpnbench.hosts.base import Host
 
 
+def global_addresses(host: Host, device: str | None = None) -> list[str]:
+    """The host's global addresses (both families), of one device or of all."""
+    argv = ["ip", "-o", "addr", "show", "scope", "global"] + (["dev", device] if device else [])
+    out = host.run(argv, timeout=5, check=False).stdout
+    return [w[3].split("/")[0] for w in map(str.split, out.splitlines()) if len(w) > 3 and w[2] in ("inet", "inet6")]
+
+
 def route_device(host: Host, address: str) -> str | None:
     """The interface the host reaches address through."""
     return route_mtu(host, address, lookup_device=False)[0]

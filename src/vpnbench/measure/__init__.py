@@ -1,6 +1,7 @@
 """The registry of measurements. Adding one is a new module plus one line here."""
 
 from vpnbench.measure.base import Measurement
+from vpnbench.measure.blackhole import PmtuBlackhole
 from vpnbench.measure.latency_under_load import LatencyUnderLoad
 from vpnbench.measure.mtu import Mtu
 from vpnbench.measure.ping import Ping
@@ -25,5 +26,6 @@ def register(cls: type[Measurement]) -> None:
     declare_packages(cls.packages)
 
 
-for built_in in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch, Transfer, Stream, LatencyUnderLoad, Setup, Rekey, Soak):
+for built_in in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch, Transfer, Stream, LatencyUnderLoad, Setup, Rekey, Soak,
+                 PmtuBlackhole):
     register(built_in)

@@ -10,6 +10,7 @@ from vpnbench.live import Live
 from vpnbench.params import Params
 from vpnbench.records import SeriesPoint, Trial
 from vpnbench.techniques.base import Tunnel
+from vpnbench.testbed_spec import TestbedSpec
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,6 +123,12 @@ class Measurement(abc.ABC):
 
     def __init__(self, params: Params):
         self.params = params
+
+    @classmethod
+    def testbed_refusal(cls, testbed: TestbedSpec) -> str | None:
+        """Why this kind cannot run on that testbed (checked with the campaign, before anything
+        runs: a kind that changes the router's link needs a router), or None."""
+        return None
 
     def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(client's, server's) commands this cell needs, as its params choose the tool."""

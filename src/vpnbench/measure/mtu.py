@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from vpnbench.errors import MeasurementError
-from vpnbench.hosts.route import device_mtu, lower_device, route_device, route_mtu
+from vpnbench.hosts.route import device_mtu, global_addresses, lower_device, route_device, route_mtu
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.overhead import Expectation
 from vpnbench.techniques import expect
@@ -166,8 +166,7 @@ def underlay_mtu(ctx: MeasureContext) -> int | None:
     address leaves through (the server's global addresses that are not the tunnel's). A layer-2
     technique's device (macsec0@c0) is looked through to its parent."""
     inner = set(ctx.tunnel.server_addrs.values())
-    out = ctx.server.run(["ip", "-o", "addr", "show", "scope", "global"], timeout=5, check=False).stdout
-    addresses = [w[3].split("/")[0] for w in map(str.split, out.splitlines()) if len(w) > 3 and w[2] in ("inet", "inet6")]
+    addresses = global_addresses(ctx.server)
     # The baseline's "tunnel" addresses are the underlay's own: try them last.
     for address in sorted(addresses, key=lambda a: a in inner):
         dev = route_device(ctx.client, address)
