@@ -6,7 +6,9 @@ from vpnbench.measure.mtu import Mtu
 from vpnbench.measure.ping import Ping
 from vpnbench.measure.rate_search import RateSearch
 from vpnbench.measure.rekey import Rekey
+from vpnbench.measure.rekey_rate import RekeyRate
 from vpnbench.measure.setup import Setup
+from vpnbench.measure.setup_rate import SetupRate
 from vpnbench.measure.soak import Soak
 from vpnbench.measure.stream import Stream
 from vpnbench.measure.tcp import Tcp
@@ -25,5 +27,6 @@ def register(cls: type[Measurement]) -> None:
     declare_packages(cls.packages)
 
 
-for built_in in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch, Transfer, Stream, LatencyUnderLoad, Setup, Rekey, Soak):
+for built_in in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch, Transfer, Stream, LatencyUnderLoad, Setup, Rekey, Soak,
+                 SetupRate, RekeyRate):
     register(built_in)
