@@ -1,7 +1,8 @@
-"""Rekey rate (draft-ietf-bmwg-ipsec-term's "IPsec SA Rekey Rate"): the technique's keys renewed
-back to back (Technique.rekey, each call renewing every tunnel of the bring-up) for `duration`
-seconds; the rate is the tunnels rekeyed over the seconds it took (a technique's rekey that does
-not say how many tunnels it renewed renewed one). Each rekey's time is kept as a distribution and
+"""Rekey rate (draft-ietf-bmwg-ipsec-term's Tunnel Rekeys Per Second; for IPsec, whose rekey here
+is a CHILD SA's, its Phase 2 Rekey Rate): the technique's keys renewed back to back
+(Technique.rekey, each call renewing every tunnel of the bring-up) for `duration` seconds; the
+rate is the tunnels rekeyed over the seconds it took (a technique's rekey that does not say how
+many tunnels it renewed renewed one). Each rekey's time is kept as a distribution and
 as an event; a light fping through every tunnel meanwhile shows whether traffic survived them.
 
 The probe is not optional: a technique whose rekey waits for a handshake that only traffic starts

@@ -1,6 +1,6 @@
-"""Tunnel set-up rate (draft-ietf-bmwg-ipsec-term's "Tunnel Setup Rate": tunnels established per
-second): the cell's technique brought down and up `count` times, all its N tunnels initiated at
-once as its up() initiates them, then one fping through every tunnel until each has answered.
+"""Tunnel set-up rate (draft-ietf-bmwg-ipsec-term's Tunnel Setup Rate, in Tunnels Per Second): the
+cell's technique brought down and up `count` times, all its N tunnels initiated at once as its
+up() initiates them, then one fping through every tunnel until each has answered.
 
 Per cycle, from the moment the cycle started (before the technique went down — down() is part of
 what an operator waits for, and it is short beside up()): each tunnel's time to its first reply;
