@@ -162,12 +162,13 @@ def test_the_baselines_trials_are_the_control_without_rekeys():
     assert runner.trials[0].data["rekey"] == {"control": True}
 
 
-def _search_cell(number, rekeyed: bool, ndr: float) -> Cell:
+def _search_cell(number, rekeyed: bool, ndr: float | None) -> Cell:
     bringup = Bringup("r", "wireguard", "wireguard", "userspace", "t0", setup_time_s=0.1, id=1)
     params = {"kind": "rate_search", "length": 1300, **({"rekey_in_trials": True} if rekeyed else {})}
     label = "rate_search_1300" + ("_rekeyed" if rekeyed else "")
     return Cell("r", "c", f"wireguard|none|{label}|1", "wireguard", {"kind": "wireguard"}, "none", {},
-                "rate_search", label, params, 1, "t0", status="ok", metrics={"ndr_bps": ndr},
+                "rate_search", label, params, 1, "t0", status="ok",
+                metrics={"ndr_bps": ndr} if ndr else {"ndr_found": 0.0, "ndr_upper_bound_bps": 10e6},
                 bringup_id=1, bringup=bringup, id=number)
 
 
@@ -176,5 +177,9 @@ def test_the_cost_of_rekeys_in_trials_is_named_against_the_same_search_without()
     assert ("wireguard: NDR with rekeys in trials 80.0 Mbit/s is 20.0 % below without (100.0 Mbit/s, "
             "rate_search_1300)") in found.captions["rate_search_1300_rekeyed"]
     assert not any("rekeys in trials" in text for text in found.captions["rate_search_1300"])
+    lost = _search_cell(2, True, None)  # every load lost packets to the rekeys: no NDR
+    found = verdicts([_search_cell(1, False, 100e6), lost])
+    assert ("wireguard: no NDR with rekeys in trials: even 10.0 Mbit/s lost packets; without (100.0 Mbit/s, "
+            "rate_search_1300)") in found.captions["rate_search_1300_rekeyed"]
     alone = verdicts([_search_cell(2, True, 80e6)])  # nothing to compare with: no cost claimed
     assert not any("rekeys in trials" in text for text in alone.captions["rate_search_1300_rekeyed"])

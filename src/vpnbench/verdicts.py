@@ -181,13 +181,18 @@ def _rekey_cost(cells: list[tuple[Cell, dict]], everything: list[tuple[Cell, dic
                  group[0].measurement) and not c.measurement_params.get("rekey_in_trials")
                  and settings(c) == settings(group[0])]
         with_rekeys, without = mean_ndr(group), mean_ndr(plain)
-        if with_rekeys is None or not without:
+        if not without:
+            continue
+        name = technique + ("" if impairment == "none" else f" ({impairment})")
+        against = f"without ({without / 1e6:.1f} Mbit/s, {plain[0].measurement_label})"
+        if with_rekeys is None:  # the rekeys lost packets at every load searched (CSIT-1886's finding)
+            lowest = min(c.metrics.get("ndr_upper_bound_bps", float("inf")) for c in group)
+            even = f": even {lowest / 1e6:.1f} Mbit/s lost packets" if lowest < float("inf") else ""
+            out.append(f"{name}: no NDR with rekeys in trials{even}; {against}")
             continue
         change = 100 * (1 - with_rekeys / without)
-        out.append(f"{technique}" + ("" if impairment == "none" else f" ({impairment})")
-                   + f": NDR with rekeys in trials {with_rekeys / 1e6:.1f} Mbit/s is {abs(change):.1f} % "
-                   + ("below" if change >= 0 else "above") + f" without ({without / 1e6:.1f} Mbit/s, "
-                   + f"{plain[0].measurement_label})")
+        out.append(f"{name}: NDR with rekeys in trials {with_rekeys / 1e6:.1f} Mbit/s is {abs(change):.1f} % "
+                   + ("below " if change >= 0 else "above ") + against)
     return out
 
 

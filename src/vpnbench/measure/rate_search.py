@@ -242,14 +242,14 @@ class MidTrialRekey(threading.Thread):
         super().__init__(name="rekey-in-trial", daemon=True)
         self.renew, self.delay = renew, delay
         self.started_at = time.monotonic()  # the trial's start: start() sets it again
-
-    def start(self) -> None:
-        self.started_at = time.monotonic()
-        super().start()
         self.at: float | None = None  # seconds since the trial started
         self.took: float | None = None
         self.detail: dict = {}
         self.error: str | None = None
+
+    def start(self) -> None:
+        self.started_at = time.monotonic()
+        super().start()
 
     def run(self) -> None:
         time.sleep(self.delay)
