@@ -14,6 +14,7 @@ declare -A need=(
   [iperf3]=iperf3
   [iperf]=iperf  # bench/gen.py: iperf2 beside iperf3 and vpnbench-gen
   [ping]=iputils-ping
+  [fping]=fping  # setup_rate, rekey_rate: every tunnel pinged by one process
   [tcpdump]=tcpdump
   [wg]=wireguard-tools
   [wireguard-go]=wireguard-go

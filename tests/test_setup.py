@@ -33,6 +33,9 @@ rekey_every = "1.5s"
 [[measurement]]
 kind = "tcp"
 duration = "1s"
+[[measurement]]
+kind = "setup_rate"
+count = 2
 """
 
 
@@ -40,7 +43,7 @@ duration = "1s"
 def test_setup_twenty_times_then_rekeys_during_a_flow(tmp_path, clean_machine):
     _, cells = run_campaign(tmp_path, CAMPAIGN)
     by = {(c["technique"].split()[0], c["measurement"]): c for c in cells}
-    assert len(by) == 9 and all(c["status"] == "ok" for c in cells), [(c["technique"], c["error"]) for c in cells]
+    assert len(by) == 12 and all(c["status"] == "ok" for c in cells), [(c["technique"], c["error"]) for c in cells]
     import vpnbench
     data = vpnbench.load(str(tmp_path / "c.db"))
     for technique in ("wireguard", "ipsec"):
@@ -61,6 +64,8 @@ def test_setup_twenty_times_then_rekeys_during_a_flow(tmp_path, clean_machine):
         for detail in events.detail:
             assert detail["throughput_before_bps"] > 0 and detail["throughput_after_min_bps"] >= 0
             assert 0 <= detail["dip_pct"] <= 100 and detail["rtt_max_ms"] > 0
+    for technique in ("baseline", "wireguard", "ipsec"):
+        assert_setup_rate_of_one_tunnel(by[(technique, "setup_rate")], data)
     assert by[("ipsec", "setup")]["metrics"]["handshake_p50_s"] > 0  # from charon's log
     assert "handshake_p50_s" not in by[("wireguard", "setup")]["metrics"]  # its log counts whole seconds
     spis = data.events[(data.events.cell_id == by[("ipsec", "rekey")]["cell_id"])].detail
@@ -74,6 +79,22 @@ def test_setup_twenty_times_then_rekeys_during_a_flow(tmp_path, clean_machine):
     assert list(marks.kind) == ["rekey-control"] * 2 and control["metrics"]["rekeys"] == 0
     assert all(d["control"] and d["throughput_before_bps"] > 0 for d in marks.detail)
     assert 0 <= control["metrics"]["dip_max_pct"] <= 100  # the floor the tunnels' dips are read against
+
+
+def assert_setup_rate_of_one_tunnel(cell: dict, data) -> None:
+    """setup_rate with tunnels = 1: the first tunnel is the last, the rate is 1 / its time, and its
+    time lies between the technique's own up() and the whole cycle (the arithmetic of a cycle)."""
+    m = cell["metrics"]
+    assert m["cycles"] == 2 and m["tunnels"] == 1 and m["first_p50_s"] == m["last_p50_s"]
+    trials = data.trials[data.trials.cell_id == cell["cell_id"]]
+    assert len(trials) == 2
+    for cycle in trials.data:
+        assert cycle["first_s"] == cycle["last_s"] == cycle["tunnel_s"][0]
+        assert cycle["setup_rate"] == pytest.approx(1 / cycle["last_s"])
+        # down + up (the baseline's: nothing to do), fping started, its first reply: inside the cycle
+        assert 0 <= cycle["up_s"] <= cycle["probe_at_s"] < cycle["last_s"] <= cycle["wall_s"]
+    assert m["setup_rate_min"] <= m["setup_rate_p50"] <= m["setup_rate_max"]
+    assert m["setup_rate_p50"] > 0
 
 
 class FakeClient:

@@ -142,11 +142,11 @@ def captions_of(cells: list[Cell], exports: list[dict]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for label, names in declared.items():
         mine = [pair for pair in ok if pair[0].measurement_label == label]
-        out[label] = [text for name in names for text in CAPTIONS[name](mine)]
+        out[label] = [text for name in names for text in CAPTIONS[name](mine, ok)]
     return out
 
 
-def _outcome(cells: list[tuple[Cell, dict]]) -> list[str]:
+def _outcome(cells: list[tuple[Cell, dict]], _everything: list[tuple[Cell, dict]]) -> list[str]:
     """A search's or sweep's outcome in words, per technique and impairment (its last repetition):
     the limit it met, or that no rate was without loss (the methodology warnings say when that
     limit was the receiver)."""
@@ -155,13 +155,50 @@ def _outcome(cells: list[tuple[Cell, dict]]) -> list[str]:
             + MEASUREMENTS[cell.measurement].headline_text(cell.metrics) for (technique, impairment), cell in last.items()]
 
 
-def _congestion_control(cells: list[tuple[Cell, dict]]) -> list[str]:
+def _congestion_control(cells: list[tuple[Cell, dict]], _everything: list[tuple[Cell, dict]]) -> list[str]:
     """The congestion control TCP ran with, where the impairment drops packets."""
     return [w.message for w in congestion_control_under_loss([export for _, export in cells])]
 
 
-# What a Measurement's `captions` names: the words each gives from a label's ok cells (and their exports).
-CAPTIONS = {"outcome": _outcome, "congestion_control": _congestion_control}
+def _rekey_cost(cells: list[tuple[Cell, dict]], everything: list[tuple[Cell, dict]]) -> list[str]:
+    """The cost of rekeys inside a search's trials (rate_search's rekey_in_trials), per technique
+    and impairment: its mean NDR against the mean NDR of the same search without rekeys (the same
+    kind and settings but that one) in the same run, when the campaign has both."""
+    def settings(cell: Cell) -> dict:
+        return {k: v for k, v in cell.measurement_params.items() if k != "rekey_in_trials"}
+
+    def mean_ndr(group: list[Cell]) -> float | None:
+        values = [c.metrics["ndr_bps"] for c in group if "ndr_bps" in c.metrics]
+        return sum(values) / len(values) if values else None
+
+    rekeyed: dict[tuple[str, str], list[Cell]] = {}
+    for cell, _ in cells:
+        if cell.measurement_params.get("rekey_in_trials"):
+            rekeyed.setdefault((cell.technique, cell.impairment), []).append(cell)
+    out = []
+    for (technique, impairment), group in rekeyed.items():
+        plain = [c for c, _ in everything if (c.technique, c.impairment, c.measurement) == (technique, impairment,
+                 group[0].measurement) and not c.measurement_params.get("rekey_in_trials")
+                 and settings(c) == settings(group[0])]
+        with_rekeys, without = mean_ndr(group), mean_ndr(plain)
+        if not without:
+            continue
+        name = technique + ("" if impairment == "none" else f" ({impairment})")
+        against = f"without ({without / 1e6:.1f} Mbit/s, {plain[0].measurement_label})"
+        if with_rekeys is None:  # the rekeys lost packets at every load searched (CSIT-1886's finding)
+            lowest = min(c.metrics.get("ndr_upper_bound_bps", float("inf")) for c in group)
+            even = f": even {lowest / 1e6:.1f} Mbit/s lost packets" if lowest < float("inf") else ""
+            out.append(f"{name}: no NDR with rekeys in trials{even}; {against}")
+            continue
+        change = 100 * (1 - with_rekeys / without)
+        out.append(f"{name}: NDR with rekeys in trials {with_rekeys / 1e6:.1f} Mbit/s is {abs(change):.1f} % "
+                   + ("below " if change >= 0 else "above ") + against)
+    return out
+
+
+# What a Measurement's `captions` names: the words each gives from a label's ok cells (and their
+# exports), given every ok cell of the run too (for a cost against another label's cells).
+CAPTIONS = {"outcome": _outcome, "congestion_control": _congestion_control, "rekey_cost": _rekey_cost}
 
 
 def shown_metric(metric: str, known=frozenset(c.metric for m in MEASUREMENTS.values() for c in m.columns)) -> bool:

@@ -297,19 +297,21 @@ def _require_testbed_fits(data: dict, testbed: TestbedSpec) -> None:
 
 
 def _require_rekeyable(techniques: list[Params], measurements: list[Params]) -> None:
-    """A rekey measurement runs on every technique of the campaign: each but the baseline (the
-    control) must rekey on demand."""
-    where = next((n for n, m in enumerate(measurements, start=1) if m.kind == "rekey"), None)
-    if where is None:
-        return
-    for number, params in enumerate(techniques, start=1):
-        if TECHNIQUES[params.kind].is_reference:
-            continue  # it runs the same flow without rekeys: the control its dips are compared with
-        reason = TECHNIQUES[params.kind].cannot_rekey(params)
-        if reason:
-            able = [kind for kind, cls in TECHNIQUES.items() if _rekeys_by_default(cls)]
-            raise UserError(f"technique[{number}]: {reason}, so measurement[{where}] (kind = \"rekey\") cannot run "
-                            f"on it; allowed technique kinds: {', '.join(able)}")
+    """A measurement that renews keys (Measurement.renews_keys: rekey, rekey_rate, rate_search with
+    rekey_in_trials) runs on every technique of the campaign: each must rekey on demand, but the
+    baseline where the kind runs it as the control."""
+    for where, measurement in enumerate(measurements, start=1):
+        need = MEASUREMENTS[measurement.kind].renews_keys(measurement)
+        if need is None:
+            continue
+        for number, params in enumerate(techniques, start=1):
+            if need == "control" and TECHNIQUES[params.kind].is_reference:
+                continue  # it runs the same without rekeys: the control the others are compared with
+            reason = TECHNIQUES[params.kind].cannot_rekey(params)
+            if reason:
+                able = [kind for kind, cls in TECHNIQUES.items() if _rekeys_by_default(cls)]
+                raise UserError(f"technique[{number}]: {reason}, so measurement[{where}] (kind = "
+                                f"\"{measurement.kind}\") cannot run on it; allowed technique kinds: {', '.join(able)}")
 
 
 def _rekeys_by_default(cls) -> bool:

@@ -7,7 +7,9 @@ from vpnbench.measure.mtu import Mtu
 from vpnbench.measure.ping import Ping
 from vpnbench.measure.rate_search import RateSearch
 from vpnbench.measure.rekey import Rekey
+from vpnbench.measure.rekey_rate import RekeyRate
 from vpnbench.measure.setup import Setup
+from vpnbench.measure.setup_rate import SetupRate
 from vpnbench.measure.soak import Soak
 from vpnbench.measure.stream import Stream
 from vpnbench.measure.tcp import Tcp
@@ -27,5 +29,5 @@ def register(cls: type[Measurement]) -> None:
 
 
 for built_in in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch, Transfer, Stream, LatencyUnderLoad, Setup, Rekey, Soak,
-                 PmtuBlackhole):
+                 PmtuBlackhole, SetupRate, RekeyRate):
     register(built_in)

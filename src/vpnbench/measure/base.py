@@ -3,7 +3,7 @@
 import abc
 import dataclasses
 import itertools
-from typing import Callable, ClassVar
+from typing import Callable, ClassVar, Literal
 
 from vpnbench.hosts.base import Host
 from vpnbench.live import Live
@@ -133,6 +133,14 @@ class Measurement(abc.ABC):
     def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(client's, server's) commands this cell needs, as its params choose the tool."""
         return self.tools, self.server_tools
+
+    @classmethod
+    def renews_keys(cls, params: Params) -> Literal["control", "required"] | None:
+        """Whether a cell of these params calls ctx.rekey(), so every technique of the campaign must
+        rekey on demand (checked with the campaign, before anything runs): None, it does not;
+        "control", the reference technique runs it without rekeys as the control; "required", the
+        reference cannot run it either."""
+        return None
 
     @abc.abstractmethod
     def run(self, ctx: MeasureContext) -> MeasureResult:

@@ -12,12 +12,13 @@ counters around the trials there; a search whose lowest load already lost says s
 """
 
 import math
+import threading
 import time
-from typing import Literal
+from typing import Callable, Literal
 
 from pydantic import Field, model_validator
 
-from vpnbench.errors import MeasurementError
+from vpnbench.errors import MeasurementError, VpnbenchError
 from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
 from vpnbench.measure.gen import GEN_MIN_LENGTH
 from vpnbench.measure.generators import (GENERATOR_SHORTFALL, GENERATORS, LOSS_SITES, SPLIT_NAMES, TrialCounts,
@@ -25,6 +26,7 @@ from vpnbench.measure.generators import (GENERATOR_SHORTFALL, GENERATORS, LOSS_S
                                          loss_site, loss_split, lost_at)
 from vpnbench.params import Duration, Family, Params, Rate, Size
 from vpnbench.records import Trial
+from vpnbench.techniques import is_reference
 
 
 class RateSearchParams(Params):
@@ -44,6 +46,18 @@ class RateSearchParams(Params):
     # iperf3 -w: both ends' socket buffers; unset: the kernel's default. A small one shows a search
     # meeting the receiving socket's limit (and says so) rather than the technique's.
     socket_buffer: Size | None = Field(None, ge=1024)
+    # A rekey (Technique.rekey) forced halfway through every trial, as rekeys land inside trials in
+    # long runs (CSIT-1886: WireGuard with 100+ tunnels failing PDR). Its cost is the NDR against
+    # the same search without it (caption "rekey_cost"); the baseline runs it without, as the control.
+    rekey_in_trials: bool = False
+
+    def settings(self) -> dict:
+        """As Params.settings, without `rekey_in_trials` when off: the searches stored before it
+        existed ran without, and their settings (what --resume and comparisons match on) stay equal."""
+        settings = super().settings()
+        if not settings.get("rekey_in_trials"):
+            settings.pop("rekey_in_trials", None)
+        return settings
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -72,7 +86,11 @@ class RateSearch(Measurement):
                Column("trials", "trials"))
     headline = Headline(("ndr_bps", "pdr_bps"), "NDR / PDR (Mbit/s)", 1e-6, log=True, names=("NDR", "PDR"))
     figures = (*Measurement.figures, *CPU_FIGURES)
-    captions = ("outcome",)
+    captions = ("outcome", "rekey_cost")
+
+    @classmethod
+    def renews_keys(cls, params: Params) -> Literal["control", "required"] | None:
+        return "control" if params.rekey_in_trials else None
 
     def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if self.params.tool == "gen":  # run_gen finds its binary itself and says how to build it
@@ -110,6 +128,8 @@ class RateSearch(Measurement):
         from vpnbench.measure.search import SearchOutcome, search  # MLRsearch is imported only when searching
 
         p = self.params
+        if p.rekey_in_trials and ctx.rekey is None and not is_reference(ctx.technique_params):
+            raise MeasurementError("rate_search: this runner cannot rekey the technique (rekey_in_trials)")
         measurer = TrialRunner(ctx, p)
         started = time.monotonic()
         try:
@@ -119,12 +139,14 @@ class RateSearch(Measurement):
                                    "raise budget or relative_width)", measurer.raw_with_table()) from None
         metrics = search_metrics(outcome, measurer, p.length)
         metrics["search_seconds"] = time.monotonic() - started
+        if measurer.renew is not None:
+            metrics["rekeys_in_trials"] = float(sum(1 for t in measurer.trials if t.data["rekey"].get("inside")))
         return MeasureResult(metrics, measurer.raw_with_table(), trials=measurer.trials,
                              series={"offered_bps": measurer.offered_series, "throughput_bps": measurer.received_series})
 
     def default_label(self) -> str:
         return (f"rate_search_{self.params.length}" + ("_v6" if self.params.family == "ipv6" else "")
-                + ("_gen" if self.params.tool == "gen" else ""))
+                + ("_gen" if self.params.tool == "gen" else "") + ("_rekeyed" if self.params.rekey_in_trials else ""))
 
 
 class TrialRunner:
@@ -135,6 +157,8 @@ class TrialRunner:
         self.ctx, self.params = ctx, params
         self.generator = generator or GENERATORS[params.tool]  # a simulated one in unit tests
         self.counters = counters or (lambda: interface_counters(ctx, params.family))
+        # What renews the keys halfway through each trial; None: no rekeys (the reference's control)
+        self.renew = ctx.rekey if params.rekey_in_trials and not is_reference(ctx.technique_params) else None
         self.trials: list[Trial] = []
         self.raw: dict[str, str] = {}
         self.offered_series: list[tuple[float, float]] = []
@@ -146,6 +170,10 @@ class TrialRunner:
         offered_bps = load_pps * 8 * p.length
         seconds = max(1, math.ceil(duration - 1e-9))  # iperf3 3.12 takes whole seconds
         before = self.counters()
+        rekey = MidTrialRekey(self.renew, seconds / 2) if self.renew else None
+        trial_started = time.monotonic()
+        if rekey:
+            rekey.start()  # its clock starts with the trial's
         try:
             options = {"socket_buffer": p.socket_buffer} if p.socket_buffer else {}
             counts = self.generator(self.ctx, p.family, offered_bps, p.length, seconds, **options)
@@ -154,6 +182,9 @@ class TrialRunner:
             # forwarded nothing it can prove: all lost, not a generator shortfall.
             counts = TrialCounts(sent_packets=int(load_pps * seconds), received_packets=0, sent_bps=offered_bps,
                                  received_bps=0.0, raw=exc.raw, error=str(exc))
+        trial_s = time.monotonic() - trial_started
+        if rekey:
+            rekey.join()
         after = self.counters()
         counts.trial_s = float(seconds)
         number = len(self.trials) + 1
@@ -171,6 +202,10 @@ class TrialRunner:
             data["loss_split"] = split
         if counts.error:
             data["error"] = counts.error
+        if rekey:
+            data["rekey"] = rekey.record(trial_s)
+        elif self.params.rekey_in_trials:
+            data["rekey"] = {"control": True}
         sent = counts.sent_packets
         self.trials.append(Trial(number, offered_bps=offered_bps, offered_pps=load_pps, length=p.length,
                                  duration_s=float(seconds), sent_packets=float(sent),
@@ -179,6 +214,8 @@ class TrialRunner:
         t = round(time.monotonic() - self.started, 3)
         self.offered_series.append((t, offered_bps))
         self.received_series.append((t, counts.received_bps))
+        if rekey and rekey.error:
+            raise MeasurementError(f"trial {number}: the rekey inside it failed: {rekey.error}", self.raw_with_table())
         return counts
 
     def generator_limit(self) -> float | None:
@@ -195,6 +232,41 @@ class TrialRunner:
                          f"{'yes' if t.data['generator_limited'] else 'no':>17} "
                          f"{lost_at(t.data.get('loss_site'), t.data.get('loss_split'))}")
         return {**self.raw, "search": "\n".join(lines) + "\n"}
+
+
+class MidTrialRekey(threading.Thread):
+    """A rekey `delay` s after the trial started, in a thread of its own, so the search's
+    measure(duration, load) stays one call and the generator runs untouched meanwhile."""
+
+    def __init__(self, renew: Callable[[], dict], delay: float):
+        super().__init__(name="rekey-in-trial", daemon=True)
+        self.renew, self.delay = renew, delay
+        self.started_at = time.monotonic()  # the trial's start: start() sets it again
+        self.at: float | None = None  # seconds since the trial started
+        self.took: float | None = None
+        self.detail: dict = {}
+        self.error: str | None = None
+
+    def start(self) -> None:
+        self.started_at = time.monotonic()
+        super().start()
+
+    def run(self) -> None:
+        time.sleep(self.delay)
+        self.at = time.monotonic() - self.started_at
+        try:
+            self.detail = self.renew()
+        except (VpnbenchError, OSError) as exc:
+            self.error = str(exc)
+        self.took = time.monotonic() - self.started_at - self.at
+
+    def record(self, trial_s: float) -> dict:
+        """What the trial stores: when the rekey ran, how long it took, and whether it lay inside
+        the trial (it began after the generator started and ended before it returned)."""
+        inside = self.error is None and self.at is not None and self.at + self.took <= trial_s
+        return {"at_s": round(self.at, 4), "seconds": round(self.took, 4), "trial_s": round(trial_s, 4),
+                "inside": inside, "tunnels_rekeyed": self.detail.get("tunnels_rekeyed", 1),
+                **({"error": self.error} if self.error else {})}
 
 
 def search_metrics(outcome, runner: TrialRunner, length: int) -> dict[str, float]:

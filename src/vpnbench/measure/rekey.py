@@ -56,6 +56,10 @@ class Rekey(Measurement):
                Column("rekeys", "rekeys"), Column("throughput_bps", "Mbit/s", 1e-6))
     headline = Headline(("dip_max_pct",), "throughput dip at a rekey (%)")
 
+    @classmethod
+    def renews_keys(cls, params: Params) -> Literal["control", "required"] | None:
+        return "control"  # the baseline runs the same flow without rekeys: the floor of the dips
+
     def expected_seconds(self) -> float:
         return self.params.duration + 1
 
