@@ -160,8 +160,26 @@ def _congestion_control(cells: list[tuple[Cell, dict]]) -> list[str]:
     return [w.message for w in congestion_control_under_loss([export for _, export in cells])]
 
 
+def _setups_censored(cells: list[tuple[Cell, dict]]) -> list[str]:
+    """Set-ups not up within their timeout, per technique and impairment over its repetitions, and
+    the median of what the daemons' logs counted of each key exchange (the `setup` kind)."""
+    found: dict[tuple[str, str], list[dict]] = {}
+    for cell, _ in cells:
+        found.setdefault((cell.technique, cell.impairment), []).append(cell.metrics)
+    lines = []
+    for (technique, impairment), metrics in found.items():
+        failed, total = sum(m.get("setups_failed", 0) for m in metrics), sum(m.get("cycles", 0) for m in metrics)
+        counts = [f"{name.removesuffix('_p50').replace('_', ' ')} {value:g}" for name, value in metrics[-1].items()
+                  if name.endswith("_p50")]
+        if failed or counts:
+            lines.append(f"{technique} ({impairment}): {failed:g} of {total:g} set-ups not up within "
+                         f"{metrics[-1].get('setup_timeout_s', 0):g} s"
+                         + (f"; median per set-up: {', '.join(counts)}" if counts else ""))
+    return lines
+
+
 # What a Measurement's `captions` names: the words each gives from a label's ok cells (and their exports).
-CAPTIONS = {"outcome": _outcome, "congestion_control": _congestion_control}
+CAPTIONS = {"outcome": _outcome, "congestion_control": _congestion_control, "setups_censored": _setups_censored}
 
 
 def shown_metric(metric: str, known=frozenset(c.metric for m in MEASUREMENTS.values() for c in m.columns)) -> bool:
