@@ -667,15 +667,21 @@ def censored_ecdf(canvas: Canvas, samples: dict[str, list[float | None]], timeou
     """A step line per impairment over all its cycles, None (censored) counted in the share only."""
     fig, ax = plt.subplots(figsize=(6.0, 3.2))
     censored = {}
+    end = max(timeouts, default=0.0) * 1e3  # each line runs on to the timeout: it stays where it got to
     for impairment, values in samples.items():
         done = np.sort(np.asarray([v for v in values if v is not None], dtype=float)) * 1e3
         censored[impairment] = len(values) - len(done)
         note = f" ({censored[impairment]} of {len(values)} not up)" if censored[impairment] else ""
-        ax.step(np.concatenate(([0.0], done)), np.arange(0, len(done) + 1) / len(values), where="post",
-                label=f"{impairment}{note}")
+        shares = np.arange(1, len(done) + 1) / len(values)
+        if len(done):  # the rise at the first, and the level held on to the timeout
+            done, shares = np.concatenate((done[:1], done)), np.concatenate(([0.0], shares))
+            if end > done[-1]:
+                done, shares = np.append(done, end), np.append(shares, shares[-1])
+        ax.step(done, shares, where="post", label=f"{impairment}{note}")  # none came up: a legend entry only
     for timeout in timeouts:
         if timeout > 0:
             ax.axvline(timeout * 1e3, linestyle="--", linewidth=0.8, color="grey")
+    ax.set_xscale("log")  # from a bare ping's ms to retries' tens of seconds
     ax.set_xlabel("set-up time (ms)")
     ax.set_ylabel("share of set-ups")
     ax.set_ylim(0, 1.02)
