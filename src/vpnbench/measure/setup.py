@@ -15,7 +15,8 @@ bounded by it where the daemon allows) is censored, not a failure of the cell: u
 set-up that takes longer than T is the answer ("not up within T"), and the cycles that did come
 up are still the distribution. The percentiles rank censored cycles above every completed one
 (their set-up time is > T) and are left out where they would fall on one; `setups_failed` counts
-them with each one's reason. Errors outside the bring-up (a ping that cannot run) still fail it.
+them with each one's reason. Errors outside the bring-up (a ping that cannot run) still fail
+the cell.
 """
 
 import math
@@ -137,11 +138,11 @@ def summary(cycles: list[dict], timeout: float) -> dict[str, float]:
 CYCLE_FIELDS = ("up_s", "first_packet_s", "setup_s", "handshake_s", "censored", "reason")
 
 
-def censored_percentile(done: list[float], censored: int, q: float) -> float | None:
-    """The q-quantile (numpy's linear interpolation) of the completed times (sorted) and `censored`
-    more above them all; None where it falls on or between censored ones: it is only known to
-    be above the timeout."""
-    ranked = done + [math.inf] * censored
+def censored_percentile(done: list[float], not_up: int, q: float) -> float | None:
+    """The q-quantile (numpy's linear interpolation) of the completed times (sorted) and `not_up`
+    censored ones above them all; None where it falls on or between censored ones: it is only
+    known to be above the timeout."""
+    ranked = done + [math.inf] * not_up
     position = (len(ranked) - 1) * q
     low = int(position)
     high = min(low + 1, len(ranked) - 1)
