@@ -196,9 +196,28 @@ def _rekey_cost(cells: list[tuple[Cell, dict]], everything: list[tuple[Cell, dic
     return out
 
 
+def _setups_censored(cells: list[tuple[Cell, dict]], everything: list[tuple[Cell, dict]]) -> list[str]:
+    """Set-ups not up within their timeout, per technique and impairment over its repetitions, and
+    the median of what the daemons' logs counted of each key exchange (the `setup` kind)."""
+    found: dict[tuple[str, str], list[dict]] = {}
+    for cell, _ in cells:
+        found.setdefault((cell.technique, cell.impairment), []).append(cell.metrics)
+    lines = []
+    for (technique, impairment), metrics in found.items():
+        failed, total = sum(m.get("setups_failed", 0) for m in metrics), sum(m.get("cycles", 0) for m in metrics)
+        counts = [f"{name.removesuffix('_p50').replace('_', ' ')} {value:g}" for name, value in metrics[-1].items()
+                  if name.endswith("_p50")]
+        if failed or counts:
+            lines.append(f"{technique} ({impairment}): {failed:g} of {total:g} set-ups not up within "
+                         f"{metrics[-1].get('setup_timeout_s', 0):g} s"
+                         + (f"; median per set-up: {', '.join(counts)}" if counts else ""))
+    return lines
+
+
 # What a Measurement's `captions` names: the words each gives from a label's ok cells (and their
 # exports), given every ok cell of the run too (for a cost against another label's cells).
-CAPTIONS = {"outcome": _outcome, "congestion_control": _congestion_control, "rekey_cost": _rekey_cost}
+CAPTIONS = {"outcome": _outcome, "congestion_control": _congestion_control, "rekey_cost": _rekey_cost,
+            "setups_censored": _setups_censored}
 
 
 def shown_metric(metric: str, known=frozenset(c.metric for m in MEASUREMENTS.values() for c in m.columns)) -> bool:

@@ -6,6 +6,7 @@ try, and its time resolves to `interval`. The underlay's readiness, a tunnel's f
 set-up time and an external technique's stall check all ask it.
 """
 
+import math
 import time
 
 from vpnbench.hosts.base import Host
@@ -17,6 +18,10 @@ def wait_reachable(host: Host, address: str, timeout: float, interval: float = I
     """Ping `address` from `host` until it answers, at most `timeout` s: the seconds from the
     start of ping to the reply (starting ping included: a few ms), or None when none came."""
     started = time.monotonic()
-    result = host.run(["ping", "-n", "-q", "-c", "1", "-i", f"{interval:g}", "-w", f"{timeout:g}", address],
-                      timeout=timeout + 10, check=False)
-    return time.monotonic() - started if result.ok else None
+    # ping's -w takes whole seconds (iputils refuses "2.5" and sends nothing): rounded up, and a
+    # reply after `timeout` counts as none.
+    deadline = max(1, math.ceil(timeout))
+    result = host.run(["ping", "-n", "-q", "-c", "1", "-i", f"{interval:g}", "-w", str(deadline), address],
+                      timeout=deadline + 10, check=False)
+    seconds = time.monotonic() - started
+    return seconds if result.ok and seconds <= timeout else None

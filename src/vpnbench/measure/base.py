@@ -5,6 +5,7 @@ import dataclasses
 import itertools
 from typing import Callable, ClassVar, Literal
 
+from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import Host
 from vpnbench.live import Live
 from vpnbench.params import Params
@@ -20,6 +21,18 @@ class Cycled:
     tunnel: Tunnel  # the new tunnel
     up_s: float  # from the start of bring-up until the technique said it was up
     handshake_s: float | None = None  # the key exchange, where the daemon lets it be timed
+    # What the daemons' logs count of this key exchange so far (Technique.handshake_attempts), read
+    # when the first reply came back or the cycle gave up: the packets it took happen after up().
+    attempts: Callable[[], dict[str, int]] = lambda: {}
+
+
+class CycleFailed(TechniqueError):
+    """A cycle whose up() failed (the technique is down again): why, and what the daemons' logs
+    counted of the key exchange before they were stopped (an IKE that gave up under loss)."""
+
+    def __init__(self, reason: str, attempts: dict[str, int]):
+        super().__init__(reason)
+        self.attempts = attempts
 
 
 @dataclasses.dataclass
@@ -33,8 +46,10 @@ class MeasureContext:
     technique_params: dict = dataclasses.field(default_factory=dict)
     # Hooks into the cell's technique, given by the runner (fakes in unit tests), for the kinds
     # that measure the technique itself: bring it down and up again (the wire proof is not
-    # repeated), and renew its keys now (Technique.rekey: what changed, or TechniqueError).
-    cycle: Callable[[], Cycled] | None = None
+    # repeated; given a timeout, the key exchange in up() waits at most that long where the
+    # daemon lets it be bounded; CycleFailed when up() failed), and renew its keys now
+    # (Technique.rekey: what changed, or TechniqueError).
+    cycle: Callable[..., Cycled] | None = None
     rekey: Callable[[], dict] | None = None
     # Where a long measurement writes as it goes (vpnbench.live), for kinds that are `resumable`.
     live: "Live | None" = None

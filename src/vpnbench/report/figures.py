@@ -640,6 +640,57 @@ def rtt_cdfs(d: Drawing) -> list[Figure]:
     return figures
 
 
+def setup_ecdfs(d: Drawing) -> list[Figure]:
+    """Per technique, the set-up time's empirical distribution under each impairment (every cycle
+    of every repetition): a cycle not up within the cell's timeout is counted but never reached,
+    so the curve stops below 1 at the share that came up; the timeout is marked."""
+    figures = []
+    for technique in dict.fromkeys(c.technique for c in d.cells):
+        samples: dict[str, list[float | None]] = {}
+        timeouts: set[float] = set()
+        for cell in d.cells:
+            if cell.ok and cell.technique == technique and cell.id is not None:
+                samples.setdefault(cell.impairment, []).extend(
+                    None if (t.data or {}).get("censored") else t.duration_s for t in d.data.trials(cell.id))
+                timeouts.add(float((cell.measurement_params or {}).get("timeout", 0)))
+        samples = {impairment: values for impairment, values in samples.items() if values}
+        if samples:
+            figures.append(censored_ecdf(d.canvas, samples, sorted(timeouts), f"{d.label}: {technique}",
+                                         f"{d.label}: {technique}'s set-up time distribution per impairment "
+                                         "(every cycle; a curve stops below 1 where cycles were not up within "
+                                         "the timeout, dashed)", {"technique": technique}))
+    return figures
+
+
+def censored_ecdf(canvas: Canvas, samples: dict[str, list[float | None]], timeouts: list[float], title: str,
+                  caption: str, meta: dict) -> Figure:
+    """A step line per impairment over all its cycles, None (censored) counted in the share only."""
+    fig, ax = plt.subplots(figsize=(6.0, 3.2))
+    censored = {}
+    end = max(timeouts, default=0.0) * 1e3  # each line runs on to the timeout: it stays where it got to
+    for impairment, values in samples.items():
+        done = np.sort(np.asarray([v for v in values if v is not None], dtype=float)) * 1e3
+        censored[impairment] = len(values) - len(done)
+        note = f" ({censored[impairment]} of {len(values)} not up)" if censored[impairment] else ""
+        shares = np.arange(1, len(done) + 1) / len(values)
+        if len(done):  # the rise at the first, and the level held on to the timeout
+            done, shares = np.concatenate((done[:1], done)), np.concatenate(([0.0], shares))
+            if end > done[-1]:
+                done, shares = np.append(done, end), np.append(shares, shares[-1])
+        ax.step(done, shares, where="post", label=f"{impairment}{note}")  # none came up: a legend entry only
+    for timeout in timeouts:
+        if timeout > 0:
+            ax.axvline(timeout * 1e3, linestyle="--", linewidth=0.8, color="grey")
+    ax.set_xscale("log")  # from a bare ping's ms to retries' tens of seconds
+    ax.set_xlabel("set-up time (ms)")
+    ax.set_ylabel("share of set-ups")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title, loc="left")
+    ax.legend(frameon=False, fontsize=7)
+    return canvas.finish(fig, caption, {**meta, "type": "setup_ecdf", "lines": list(samples),
+                                        "censored": censored, "timeouts_s": timeouts})
+
+
 def cell_seconds(cell) -> float:
     duration = (cell.measurement_params or {}).get("duration")
     return float(duration) if isinstance(duration, (int, float)) else 0.0
@@ -675,6 +726,7 @@ def time_series_figures(d: Drawing) -> list[Figure]:
 
 # What a Measurement's `figures` names: the function drawing each from a Drawing.
 FIGURES = {"headline": headline_figures, "rtt_cdf": rtt_cdfs, "time_series": time_series_figures,
+           "setup_ecdf": setup_ecdfs,
            "host_cpu": single_impairment(host_cpu_bars),
            "received_vs_offered": udp_sweep_figures,
            "cpu_per_core": cpu_figure(cpu_per_core, "busy share of each core the host owns, per technique"),

@@ -8,7 +8,7 @@ import time
 from vpnbench.campaign import PlannedCell, TechniqueBlock
 from vpnbench.errors import TechniqueError, VpnbenchError
 from vpnbench.hosts.base import CommandFailed
-from vpnbench.measure.base import Cycled
+from vpnbench.measure.base import Cycled, CycleFailed
 from vpnbench.measure.ping import rtts
 from vpnbench.records import Bringup, now_iso
 from vpnbench.run.context import RunContext
@@ -153,18 +153,28 @@ class BringUpStage:
 
 def cycler(technique: Technique, bringup: Bringup):
     """MeasureContext.cycle for this bring-up: the technique down and up again, timed to up()'s
-    return; the bring-up serves the next cells with the new tunnel. A failed up() leaves the
-    technique down, so the next cell brings it up afresh (with its wire proof)."""
-    def cycle() -> Cycled:
+    return, its key exchange bounded by `timeout` where the daemon allows; the bring-up serves
+    the next cells with the new tunnel. A failed up() leaves the technique down (CycleFailed, with
+    what the daemons counted before they stopped), so the next cell brings it up afresh (with its
+    wire proof)."""
+    def cycle(timeout: float | None = None) -> Cycled:
         technique.down()
         started = time.monotonic()
+        technique.exchange_timeout = timeout
         try:
             tunnel = technique.up(bringup.backend)
+        except (VpnbenchError, OSError) as exc:
+            attempts = technique.handshake_attempts()
+            technique.down()
+            raise CycleFailed(str(exc), attempts) from exc
         except BaseException:
             technique.down()
             raise
+        finally:
+            technique.exchange_timeout = None
         bringup.tunnel = tunnel
-        return Cycled(tunnel, round(time.monotonic() - started, 4), technique.handshake_s)
+        return Cycled(tunnel, round(time.monotonic() - started, 4), technique.handshake_s,
+                      technique.handshake_attempts)
     return cycle
 
 

@@ -158,6 +158,10 @@ class Technique(abc.ABC):
         # The last up()'s key exchange in seconds, where the daemon lets it be timed (its log):
         # the `setup` measurement reports it beside the set-up time.
         self.handshake_s: float | None = None
+        # The longest up() waits for its key exchange, where the daemon lets that be bounded (the
+        # `setup` kind's timeout, so a cycle under loss gives up when it no longer counts); None:
+        # the technique's own limit.
+        self.exchange_timeout: float | None = None
         self.undo = Cleanup()  # what up() did so far, each step's undo (down() runs them)
 
     @classmethod
@@ -166,6 +170,12 @@ class Technique(abc.ABC):
         stays one click away): its short top-level facts; the warnings are shown apart."""
         return ", ".join(f"{key} {value}" for key, value in negotiated.items()
                          if key not in NEGOTIATED_WARNINGS and isinstance(value, (str, int, float, bool)))
+
+    def handshake_attempts(self) -> dict[str, int]:
+        """What the running daemons' logs count of the current key exchange so far, by name
+        (strongSwan's IKE retransmissions, wireguard-go's handshake initiations); empty where the
+        daemon's log counts nothing of it. The `setup` kind records it per cycle."""
+        return {}
 
     @classmethod
     def tunnel_ceiling(cls, params: Params) -> tuple[int, str]:

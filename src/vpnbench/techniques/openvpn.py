@@ -264,7 +264,8 @@ class OpenVPN(Technique):
         return path
 
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
+        limit = self.exchange_timeout or START_TIMEOUT
+        deadline = time.monotonic() + limit
         while True:
             logs = [proc.output() for proc in self.tunnel.procs]
             if all(READY in log for log in logs):
@@ -274,7 +275,7 @@ class OpenVPN(Technique):
                     raise TechniqueError(f"openvpn ({'server' if proc is self.tunnel.procs[0] else 'client'}) "
                                          f"exited: {_tail(log)}")
             if time.monotonic() > deadline:
-                raise TechniqueError(f"openvpn did not connect within {START_TIMEOUT:g} s: {_tail(logs[1])}")
+                raise TechniqueError(f"openvpn did not connect within {limit:g} s: {_tail(logs[1])}")
             time.sleep(0.05)
         self.tunnel.negotiated.update(parse_negotiated(logs[1]))
         if self.params.transport == "tcp":  # as each daemon's log confirms it (or not)

@@ -194,7 +194,7 @@ class IPsec(Technique):
             self.tunnel.procs.append(charon.start(backend))
             charon.load(strongswan.swanctl_conf(self._side(role), p, backend, auth[role], ppk_secret),
                         auth[role]["files"])
-        self.daemons["client"].initiate()
+        self.daemons["client"].initiate(self.exchange_timeout)
         self.handshake_s = strongswan.handshake_seconds(self.daemons["client"].proc.output())
         return strongswan.negotiated(self.daemons["client"].list_sas())
 
@@ -299,6 +299,14 @@ class IPsec(Technique):
                        "files": {"private/key.pem": keys[role][0], "pubkey/local.pem": keys[role][1],
                                  "pubkey/peer.pem": keys[peer][1]}}
                 for role, peer in (("client", "server"), ("server", "client"))}
+
+    def handshake_attempts(self) -> dict[str, int]:
+        """strongSwan: the IKE requests the initiator's charon sent again (only an initiator
+        retransmits in IKEv2); Libreswan's pluto is not read."""
+        client = self.daemons.get("client")
+        if not isinstance(client, strongswan.Charon) or client.proc is None:
+            return {}
+        return {"ike_retransmits": strongswan.retransmits(client.proc.output())}
 
     def evidence(self) -> dict[str, str]:
         """Per host: the SAs as the IKE daemon sees them, its log tail, and the kernel's xfrm SAs

@@ -7,6 +7,7 @@ charon runs in a private mount namespace where the host's private directory is b
 """
 
 import dataclasses
+import math
 import re
 import subprocess
 import time
@@ -168,8 +169,11 @@ class Charon:
             self.host.write_file(self.dir / "swanctl" / name, content, 0o600)
         self.swanctl("--load-all", "--noprompt")
 
-    def initiate(self) -> None:
-        self.swanctl("--initiate", "--child", "net", "--timeout", "15", timeout=20)
+    def initiate(self, timeout: float | None = None) -> None:
+        """Until the CHILD SA is up, or `timeout` (whole seconds, at least 1; default 15) has
+        passed: then swanctl fails and up() with it, and charon's own tries end when it is stopped."""
+        seconds = max(1, math.ceil(timeout)) if timeout is not None else 15
+        self.swanctl("--initiate", "--child", "net", "--timeout", str(seconds), timeout=seconds + 5)
 
     def list_sas(self) -> dict:
         return parse_vici_raw(self.swanctl("--list-sas", "--raw").stdout)
@@ -261,6 +265,15 @@ def installed_child(sas: dict) -> dict | None:
 _LOG_TIME = r"^(\d\d):(\d\d):(\d\d)\.(\d{3}) .*"
 _INITIATING = re.compile(_LOG_TIME + r"initiating IKE_SA", re.MULTILINE)
 _CHILD_UP = re.compile(_LOG_TIME + r"CHILD_SA \S+ established", re.MULTILINE)
+
+
+_RETRANSMIT = re.compile(r"\[IKE\] retransmit \d+ of request", re.MULTILINE)
+
+
+def retransmits(log: str) -> int:
+    """The IKE requests charon sent again (its log says "retransmit N of request with message ID M",
+    every one at the default level), over all exchanges of this log."""
+    return len(_RETRANSMIT.findall(log))
 
 
 def handshake_seconds(log: str) -> float | None:
