@@ -172,7 +172,7 @@ def validate(**technique):
     ({"l2tp": True}, "technique[1]: l2tp: L2TP/IPsec runs over transport mode"),
     ({"implementation": "libreswan", "backend": "userspace"}, "libreswan has no userspace data path"),
     ({"ke": "kyber"}, "technique[1].ke: 'kyber' is not allowed; allowed values: 'none', 'mlkem512'"),
-    ({"esp": "aes128"}, "technique[1].esp: unknown key; allowed keys: kind, label, congestion_control, implementation"),
+    ({"esp": "aes128"}, "technique[1].esp: unknown key; allowed keys: kind, label, congestion_control, tunnels, implementation"),
 ])
 def test_bad_parameters_are_refused(technique, message):
     with pytest.raises(UserError) as err:

@@ -59,7 +59,7 @@ count = 2
      "technique[1].wireguard.backend: 'gpu' is not allowed; allowed values: 'auto', 'kernel', 'userspace'"),
     ({"wireguard": {"congestion_control": "bbr"}}, "technique[1]: wireguard.congestion_control: set it on the technique"),
     ({"port": 0}, "technique[1].port:"),
-    ({"psk": True}, "technique[1].psk: unknown key; allowed keys: kind, label, congestion_control, version, port, wireguard"),
+    ({"psk": True}, "technique[1].psk: unknown key; allowed keys: kind, label, congestion_control, tunnels, version, port, wireguard"),
 ])
 def test_bad_input_names_the_field_and_allowed_values(entry, expected):
     with pytest.raises(UserError) as info:

@@ -10,7 +10,7 @@ from vpnbench.measure.base import Cycled, CycleFailed, MeasureContext, PortAlloc
 from vpnbench.measure.rekey import impact, rekey_metrics
 from vpnbench.measure.setup import Setup, SetupParams, censored_percentile
 from vpnbench.techniques.base import Tunnel
-from vpnbench.techniques.ipsec.strongswan import handshake_seconds, installed_child, retransmits
+from vpnbench.techniques.ipsec.strongswan import handshake_seconds, installed_children, retransmits
 
 CAMPAIGN = """
 [campaign]
@@ -257,13 +257,14 @@ def test_handshake_from_charons_log_across_midnight():
     assert retransmits(resent + resent.replace("ID 0", "ID 1").replace("mit 1", "mit 2")) == 2
 
 
-def test_installed_child_is_the_newest_installed():
+def test_installed_children_are_the_newest_installed_per_child():
     sas = {"list-sa event": [{"vpb": {"state": "ESTABLISHED", "child-sas": {
-        "net-1": {"state": "REKEYED", "uniqueid": "1", "spi-in": "aa"},
-        "net-2": {"state": "INSTALLED", "uniqueid": "2", "spi-in": "bb"},
-        "net-3": {"state": "INSTALLING", "uniqueid": "3", "spi-in": "cc"}}}}]}
-    assert installed_child(sas)["spi-in"] == "bb"
-    assert installed_child({}) is None
+        "net-1": {"name": "net", "state": "REKEYED", "uniqueid": "1", "spi-in": "aa"},
+        "net-2": {"name": "net", "state": "INSTALLED", "uniqueid": "2", "spi-in": "bb"},
+        "net-3": {"name": "net", "state": "INSTALLING", "uniqueid": "3", "spi-in": "cc"},
+        "net2-4": {"name": "net2", "state": "INSTALLED", "uniqueid": "4", "spi-in": "dd"}}}}]}
+    assert {name: child["spi-in"] for name, child in installed_children(sas).items()} == {"net": "bb", "net2": "dd"}
+    assert installed_children({}) == {}
 
 
 @pytest.mark.parametrize("technique, entry, message", [

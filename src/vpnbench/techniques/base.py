@@ -2,6 +2,7 @@
 
 import abc
 import dataclasses
+import ipaddress
 import logging
 from typing import Callable, ClassVar, Literal
 
@@ -52,6 +53,15 @@ class Ends:
 
     client: dict[str, str]
     server: dict[str, str]
+
+    def nth(self, index: int) -> "Ends":
+        """Tunnel `index`'s inner addresses (0: these, the first tunnel's), counted on from these:
+        IPv4 in steps of 4 (each pair its own /30), IPv6 in steps of 16 (its own /124, the
+        narrowest OpenVPN's --ifconfig-ipv6 takes), so 10 000 tunnels stay in the first's /16 and /64."""
+        step = {"ipv4": 4, "ipv6": 16}
+        def moved(addrs: dict[str, str]) -> dict[str, str]:
+            return {family: str(ipaddress.ip_address(addr) + step[family] * index) for family, addr in addrs.items()}
+        return Ends(moved(self.client), moved(self.server))
 
 
 @dataclasses.dataclass

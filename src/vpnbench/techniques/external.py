@@ -50,6 +50,10 @@ class External(Technique):
     description = "an external encryptor on the path (not configured by vpnbench)"
 
     @classmethod
+    def tunnel_ceiling(cls, params) -> tuple[int, str]:
+        return 1, "vpnbench does not configure the device: the campaign names one pair of inner addresses"
+
+    @classmethod
     def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
         # Its encapsulation is the device's own and unknown here: the underlay's MTU is expected.
         return Expectation(underlay_mtu, 0, None, False, f"{cls.kind}: no encapsulation")

@@ -62,6 +62,10 @@ class MACsec(Technique):
     versions = {"wpa_supplicant": "wpa_supplicant -v 2>&1 | head -1"}
 
     @classmethod
+    def tunnel_ceiling(cls, params) -> tuple[int, str]:
+        return 1, "MACsec protects one Ethernet link with one secure channel each way; more tunnels would be more links"
+
+    @classmethod
     def kernel_rows(cls, probe: KernelProbe) -> dict[str, bool]:
         return {"macsec": probe.has_link_type("macsec", on_ethernet=True)}
 

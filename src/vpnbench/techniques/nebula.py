@@ -74,6 +74,10 @@ class Nebula(Technique):
                 "nebula_debian": "nebula -version 2>/dev/null"}
 
     @classmethod
+    def tunnel_ceiling(cls, params) -> tuple[int, str]:
+        return 1, "a Nebula overlay holds one tunnel per pair of nodes; N tunnels would be N nodes"
+
+    @classmethod
     def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
         family = settings.get("family", "ipv4")
         return expectation_of(lambda n: nebula_outer(n, family), underlay_mtu, settings.get("mtu"), False,

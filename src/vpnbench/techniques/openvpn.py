@@ -1,5 +1,11 @@
 """OpenVPN 2.6 in point-to-point mode: TLS (a throwaway CA per bring-up) or a static key.
 
+tunnels = N runs N point-to-point pairs, each its own server instance on its own port and its own
+client instance, tun devices and inner addresses: the same p2p data path as one tunnel, N times.
+(Server mode would put every client behind one tun device and one inner server address, which a
+client host holding N tuns could not route to per tunnel without policy rules, and measures
+another data path.)
+
 Both daemons run in the foreground, spawned on their hosts, so the run owns them (no
 --daemon, no pid or status files, no management socket: nothing two instances in two
 namespaces could collide on). Every path handed to openvpn is absolute. Keys are written
@@ -24,7 +30,7 @@ from vpnbench.overhead import Expectation, expectation_of, openvpn_outer
 from vpnbench.params import Family, Size, TechniqueParams
 from vpnbench.probe import KernelProbe
 from vpnbench.safe_files import wipe, wipe_here, write_private
-from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
+from vpnbench.techniques.base import BackendStatus, Ends, Technique, Tunnel
 from vpnbench.tools import missing_tool_reason
 
 INNER = {
@@ -38,6 +44,10 @@ STATIC_WARNING = ("static-key mode is deprecated in OpenVPN 2.6 and removed in 2
 READY = "Initialization Sequence Completed"
 NODELAY_SET = "Socket flags: TCP_NODELAY=1 succeeded"
 START_TIMEOUT = 20.0
+START_TIMEOUT_PER_TUNNEL = 0.2  # tunnels = N: N TLS handshakes on the hosts' cores at once
+# The most p2p pairs one bring-up holds: two processes, two tun devices and a server port each;
+# measured here (docs/config.md)
+PAIR_CEILING = 200
 DCO_LINK = "ovpn-dco"  # the link kind of Debian's openvpn-dco-dkms module (ovpn-dco-v2), which OpenVPN 2.6 drives
 DCO_MISSING = "kernel lacks ovpn-dco: apt-get install openvpn-dco-dkms (builds the module for installed kernels)"
 DCO_DISABLED = re.compile(r"^.*(?:disabling|disables) data channel offload.*$", re.M | re.I)
@@ -169,25 +179,37 @@ class OpenVPN(Technique):
         # reneg-bytes, reneg-pkts); SIGUSR1 restarts the whole session, which is not a rekey.
         return "openvpn has no command to renegotiate its data channel key now (only reneg-sec/-bytes/-pkts schedule it)"
 
+    @classmethod
+    def tunnel_ceiling(cls, params: OpenVPNParams) -> tuple[int, str]:
+        ports = 65535 - params.port + 1
+        if ports < PAIR_CEILING:
+            return ports, f"one point-to-point pair per tunnel, each its own server port from {params.port} up"
+        return PAIR_CEILING, ("one point-to-point pair per tunnel (2 openvpn processes, 2 tun devices, a server "
+                              f"port from {params.port} up); {PAIR_CEILING} pairs came up here")
+
     def up(self, backend: str) -> Tunnel:
         p = self.params
+        first = Ends(dict(INNER["client"]), dict(INNER["server"]))
+        ports = f"port {p.port}" if p.tunnels == 1 else f"portrange {p.port}-{p.port + p.tunnels - 1}"
         self.tunnel = Tunnel(
             backend=backend,
-            server_addrs=dict(INNER["server"]),
-            client_addrs=dict(INNER["client"]),
+            server_addrs=first.server,
+            client_addrs=first.client,
+            more=[first.nth(i) for i in range(1, p.tunnels)],
             protection="encrypted",
-            wire_filter=f"{p.transport} port {p.port}",
+            wire_filter=f"{p.transport} {ports}",
             negotiated={"mode": p.mode, "transport": p.transport, "dev": p.dev, "underlay_family": p.family},
         )
         if p.mode == "static":
             self.tunnel.negotiated["warning"] = STATIC_WARNING
         secrets_args = self._static_key() if p.mode == "static" else self._tls_material()
         self.undo.defer(stop_all, self.tunnel.procs)  # those started, together; before their keys are wiped
-        for role in ("server", "client"):  # the server first, so the client's first packet finds it
-            host = self._host(role)
-            argv = ["openvpn", *self._common_args(role, backend), *secrets_args[role]]
-            started = time.monotonic()  # the client's start, last
-            self.tunnel.procs.append(host.spawn(argv, name="openvpn"))
+        for index in range(p.tunnels):
+            for role in ("server", "client"):  # the server first, so the client's first packet finds it
+                host = self._host(role)
+                argv = ["openvpn", *self._common_args(role, backend, index), *secrets_args[role]]
+                started = time.monotonic()  # the last client's start
+                self.tunnel.procs.append(host.spawn(argv, name="openvpn"))
         self._wait_ready()
         # "Initialization Sequence Completed" minus the client's start, as polled (50 ms steps)
         self.handshake_s = round(time.monotonic() - started, 3)
@@ -197,11 +219,21 @@ class OpenVPN(Technique):
     def _host(self, role: str):
         return self.ctx.client if role == "client" else self.ctx.server
 
-    def _common_args(self, role: str, backend: str) -> list[str]:
+    def _iface(self, role: str, index: int = 0) -> str:
+        """Tunnel `index`'s tun (or tap) device on `role`'s host."""
+        return self.ctx.resources.iface_name("o" + role[0] + (str(index) if index else ""))
+
+    def _common_args(self, role: str, backend: str, index: int = 0) -> list[str]:
+        """The arguments of tunnel `index`'s daemon on `role`'s host (0: the first tunnel)."""
         p = self.params
         peer = "client" if role == "server" else "server"
         fam = "4" if p.family == "ipv4" else "6"
-        iface = self.ctx.resources.iface_name("o" + role[0])
+        iface = self._iface(role, index)
+        inner = self.tunnel.every()[index]
+        local, remote = getattr(inner, role), getattr(inner, peer)
+        # The first tunnel keeps its /64 and /24; the others take their own /124 and /30 (Ends.nth),
+        # more specific, so each host routes every tunnel's addresses through its own device
+        prefix6, netmask = ("64", "255.255.255.0") if index == 0 else ("124", "255.255.255.252")
         args = ["--dev", iface, "--dev-type", p.dev, "--cd", str(self.ctx.resources.dir),
                 "--verb", "3", "--cipher", p.cipher, "--auth", p.auth]
         if p.transport == "udp":
@@ -209,15 +241,11 @@ class OpenVPN(Technique):
         else:
             args += ["--proto", f"tcp{fam}-{role}"]
         if role == "server":
-            args += ["--lport", str(p.port), "--local", self.ctx.underlay["server"][p.family]]
+            args += ["--lport", str(p.port + index), "--local", self.ctx.underlay["server"][p.family]]
         else:
-            args += ["--nobind", "--remote", self.ctx.underlay["server"][p.family], str(p.port)]
-        if p.dev == "tun":
-            args += ["--ifconfig", INNER[role]["ipv4"], INNER[peer]["ipv4"],
-                     "--ifconfig-ipv6", f"{INNER[role]['ipv6']}/64", INNER[peer]["ipv6"]]
-        else:
-            args += ["--ifconfig", INNER[role]["ipv4"], "255.255.255.0",
-                     "--ifconfig-ipv6", f"{INNER[role]['ipv6']}/64", INNER[peer]["ipv6"]]
+            args += ["--nobind", "--remote", self.ctx.underlay["server"][p.family], str(p.port + index)]
+        args += ["--ifconfig", local["ipv4"], remote["ipv4"] if p.dev == "tun" else netmask,
+                 "--ifconfig-ipv6", f"{local['ipv6']}/{prefix6}", remote["ipv6"]]
         if backend == "userspace":
             args.append("--disable-dco")
         for name in ("sndbuf", "rcvbuf", "fragment", "mssfix", "tun_mtu"):
@@ -264,18 +292,24 @@ class OpenVPN(Technique):
         return path
 
     def _wait_ready(self) -> None:
-        limit = self.exchange_timeout or START_TIMEOUT
-        deadline = time.monotonic() + limit
+        """Until every daemon (server, client of each pair in turn) says it is connected."""
+        # a set-up's own bound (the setup kind's timeout) where one is given
+        timeout = self.exchange_timeout or START_TIMEOUT + START_TIMEOUT_PER_TUNNEL * (self.params.tunnels - 1)
+        deadline = time.monotonic() + timeout
         while True:
             logs = [proc.output() for proc in self.tunnel.procs]
-            if all(READY in log for log in logs):
+            waiting = [index for index, log in enumerate(logs) if READY not in log]
+            if not waiting:
                 break
-            for proc, log in zip(self.tunnel.procs, logs):
+            for index, (proc, log) in enumerate(zip(self.tunnel.procs, logs)):
                 if not proc.alive():
-                    raise TechniqueError(f"openvpn ({'server' if proc is self.tunnel.procs[0] else 'client'}) "
-                                         f"exited: {_tail(log)}")
+                    raise TechniqueError(f"openvpn ({('server', 'client')[index % 2]}"
+                                         f"{f' of tunnel {index // 2 + 1}' if index > 1 else ''}) exited: {_tail(log)}")
             if time.monotonic() > deadline:
-                raise TechniqueError(f"openvpn did not connect within {limit:g} s: {_tail(logs[1])}")
+                late = waiting[0] | 1  # that pair's client says why
+                raise TechniqueError(f"openvpn did not connect within {timeout:g} s"
+                                     f"{f' ({len(waiting)} daemons not ready)' if self.params.tunnels > 1 else ''}: "
+                                     f"{_tail(logs[late])}")
             time.sleep(0.05)
         self.tunnel.negotiated.update(parse_negotiated(logs[1]))
         if self.params.transport == "tcp":  # as each daemon's log confirms it (or not)
@@ -287,8 +321,8 @@ class OpenVPN(Technique):
     def _check_data_path(self, backend: str) -> None:
         """Record whether the kernel carries the data channel (both devices are ovpn-dco links, as
         each host says) and fail a DCO bring-up that OpenVPN quietly moved to userspace."""
-        kinds = {role: link_kind(self._host(role), self.ctx.resources.iface_name("o" + role[0]))
-                 for role in ("server", "client")}
+        # the first pair's devices: every pair runs the same arguments
+        kinds = {role: link_kind(self._host(role), self._iface(role)) for role in ("server", "client")}
         self.tunnel.negotiated["dco"] = all(kind == DCO_LINK for kind in kinds.values())
         if backend == "dco" and not self.tunnel.negotiated["dco"]:
             why = [m.group(0).strip() for proc in self.tunnel.procs for m in DCO_DISABLED.finditer(proc.output())]
@@ -298,7 +332,7 @@ class OpenVPN(Technique):
             raise TechniqueError("openvpn used DCO despite --disable-dco")
 
     def evidence(self) -> dict[str, str]:
-        """Both daemons' log tails (started server first, see up()) and the tun device."""
+        """Both daemons' log tails (the first pair's: started server first, see up()) and the tun devices."""
         procs = self.tunnel.procs if self.tunnel else []
         pieces = [(f"{role}: openvpn log", lambda proc=proc: evidence.log_tail(proc))
                   for role, proc in zip(("server", "client"), procs)]

@@ -70,6 +70,8 @@ class RosenpassParams(TechniqueParams):
         if wg.label is not None or wg.congestion_control is not None:
             key = "label" if wg.label is not None else "congestion_control"
             raise ValueError(f"wireguard.{key}: set it on the technique itself, not under wireguard")
+        if wg.tunnels != 1:
+            raise ValueError("wireguard.tunnels: rosenpass keys one WireGuard peer; allowed values: 1")
         if self.port == wg.port:
             raise ValueError(f"port: {self.port} is the WireGuard port (wireguard.port) on the same address; "
                              "allowed: any other port 1-65535")
@@ -88,6 +90,10 @@ class Rosenpass(Technique):
     packages = WireGuard.packages  # rosenpass itself is a build of vpnbench's (builds.RECIPES)
     kernel_features = WireGuard.kernel_features
     versions = {NAME: f"{builds.program(NAME, NAME)} --version 2>&1 | head -1"}
+
+    @classmethod
+    def tunnel_ceiling(cls, params) -> tuple[int, str]:
+        return 1, "rosenpass keys one WireGuard peer per pair of hosts, one exchange on each"
 
     @classmethod
     def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:

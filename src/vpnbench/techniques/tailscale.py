@@ -97,6 +97,10 @@ class Tailscale(Technique):
     }
 
     @classmethod
+    def tunnel_ceiling(cls, params) -> tuple[int, str]:
+        return 1, "a tailnet holds one WireGuard peer per pair of nodes; N tunnels would be N nodes"
+
+    @classmethod
     def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
         if settings.get("path") == "relayed":
             return expectation_of(derp_outer, underlay_mtu, TUN_MTU, True,

@@ -78,6 +78,10 @@ class Tinc(Technique):
     versions = {"tinc": "tincd --version 2>&1 | head -1"}
 
     @classmethod
+    def tunnel_ceiling(cls, params) -> tuple[int, str]:
+        return 1, "tinc 1.0 has one daemon per host and net and one meta connection between two nodes; more tunnels would be more nets"
+
+    @classmethod
     def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
         family, mac = settings.get("family", "ipv4"), settings.get("mac_length", 4)
         return expectation_of(lambda n: tinc_outer(n, family, mac, CIPHER_BLOCK), underlay_mtu, None, False,

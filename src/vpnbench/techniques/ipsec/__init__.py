@@ -17,7 +17,7 @@ from vpnbench.errors import TechniqueError
 from vpnbench.overhead import IP_HEADER, Expectation, esp_outer, expectation_of, l2tp_esp_outer
 from vpnbench.params import Family, TechniqueParams
 from vpnbench.probe import KernelProbe
-from vpnbench.techniques.base import BackendStatus, Technique, TechniqueContext, Tunnel
+from vpnbench.techniques.base import BackendStatus, Ends, Technique, TechniqueContext, Tunnel
 from vpnbench.techniques.ipsec import l2tp, libreswan, strongswan
 from vpnbench.techniques.ipsec.proposals import CIPHERS, DEFAULT_IKE, PQ_KE, weak_ike_warning, xfrm_probe_commands
 
@@ -29,6 +29,11 @@ PROPOSAL = r"^[a-z0-9_]+(-[a-z0-9_]+)*$"
 # kernel-libipsec's TUN device (ipsec0) comes up with MTU 1400 (strongSwan 5.9 here), below
 # what ESP-in-UDP over a 1500-byte underlay allows: the device, not the protocol, sets the MTU.
 LIBIPSEC_TUN_MTU = 1400
+# The most CHILD SAs (tunnels) one bring-up holds: measured here with kernel-libipsec (docs/config.md)
+CHILD_SA_CEILING = 1000
+# How long the initiator waits for tunnels = N CHILD SAs: a base, and a share per child (the
+# exchanges run one after another on the IKE SA)
+CHILDREN_TIMEOUT_S, CHILD_TIMEOUT_S = 15.0, 0.1
 
 
 class IPsecParams(TechniqueParams):
@@ -138,7 +143,19 @@ class IPsec(Technique):
         reason = self.cannot_rekey(self.params)
         if reason or self.tunnel is None:
             raise TechniqueError(reason or "ipsec: not up")
-        return self.daemons["client"].rekey()
+        return self.daemons["client"].rekey([strongswan.child_name(i) for i in range(self.params.tunnels)])
+
+    @classmethod
+    def tunnel_ceiling(cls, params: IPsecParams) -> tuple[int, str]:
+        if params.l2tp:
+            return 1, "L2TP/IPsec is one PPP session over one transport-mode SA between the two hosts"
+        if params.implementation == "libreswan":
+            return 1, "vpnbench gives Libreswan one connection with one subnet per side"
+        if params.mode == "transport":
+            return 1, "transport mode protects the two hosts' own addresses: one pair of hosts is one SA"
+        return CHILD_SA_CEILING, ("one CHILD SA per tunnel under one IKE SA on one charon per host; swanctl loads "
+                                  "the connection in one vici message of at most 512 KiB, about 3 000 children; "
+                                  f"{CHILD_SA_CEILING} measured")
 
     def __init__(self, params: IPsecParams, ctx: TechniqueContext):
         super().__init__(params, ctx)
@@ -158,8 +175,10 @@ class IPsec(Technique):
         else:
             server_addrs = {p.family: self.ctx.underlay["server"][p.family]}
             client_addrs = {p.family: self.ctx.underlay["client"][p.family]}
+        # tunnels 2..N (tunnel mode only, tunnel_ceiling): each its own pair of inner addresses
+        more = [Ends(client_addrs, server_addrs).nth(i) for i in range(1, p.tunnels)]
         self.tunnel = Tunnel(
-            backend=backend, server_addrs=server_addrs, client_addrs=client_addrs,
+            backend=backend, server_addrs=server_addrs, client_addrs=client_addrs, more=more,
             protection="encrypted" if cipher.encrypts else "integrity-only",
             # ESP, or ESP in UDP on 4500 (always so on the userspace path)
             wire_filter="udp port 4500" if backend == "userspace" else "esp or udp port 4500",
@@ -194,9 +213,17 @@ class IPsec(Technique):
             self.tunnel.procs.append(charon.start(backend))
             charon.load(strongswan.swanctl_conf(self._side(role), p, backend, auth[role], ppk_secret),
                         auth[role]["files"])
-        self.daemons["client"].initiate(self.exchange_timeout)
-        self.handshake_s = strongswan.handshake_seconds(self.daemons["client"].proc.output())
-        return strongswan.negotiated(self.daemons["client"].list_sas())
+        client = self.daemons["client"]
+        if p.tunnels == 1:
+            client.initiate(self.exchange_timeout)
+        else:  # its children started as the config loaded (Side.start_children)
+            client.wait_for_children(p.tunnels, CHILDREN_TIMEOUT_S + p.tunnels * CHILD_TIMEOUT_S)
+        self.handshake_s = strongswan.handshake_seconds(client.proc.output())
+        got = strongswan.negotiated(client.list_sas())
+        if p.tunnels > 1:
+            got["children"] = p.tunnels
+            got["all_children_s"] = strongswan.all_children_seconds(client.proc.output())
+        return got
 
     def _up_libreswan(self) -> dict:
         """pluto on both hosts (fresh NSS databases; a fresh PSK or RSA key pair per host),
@@ -266,23 +293,27 @@ class IPsec(Technique):
         peer = "server" if role == "client" else "client"
         family = self.params.family
         if self.params.mode == "tunnel":
-            prefix = {"ipv4": "32", "ipv6": "128"}
-            local_ts = ",".join(f"{INNER[role][f]}/{prefix[f]}" for f in self._inner_families())
-            remote_ts = ",".join(f"{INNER[peer][f]}/{prefix[f]}" for f in self._inner_families())
+            first = self.tunnel.every()[0]
+            local_ts, remote_ts = _selectors(first, role), _selectors(first, peer)
         else:  # the two underlay addresses; with L2TP only its UDP port, as L2TP/IPsec does
             local_ts = remote_ts = f"dynamic[udp/{l2tp.PORT}]" if self.params.l2tp else "dynamic"
+        more_ts = [(_selectors(ends, role), _selectors(ends, peer)) for ends in self.tunnel.more]
         return strongswan.Side(role, peer, self.ctx.underlay[role][family], self.ctx.underlay[peer][family],
-                               local_ts, remote_ts)
+                               local_ts, remote_ts, more_ts, start_children=role == "client" and bool(more_ts))
 
     def _add_inner(self, role: str) -> None:
-        """The inner addresses live on loopback; charon routes the peer's via the SA (table 220),
-        pluto's _updown through the underlay's next hop with the inner source."""
+        """The inner addresses (every tunnel's) live on loopback; charon routes the peer's via the
+        SA (table 220), pluto's _updown through the underlay's next hop with the inner source.
+        One `ip -batch` adds them all: a thousand tunnels are one command, not two thousand."""
         host = self._host(role)
-        for family in self._inner_families():
-            prefix = "32" if family == "ipv4" else "128"
-            address = f"{INNER[role][family]}/{prefix}"
-            host.run(["ip", "addr", "add", address, "dev", "lo"])
-            self.undo.defer(host.run, ["ip", "addr", "del", address, "dev", "lo"], check=False)
+        prefix = {"ipv4": "32", "ipv6": "128"}
+        addresses = [f"{getattr(ends, role)[family]}/{prefix[family]}"
+                     for ends in self.tunnel.every() for family in self._inner_families()]
+        # Registered first: a batch that fails midway leaves those it added; -force goes on past
+        # the ones not there
+        self.undo.defer(host.run, ["ip", "-force", "-batch", "-"], check=False,
+                        input="".join(f"addr del {a} dev lo\n" for a in addresses))
+        host.run(["ip", "-batch", "-"], input="".join(f"addr add {a} dev lo\n" for a in addresses))
 
     def _credentials(self) -> dict[str, dict]:
         """Fresh per bring-up: one PSK, or one key pair per host (raw public keys).
@@ -326,6 +357,11 @@ class IPsec(Technique):
             host.run(["ip", "xfrm", "state", "flush"], check=False)
             host.run(["ip", "xfrm", "policy", "flush"], check=False)
         host.run(["ip", "route", "flush", "table", "220"], check=False)
+
+
+def _selectors(ends: Ends, role: str) -> str:
+    """One tunnel's traffic selector on `role`'s side: its inner addresses, /32 and /128."""
+    return ",".join(f"{addr}/{'32' if family == 'ipv4' else '128'}" for family, addr in getattr(ends, role).items())
 
 
 def _section(name: str, values: dict) -> str:

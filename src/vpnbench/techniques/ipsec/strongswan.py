@@ -56,6 +56,20 @@ class Side:
     remote_addr: str
     local_ts: str
     remote_ts: str
+    # Tunnels 2..N (tunnels = N): each its own CHILD SA (local_ts, remote_ts) under the same IKE SA
+    more_ts: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    # The initiator with more than one child starts them all as the config loads (start_action):
+    # charon queues every CREATE_CHILD_SA on the one IKE SA, as fast as it can run them.
+    start_children: bool = False
+
+    def children(self) -> dict[str, tuple[str, str]]:
+        """Child name -> (local_ts, remote_ts): "net" (the first tunnel, as ever), then net2, net3, ..."""
+        return {child_name(i): ts for i, ts in enumerate([(self.local_ts, self.remote_ts), *self.more_ts])}
+
+
+def child_name(index: int) -> str:
+    """The CHILD SA config of tunnel `index` (0: the first, "net")."""
+    return "net" if index == 0 else f"net{index + 1}"
 
 
 def strongswan_conf(backend: str, installed: set[str]) -> str:
@@ -90,10 +104,19 @@ def strongswan_conf(backend: str, installed: set[str]) -> str:
 
 
 def swanctl_conf(side: Side, params, backend: str, auth: dict[str, str], ppk_secret: str | None) -> str:
-    """One connection with one child; `auth` holds this side's credential lines."""
+    """One connection with one child per tunnel; `auth` holds this side's credential lines."""
     ppk = "    ppk_id = ppk@vpnbench\n    ppk_required = yes\n" if ppk_secret else ""
     # libipsec hands ESP to charon's own UDP socket, so ESP is always UDP-encapsulated there.
     encap = "yes" if backend == "userspace" else "no"
+    start = "\n        start_action = start" if side.start_children else ""
+    children = "\n".join(f"""      {name} {{
+        local_ts = {local_ts}
+        remote_ts = {remote_ts}
+        esp_proposals = {params.cipher}
+        mode = {params.mode}
+        ipcomp = {'yes' if params.ipcomp else 'no'}
+        rekey_time = 0{start}
+      }}""" for name, (local_ts, remote_ts) in side.children().items())
     return f"""connections {{
   vpb {{
     version = 2
@@ -111,14 +134,7 @@ def swanctl_conf(side: Side, params, backend: str, auth: dict[str, str], ppk_sec
 {auth['remote']}
     }}
     children {{
-      net {{
-        local_ts = {side.local_ts}
-        remote_ts = {side.remote_ts}
-        esp_proposals = {params.cipher}
-        mode = {params.mode}
-        ipcomp = {'yes' if params.ipcomp else 'no'}
-        rekey_time = 0
-      }}
+{children}
     }}
   }}
 }}
@@ -175,26 +191,45 @@ class Charon:
         seconds = max(1, math.ceil(timeout)) if timeout is not None else 15
         self.swanctl("--initiate", "--child", "net", "--timeout", str(seconds), timeout=seconds + 5)
 
+    def wait_for_children(self, count: int, timeout: float) -> None:
+        """Until `count` CHILD SAs are installed (those start_action began); fail with charon's
+        last lines, and how many made it, when they are not within timeout."""
+        deadline = time.monotonic() + timeout
+        while len(installed_children(self.list_sas())) < count:
+            if not self.proc.alive() or time.monotonic() > deadline:
+                installed = len(installed_children(self.list_sas()))
+                raise TechniqueError(f"{installed} of {count} CHILD SAs installed after {timeout:g} s; "
+                                     f"charon: {tail(self.proc.output())}")
+            time.sleep(0.1)
+
     def list_sas(self) -> dict:
         return parse_vici_raw(self.swanctl("--list-sas", "--raw").stdout)
 
-    def rekey(self, timeout: float = 10.0) -> dict:
-        """Rekey the CHILD SA now and wait until its successor is installed; returns the SPIs
-        before and after. swanctl --rekey only queues the exchange, so the new SA is polled for."""
-        before = installed_child(self.list_sas())
-        if before is None:
-            raise TechniqueError("rekey: no installed CHILD SA to rekey")
-        self.swanctl("--rekey", "--child", "net")
-        deadline = time.monotonic() + timeout
+    def rekey(self, children: list[str], timeout: float = 10.0) -> dict:
+        """Rekey these CHILD SAs now and wait until each one's successor is installed; returns the
+        first one's SPIs before and after, and how many were renewed. swanctl --rekey only queues
+        the exchange, so the new SAs are polled for; one shell on the host asks for them all."""
+        before = installed_children(self.list_sas())
+        if set(children) - set(before):
+            raise TechniqueError(f"rekey: no installed CHILD SA {sorted(set(children) - set(before))[0]} to rekey")
+        swanctl = f"env SWANCTL_DIR={self.dir / 'swanctl'} swanctl --rekey --uri {self.uri} --child"
+        self.host.run(["sh", "-c", f'for child; do {swanctl} "$child" >/dev/null || exit 1; done', "sh", *children],
+                      timeout=timeout + len(children) * 0.5)
+        deadline = time.monotonic() + timeout + len(children) * 0.05
         while True:
-            after = installed_child(self.list_sas())
-            if after is not None and after.get("spi-in") != before.get("spi-in"):
-                return {"how": "swanctl --rekey --child net", "spi_in_before": before.get("spi-in"),
-                        "spi_out_before": before.get("spi-out"), "spi_in_after": after.get("spi-in"),
-                        "spi_out_after": after.get("spi-out")}
+            after = installed_children(self.list_sas())
+            renewed = [name for name in children if name in after
+                       and after[name].get("spi-in") != before[name].get("spi-in")]
+            if len(renewed) == len(children):
+                first = children[0]
+                return {"how": f"swanctl --rekey --child {first}" + (f" (and {len(children) - 1} more)"
+                                                                      if len(children) > 1 else ""),
+                        "spi_in_before": before[first].get("spi-in"), "spi_out_before": before[first].get("spi-out"),
+                        "spi_in_after": after[first].get("spi-in"), "spi_out_after": after[first].get("spi-out"),
+                        "tunnels_rekeyed": len(renewed)}
             if time.monotonic() > deadline:
-                raise TechniqueError(f"rekey: the CHILD SA still has SPI {before.get('spi-in')} after {timeout:g} s; "
-                                     f"charon: {tail(self.proc.output()) if self.proc else ''}")
+                raise TechniqueError(f"rekey: {len(children) - len(renewed)} of {len(children)} CHILD SAs still have "
+                                     f"their SPIs after {timeout:g} s; charon: {tail(self.proc.output()) if self.proc else ''}")
             time.sleep(0.05)
 
     def stop(self) -> None:
@@ -251,14 +286,17 @@ def negotiated(sas: dict) -> dict:
     return {}
 
 
-def installed_child(sas: dict) -> dict | None:
-    """The newest INSTALLED CHILD SA of an established IKE SA (during a rekey the old one
-    lingers, REKEYED, beside its successor)."""
+def installed_children(sas: dict) -> dict[str, dict]:
+    """Child config name -> its newest INSTALLED CHILD SA of an established IKE SA (during a
+    rekey the old one lingers, REKEYED, beside its successor)."""
     children = [child for event in sas.get("list-sa event", []) for ike in event.values()
                 if isinstance(ike, dict) and ike.get("state") == "ESTABLISHED"
                 for child in (ike.get("child-sas") or {}).values()
                 if isinstance(child, dict) and child.get("state") == "INSTALLED"]
-    return max(children, key=lambda c: int(c.get("uniqueid") or 0), default=None)
+    newest: dict[str, dict] = {}
+    for child in sorted(children, key=lambda c: int(c.get("uniqueid") or 0)):
+        newest[child.get("name", "")] = child
+    return newest
 
 
 # charon's stderr log with time_format = %T and time_add_ms: "23:45:01.123 06[IKE] initiating IKE_SA ..."
@@ -280,12 +318,22 @@ def handshake_seconds(log: str) -> float | None:
     """The initiator's IKE exchange as its log times it: from sending IKE_SA_INIT to the first
     CHILD SA established (IKE_AUTH done); None when the log lacks either line."""
     start, done = _INITIATING.search(log), _CHILD_UP.search(log)
-    if not start or not done:
-        return None
+    return _between(start, done) if start and done else None
+
+
+def _between(start: re.Match, done: re.Match) -> float:
+    """Seconds from one log line's time to another's."""
     def seconds(match) -> float:
         h, m, s, ms = (int(g) for g in match.groups())
         return h * 3600 + m * 60 + s + ms / 1000
     return round((seconds(done) - seconds(start)) % 86400, 3)  # % 86400: across midnight
+
+
+def all_children_seconds(log: str) -> float | None:
+    """From sending IKE_SA_INIT to the last CHILD SA established, as the initiator's log times
+    it (tunnels = N: every child); None when the log lacks either line."""
+    start, done = _INITIATING.search(log), list(_CHILD_UP.finditer(log))
+    return _between(start, done[-1]) if start and done else None
 
 
 def generate_key() -> tuple[str, str]:
