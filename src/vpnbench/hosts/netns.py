@@ -1,5 +1,6 @@
 """A host that is a network namespace on this machine (the default, zero hardware)."""
 
+import math
 import os
 import select
 import signal
@@ -10,6 +11,14 @@ from pathlib import Path
 from vpnbench.hosts.base import CommandFailed, CommandResult, Host, Proc, completed
 from vpnbench.safe_files import write_private
 from vpnbench.tools import which
+
+
+def readable(fd: int, timeout: float | None) -> bool:
+    """Whether fd becomes readable within timeout seconds (None: no limit). poll, not select:
+    select refuses a descriptor numbered 1024 or more, which a run holding 2 000 daemons has."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(None if timeout is None else max(0, math.ceil(timeout * 1000))))
 
 
 class LocalProc(Proc):
@@ -39,7 +48,7 @@ class LocalProc(Proc):
             except subprocess.TimeoutExpired:
                 return None
         try:
-            if not select.select([pidfd], [], [], timeout)[0]:
+            if not readable(pidfd, timeout):
                 return None
         finally:
             os.close(pidfd)
@@ -73,7 +82,7 @@ class LocalProc(Proc):
         fd = self.popen.stdout.fileno()
         while b"\n" not in self._pending:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            if left <= 0 or not readable(fd, left):
                 raise TimeoutError(f"{self.name}: no answer within {timeout:g} s")
             chunk = os.read(fd, 65536)
             if not chunk:
