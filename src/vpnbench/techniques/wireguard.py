@@ -298,9 +298,10 @@ class WireGuard(Technique):
         """Many interfaces at once: the kernel's in one `ip -batch`; userspace daemons all started,
         then waited for together (one `wg show interfaces` per poll, not one wait per daemon)."""
         if self.implementation == "kernel":
-            host.run(["ip", "-batch", "-"], input="".join(f"link add {iface} type wireguard\n" for iface in ifaces))
+            # the undo first: a batch that fails midway has made some; -force deletes those there are
             self.undo.defer(host.run, ["ip", "-force", "-batch", "-"], check=False,
                             input="".join(f"link del {iface}\n" for iface in ifaces))
+            host.run(["ip", "-batch", "-"], input="".join(f"link add {iface} type wireguard\n" for iface in ifaces))
             return
         if len(ifaces) == 1:
             self._create_interface(host, ifaces[0])
