@@ -64,6 +64,9 @@ TUNNEL_CEILINGS = {
 }
 USERSPACE_NAMES = ", ".join(f"{name!r}" for name in USERSPACE)
 START_TIMEOUT = 5.0  # s for a userspace daemon to answer on its control socket (it takes ~10-20 ms)
+# s a batch command may take per tunnel beyond its 30: deleting 1000 kernel devices took over 30 s
+# in the QEMU VM under TCG (an emulated CPU)
+BATCH_S_PER_TUNNEL = 0.2
 
 
 class WireGuardParams(TechniqueParams):
@@ -269,7 +272,7 @@ class WireGuard(Technique):
         self.ctx.server.run(["wg", "setconf", server_iface, str(dirs["server"] / "wg.conf")])
         script = "".join(f"wg setconf {iface} {dirs['client'] / f'wg{index}.conf'}\n"
                          for index, iface in enumerate(client_ifaces))
-        self.ctx.client.run(["sh", "-e", "-s"], input=script, timeout=30 + count * 0.05)
+        self.ctx.client.run(["sh", "-e", "-s"], input=script, timeout=30 + count * BATCH_S_PER_TUNNEL)
         # The server's first addresses carry the routes back to every client (the /16 and the /64).
         server_lines = [f"addr add {first['ipv4']}/16 dev {server_iface}",
                         f"addr add {first['ipv6']}/64 dev {server_iface} nodad"]
@@ -283,7 +286,7 @@ class WireGuard(Technique):
             f"addr add {end.client['ipv6']}/128 peer {end.server['ipv6']}/128 dev {iface} nodad")]
         for host, lines in ((self.ctx.server, [f"link set {server_iface} mtu {p.mtu} up", *server_lines]),
                             (self.ctx.client, client_lines)):
-            host.run(["ip", "-batch", "-"], input="\n".join(lines) + "\n", timeout=30 + count * 0.05)
+            host.run(["ip", "-batch", "-"], input="\n".join(lines) + "\n", timeout=30 + count * BATCH_S_PER_TUNNEL)
         return self.tunnel
 
     def _private_dir(self, role: str):
@@ -299,9 +302,11 @@ class WireGuard(Technique):
         then waited for together (one `wg show interfaces` per poll, not one wait per daemon)."""
         if self.implementation == "kernel":
             # the undo first: a batch that fails midway has made some; -force deletes those there are
-            self.undo.defer(host.run, ["ip", "-force", "-batch", "-"], check=False,
+            timeout = 30 + BATCH_S_PER_TUNNEL * len(ifaces)
+            self.undo.defer(host.run, ["ip", "-force", "-batch", "-"], check=False, timeout=timeout,
                             input="".join(f"link del {iface}\n" for iface in ifaces))
-            host.run(["ip", "-batch", "-"], input="".join(f"link add {iface} type wireguard\n" for iface in ifaces))
+            host.run(["ip", "-batch", "-"], input="".join(f"link add {iface} type wireguard\n" for iface in ifaces),
+                     timeout=timeout)
             return
         if len(ifaces) == 1:
             self._create_interface(host, ifaces[0])
