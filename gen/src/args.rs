@@ -8,10 +8,13 @@ pub const MAX_LEN: usize = 65507;
 /// check of the client's HELLO take the same ranges (an interval of 1e-12 s would be 0 ns).
 pub const DURATION_S: (f64, f64) = (0.1, 86400.0);
 pub const INTERVAL_S: (f64, f64) = (0.01, 3600.0);
+/// Streams one test may hold (one per target, or per thread): vpnbench's tunnels axis goes to 10 000.
+pub const MAX_STREAMS: usize = 10_000;
 
 #[derive(Debug, Clone)]
 pub struct ClientArgs {
-    pub target: IpAddr,
+    /// Where the streams go (one `--target` each, in order); the control connection goes to the first.
+    pub targets: Vec<IpAddr>,
     pub port: u16,
     /// UDP payload bits per second over all threads; None = as fast as possible.
     pub rate_bps: Option<f64>,
@@ -25,6 +28,14 @@ pub struct ClientArgs {
     pub burst: Option<u64>,
     /// A file holding the run's secret for this test: the server talks only to a client that knows it.
     pub token_file: Option<String>,
+}
+
+impl ClientArgs {
+    /// One stream per target, or per thread when there are more threads: stream i goes to
+    /// target i mod targets and is sent by thread i mod threads.
+    pub fn streams(&self) -> usize {
+        self.threads.max(self.targets.len())
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -46,7 +57,7 @@ pub enum Command {
 
 pub const USAGE: &str = "usage: vpnbench-gen server --port P [--accept-timeout S] [--gro auto|off] [--bind ADDR]
                            [--token-file PATH]
-       vpnbench-gen client --target ADDR --port P --rate R|max --length L --duration D
+       vpnbench-gen client --target ADDR [--target ADDR ...] --port P --rate R|max --length L --duration D
                            [--threads N] [--interval S] [--gso auto|off] [--connect-timeout S] [--burst PACKETS]
                            [--token-file PATH]
 rates are UDP payload bits/s (k, M, G suffixes, powers of 1000); times in seconds (optional 's')";
@@ -146,7 +157,7 @@ fn parse_client(args: &[String]) -> Result<ClientArgs, UsageError> {
         "--burst", "--token-file",
     ];
     let mut c = ClientArgs {
-        target: IpAddr::from([0, 0, 0, 0]),
+        targets: Vec::new(),
         port: 0,
         rate_bps: None,
         length: 1300,
@@ -158,13 +169,15 @@ fn parse_client(args: &[String]) -> Result<ClientArgs, UsageError> {
         burst: None,
         token_file: None,
     };
-    let (mut have_target, mut have_rate) = (false, false);
+    let mut have_rate = false;
     let max_threads = cores();
     for (flag, v) in pairs(args, &known)? {
         match flag.as_str() {
             "--target" => {
-                c.target = v.parse().map_err(|_| bad(&flag, &v, "an IPv4 or IPv6 address"))?;
-                have_target = true;
+                c.targets.push(v.parse().map_err(|_| bad(&flag, &v, "an IPv4 or IPv6 address"))?);
+                if c.targets.len() > MAX_STREAMS {
+                    return Err(UsageError(format!("--target: more than {MAX_STREAMS}; allowed: 1 to {MAX_STREAMS} targets")));
+                }
             }
             "--port" => c.port = number(&flag, &v, 1u16, 65535)?,
             "--rate" => {
@@ -185,7 +198,7 @@ fn parse_client(args: &[String]) -> Result<ClientArgs, UsageError> {
             _ => c.connect_timeout = seconds(&flag, &v, 0.1, 600.0)?,
         }
     }
-    if !have_target {
+    if c.targets.is_empty() {
         return Err(UsageError("--target: required; allowed values: an IPv4 or IPv6 address".into()));
     }
     if c.port == 0 {
@@ -234,10 +247,21 @@ mod tests {
     }
 
     #[test]
+    fn several_targets_one_stream_each_over_the_threads() {
+        match parse(&argv("client --target 10.0.0.2 --target 10.0.0.6 --target fd99::a --port 5 --rate 1M --threads 1")) {
+            Ok(Command::Client(c)) => {
+                assert_eq!(c.targets.len(), 3);
+                assert_eq!(c.streams(), 3);
+            }
+            _ => panic!(),
+        }
+    }
+
+    #[test]
     fn good_client() {
         match parse(&argv("client --target ::1 --port 5000 --rate max --length 64 --duration 2s --gso off")) {
             Ok(Command::Client(c)) => {
-                assert!(c.target.is_ipv6());
+                assert!(c.targets[0].is_ipv6() && c.targets.len() == 1 && c.streams() == 1);
                 assert_eq!((c.rate_bps, c.length, c.duration, c.gso), (None, 64, 2.0, false));
             }
             _ => panic!(),

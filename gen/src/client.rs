@@ -28,12 +28,13 @@ fn connect(addr: SocketAddr, secs: f64) -> Result<TcpStream, String> {
 
 /// Exit code: 0 when the receiver's counts came back, 1 otherwise (the JSON says why).
 pub fn run(a: ClientArgs) -> Result<i32, String> {
-    let addr = SocketAddr::new(a.target, a.port);
+    let addr = SocketAddr::new(a.targets[0], a.port);
+    net::allow_files(a.streams() + 64)?;
     let token = control::read_token(&a.token_file)?.map(|t| format!(" token={t}")).unwrap_or_default();
     let mut line = Line::new(connect(addr, a.connect_timeout)?, control::MAX_RESULT).map_err(|e| e.to_string())?;
     line.send(&format!(
-        "HELLO 1 threads={} length={} duration={} interval={} boot={}{token}",
-        a.threads, a.length, a.duration, a.interval, control::boot_id()
+        "HELLO 1 threads={} streams={} length={} duration={} interval={} boot={}{token}",
+        a.threads, a.streams(), a.length, a.duration, a.interval, control::boot_id()
     ))?;
     let ready = control::parse(&line.recv(a.connect_timeout, "READY")?, "READY")?;
     net::tight_timer_slack();
@@ -56,12 +57,17 @@ pub fn run(a: ClientArgs) -> Result<i32, String> {
 fn send_all(a: &ClientArgs) -> Result<Vec<SendStats>, String> {
     let start = net::monotonic_ns() + 2_000_000;
     let end = start + (a.duration * 1e9) as u64;
-    let pps = a.rate_bps.map(|r| r / 8.0 / a.length as f64 / a.threads as f64);
+    let streams = a.streams();
     let handles: Vec<_> = (0..a.threads)
-        .map(|i| {
+        .map(|thread| {
+            // stream i: target i mod targets, thread i mod threads; every stream an equal share of the rate
+            let mine: Vec<(u32, SocketAddr)> = (thread..streams)
+                .step_by(a.threads)
+                .map(|i| (i as u32, SocketAddr::new(a.targets[i % a.targets.len()], a.port)))
+                .collect();
+            let pps = a.rate_bps.map(|r| r / 8.0 / a.length as f64 * mine.len() as f64 / streams as f64);
             let plan = SendPlan {
-                target: SocketAddr::new(a.target, a.port),
-                stream: i as u32,
+                streams: mine,
                 length: a.length,
                 pps,
                 gso: a.gso,
@@ -75,7 +81,7 @@ fn send_all(a: &ClientArgs) -> Result<Vec<SendStats>, String> {
         .collect();
     let mut out = Vec::new();
     for h in handles {
-        out.push(h.join().map_err(|_| "a sending thread panicked".to_string())?.map_err(|e| format!("UDP socket: {e}"))?);
+        out.extend(h.join().map_err(|_| "a sending thread panicked".to_string())?.map_err(|e| format!("UDP socket: {e}"))?);
     }
     Ok(out)
 }

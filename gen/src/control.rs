@@ -17,11 +17,12 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-/// Longest line the server accepts (HELLO, START, DONE with one count per thread: about 26
-/// bytes each, so room for a thousand threads).
-pub const MAX_REQUEST: usize = 1 << 15;
-/// Longest line the client accepts (RESULT carries the receiver's JSON document).
-pub const MAX_RESULT: usize = 1 << 20;
+/// Longest line the server accepts (HELLO, START, DONE with one count per stream: at most 26
+/// bytes each, so room for args::MAX_STREAMS).
+pub const MAX_REQUEST: usize = 1 << 19;
+/// Longest line the client accepts (RESULT carries the receiver's JSON document, with a count
+/// per stream: about 40 bytes each).
+pub const MAX_RESULT: usize = 1 << 22;
 
 pub struct Line {
     reader: BufReader<TcpStream>,

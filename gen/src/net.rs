@@ -66,6 +66,21 @@ fn check(r: libc::c_int) -> io::Result<libc::c_int> {
     if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r) }
 }
 
+/// Raise the soft limit of open files to `needed` (at most the hard limit): a client with a
+/// socket per stream may need more than the usual 1024.
+pub fn allow_files(needed: usize) -> Result<(), String> {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    check(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) }).map_err(|e| format!("getrlimit: {e}"))?;
+    if limit.rlim_cur as usize >= needed {
+        return Ok(());
+    }
+    if (limit.rlim_max as usize) < needed {
+        return Err(format!("{needed} open files needed, the hard limit is {}", limit.rlim_max));
+    }
+    limit.rlim_cur = needed as libc::rlim_t;
+    check(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) }).map(|_| ()).map_err(|e| format!("setrlimit: {e}"))
+}
+
 /// A UDP socket connected to `target` (the sender's).
 pub fn connected_udp(target: SocketAddr) -> io::Result<OwnedFd> {
     let family = if target.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };

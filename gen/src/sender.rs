@@ -1,5 +1,7 @@
-//! One sending thread: a connected UDP socket, sendmmsg batches (each message several UDP
-//! GSO segments when the kernel takes UDP_SEGMENT), token-bucket paced.
+//! One sending thread: a connected UDP socket per stream it sends (one stream, or several when
+//! there are more targets than threads: each call goes to the next stream in turn), sendmmsg
+//! batches (each message several UDP GSO segments when the kernel takes UDP_SEGMENT), one token
+//! bucket for all its streams.
 
 use crate::net::{self, SendBatch};
 use crate::pacing::{self, TokenBucket};
@@ -8,10 +10,10 @@ use std::net::SocketAddr;
 use std::os::unix::io::AsRawFd;
 
 pub struct SendPlan {
-    pub target: SocketAddr,
-    pub stream: u32,
+    /// Its streams and where each goes; each has its own socket and sequence numbers.
+    pub streams: Vec<(u32, SocketAddr)>,
     pub length: usize,
-    /// Packets per second for this thread; None = unpaced.
+    /// Packets per second for this thread, all its streams together; None = unpaced.
     pub pps: Option<f64>,
     pub gso: bool,
     pub start_mono: u64,
@@ -56,20 +58,21 @@ fn enable_gso(fd: i32, length: usize, want: bool) -> usize {
     }
 }
 
-pub fn run(plan: SendPlan) -> std::io::Result<SendStats> {
-    let sock = net::connected_udp(plan.target)?;
-    let fd = sock.as_raw_fd();
-    let mut k = enable_gso(fd, plan.length, plan.gso);
-    let mut st = SendStats { stream: plan.stream, gso_segments: k, ..Default::default() };
+pub fn run(plan: SendPlan) -> std::io::Result<Vec<SendStats>> {
+    let socks = plan.streams.iter().map(|&(_, target)| net::connected_udp(target)).collect::<std::io::Result<Vec<_>>>()?;
+    let fds: Vec<i32> = socks.iter().map(|s| s.as_raw_fd()).collect();
+    // The same length on every socket of one kernel: they all take UDP_SEGMENT or none does.
+    let mut k = fds.iter().map(|&fd| enable_gso(fd, plan.length, plan.gso)).min().unwrap_or(1);
+    let mut all: Vec<SendStats> = plan.streams.iter().map(|&(stream, _)| SendStats { stream, ..Default::default() }).collect();
     let mut batch = new_batch(k, plan.length);
     let mut per_call = batch.bufs.len() as u64 * k as u64;
     let depth = |pps: f64| plan.burst.unwrap_or_else(|| pacing::depth_for(pps, per_call));
     let mut bucket = plan.pps.map(|pps| TokenBucket::new(pps, depth(pps), plan.start_mono));
-    st.batch_packets = per_call;
-    st.burst_packets = bucket.as_ref().map_or(per_call, |b| b.depth());
+    let burst = bucket.as_ref().map_or(per_call, |b| b.depth());
     let target = plan.pps.map_or(per_call, |pps| pacing::target_for(pps, per_call).min(depth(pps)));
     net::sleep_until_monotonic(plan.start_mono);
     let mut lens = Vec::with_capacity(batch.bufs.len());
+    let mut turn = 0;
     loop {
         let now = net::monotonic_ns();
         if now >= plan.end_mono {
@@ -87,8 +90,9 @@ pub fn run(plan: SendPlan) -> std::io::Result<SendStats> {
             }
             None => per_call,
         };
-        fill(&mut batch, &mut lens, n, k, plan.length, plan.stream, st.sent);
-        match batch.send(fd, &lens) {
+        let st = &mut all[turn];
+        fill(&mut batch, &mut lens, n, k, plan.length, st.stream, st.sent);
+        match batch.send(fds[turn], &lens) {
             Ok(msgs) => {
                 let packets: u64 = lens[..msgs].iter().map(|l| (l / plan.length) as u64).sum();
                 st.sent += packets;
@@ -96,6 +100,7 @@ pub fn run(plan: SendPlan) -> std::io::Result<SendStats> {
                     b.spend(packets);
                 }
                 count_interval(&mut st.per_interval, now - plan.start_mono, plan.interval_ns, packets);
+                turn = (turn + 1) % fds.len();
             }
             Err(e) => {
                 st.errors += 1;
@@ -103,20 +108,24 @@ pub fn run(plan: SendPlan) -> std::io::Result<SendStats> {
                 // A GSO send the path refuses (segment larger than its MTU, a device
                 // without checksum offload): fall back to one datagram per message.
                 if k > 1 && matches!(st.last_errno, libc::EINVAL | libc::EIO | libc::EMSGSIZE) {
-                    let _ = net::set_int(fd, net::SOL_UDP, net::UDP_SEGMENT, 0);
+                    for &fd in &fds {
+                        let _ = net::set_int(fd, net::SOL_UDP, net::UDP_SEGMENT, 0);
+                    }
                     k = 1;
-                    st.gso_segments = 1;
                     batch = new_batch(1, plan.length);
                     per_call = batch.bufs.len() as u64;
-                    st.batch_packets = per_call;
                 } else {
                     // ENOBUFS, ECONNREFUSED (an ICMP error from an earlier datagram): retry shortly.
                     net::sleep_until_monotonic(now + 100_000);
+                    turn = (turn + 1) % fds.len();
                 }
             }
         }
     }
-    Ok(st)
+    for st in all.iter_mut() {
+        (st.gso_segments, st.batch_packets, st.burst_packets) = (k, per_call, burst);
+    }
+    Ok(all)
 }
 
 fn new_batch(k: usize, length: usize) -> SendBatch {

@@ -81,7 +81,7 @@ pub fn run(a: ServerArgs) -> Result<(), String> {
         t0: AtomicU64::new(0),
         interval_ns: (setup.interval * 1e9) as u64,
         max_owd_ns: AtomicU64::new(0),
-        streams: setup.threads as u32,
+        streams: setup.streams as u32,
     });
     let (handles, gro) = start_receivers(a.bind, a.port, setup.threads, a.gro, &shared)?;
     let result = converse(&mut line, &setup, gro, &shared);
@@ -115,6 +115,11 @@ fn start_receivers(bind: Option<IpAddr>, port: u16, threads: usize, want_gro: bo
 
 fn check_hello(kv: &BTreeMap<String, String>) -> Result<ReceiverSetup, String> {
     let threads: usize = control::get(kv, "threads")?;
+    // One stream per thread unless the client says more (one per target: vpnbench's tunnels).
+    let streams: usize = if kv.contains_key("streams") { control::get(kv, "streams")? } else { threads };
+    if streams < threads || streams > args::MAX_STREAMS {
+        return Err(format!("streams: {streams} is not allowed; allowed values: {threads} (the threads) to {}", args::MAX_STREAMS));
+    }
     let length: usize = control::get(kv, "length")?;
     let interval: f64 = control::get(kv, "interval")?;
     let duration: f64 = control::get(kv, "duration")?;
@@ -130,7 +135,7 @@ fn check_hello(kv: &BTreeMap<String, String>) -> Result<ReceiverSetup, String> {
     }
     let boot = kv.get("boot").cloned().unwrap_or_default();
     let clock_shared = !boot.is_empty() && boot == control::boot_id();
-    Ok(ReceiverSetup { threads, length, interval, duration, gro: false, clock_shared })
+    Ok(ReceiverSetup { threads, streams, length, interval, duration, gro: false, clock_shared })
 }
 
 /// READY, START, DONE: the seconds the client sent for and its per-stream counts.
@@ -248,10 +253,10 @@ mod tests {
     fn strangers_are_refused_and_the_client_with_the_token_is_served() {
         let (port, handle) = server(Some("s3cret"), 20.0);
         let mut rng = Rng(7);
-        let noise: Vec<u8> = (0..40_000).map(|_| (rng.next() % 255) as u8 + 1).map(|b| if b == b'\n' { b'x' } else { b }).collect();
+        let noise: Vec<u8> = (0..control::MAX_REQUEST + 8_000).map(|_| (rng.next() % 255) as u8 + 1).map(|b| if b == b'\n' { b'x' } else { b }).collect();
         // the reply may be lost to the reset of a close with unread bytes; what counts is the server going on
         let reply = exchange(port, &noise);
-        assert!(reply.is_empty() || reply.starts_with("ERROR a line over 32768 bytes"), "{reply:?}");
+        assert!(reply.is_empty() || reply.starts_with(&format!("ERROR a line over {} bytes", control::MAX_REQUEST)), "{reply:?}");
         assert!(exchange(port, b"HELLO 1 threads=1 length=100 duration=1 interval=1\n").starts_with("ERROR a HELLO without"));
         assert!(exchange(port, b"HELLO 1 token=guess threads=1 length=100 duration=1 interval=1\n").starts_with("ERROR a HELLO without"));
         // the right token with a bad value: this one is the client, so the server says why and ends

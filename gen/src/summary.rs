@@ -12,6 +12,7 @@ pub const CLOCK: &str = "CLOCK_REALTIME";
 
 pub struct ReceiverSetup {
     pub threads: usize,
+    pub streams: usize,
     pub length: usize,
     pub interval: f64,
     pub duration: f64,
@@ -100,7 +101,20 @@ pub fn receiver(stats: &[RecvStats], sent: &BTreeMap<u32, u64>, secs: f64, s: &R
         .num("jitter_ms", jitter / 1e6);
     owd(&mut o, &hist);
     let list: Vec<String> = intervals.iter().enumerate().map(|(i, acc)| interval_json(i, acc, s)).collect();
-    o.list("intervals", &list).done()
+    o.list("intervals", &list).list("streams", &per_stream(stats, sent)).done()
+}
+
+/// Each announced stream's count: sent (the client's DONE) and unique received, summed over the
+/// receiving threads (a stream is one 4-tuple, so one thread, but nothing depends on that).
+fn per_stream(stats: &[RecvStats], sent: &BTreeMap<u32, u64>) -> Vec<String> {
+    let mut unique: BTreeMap<u32, u64> = sent.keys().map(|&k| (k, 0)).collect();
+    for (&stream, track) in stats.iter().flat_map(|r| r.streams.iter()) {
+        *unique.entry(stream).or_default() += track.unique;
+    }
+    unique
+        .iter()
+        .map(|(&stream, &n)| Obj::new().int("stream", stream as i64).int("sent", *sent.get(&stream).unwrap_or(&0) as i64).int("unique", n as i64).done())
+        .collect()
 }
 
 pub fn client(a: &ClientArgs, stats: &[SendStats], receiver: &str, error: Option<&str>, clock_shared: bool) -> String {
@@ -127,9 +141,11 @@ pub fn client(a: &ClientArgs, stats: &[SendStats], receiver: &str, error: Option
     let first = stats.first().cloned().unwrap_or_default();
     let mut params = Obj::new();
     params
-        .str("target", &a.target.to_string())
+        .str("target", &a.targets[0].to_string())
+        .int("targets", a.targets.len() as i64)
+        .int("streams", a.streams() as i64)
         .int("port", a.port as i64)
-        .str("family", if a.target.is_ipv4() { "ipv4" } else { "ipv6" })
+        .str("family", if a.targets[0].is_ipv4() { "ipv4" } else { "ipv6" })
         .opt("rate_bps", a.rate_bps)
         .int("length", a.length as i64)
         .num("duration_s", a.duration)

@@ -20,6 +20,7 @@ from vpnbench.errors import MeasurementError
 from vpnbench.hosts.arch import gen_arch_problem
 from vpnbench.hosts.base import Host
 from vpnbench.measure.base import MeasureContext, MeasureResult
+from vpnbench.measure.fairness import tunnel_metrics
 from vpnbench.safe_files import wipe
 
 GEN_NAME = "vpnbench-gen"
@@ -63,10 +64,11 @@ def binary_on(host: Host, local_binary: str) -> str:
     return _COPIES[host]
 
 
-def client_args(target: str, port: int, rate: int, length: int, duration: float,
+def client_args(targets: list[str], port: int, rate: int, length: int, duration: float,
                 threads: int, interval: float, gso: bool = True) -> list[str]:
     # A rate of 0 means "as fast as it goes", as it does for iperf3's -b 0.
-    return ["client", "--target", target, "--port", str(port), "--rate", str(rate) if rate else "max",
+    return ["client", *(word for target in targets for word in ("--target", target)), "--port", str(port),
+            "--rate", str(rate) if rate else "max",
             "--length", str(length), "--duration", f"{duration:g}", "--threads", str(threads),
             "--interval", f"{interval:g}", "--gso", "auto" if gso else "off"]
 
@@ -83,13 +85,16 @@ def run_gen(ctx: MeasureContext, family: str, rate: int, length: int, duration: 
                                    f"allowed values: 1 to {len(host.cpus)}, or [testbed] pin = \"off\"")
     port = ctx.ports.next()
     tokens = token_files(ctx, port)
-    # bound to the measured address only; it serves only a client that shows the token
-    server = ctx.server.spawn([binary_on(ctx.server, binary), "server", "--port", str(port),
-                               "--bind", ctx.target(family), "--accept-timeout", f"{ACCEPT_TIMEOUT_S:g}",
-                               "--token-file", str(tokens[ctx.server])],
+    # Over many tunnels, one stream to each tunnel's server address (the rate split evenly).
+    targets = [ends.server[family] for ends in ctx.tunnel.every()]
+    # Bound to the measured address only (over many tunnels, every address: there is no one to
+    # bind to); it serves only a client that shows the token.
+    bind = ["--bind", targets[0]] if len(set(targets)) == 1 else []
+    server = ctx.server.spawn([binary_on(ctx.server, binary), "server", "--port", str(port), *bind,
+                               "--accept-timeout", f"{ACCEPT_TIMEOUT_S:g}", "--token-file", str(tokens[ctx.server])],
                               name="gen-server")
     try:
-        argv = [binary_on(ctx.client, binary), *client_args(ctx.target(family), port, rate, length, duration, threads,
+        argv = [binary_on(ctx.client, binary), *client_args(targets, port, rate, length, duration, threads,
                                                             interval, gso), "--token-file", str(tokens[ctx.client])]
         result = ctx.client.run(argv, timeout=duration + min(duration, 60) + FIXED_WAITS_S, check=False)
         server.wait(5)
@@ -100,7 +105,13 @@ def run_gen(ctx: MeasureContext, family: str, rate: int, length: int, duration: 
     raw = {"gen_client": result.stdout + result.stderr, "gen_server": server.output()}
     try:
         doc = parse_gen_json(result.stdout)
-        return MeasureResult(gen_metrics(doc), raw, gen_series(doc))
+        metrics = gen_metrics(doc)
+        if len(targets) > 1:
+            rates = per_tunnel_rates(doc, len(targets))
+            metrics.update(tunnel_metrics(rates))
+            raw["per_tunnel"] = "".join(f"{index} {target} {rate:.0f}\n"
+                                        for index, (target, rate) in enumerate(zip(targets, rates)))
+        return MeasureResult(metrics, raw, gen_series(doc))
     except (ValueError, KeyError, TypeError) as exc:
         reason = f"vpnbench-gen output: {exc}"
         if not result.ok:
@@ -176,6 +187,17 @@ def gen_metrics(doc: dict) -> dict[str, float]:
         metrics["owd_p50_ms"] = _number(receiver, "owd_p50_ms")
         metrics["owd_p99_ms"] = _number(receiver, "owd_p99_ms")
     return {name: value for name, value in metrics.items() if value is not None}
+
+
+def per_tunnel_rates(doc: dict, tunnels: int) -> list[float]:
+    """Each tunnel's received payload bits/s from the receiver's per-stream counts: stream i went
+    to target i mod tunnels (gen/README.md), and the streams of one tunnel are added up."""
+    receiver = _section(doc, "receiver")
+    seconds, length = _required(receiver, "seconds"), _required(_section(doc, "params"), "length")
+    received = [0.0] * tunnels
+    for stream in receiver.get("streams") or []:
+        received[int(_required(stream, "stream")) % tunnels] += _required(stream, "unique")
+    return [count * length * 8 / seconds for count in received]
 
 
 SENDER_SERIES = {"sent_pps": "pps", "sender_throughput_bps": "throughput_bps"}

@@ -6,6 +6,7 @@ on its own port; text may be printed before or after the -J document; values can
 "-nan"; and some versions count the omitted warm-up in the end summary.
 """
 
+import dataclasses
 import json
 import re
 
@@ -13,6 +14,12 @@ from vpnbench.errors import MeasurementError
 from vpnbench.hosts.base import CommandResult
 from vpnbench.measure.base import MeasureContext
 from vpnbench.measure.traffic import Iperf3Server, iperf3_client_argv
+from vpnbench.techniques.base import Ends
+
+# Over tunnels = N, one iperf3 client and one server per tunnel, all at once: at most this many
+# tunnels (two processes each) are measured, the first ones; beyond it the processes, not the
+# tunnels, would be what is measured on a 2-core host.
+IPERF3_TUNNELS_MAX = 32
 
 _NAN = re.compile(r"(?<![\w\"])-?(nan|inf)(?![\w\"])", re.IGNORECASE)
 
@@ -63,6 +70,41 @@ def run_iperf(ctx: MeasureContext, family: str, client_args: list[str], seconds:
             reason += f"; the UDP stream's opening datagram was lost in all {UDP_ATTEMPTS} attempts"
         raise MeasurementError(reason, raw) from None
     return doc, raw
+
+
+def tunnel_context(ctx: MeasureContext, ends: Ends) -> MeasureContext:
+    """The measurement's context narrowed to one tunnel of many: its addresses are the target."""
+    tunnel = dataclasses.replace(ctx.tunnel, server_addrs=ends.server, client_addrs=ends.client, more=[])
+    return dataclasses.replace(ctx, tunnel=tunnel)
+
+
+def run_iperf_per_tunnel(ctx: MeasureContext, family: str, client_args: list[str],
+                         seconds: float) -> tuple[list[dict], dict[str, str]]:
+    """One iperf3 test per tunnel (the first IPERF3_TUNNELS_MAX), all at once, each against its own
+    server bound to that tunnel's server address: (each client's JSON, raw outputs)."""
+    contexts = [tunnel_context(ctx, ends) for ends in ctx.tunnel.every()[:IPERF3_TUNNELS_MAX]]
+    servers = [Iperf3Server(one, family) for one in contexts]
+    clients, raw = [], {}
+    try:
+        for server in servers:
+            server.start()
+        clients = [ctx.client.spawn(iperf3_client_argv(one, family, server.port, client_args), name="iperf3-client")
+                   for one, server in zip(contexts, servers)]
+        for client in clients:
+            client.wait(seconds + 20)
+    finally:
+        for client in clients:
+            client.stop(1)
+        for server in servers:
+            server.stop(1)
+    docs = []
+    for index, (client, server) in enumerate(zip(clients, servers)):
+        raw[f"iperf3_client_{index}"], raw[f"iperf3_server_{index}"] = client.output(), server.output()
+        try:
+            docs.append(parse_iperf_json(client.output()))
+        except ValueError as exc:
+            raise MeasurementError(f"tunnel {index}: {exc}", raw) from None
+    return docs, raw
 
 
 def _attempt(ctx: MeasureContext, family: str, client_args: list[str], seconds: float):

@@ -7,7 +7,8 @@ from pydantic import Field, model_validator
 from vpnbench.errors import MeasurementError
 from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
 from vpnbench.measure import iperf2
-from vpnbench.measure.iperf import interval_rate, run_iperf, throughput_series
+from vpnbench.measure.fairness import tunnel_metrics
+from vpnbench.measure.iperf import interval_rate, run_iperf, run_iperf_per_tunnel, throughput_series
 from vpnbench.params import Duration, Family, Params, Size
 
 
@@ -34,7 +35,8 @@ class Tcp(Measurement):
     tools = ("iperf3",)
     packages = {"iperf3": "iperf3", "iperf": "iperf"}  # iperf: iperf 2, tool = "iperf2"
     server_tools = ("iperf3", "ss")
-    columns = (Column("throughput_bps", "Mbit/s", 1e-6), Column("retransmits", "retrans"))
+    columns = (Column("throughput_bps", "Mbit/s", 1e-6), Column("retransmits", "retrans"),
+               Column("jain_index", "Jain (tunnels)"))  # over tunnels = N: how evenly they were served
     headline = Headline(("throughput_bps",), "throughput (Mbit/s)", 1e-6, log=True)
     figures = (*Measurement.figures, *CPU_FIGURES)
     captions = ("congestion_control",)
@@ -63,12 +65,28 @@ class Tcp(Measurement):
             args.append("-R")
         if p.window:
             args += ["-w", str(p.window)]
+        if ctx.tunnel.more:
+            return self._per_tunnel(ctx, args)
         doc, raw = run_iperf(ctx, p.family, args, self.expected_seconds())
         try:
             metrics = tcp_metrics(doc, p.duration)
         except (KeyError, TypeError) as exc:
             raise MeasurementError(f"unexpected iperf3 TCP JSON: missing {exc}", raw) from None
         return MeasureResult(metrics, raw, series=throughput_series(doc, raw, p.reverse))
+
+    def _per_tunnel(self, ctx: MeasureContext, args: list[str]) -> MeasureResult:
+        """Over tunnels = N: a test through each tunnel at once (iperf.IPERF3_TUNNELS_MAX of them at
+        most); the aggregate is their sum, with each one's share and Jain's index over them."""
+        docs, raw = run_iperf_per_tunnel(ctx, self.params.family, args, self.expected_seconds())
+        try:
+            each = [tcp_metrics(doc, self.params.duration) for doc in docs]
+        except (KeyError, TypeError) as exc:
+            raise MeasurementError(f"unexpected iperf3 TCP JSON: missing {exc}", raw) from None
+        metrics = {name: sum(one[name] for one in each) for name in each[0]}
+        rates = [one["throughput_bps"] for one in each]
+        raw["per_tunnel"] = "".join(f"{index} {ends.server[self.params.family]} {rate:.0f}\n"
+                                    for index, (ends, rate) in enumerate(zip(ctx.tunnel.every(), rates)))
+        return MeasureResult({**metrics, **tunnel_metrics(rates)}, raw)
 
     def default_label(self) -> str:
         parts = ["tcp"]

@@ -65,7 +65,8 @@ class Udp(Measurement):
     packages = {"iperf3": "iperf3", "iperf": "iperf"}  # iperf: iperf 2, tool = "iperf2"
     server_tools = ("iperf3", "ss")
     columns = (Column("throughput_bps", "recv Mbit/s", 1e-6), Column("sender_throughput_bps", "sent Mbit/s", 1e-6),
-               Column("loss_pct", "loss %"), Column("jitter_ms", "jitter ms"))
+               Column("loss_pct", "loss %"), Column("jitter_ms", "jitter ms"),
+               Column("jain_index", "Jain (tunnels)"))  # over tunnels = N: how evenly they were served
     headline = Headline(("sender_throughput_bps", "throughput_bps"), "sent vs received (Mbit/s)", 1e-6, log=True,
                         names=("sent", "received"))
     figures = (*Measurement.figures, *CPU_FIGURES)

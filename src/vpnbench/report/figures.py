@@ -524,11 +524,13 @@ def _sweep_lines(d: Drawing, pick: Headline, entry: Entry, cells: list) -> list[
 
 
 def scaling_figures(d: Drawing, pick: Headline) -> list[Figure]:
-    """A technique parameter swept across techniques of one kind (cores, MTU): a line per kind."""
+    """A technique parameter swept across techniques of one kind (cores, MTU, tunnels): a line per kind."""
     figures = []
     by_kind: dict[str, dict[str, dict]] = {}
     for cell in d.cells:
-        params = {k: v for k, v in cell.technique_params.items() if k not in ("backend", "backend_asked", "label")}
+        # tunnels = 1 is left out of stored settings (TechniqueParams.settings): put back, it is the sweep's first point
+        params = {"tunnels": 1, **{k: v for k, v in cell.technique_params.items()
+                                    if k not in ("backend", "backend_asked", "label")}}
         by_kind.setdefault(params.get("kind", ""), {})[cell.technique] = params
     impairment = d.cells[0].impairment
     for kind, params in by_kind.items():

@@ -12,7 +12,7 @@ from vpnbench.measure.base import Cycled, CycleFailed
 from vpnbench.measure.ping import rtts
 from vpnbench.records import Bringup, now_iso
 from vpnbench.run.context import RunContext
-from vpnbench.hosts.reach import wait_reachable
+from vpnbench.hosts.reach import wait_all_reachable, wait_reachable
 from vpnbench.hosts.route import device_mtu, route_device
 from vpnbench.scaling import fit_tunnel
 from vpnbench.techniques.base import Technique
@@ -66,6 +66,9 @@ class BringUpStage:
         try:
             tunnel = self.technique.up(self.backend)
             wait_through(testbed.client, tunnel.server_addrs[tunnel.family], self._setup_deadline())
+            if tunnel.more:  # tunnels = N: set up when every one of them carries a packet
+                wait_all_through(testbed.client, [ends.server[tunnel.family] for ends in tunnel.more],
+                                 self._setup_deadline())
             bringup.setup_time_s = round(ctx.clock.monotonic() - started, 4)
             bringup.tunnel = tunnel
             bringup.negotiated = tunnel.negotiated
@@ -196,3 +199,9 @@ def wait_through(client, address: str, timeout: float) -> None:
     """Until the first reply comes back through the tunnel."""
     if wait_reachable(client, address, timeout) is None:
         raise TechniqueError(f"no packet through the tunnel to {address} within {timeout:g} s")
+
+
+def wait_all_through(client, addresses: list[str], timeout: float) -> None:
+    """Until a reply came back through each of these tunnels (tunnels 2..N of a bring-up)."""
+    if wait_all_reachable(client, addresses, timeout) is None:
+        raise TechniqueError(f"not every one of {len(addresses) + 1} tunnels carried a packet within {timeout:g} s")

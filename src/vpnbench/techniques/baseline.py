@@ -5,7 +5,7 @@ from typing import Literal
 from vpnbench.overhead import Expectation
 from vpnbench.params import TechniqueParams
 from vpnbench.probe import KernelProbe
-from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
+from vpnbench.techniques.base import BackendStatus, Ends, Technique, Tunnel
 
 
 class BaselineParams(TechniqueParams):
@@ -27,15 +27,25 @@ class Baseline(Technique):
         return [BackendStatus("kernel", True)]
 
     @classmethod
+    def tunnel_ceiling(cls, params: Params) -> tuple[int, str]:
+        return 10_000, ("N flows between the same two underlay addresses, one socket each: nothing in the path "
+                        "holds state per flow; the axis's own limit")
+
+    @classmethod
     def cannot_rekey(cls, params: Params) -> str | None:
         return "baseline has no keys to renew"
 
     def up(self, backend: str) -> Tunnel:
+        """tunnels = N: the reference for "aggregate vs N" is N flows over the plain path, each
+        its own socket (so its own source port: a 5-tuple of its own, as N tunnels' packets have)
+        between the same two underlay addresses; the traffic tools send one flow per tunnel."""
+        underlay = self.ctx.underlay
         self.tunnel = Tunnel(
             backend=backend,
-            server_addrs=dict(self.ctx.underlay["server"]),
-            client_addrs=dict(self.ctx.underlay["client"]),
+            server_addrs=dict(underlay["server"]),
+            client_addrs=dict(underlay["client"]),
             protection="none",
             wire_filter=None,
+            more=[Ends(dict(underlay["client"]), dict(underlay["server"])) for _ in range(self.params.tunnels - 1)],
         )
         return self.tunnel

@@ -7,11 +7,17 @@ userspace daemons through their control socket). A userspace daemon's control so
 machine-wide unique name from the run id.
 """
 
+import base64
 import dataclasses
+import ipaddress
 import json
+import secrets
 import subprocess
 import time
 from typing import Literal
+
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
 from pydantic import Field, ValidationInfo, field_validator
 
@@ -20,9 +26,9 @@ from vpnbench.errors import TechniqueError
 from vpnbench.hosts.base import stop_all
 from vpnbench.overhead import IP_HEADER, Expectation, expectation_of, wireguard_outer
 from vpnbench.params import Family, TechniqueParams
-from vpnbench.safe_files import wipe
+from vpnbench.safe_files import make_dir, wipe
 from vpnbench.probe import KernelProbe
-from vpnbench.techniques.base import BackendStatus, Technique, TechniqueContext, Tunnel
+from vpnbench.techniques.base import BackendStatus, Ends, Technique, TechniqueContext, Tunnel
 from vpnbench.tools import missing_tool_reason
 
 INNER = {
@@ -49,9 +55,22 @@ USERSPACE = {
     # As root and without sudo it would try to drop to the login user, which a daemon has none of.
     "boringtun": Userspace("boringtun-cli", ("--foreground", "--disable-drop-privileges")),
 }
+# tunnels = N: the most one bring-up holds, per implementation, and why (bench/scale.py measures
+# them: bench/RESULTS.md; about 5 MB resident per wireguard-go daemon).
+TUNNEL_CEILINGS = {
+    "kernel": (10_000, "one kernel device per client tunnel, one peer each on the server's; the axis's own "
+                       "limit (not measured on a machine without kernel WireGuard)"),
+    "wireguard-go": (100, "one wireguard-go process per client tunnel, each holding an inotify instance on its "
+                          "control socket, and Linux allows root 128 (fs.inotify.max_user_instances) for every "
+                          "process of the machine together: past ~120 daemons fail to start"),
+    "boringtun": (100, "one boringtun process per client tunnel, as wireguard-go's (not measured past 100)"),
+}
 USERSPACE_NAMES = ", ".join(f"{name!r}" for name in USERSPACE)
 INITIATION_SENT = "Sending handshake initiation"  # wireguard-go's verbose log, per initiation sent
 START_TIMEOUT = 5.0  # s for a userspace daemon to answer on its control socket (it takes ~10-20 ms)
+# s a batch command may take per tunnel beyond its 30: deleting 1000 kernel devices took over 30 s
+# in the QEMU VM under TCG (an emulated CPU)
+BATCH_S_PER_TUNNEL = 0.2
 
 
 class WireGuardParams(TechniqueParams):
@@ -176,10 +195,32 @@ class WireGuard(Technique):
         self.implementation = p.implementation_for(backend)
         self.ifaces = {"client": res.iface_name("c"), "server": res.iface_name("s")}
         self.peer_args = {}
+        self._ran = self._ran or self._what_runs()
+        if p.tunnels > 1:
+            return self._up_many(backend)
         keys = {role: self._keypair(role) for role in ("client", "server")}
         psk_file = self._secret_file(("client", "server"), "wg.psk", _wg("genpsk")) if p.psk else None
-        self._ran = self._ran or self._what_runs()
-        self.tunnel = Tunnel(
+        self.tunnel = self._new_tunnel(backend)
+        # the userspace daemons, stopped together (wireguard-go takes ~28 ms to exit): those started so far
+        self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))
+        for role, peer in (("server", "client"), ("client", "server")):
+            host = self._host(role)
+            iface = self.ifaces[role]
+            self._create_interface(host, iface)
+            peer_args = ["peer", keys[peer][1]] + (["preshared-key", str(psk_file)] if psk_file else [])
+            peer_args += ["endpoint", self._endpoint(peer),
+                          "allowed-ips", f"{INNER[peer]['ipv4']}/32,{INNER[peer]['ipv6']}/128"]
+            self.peer_args[role] = peer_args
+            host.run(["wg", "set", iface, "listen-port", str(p.port), "private-key", str(keys[role][0]), *peer_args])
+            # One `ip` for the three (each command is a process, and over ssh a round trip).
+            host.run(["ip", "-batch", "-"], input=f"addr add {INNER[role]['ipv4']}/24 dev {iface}\n"
+                                                  f"addr add {INNER[role]['ipv6']}/64 dev {iface} nodad\n"
+                                                  f"link set {iface} mtu {p.mtu} up\n")
+        return self.tunnel
+
+    def _new_tunnel(self, backend: str) -> Tunnel:
+        p = self.params
+        return Tunnel(
             backend=backend,
             server_addrs=dict(INNER["server"]),
             client_addrs=dict(INNER["client"]),
@@ -189,23 +230,125 @@ class WireGuard(Technique):
             negotiated={"cipher": "chacha20poly1305", "key_exchange": "x25519",
                         "psk": p.psk, "underlay_family": p.family, "mtu": p.mtu, **self._ran},
         )
-        # the userspace daemons, stopped together (wireguard-go takes ~28 ms to exit): those started so far
+
+    def _endpoint(self, peer: str) -> str:
+        """The peer's underlay address and WireGuard's port, as `wg` writes an endpoint."""
+        address = self.ctx.underlay[peer][self.params.family]
+        return f"[{address}]:{self.params.port}" if self.params.family == "ipv6" else f"{address}:{self.params.port}"
+
+    def _up_many(self, backend: str) -> Tunnel:
+        """tunnels = N: N WireGuard sessions between the two hosts. A WireGuard interface has one
+        private key and knows a peer by its public key, so N sessions need N keys on one side:
+        the server has one interface with N peers (a server with N clients), the client N
+        interfaces (kernel: N devices; userspace: N daemons), each with its own key and its own
+        inner addresses (tunnel_ends). Configured in batches: one `wg setconf` file per interface,
+        one shell per host running all of them, one `ip -batch` per host for every address."""
+        p, res = self.params, self.ctx.resources
+        count = p.tunnels
+        ends = [tunnel_ends(index) for index in range(count)]
+        client_ifaces = [res.iface_name(f"c{index}") for index in range(count)]
+        self.ifaces = {"client": client_ifaces[0], "server": self.ifaces["server"]}
+        self.tunnel = self._new_tunnel(backend)
+        self.tunnel.more = ends[1:]
+        self.tunnel.negotiated["tunnels"] = count
+        server_key, client_keys = _x25519_keypair(), [_x25519_keypair() for _ in ends]
+        psks = [_psk() if p.psk else None for _ in ends]
+        dirs = {role: self._private_dir(role) for role in ("server", "client")}
+        server_conf = [f"[Interface]\nPrivateKey = {server_key[0]}\nListenPort = {p.port}\n"]
+        server_conf += [_peer_section(public, psk, end.client) for (_, public), psk, end in zip(client_keys, psks, ends)]
+        client_confs = [f"[Interface]\nPrivateKey = {private}\n"
+                        + _peer_section(server_key[1], psk, end.server, self._endpoint("server"))
+                        for (private, _), psk, end in zip(client_keys, psks, ends)]
+        self.ctx.server.write_file(dirs["server"] / "wg.conf", "".join(server_conf), 0o600)
+        for index, conf in enumerate(client_confs):
+            self.ctx.client.write_file(dirs["client"] / f"wg{index}.conf", conf, 0o600)
+        if p.psk:  # rekey() re-adds tunnel 0's peer with `wg set`, which takes the key from a file
+            self.ctx.client.write_file(dirs["client"] / "psk0", psks[0], 0o600)
+        first = ends[0].server
+        self.peer_args["client"] = (["peer", server_key[1]]
+                                    + (["preshared-key", str(dirs["client"] / "psk0")] if p.psk else [])
+                                    + ["endpoint", self._endpoint("server"),
+                                       "allowed-ips", f"{first['ipv4']}/32,{first['ipv6']}/128"])
         self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))
-        for role, peer in (("server", "client"), ("client", "server")):
-            host = self._host(role)
-            iface = self.ifaces[role]
-            self._create_interface(host, iface)
-            endpoint = self.ctx.underlay[peer][p.family]
-            endpoint = f"[{endpoint}]:{p.port}" if p.family == "ipv6" else f"{endpoint}:{p.port}"
-            peer_args = ["peer", keys[peer][1]] + (["preshared-key", str(psk_file)] if psk_file else [])
-            peer_args += ["endpoint", endpoint, "allowed-ips", f"{INNER[peer]['ipv4']}/32,{INNER[peer]['ipv6']}/128"]
-            self.peer_args[role] = peer_args
-            host.run(["wg", "set", iface, "listen-port", str(p.port), "private-key", str(keys[role][0]), *peer_args])
-            # One `ip` for the three (each command is a process, and over ssh a round trip).
-            host.run(["ip", "-batch", "-"], input=f"addr add {INNER[role]['ipv4']}/24 dev {iface}\n"
-                                                  f"addr add {INNER[role]['ipv6']}/64 dev {iface} nodad\n"
-                                                  f"link set {iface} mtu {p.mtu} up\n")
+        server_iface = self.ifaces["server"]
+        self._create_interfaces(self.ctx.server, [server_iface])
+        self._create_interfaces(self.ctx.client, client_ifaces)
+        self.ctx.server.run(["wg", "setconf", server_iface, str(dirs["server"] / "wg.conf")])
+        script = "".join(f"wg setconf {iface} {dirs['client'] / f'wg{index}.conf'}\n"
+                         for index, iface in enumerate(client_ifaces))
+        self.ctx.client.run(["sh", "-e", "-s"], input=script, timeout=30 + count * BATCH_S_PER_TUNNEL)
+        # The server's first addresses carry the routes back to every client (the /16 and the /64).
+        server_lines = [f"addr add {first['ipv4']}/16 dev {server_iface}",
+                        f"addr add {first['ipv6']}/64 dev {server_iface} nodad"]
+        server_lines += [line for end in ends[1:] for line in (f"addr add {end.server['ipv4']}/32 dev {server_iface}",
+                                                               f"addr add {end.server['ipv6']}/128 dev {server_iface} nodad")]
+        # Up before the addresses: an IPv6 address added to a device that is down loses its peer
+        # route when the device comes up (seen: fd99::2 unreachable, its route missing).
+        client_lines = [line for end, iface in zip(ends, client_ifaces) for line in (
+            f"link set {iface} mtu {p.mtu} up",
+            f"addr add {end.client['ipv4']}/32 peer {end.server['ipv4']}/32 dev {iface}",
+            f"addr add {end.client['ipv6']}/128 peer {end.server['ipv6']}/128 dev {iface} nodad")]
+        for host, lines in ((self.ctx.server, [f"link set {server_iface} mtu {p.mtu} up", *server_lines]),
+                            (self.ctx.client, client_lines)):
+            host.run(["ip", "-batch", "-"], input="\n".join(lines) + "\n", timeout=30 + count * BATCH_S_PER_TUNNEL)
         return self.tunnel
+
+    def _private_dir(self, role: str):
+        """A directory of this bring-up's keys and configurations on one host (0700, root's),
+        wiped (files overwritten, then removed) at down()."""
+        host = self._host(role)
+        path = make_dir(host, self.ctx.resources.path(f"wg-{role}-tunnels"))
+        self.undo.defer(wipe, host, path)
+        return path
+
+    def _create_interfaces(self, host, ifaces: list[str]) -> None:
+        """Many interfaces at once: the kernel's in one `ip -batch`; userspace daemons all started,
+        then waited for together (one `wg show interfaces` per poll, not one wait per daemon)."""
+        if self.implementation == "kernel":
+            # the undo first: a batch that fails midway has made some; -force deletes those there are
+            timeout = 30 + BATCH_S_PER_TUNNEL * len(ifaces)
+            self.undo.defer(host.run, ["ip", "-force", "-batch", "-"], check=False, timeout=timeout,
+                            input="".join(f"link del {iface}\n" for iface in ifaces))
+            host.run(["ip", "-batch", "-"], input="".join(f"link add {iface} type wireguard\n" for iface in ifaces),
+                     timeout=timeout)
+            return
+        if len(ifaces) == 1:
+            self._create_interface(host, ifaces[0])
+            return
+        daemon = USERSPACE[self.implementation]
+        program = builds.program(self.implementation, daemon.program, version_of(self.implementation, self.params.version))
+        host.run(["mkdir", "-p", "/var/run/wireguard"], check=False)
+        procs = {iface: host.spawn([program, *daemon.foreground, iface], name=self.implementation, env=daemon.env)
+                 for iface in ifaces}
+        self.tunnel.procs.extend(procs.values())
+        retried: set[str] = set()
+        wait = START_TIMEOUT + 0.02 * len(ifaces)  # each takes ~10-20 ms to listen; two cores start them
+        deadline = time.monotonic() + wait
+        while missing := set(ifaces) - set(host.run(["wg", "show", "interfaces"], check=False).stdout.split()):
+            dead = [iface for iface, proc in procs.items() if not proc.alive()]
+            for iface in [iface for iface in dead if iface not in retried and "uapi socket" in procs[iface].output()]:
+                # "Failed to listen on uapi socket" (see _create_interface): started once more
+                retried.add(iface)
+                dead.remove(iface)
+                self.tunnel.procs.remove(procs[iface])
+                procs[iface] = host.spawn([program, *daemon.foreground, iface], name=self.implementation, env=daemon.env)
+                self.tunnel.procs.append(procs[iface])
+            if dead or time.monotonic() > deadline:
+                how = (f"{len(dead)} exited: {procs[dead[0]].output().strip()[-300:]}" if dead
+                       else f"{len(missing)} had no control socket within {wait:g} s")
+                raise TechniqueError(f"{self.implementation}: {len(ifaces)} daemons started, {how}")
+            time.sleep(0.05)
+
+    @classmethod
+    def tunnel_ceiling(cls, params: WireGuardParams) -> tuple[int, str]:
+        """Per implementation (TUNNEL_CEILINGS); auto may run wireguard-go, so it has its ceiling."""
+        implementation = params.implementation
+        if implementation == "auto":
+            implementation = "kernel" if params.backend == "kernel" else "wireguard-go"
+        ceiling, reason = TUNNEL_CEILINGS[implementation]
+        if implementation != params.implementation:
+            reason += f" (implementation = \"auto\" may run {implementation})"
+        return ceiling, f"{implementation}: {reason}"
 
     @classmethod
     def cannot_rekey(cls, params: WireGuardParams) -> str | None:
@@ -313,6 +456,18 @@ class WireGuard(Technique):
         return evidence.gather(pieces)
 
 
+INNER_NETS = {"ipv4": ipaddress.ip_network("10.99.0.0/16"), "ipv6": ipaddress.ip_network("fd99::/64")}
+
+
+def tunnel_ends(index: int) -> Ends:
+    """The inner addresses of tunnel `index` (0 for the first) of a bring-up with tunnels > 1:
+    the index-th block of four in 10.99.0.0/16 and fd99::/64, as a /30 would number it: the
+    client at +1, the server at +2 (tunnel 0: 10.99.0.1 and .2, INNER's; tunnel 1: .5 and .6,
+    ...; 10 000 tunnels end at 10.99.156.62). Each end holds its address alone (a /32, /128); a
+    client interface reaches its server address as its point-to-point peer."""
+    return Ends(*({family: str(net[4 * index + offset]) for family, net in INNER_NETS.items()} for offset in (1, 2)))
+
+
 def version_of(implementation: str, version: str | None) -> str:
     """The version of a userspace implementation a campaign's `version` means: its own; with none,
     Debian's wireguard-go (what ran before versions could be chosen, so results stay comparable and
@@ -343,6 +498,28 @@ def latest_handshake(host, iface: str) -> int:
     """The peer's last handshake (Unix seconds, 0 for never) from `wg show IFACE latest-handshakes`."""
     fields = host.run(["wg", "show", iface, "latest-handshakes"], timeout=5).stdout.split()
     return int(fields[1]) if len(fields) >= 2 and fields[1].isdigit() else 0
+
+
+def _x25519_keypair() -> tuple[str, str]:
+    """A WireGuard key pair (private, public; base64) made in this process: `wg genkey` and `wg
+    pubkey` are two processes per key, seconds for a thousand tunnels. `wg` clamps the private
+    key as X25519 does, so the public key is the one `wg pubkey` prints."""
+    private = X25519PrivateKey.generate()
+    raw = private.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+    return base64.b64encode(raw).decode(), base64.b64encode(private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)).decode()
+
+
+def _psk() -> str:
+    """A pre-shared key as `wg genpsk` makes one: 32 random bytes, base64."""
+    return base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+def _peer_section(public: str, psk: str | None, allowed: dict[str, str], endpoint: str | None = None) -> str:
+    """One [Peer] of a `wg setconf` file: its key, its pre-shared key, its one inner address per family."""
+    lines = [f"[Peer]\nPublicKey = {public}\n", f"PresharedKey = {psk}\n" if psk else "",
+             f"Endpoint = {endpoint}\n" if endpoint else "",
+             f"AllowedIPs = {allowed['ipv4']}/32, {allowed['ipv6']}/128\n"]
+    return "".join(lines)
 
 
 def _wg(command: str, stdin: str | None = None) -> str:
