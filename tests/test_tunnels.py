@@ -11,7 +11,7 @@ from conftest import assert_refused, run_campaign
 from vpnbench.measure.fairness import jain_index, tunnel_metrics
 from vpnbench.measure.gen import per_tunnel_rates
 from vpnbench.store import Store
-from vpnbench.techniques.wireguard import INNER, TUNNEL_CEILINGS, tunnel_ends
+from vpnbench.techniques.wireguard import FIRST_ENDS, INNER, TUNNEL_CEILINGS
 
 TUNNELS = 10
 LENGTH = 1000
@@ -50,13 +50,14 @@ def test_jain_index_is_one_for_equal_shares_and_one_over_n_for_one_taker():
 
 
 def test_tunnel_numbering_keeps_the_first_tunnels_addresses_and_never_repeats_one():
-    first = tunnel_ends(0)
+    first = FIRST_ENDS.nth(0)
     assert (first.client, first.server) == (INNER["client"], INNER["server"])
-    assert tunnel_ends(1).client == {"ipv4": "10.99.0.5", "ipv6": "fd99::5"}
-    addresses = [end[family] for index in range(10_000) for end in (tunnel_ends(index).client, tunnel_ends(index).server)
-                 for family in ("ipv4", "ipv6")]
+    assert FIRST_ENDS.nth(1).client == {"ipv4": "10.99.0.5", "ipv6": "fd99::11"}
+    ends = [FIRST_ENDS.nth(index) for index in range(10_000)]
+    addresses = [end[family] for tunnel in ends for end in (tunnel.client, tunnel.server) for family in ("ipv4", "ipv6")]
     assert len(set(addresses)) == len(addresses) == 40_000
-    assert tunnel_ends(9_999).server["ipv4"] == "10.99.156.62"  # still inside 10.99.0.0/16
+    assert ends[-1].server["ipv4"] == "10.99.156.62"  # still inside 10.99.0.0/16
+    assert ends[-1].server["ipv6"] == "fd99::2:70f2"  # and fd99::/64
 
 
 def test_per_tunnel_rates_add_the_streams_of_each_tunnel():

@@ -9,7 +9,6 @@ machine-wide unique name from the run id.
 
 import base64
 import dataclasses
-import ipaddress
 import json
 import secrets
 import subprocess
@@ -241,11 +240,11 @@ class WireGuard(Technique):
         private key and knows a peer by its public key, so N sessions need N keys on one side:
         the server has one interface with N peers (a server with N clients), the client N
         interfaces (kernel: N devices; userspace: N daemons), each with its own key and its own
-        inner addresses (tunnel_ends). Configured in batches: one `wg setconf` file per interface,
+        inner addresses (FIRST_ENDS.nth). Configured in batches: one `wg setconf` file per interface,
         one shell per host running all of them, one `ip -batch` per host for every address."""
         p, res = self.params, self.ctx.resources
         count = p.tunnels
-        ends = [tunnel_ends(index) for index in range(count)]
+        ends = [FIRST_ENDS.nth(index) for index in range(count)]
         client_ifaces = [res.iface_name(f"c{index}") for index in range(count)]
         self.ifaces = {"client": client_ifaces[0], "server": self.ifaces["server"]}
         self.tunnel = self._new_tunnel(backend)
@@ -456,16 +455,10 @@ class WireGuard(Technique):
         return evidence.gather(pieces)
 
 
-INNER_NETS = {"ipv4": ipaddress.ip_network("10.99.0.0/16"), "ipv6": ipaddress.ip_network("fd99::/64")}
-
-
-def tunnel_ends(index: int) -> Ends:
-    """The inner addresses of tunnel `index` (0 for the first) of a bring-up with tunnels > 1:
-    the index-th block of four in 10.99.0.0/16 and fd99::/64, as a /30 would number it: the
-    client at +1, the server at +2 (tunnel 0: 10.99.0.1 and .2, INNER's; tunnel 1: .5 and .6,
-    ...; 10 000 tunnels end at 10.99.156.62). Each end holds its address alone (a /32, /128); a
-    client interface reaches its server address as its point-to-point peer."""
-    return Ends(*({family: str(net[4 * index + offset]) for family, net in INNER_NETS.items()} for offset in (1, 2)))
+# Tunnel i of a bring-up with tunnels > 1: FIRST_ENDS.nth(i) (INNER's addresses counted on, as every
+# technique numbers them). Each end holds its address alone (a /32, /128); a client interface reaches
+# its server address as its point-to-point peer.
+FIRST_ENDS = Ends(INNER["client"], INNER["server"])
 
 
 def version_of(implementation: str, version: str | None) -> str:
