@@ -130,6 +130,29 @@ def test_tunnels_above_a_techniques_ceiling_is_refused_with_its_reason():
             continue
         most, reason = cls.tunnel_ceiling(params)
         assert most >= 1 and reason
+        if most >= 10_000:  # the axis's own limit: refused by the field, as any out-of-range value
+            continue
         message = error_of(campaign(technique=[{"kind": kind, "tunnels": most + 1}]))
         assert message.startswith(f"technique[1].tunnels: {most + 1} is more than {kind} allows")
         assert f"allowed values: 1 to {most}" in message
+
+
+def test_a_measurement_runs_only_under_the_impairments_it_names():
+    from vpnbench.campaign import rehearsal
+    ladder = [{"netem": "loss 0..30% step 10%", "backend": "linkem"}]
+    data = campaign(technique=[{"kind": "baseline"}], impairment=ladder,
+                    measurement=[{"kind": "ping", "count": 5, "impairments": "loss 0%"},
+                                 {"kind": "tcp", "duration": "2s", "impairments": ["loss 10%", "loss 20%"]},
+                                 {"kind": "udp", "rate": "1M", "duration": "2s"}])
+    full = campaign_from_dict(data)
+    cells = [(cell.impairment.label, cell.measurement) for block in expand(full) for cell in block.cells
+             if cell.repetition == 1]
+    assert [i for i, m in cells if m == "ping"] == ["loss 0%"]
+    assert [i for i, m in cells if m == "tcp"] == ["loss 10%", "loss 20%"]
+    assert len([m for _, m in cells if m.startswith("udp")]) == 4  # not named: under every one
+    short = rehearsal(full)  # the sweep's ends, and what a measurement is limited to
+    assert {i.label for i in short.impairments} == {"loss 0%", "loss 10%", "loss 20%", "loss 30%"}
+    bad = campaign(technique=[{"kind": "baseline"}], impairment=ladder,
+                   measurement=[{"kind": "ping", "impairments": ["loss 50%"]}])
+    assert error_of(bad) == ("measurement[1].impairments: 'loss 50%' is not an impairment of this campaign; "
+                             "allowed values: 'loss 0%', 'loss 10%', 'loss 20%', 'loss 30%'")

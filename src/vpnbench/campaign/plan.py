@@ -60,6 +60,7 @@ def expand(campaign: Campaign, repetitions: range | None = None) -> list[Techniq
                 PlannedCell(label, impairment, measurement_label(meas) + axes_suffix(cores, mtu), meas, rep, cores, mtu)
                 for impairment in campaign.impairments
                 for meas in campaign.measurements
+                if campaign.runs_under(meas, impairment)
                 for cores in cores_axis
                 for rep in repetitions if rep == 1 or MEASUREMENTS[meas.kind].repeats
             ]

@@ -73,6 +73,13 @@ class Campaign:
     measurements: list[Params]
     source: dict  # the validated input, stored with the run
     impairments: list[Impairment] = dataclasses.field(default_factory=lambda: [NO_IMPAIRMENT])
+    # measurement label -> the impairment labels it runs under ([[measurement]] `impairments`);
+    # a measurement not named runs under every impairment
+    only_under: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+
+    def runs_under(self, measurement: Params, impairment: Impairment) -> bool:
+        labels = self.only_under.get(measurement_label(measurement))
+        return labels is None or impairment.label in labels
 
     @property
     def impaired(self) -> bool:
@@ -133,8 +140,32 @@ def campaign_from_dict(data: dict) -> Campaign:
     _require_unique([measurement_label(m) for m in measurements], "measurement")
     _require_rekeyable(techniques, measurements)
     _require_testbed_fits(data, testbed)
-    impairments = _impairments(data, testbed)
-    return Campaign(info, testbed, techniques, measurements, data, impairments or [NO_IMPAIRMENT])
+    impairments = _impairments(data, testbed) or [NO_IMPAIRMENT]
+    return Campaign(info, testbed, techniques, measurements, data, impairments, _only_under(data, impairments))
+
+
+def _only_under(data: dict, impairments: list[Impairment]) -> dict[str, tuple[str, ...]]:
+    """Each [[measurement]]'s `impairments` (the labels of the impairments it runs under, e.g. a
+    black-hole cell unimpaired beside set-ups under a loss ladder), checked against the campaign's."""
+    known = [impairment.label for impairment in impairments]
+    only: dict[str, tuple[str, ...]] = {}
+    for number, entry in enumerate(data.get("measurement") or [], start=1):
+        if "impairments" not in entry:
+            continue
+        where = f"measurement[{number}].impairments"
+        labels = entry["impairments"]
+        labels = [labels] if isinstance(labels, str) else labels
+        if not isinstance(labels, list) or not labels or not all(isinstance(label, str) for label in labels):
+            raise UserError(f"{where}: must be an impairment's label or a list of them; allowed values: "
+                            + ", ".join(map(repr, known)))
+        for label in labels:
+            if label not in known:
+                raise UserError(f"{where}: {label!r} is not an impairment of this campaign; allowed values: "
+                                + ", ".join(map(repr, known)))
+        stripped = {k: v for k, v in entry.items() if k != "impairments"}
+        for params in _entries({"measurement": [stripped]}, "measurement", MEASUREMENTS):
+            only[measurement_label(params)] = tuple(labels)
+    return only
 
 
 def _impairments(data: dict, testbed: TestbedSpec) -> list[Impairment]:
@@ -187,6 +218,8 @@ def rehearsal(campaign: Campaign) -> Campaign:
     if campaign.impaired:
         entries = _impairment_entries(campaign.source, campaign.testbed)
         impairments = [point for entry in entries for point in (entry[0], entry[-1])[:len(entry)]]
+        named = {label for labels in campaign.only_under.values() for label in labels}
+        impairments += [i for i in campaign.impairments if i.label in named and i not in impairments]
     measurements = [MEASUREMENTS[m.kind].rehearsed(m, REHEARSAL_SECONDS, REHEARSAL_PINGS)
                     for m in _swept_ends(campaign)]
     testbed = campaign.testbed.model_copy(update={axis: _ends(getattr(campaign.testbed, axis))
@@ -248,6 +281,8 @@ def _entries(data: dict, section: str, registry: dict) -> list[Params]:
         if kind not in registry:
             raise UserError(f"{where}.kind: {kind!r} is not allowed; allowed values: {', '.join(registry)}")
         axes = TECHNIQUE_AXES if section == "technique" else LIST_AXES
+        if section == "measurement":  # which impairments it runs under: the campaign's (_only_under)
+            entry = {k: v for k, v in entry.items() if k != "impairments"}
         points = [validate_model(registry[kind].Params, point, where) for point in _points(entry, where, axes)]
         if section == "technique":
             for params in points:
