@@ -309,12 +309,15 @@ def _points(entry: dict, where: str, axes: tuple[str, ...]) -> list[dict]:
 
 
 def _name_swept(params: Params, entry: dict, axes: tuple[str, ...]) -> Params:
-    """An unlabelled technique's swept values name each of its points, the default's too
-    (`nebula version=1.10.3` beside `nebula version=1.9.7`, not a bare `nebula`)."""
+    """An unlabelled technique's swept values name each of its points, the default's too, after
+    its other settings and in the same order at every point (`nebula version=1.10.3` beside
+    `nebula version=1.9.7`, `ipsec cipher=x tunnels=1` beside `ipsec cipher=x tunnels=10`)."""
     swept = [k for k in axes if isinstance(entry.get(k), list)]
-    label = technique_label(params)
-    missing = "".join(f" {k}={_show(getattr(params, k))}" for k in swept if f" {k}=" not in label)
-    return params.model_copy(update={"label": label + missing}) if missing and not entry.get("label") else params
+    if not swept or entry.get("label"):
+        return params
+    fixed = {k: v for k, v in params.non_default_settings().items() if k not in swept}
+    label = params.kind + "".join(f" {k}={_show(v)}" for k, v in fixed.items())
+    return params.model_copy(update={"label": label + "".join(f" {k}={_show(getattr(params, k))}" for k in swept)})
 
 
 def _require_tunnels_allowed(params: Params, where: str) -> None:
