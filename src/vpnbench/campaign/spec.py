@@ -132,6 +132,7 @@ def campaign_from_dict(data: dict) -> Campaign:
     _require_unique([technique_label(t) for t in techniques], "technique")
     _require_unique([measurement_label(m) for m in measurements], "measurement")
     _require_rekeyable(techniques, measurements)
+    _require_measurable(techniques, measurements, testbed)
     impairments = _impairments(data, testbed)
     return Campaign(info, testbed, techniques, measurements, data, impairments or [NO_IMPAIRMENT])
 
@@ -302,6 +303,14 @@ def _require_rekeyable(techniques: list[Params], measurements: list[Params]) -> 
             able = [kind for kind, cls in TECHNIQUES.items() if _rekeys_by_default(cls)]
             raise UserError(f"technique[{number}]: {reason}, so measurement[{where}] (kind = \"rekey\") cannot run "
                             f"on it; allowed technique kinds: {', '.join(able)}")
+
+
+def _require_measurable(techniques: list[Params], measurements: list[Params], testbed: TestbedSpec) -> None:
+    """What a kind needs of the testbed (a router) or of every technique (a server to restart)."""
+    for number, params in enumerate(measurements, start=1):
+        reason = MEASUREMENTS[params.kind].refused(params, techniques, testbed.router)
+        if reason:
+            raise UserError(f"measurement[{number}].{reason}")
 
 
 def _rekeys_by_default(cls) -> bool:

@@ -2,6 +2,7 @@
 
 from vpnbench.measure.base import Measurement
 from vpnbench.measure.latency_under_load import LatencyUnderLoad
+from vpnbench.measure.motion import Motion
 from vpnbench.measure.mtu import Mtu
 from vpnbench.measure.ping import Ping
 from vpnbench.measure.rate_search import RateSearch
@@ -25,5 +26,6 @@ def register(cls: type[Measurement]) -> None:
     declare_packages(cls.packages)
 
 
-for built_in in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch, Transfer, Stream, LatencyUnderLoad, Setup, Rekey, Soak):
+for built_in in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch, Transfer, Stream, LatencyUnderLoad, Setup, Rekey, Soak,
+                 Motion):
     register(built_in)

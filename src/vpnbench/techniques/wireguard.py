@@ -64,6 +64,16 @@ class WireGuardParams(TechniqueParams):
     family: Family = "ipv4"  # underlay family of the outer UDP packets
     port: int = Field(51820, ge=1, le=65535)
     mtu: int = Field(1420, ge=1280, le=9000)
+    # Persistent keepalive on both peers (seconds; unset: none, WireGuard's default). It also sends
+    # one at once when set, so a restarted server greets its peer instead of waiting for it.
+    keepalive: int | None = Field(None, ge=1, le=65535)
+
+    def settings(self) -> dict:
+        """Without an unset keepalive: cells stored before it existed had none, and stay equal."""
+        settings = super().settings()
+        if settings.get("keepalive") is None:
+            settings.pop("keepalive", None)
+        return settings
 
     # Field validators run in declaration order, so the fields they look at are already in info.data.
     @field_validator("implementation")
@@ -163,6 +173,7 @@ class WireGuard(Technique):
         super().__init__(params, ctx)
         self.ifaces: dict[str, str] = {}  # role -> its interface, named at up()
         self.peer_args: dict[str, list[str]] = {}  # role -> `wg set` words of its peer (rekey() re-adds it)
+        self.own_args: dict[str, list[str]] = {}  # role -> `wg set` words of its own port and key (restart_server)
         self.implementation = "kernel"  # what up() runs: kernel, wireguard-go or boringtun
         self._ran: dict | None = None  # implementation, version, build: read on the client at the first up()
 
@@ -183,7 +194,8 @@ class WireGuard(Technique):
             wire_filter=f"udp port {p.port}",
             wire_protocol="WireGuard",
             negotiated={"cipher": "chacha20poly1305", "key_exchange": "x25519",
-                        "psk": p.psk, "underlay_family": p.family, "mtu": p.mtu, **self._ran},
+                        "psk": p.psk, "underlay_family": p.family, "mtu": p.mtu,
+                        "persistent_keepalive": p.keepalive or "off", **self._ran},
         )
         # the userspace daemons, stopped together (wireguard-go takes ~28 ms to exit): those started so far
         self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))
@@ -195,13 +207,42 @@ class WireGuard(Technique):
             endpoint = f"[{endpoint}]:{p.port}" if p.family == "ipv6" else f"{endpoint}:{p.port}"
             peer_args = ["peer", keys[peer][1]] + (["preshared-key", str(psk_file)] if psk_file else [])
             peer_args += ["endpoint", endpoint, "allowed-ips", f"{INNER[peer]['ipv4']}/32,{INNER[peer]['ipv6']}/128"]
+            peer_args += ["persistent-keepalive", str(p.keepalive)] if p.keepalive else []
             self.peer_args[role] = peer_args
-            host.run(["wg", "set", iface, "listen-port", str(p.port), "private-key", str(keys[role][0]), *peer_args])
-            # One `ip` for the three (each command is a process, and over ssh a round trip).
-            host.run(["ip", "-batch", "-"], input=f"addr add {INNER[role]['ipv4']}/24 dev {iface}\n"
-                                                  f"addr add {INNER[role]['ipv6']}/64 dev {iface} nodad\n"
-                                                  f"link set {iface} mtu {p.mtu} up\n")
+            self.own_args[role] = ["listen-port", str(p.port), "private-key", str(keys[role][0])]
+            self._configure(role)
         return self.tunnel
+
+    def _configure(self, role: str) -> None:
+        """Its port, key and peer on one end's interface, the inner addresses, the link up."""
+        host, iface = self._host(role), self.ifaces[role]
+        host.run(["wg", "set", iface, *self.own_args[role], *self.peer_args[role]])
+        # One `ip` for the three (each command is a process, and over ssh a round trip).
+        host.run(["ip", "-batch", "-"], input=f"addr add {INNER[role]['ipv4']}/24 dev {iface}\n"
+                                              f"addr add {INNER[role]['ipv6']}/64 dev {iface} nodad\n"
+                                              f"link set {iface} mtu {self.params.mtu} up\n")
+
+    @classmethod
+    def cannot_restart_server(cls, params: WireGuardParams) -> str | None:
+        if userspace_implementation(params.implementation, params.backend) is None:
+            return ("wireguard: the kernel's WireGuard has no daemon to kill (and auto may choose it); "
+                    f"set implementation to one of {USERSPACE_NAMES}")
+        return None
+
+    def restart_server(self) -> dict:
+        """The server's userspace daemon killed (its interface goes with it) and started again with
+        the same key, port and peer: it has lost its sessions, as after a crash. The client is left
+        alone; it gets a new session when it (or, with keepalive, the server) starts a handshake."""
+        if self.tunnel is None or self.implementation == "kernel":
+            raise TechniqueError("wireguard: no userspace server daemon to restart")
+        old = self.tunnel.procs[0]  # the server's, started first (up())
+        old.stop(1)
+        self.tunnel.procs.remove(old)
+        self._create_interface(self.ctx.server, self.ifaces["server"])
+        self.tunnel.procs.insert(0, self.tunnel.procs.pop())  # the server's first again (evidence)
+        self._configure("server")
+        return {"how": f"{self.implementation} on the server stopped and started again, configured as before",
+                "persistent_keepalive": self.params.keepalive or "off"}
 
     @classmethod
     def cannot_rekey(cls, params: WireGuardParams) -> str | None:
