@@ -132,7 +132,7 @@ class Motion(Measurement):
                 time.sleep(p.after)
             if p.event == "nat":  # conntrack may have known the flow already: then nothing was rewritten
                 events.append((round(clock.now(), 3), "nat-rewritten",
-                               {"packets": nft_packets(ctx.router, events[0][2]["table"])}))
+                               {"flows": nft_counted(ctx.router, events[0][2]["table"])}))
         except (VpnbenchError, OSError) as exc:
             raise MeasurementError(f"motion {p.event}: {exc}", probe.outputs()) from None
         finally:
@@ -244,8 +244,8 @@ def nft(host: Host, script: str) -> None:
     host.run(["nft", "-f", "-"], input=script, timeout=10)
 
 
-def nft_packets(host: Host, table: str) -> int:
-    """The packets the counters of an ip table counted."""
+def nft_counted(host: Host, table: str) -> int:
+    """The packets the counters of an ip table counted (in a nat chain: the first of each flow)."""
     shown = json.loads(host.run(["nft", "-j", "list", "table", "ip", table], timeout=10).stdout or "{}")
     return sum(expr["counter"]["packets"] for item in shown.get("nftables", []) if "rule" in item
                for expr in item["rule"].get("expr", []) if isinstance(expr, dict) and "counter" in expr)
