@@ -12,7 +12,7 @@ import pytest
 from conftest import assert_refused, run_cli
 from timing import SLOWNESS
 from vpnbench import builds
-from vpnbench.measure.motion import recovery
+from vpnbench.measure.motion import Reply, recovery, stamped_replies
 from vpnbench.store import Store
 
 WINDOW = 2.0 * SLOWNESS  # seconds: a technique that does not follow the move costs this much
@@ -35,10 +35,15 @@ def motion(event: str, **more) -> str:
 # --- pure parts ---------------------------------------------------------------------------------
 
 
+def replies(rtt_ms: float, *sent: float) -> list[Reply]:
+    """Replies to pings sent every 0.1 s (numbered from 1 at 0 s) at these times."""
+    return [Reply(t, rtt_ms, round(t * 10) + 1) for t in sent]
+
+
 def test_recovery_counts_from_the_event_to_the_first_reply_to_a_ping_sent_after_it():
-    # pings every 0.1 s; replies (send time, RTT ms) until 0.5, none for 0.6-0.9, again from 1.0
-    replies = [(n / 10, 2.0) for n in range(6)] + [(n / 10, 4.0) for n in range(10, 14)]
-    metrics, detail = recovery(replies, moved=0.55, counted_from=0.55, window=2.0, interval=0.1, ended=1.4)
+    # replies until 0.5 s, none for 0.6-0.9, again from 1.0
+    got = replies(2.0, 0, .1, .2, .3, .4, .5) + replies(4.0, 1.0, 1.1, 1.2, 1.3)
+    metrics, detail = recovery(got, moved=0.55, counted_from=0.55, window=2.0, interval=0.1)
     assert metrics["recovered"] == 1.0
     assert metrics["recovery_s"] == pytest.approx(1.0 + 0.004 - 0.55)  # the reply to the 1.0 s ping
     assert metrics["outage_s"] == pytest.approx(1.004 - 0.502)  # from the 0.5 s ping's reply
@@ -47,18 +52,30 @@ def test_recovery_counts_from_the_event_to_the_first_reply_to_a_ping_sent_after_
 
 
 def test_a_cut_counts_recovery_from_the_restoration_and_the_outage_from_the_cut():
-    replies = [(n / 10, 1.0) for n in range(5)] + [(n / 10, 1.0) for n in range(25, 30)]
-    metrics, _ = recovery(replies, moved=0.45, counted_from=2.45, window=2.0, interval=0.1, ended=3.0)
+    got = replies(1.0, 0, .1, .2, .3, .4) + replies(1.0, 2.5, 2.6, 2.7)
+    metrics, _ = recovery(got, moved=0.45, counted_from=2.45, window=2.0, interval=0.1)
     assert metrics["recovery_s"] == pytest.approx(2.501 - 2.45)
     assert metrics["outage_s"] == pytest.approx(2.501 - 0.401)
+    assert metrics["pings_lost"] == 20  # 0.5 .. 2.4
 
 
 def test_no_reply_within_the_window_is_not_recovered_and_says_so():
-    replies = [(n / 10, 1.0) for n in range(5)] + [(3.5, 1.0)]  # a reply after the window does not count
-    metrics, detail = recovery(replies, moved=0.45, counted_from=0.45, window=2.0, interval=0.1, ended=3.6)
+    got = replies(1.0, 0, .1, .2, .3, .4, 3.5)  # a reply after the window does not count
+    metrics, detail = recovery(got, moved=0.45, counted_from=0.45, window=2.0, interval=0.1)
     assert metrics["recovered"] == 0.0 and "recovery_s" not in metrics and "outage_s" not in metrics
     assert detail["result"] == "not recovered within 2 s"
     assert metrics["pings_lost"] == 20  # 0.5 .. 2.4: every ping the window waited for
+
+
+def test_reply_times_come_from_pings_own_stamps_not_from_its_sequence_numbers():
+    # the third reply came 1.5 s after the first although its number says 0.2 s: ping fell behind
+    output = ("[1000.0010] 64 bytes from 10.99.0.2: icmp_seq=1 ttl=64 time=1.00 ms\n"
+              "[1000.1010] 64 bytes from 10.99.0.2: icmp_seq=2 ttl=64 time=1.00 ms\n"
+              "[1001.5020] 64 bytes from 10.99.0.2: icmp_seq=3 ttl=64 time=2.00 ms\n")
+    got = stamped_replies(output, 0.1)
+    assert [reply.seq for reply in got] == [1, 2, 3]
+    assert [round(reply.sent, 4) for reply in got] == [0.0, 0.1, 1.5]
+    assert got[2].arrived == pytest.approx(1.502)
 
 
 # --- bad input ----------------------------------------------------------------------------------

@@ -32,8 +32,9 @@ bring-up's negotiated record.
 import ipaddress
 import json
 import math
+import re
 import time
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import Field
 
@@ -118,7 +119,9 @@ class Motion(Measurement):
         family = ctx.tunnel.family
         # whole seconds: ping's -w takes no fraction; the probe is stopped once it has shown the recovery
         seconds = math.ceil(p.before + (p.outage if p.event == "cut" else 0) + p.window + p.after + 1)
-        probe = PingProbe(ctx, family, p.probe_interval, seconds)
+        # -D: each reply stamped with its arrival, since ping falls behind its schedule while
+        # replies are missing, and sequence number × interval drifts from real time
+        probe = PingProbe(ctx, family, p.probe_interval, seconds, flags=("-D",))
         path = Cleanup()  # what the event changed, undone newest first
         events: list[tuple[float, str, dict]] = []
         raw: dict[str, str] = {}
@@ -139,10 +142,10 @@ class Motion(Measurement):
             probe.stop()
             raw.update(probe.outputs())
             path.unwind()  # the path as it was (raises its first failure after undoing the rest)
-        replies = probe.series(clock, probe.rtts(raw["ping"]))
-        if not any(t < events[0][0] for t, _ in replies):
+        replies = stamped_replies(raw["ping"], p.probe_interval)
+        if not any(reply.sent < events[0][0] for reply in replies):
             raise MeasurementError("motion: no reply through the tunnel before the event", raw)
-        metrics, detail = recovery(replies, moved, counted_from, p.window, p.probe_interval, clock.now())
+        metrics, detail = recovery(replies, moved, counted_from, p.window, p.probe_interval)
         events.append((detail.get("recovered_at_s", round(counted_from + p.window, 3)),
                        "recovered" if metrics["recovered"] else "not-recovered", detail))
         if ctx.cycle is not None and not control:
@@ -152,7 +155,8 @@ class Motion(Measurement):
                 raise MeasurementError(f"motion {p.event}: the technique did not come back up after the cell: {exc}",
                                        raw, metrics) from None
             events.append((round(clock.now(), 3), "cycled", {"up_s": cycled.up_s, "why": "its state followed the move"}))
-        return MeasureResult(metrics, raw, series={"rtt_ms": replies}, events=events)
+        series = {"rtt_ms": [(round(reply.sent, 4), reply.rtt_ms) for reply in replies]}
+        return MeasureResult(metrics, raw, series=series, events=events)
 
     def _event(self, ctx: MeasureContext, control: bool, path: Cleanup, clock: TimeAxis,
                events: list) -> tuple[float, float]:
@@ -251,12 +255,39 @@ def nft_counted(host: Host, table: str) -> int:
                for expr in item["rule"].get("expr", []) if isinstance(expr, dict) and "counter" in expr)
 
 
+class Reply(NamedTuple):
+    """One ping's reply: when it was sent (its arrival less its RTT) on the cell's clock, its RTT, its number."""
+
+    sent: float
+    rtt_ms: float
+    seq: int
+
+    @property
+    def arrived(self) -> float:
+        return self.sent + self.rtt_ms / 1000
+
+
+STAMPED = re.compile(r"^\[(\d+\.\d+)\].*?icmp_seq=(\d+).*?time=([\d.]+) ms", re.MULTILINE)
+
+
+def stamped_replies(output: str, interval: float) -> list[Reply]:
+    """The replies of `ping -D` on the cell's clock (0: the probe's start). The first reply came
+    before anything was lost, while ping kept its schedule: it was sent at (its number - 1) ×
+    interval; every later one arrived its stamp's distance (the host's own clock) after it."""
+    stamped = [(float(stamp), int(seq), float(rtt)) for stamp, seq, rtt in STAMPED.findall(output)]
+    if not stamped:
+        return []
+    stamp0, seq0, rtt0 = stamped[0]
+    arrived0 = (seq0 - 1) * interval + rtt0 / 1000
+    return [Reply(arrived0 + stamp - stamp0 - rtt / 1000, rtt, seq) for stamp, seq, rtt in stamped]
+
+
 def wait_for_reply(probe: PingProbe, clock: TimeAxis, since: float, window: float) -> float | None:
     """Poll the probe's output until a reply to a ping sent at or after `since` (on clock) came back,
     at most `window` seconds after since: that reply's arrival, or None."""
     while True:
-        replies = probe.series(clock, probe.rtts(probe.outputs()["ping"]))
-        arrivals = [t + rtt / 1000 for t, rtt in replies if t >= since]
+        arrivals = [reply.arrived for reply in stamped_replies(probe.outputs()["ping"], probe.interval)
+                    if reply.sent >= since]
         if arrivals:
             return min(arrivals)
         if clock.now() > since + window:
@@ -264,33 +295,34 @@ def wait_for_reply(probe: PingProbe, clock: TimeAxis, since: float, window: floa
         time.sleep(POLL_S)
 
 
-def recovery(replies: list[tuple[float, float]], moved: float, counted_from: float, window: float,
-             interval: float, ended: float) -> tuple[dict[str, float], dict]:
-    """From the probe's replies ((send time, RTT ms) on the cell's clock): recovered or not within
-    window, the recovery time (from counted_from to the first reply to a ping sent at or after it
-    arriving), the outage (from the last reply before moved to that one), the pings lost in
-    between and the RTT before the move; and the event's detail."""
-    before = [(t, rtt) for t, rtt in replies if t + rtt / 1000 < moved]
-    after = [(t, rtt) for t, rtt in replies if t >= counted_from and t + rtt / 1000 <= counted_from + window]
+def recovery(replies: list[Reply], moved: float, counted_from: float, window: float,
+             interval: float) -> tuple[dict[str, float], dict]:
+    """From the probe's replies: recovered or not within window, the recovery time (from
+    counted_from to the arrival of the first reply to a ping sent at or after it), the outage
+    (from the last reply before moved to that one), the pings lost in between (by their numbers;
+    not recovered: the window's worth) and the RTT before the move; and the event's detail."""
+    before = [reply for reply in replies if reply.arrived < moved]
+    after = [reply for reply in replies if reply.sent >= counted_from and reply.arrived <= counted_from + window]
     metrics: dict[str, float] = {"window_s": window, "recovered": 1.0 if after else 0.0}
     if before:
-        metrics["rtt_before_p50_ms"] = percentile(sorted(rtt for _, rtt in before), 0.5)
-    last_before = max((t + rtt / 1000 for t, rtt in before), default=None)
-    first_send, first_rtt = min(after) if after else (None, None)
-    end = first_send if first_send is not None else min(ended, counted_from + window)
-    answered = {round(t / interval) for t, _ in replies}
-    # the pings sent after the last answered before the move (or after the move), before `end`
-    first_unanswered = round(max(t for t, _ in before) / interval) + 1 if before else math.ceil(moved / interval)
-    lost = [n for n in range(first_unanswered, math.ceil(end / interval - 1e-9)) if n not in answered]
-    metrics["pings_lost"] = float(len(lost))
-    detail: dict = {"window_s": window, "pings_lost": len(lost)}
-    if first_send is None:
+        metrics["rtt_before_p50_ms"] = percentile(sorted(reply.rtt_ms for reply in before), 0.5)
+    last = max(before, key=lambda reply: reply.seq, default=None)
+    first = min(after, key=lambda reply: reply.seq, default=None)
+    after_last = last.seq if last else 0
+    if first is not None:
+        unanswered = first.seq - after_last - 1
+    else:  # every ping sent until the window closed
+        unanswered = math.ceil((counted_from + window - (last.sent if last else moved)) / interval - 1e-9) - 1
+    answered = {reply.seq for reply in replies}
+    lost = max(0, unanswered - sum(1 for seq in answered if after_last < seq < after_last + 1 + unanswered))
+    metrics["pings_lost"] = float(lost)
+    detail: dict = {"window_s": window, "pings_lost": lost}
+    if first is None:
         detail["result"] = f"not recovered within {window:g} s"
         return metrics, detail
-    arrival = first_send + first_rtt / 1000
-    metrics["recovery_s"] = round(arrival - counted_from, 4)
-    detail.update(recovery_s=metrics["recovery_s"], recovered_at_s=round(arrival, 3))
-    if last_before is not None:
-        metrics["outage_s"] = round(arrival - last_before, 4)
+    metrics["recovery_s"] = round(first.arrived - counted_from, 4)
+    detail.update(recovery_s=metrics["recovery_s"], recovered_at_s=round(first.arrived, 3))
+    if last is not None:
+        metrics["outage_s"] = round(first.arrived - last.arrived, 4)
         detail["outage_s"] = metrics["outage_s"]
     return metrics, detail
