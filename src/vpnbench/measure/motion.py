@@ -155,7 +155,7 @@ class Motion(Measurement):
                 raise MeasurementError(f"motion {p.event}: the technique did not come back up after the cell: {exc}",
                                        raw, metrics) from None
             events.append((round(clock.now(), 3), "cycled", {"up_s": cycled.up_s, "why": "its state followed the move"}))
-        series = {"rtt_ms": [(round(reply.sent, 4), reply.rtt_ms) for reply in replies]}
+        series = {"rtt_ms": [(reply.sent, reply.rtt_ms) for reply in replies]}
         return MeasureResult(metrics, raw, series=series, events=events)
 
     def _event(self, ctx: MeasureContext, control: bool, path: Cleanup, clock: TimeAxis,
@@ -175,14 +175,15 @@ class Motion(Measurement):
                 detail = rebind(ctx.router, table, link.address.ip, path)
             else:
                 detail = cut(ctx.router, table, link.address.ip, path)
-        moved = clock.now() if p.event != "restart" else started  # a restart counts from the kill
-        events.append((round(moved, 3), f"motion-{p.event}", {**detail, "took_s": round(clock.now() - started, 4)}))
+        # rounded as the event is stored, so what counts as after it is the same in both
+        moved = round(clock.now() if p.event != "restart" else started, 3)  # a restart counts from the kill
+        events.append((moved, f"motion-{p.event}", {**detail, "took_s": round(clock.now() - started, 4)}))
         if p.event != "cut":
             return moved, moved
         time.sleep(max(0.0, moved + p.outage - clock.now()))
         path.unwind()  # the drop rule removed: the path is back
-        restored = clock.now()
-        events.append((round(restored, 3), "path-restored", {"cut_s": round(restored - moved, 3)}))
+        restored = round(clock.now(), 3)
+        events.append((restored, "path-restored", {"cut_s": round(restored - moved, 3)}))
         return moved, restored
 
 
