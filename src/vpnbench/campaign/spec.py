@@ -140,6 +140,7 @@ def campaign_from_dict(data: dict) -> Campaign:
     _require_unique([measurement_label(m) for m in measurements], "measurement")
     _require_rekeyable(techniques, measurements)
     _require_testbed_fits(data, testbed)
+    _require_measurable(techniques, measurements, testbed)
     impairments = _impairments(data, testbed) or [NO_IMPAIRMENT]
     return Campaign(info, testbed, techniques, measurements, data, impairments, _only_under(data, impairments))
 
@@ -350,6 +351,14 @@ def _require_rekeyable(techniques: list[Params], measurements: list[Params]) -> 
                 able = [kind for kind, cls in TECHNIQUES.items() if _rekeys_by_default(cls)]
                 raise UserError(f"technique[{number}]: {reason}, so measurement[{where}] (kind = "
                                 f"\"{measurement.kind}\") cannot run on it; allowed technique kinds: {', '.join(able)}")
+
+
+def _require_measurable(techniques: list[Params], measurements: list[Params], testbed: TestbedSpec) -> None:
+    """What a kind needs of the testbed (a router) or of every technique (a server to restart)."""
+    for number, params in enumerate(measurements, start=1):
+        reason = MEASUREMENTS[params.kind].refused(params, techniques, testbed.router)
+        if reason:
+            raise UserError(f"measurement[{number}].{reason}")
 
 
 def _rekeys_by_default(cls) -> bool:

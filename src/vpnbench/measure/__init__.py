@@ -3,6 +3,7 @@
 from vpnbench.measure.base import Measurement
 from vpnbench.measure.blackhole import PmtuBlackhole
 from vpnbench.measure.latency_under_load import LatencyUnderLoad
+from vpnbench.measure.motion import Motion
 from vpnbench.measure.mtu import Mtu
 from vpnbench.measure.ping import Ping
 from vpnbench.measure.rate_search import RateSearch
@@ -29,5 +30,5 @@ def register(cls: type[Measurement]) -> None:
 
 
 for built_in in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch, Transfer, Stream, LatencyUnderLoad, Setup, Rekey, Soak,
-                 PmtuBlackhole, SetupRate, RekeyRate):
+                 PmtuBlackhole, SetupRate, RekeyRate, Motion):
     register(built_in)

@@ -56,6 +56,10 @@ class MeasureContext:
     # The host between client and server, where the testbed has one: kinds that change the path
     # mid-flow (a cut, a NAT rebinding, a smaller MTU with ICMP dropped) do it there.
     router: Host | None = None
+    # Kill the server's daemon and start it again (Technique.restart_server: what was done), for
+    # the motion kind's failover; None where the runner cannot.
+    restart_server: Callable[[], dict] | None = None
+    run_id: str = ""  # names what a kind makes on a host (an nft table), so `vpnbench cleanup` knows it
 
     def target(self, family: str) -> str:
         return self.tunnel.server_addrs[family]
@@ -160,6 +164,12 @@ class Measurement(abc.ABC):
     @abc.abstractmethod
     def run(self, ctx: MeasureContext) -> MeasureResult:
         """Raise MeasurementError (with raw output) when the tool fails or its output can't be parsed."""
+
+    @classmethod
+    def refused(cls, params: Params, techniques: list[Params], router: bool) -> str | None:
+        """Why these params cannot run in a campaign of these techniques on a testbed with (or
+        without) a router: "field: why; allowed ..." (checked with the campaign), or None."""
+        return None
 
     @abc.abstractmethod
     def expected_seconds(self) -> float:

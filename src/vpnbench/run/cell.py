@@ -53,7 +53,8 @@ def run_cell(ctx: RunContext, cell: PlannedCell, technique: Technique, bringup: 
         try:
             result = measurement.run(MeasureContext(testbed.client, testbed.server, bringup.tunnel, ctx.ports,
                                                     record.technique_params, cycler(technique, bringup),
-                                                    technique.rekey, live, testbed.router))
+                                                    technique.rekey, live, testbed.router,
+                                                    technique.restart_server, ctx.resources.run_id))
         finally:
             record.hosts = monitor.stop()
         record.metrics, record.status, raw = result.metrics, "ok", result.raw

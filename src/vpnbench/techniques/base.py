@@ -205,6 +205,17 @@ class Technique(abc.ABC):
         raise TechniqueError(self.cannot_rekey(self.params) or f"{self.kind}: rekey not implemented")
 
     @classmethod
+    def cannot_restart_server(cls, params: Params) -> str | None:
+        """None when restart_server() can kill the server's daemon and start it again; otherwise
+        why not (checked with the campaign, before anything runs)."""
+        return f"{cls.kind}: vpnbench cannot restart its server daemon"
+
+    def restart_server(self) -> dict:
+        """Kill the server's daemon and start it again with the same configuration (the client
+        left as it is); return what was done. Raises TechniqueError when it did not happen."""
+        raise TechniqueError(self.cannot_restart_server(self.params) or f"{self.kind}: restart not implemented")
+
+    @classmethod
     @abc.abstractmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
         """Every data path this technique has, and whether this machine can run it."""

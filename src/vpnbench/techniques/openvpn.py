@@ -77,6 +77,15 @@ class OpenVPNParams(TechniqueParams):
     # Nagle off on the TCP transport (--socket-flags TCP_NODELAY). OpenVPN 2.7.6 and later always
     # do this; 2.6 (Debian 12) and the studies' versions do not, which costs latency.
     tcp_nodelay: bool = False
+    # --float on both daemons: a peer may change its address or port mid-session (UDP only).
+    float: bool = False
+
+    def settings(self) -> dict:
+        """Without float at its default: cells stored before it existed had none, and stay equal."""
+        settings = super().settings()
+        if settings.get("float") is False:
+            del settings["float"]
+        return settings
 
     # Field validators run in declaration order, so the fields they look at are already in info.data.
     @field_validator("backend")
@@ -198,7 +207,10 @@ class OpenVPN(Technique):
             more=[first.nth(i) for i in range(1, p.tunnels)],
             protection="encrypted",
             wire_filter=f"{p.transport} {ports}",
-            negotiated={"mode": p.mode, "transport": p.transport, "dev": p.dev, "underlay_family": p.family},
+            negotiated={"mode": p.mode, "transport": p.transport, "dev": p.dev, "underlay_family": p.family,
+                        # what follows a moved client or a lost peer (the motion kind); see _common_args
+                        "float": p.float if p.transport == "udp" else "no (TCP: a moved client needs a new connection)",
+                        "keepalive": "--ping 2 --ping-exit 30"},
         )
         if p.mode == "static":
             self.tunnel.negotiated["warning"] = STATIC_WARNING
@@ -256,6 +268,8 @@ class OpenVPN(Technique):
             args += ["--replay-window", str(p.replay_window)]
         if p.tcp_nodelay:
             args += ["--socket-flags", "TCP_NODELAY"]
+        if p.float:
+            args.append("--float")
         # A dead peer is noticed within seconds, so the runner's health check sees it.
         args += ["--ping", "2", "--ping-exit", "30"]
         return args

@@ -86,6 +86,16 @@ class WireGuardParams(TechniqueParams):
     family: Family = "ipv4"  # underlay family of the outer UDP packets
     port: int = Field(51820, ge=1, le=65535)
     mtu: int = Field(1420, ge=1280, le=9000)
+    # Persistent keepalive on both peers (seconds; unset: none, WireGuard's default). It also sends
+    # one at once when set, so a restarted server greets its peer instead of waiting for it.
+    keepalive: int | None = Field(None, ge=1, le=65535)
+
+    def settings(self) -> dict:
+        """Without an unset keepalive: cells stored before it existed had none, and stay equal."""
+        settings = super().settings()
+        if settings.get("keepalive") is None:
+            settings.pop("keepalive", None)
+        return settings
 
     # Field validators run in declaration order, so the fields they look at are already in info.data.
     @field_validator("implementation")
@@ -185,7 +195,10 @@ class WireGuard(Technique):
         super().__init__(params, ctx)
         self.ifaces: dict[str, str] = {}  # role -> its interface, named at up()
         self.peer_args: dict[str, list[str]] = {}  # role -> `wg set` words of its peer (rekey() re-adds it)
+        self.own_args: dict[str, list[str]] = {}  # role -> `wg set` words of its own port and key (restart_server)
         self.implementation = "kernel"  # what up() runs: kernel, wireguard-go or boringtun
+        self.client_setconf = ""  # tunnels > 1: the shell lines that configure every client interface
+        self.client_ifaces: list[str] = []  # tunnels > 1: every client interface, tunnel 1's first
         self._ran: dict | None = None  # implementation, version, build: read on the client at the first up()
 
     def up(self, backend: str) -> Tunnel:
@@ -194,6 +207,7 @@ class WireGuard(Technique):
         self.implementation = p.implementation_for(backend)
         self.ifaces = {"client": res.iface_name("c"), "server": res.iface_name("s")}
         self.peer_args = {}
+        self.client_setconf = ""
         self._ran = self._ran or self._what_runs()
         if p.tunnels > 1:
             return self._up_many(backend)
@@ -203,18 +217,14 @@ class WireGuard(Technique):
         # the userspace daemons, stopped together (wireguard-go takes ~28 ms to exit): those started so far
         self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))
         for role, peer in (("server", "client"), ("client", "server")):
-            host = self._host(role)
-            iface = self.ifaces[role]
-            self._create_interface(host, iface)
+            self._create_interface(self._host(role), self.ifaces[role])
             peer_args = ["peer", keys[peer][1]] + (["preshared-key", str(psk_file)] if psk_file else [])
             peer_args += ["endpoint", self._endpoint(peer),
                           "allowed-ips", f"{INNER[peer]['ipv4']}/32,{INNER[peer]['ipv6']}/128"]
+            peer_args += ["persistent-keepalive", str(p.keepalive)] if p.keepalive else []
             self.peer_args[role] = peer_args
-            host.run(["wg", "set", iface, "listen-port", str(p.port), "private-key", str(keys[role][0]), *peer_args])
-            # One `ip` for the three (each command is a process, and over ssh a round trip).
-            host.run(["ip", "-batch", "-"], input=f"addr add {INNER[role]['ipv4']}/24 dev {iface}\n"
-                                                  f"addr add {INNER[role]['ipv6']}/64 dev {iface} nodad\n"
-                                                  f"link set {iface} mtu {p.mtu} up\n")
+            self.own_args[role] = ["listen-port", str(p.port), "private-key", str(keys[role][0])]
+            self._configure(role)
         return self.tunnel
 
     def _new_tunnel(self, backend: str) -> Tunnel:
@@ -227,7 +237,8 @@ class WireGuard(Technique):
             wire_filter=f"udp port {p.port}",
             wire_protocol="WireGuard",
             negotiated={"cipher": "chacha20poly1305", "key_exchange": "x25519",
-                        "psk": p.psk, "underlay_family": p.family, "mtu": p.mtu, **self._ran},
+                        "psk": p.psk, "underlay_family": p.family, "mtu": p.mtu,
+                        "persistent_keepalive": p.keepalive or "off", **self._ran},
         )
 
     def _endpoint(self, peer: str) -> str:
@@ -247,6 +258,7 @@ class WireGuard(Technique):
         ends = [FIRST_ENDS.nth(index) for index in range(count)]
         client_ifaces = [res.iface_name(f"c{index}") for index in range(count)]
         self.ifaces = {"client": client_ifaces[0], "server": self.ifaces["server"]}
+        self.client_ifaces = client_ifaces
         self.tunnel = self._new_tunnel(backend)
         self.tunnel.more = ends[1:]
         self.tunnel.negotiated["tunnels"] = count
@@ -256,7 +268,7 @@ class WireGuard(Technique):
         server_conf = [f"[Interface]\nPrivateKey = {server_key[0]}\nListenPort = {p.port}\n"]
         server_conf += [_peer_section(public, psk, end.client) for (_, public), psk, end in zip(client_keys, psks, ends)]
         client_confs = [f"[Interface]\nPrivateKey = {private}\n"
-                        + _peer_section(server_key[1], psk, end.server, self._endpoint("server"))
+                        + _peer_section(server_key[1], psk, end.server, self._endpoint("server"), p.keepalive)
                         for (private, _), psk, end in zip(client_keys, psks, ends)]
         self.ctx.server.write_file(dirs["server"] / "wg.conf", "".join(server_conf), 0o600)
         for index, conf in enumerate(client_confs):
@@ -276,6 +288,7 @@ class WireGuard(Technique):
         script = "".join(f"wg setconf {iface} {dirs['client'] / f'wg{index}.conf'}\n"
                          for index, iface in enumerate(client_ifaces))
         self.ctx.client.run(["sh", "-e", "-s"], input=script, timeout=30 + count * BATCH_S_PER_TUNNEL)
+        self.client_setconf = script  # rekey() runs it again: every client's peer replaced, its session dropped
         # The server's first addresses carry the routes back to every client (the /16 and the /64).
         server_lines = [f"addr add {first['ipv4']}/16 dev {server_iface}",
                         f"addr add {first['ipv6']}/64 dev {server_iface} nodad"]
@@ -349,6 +362,39 @@ class WireGuard(Technique):
             reason += f" (implementation = \"auto\" may run {implementation})"
         return ceiling, f"{implementation}: {reason}"
 
+    def _configure(self, role: str) -> None:
+        """Its port, key and peer on one end's interface, the inner addresses, the link up."""
+        host, iface = self._host(role), self.ifaces[role]
+        host.run(["wg", "set", iface, *self.own_args[role], *self.peer_args[role]])
+        # One `ip` for the three (each command is a process, and over ssh a round trip).
+        host.run(["ip", "-batch", "-"], input=f"addr add {INNER[role]['ipv4']}/24 dev {iface}\n"
+                                              f"addr add {INNER[role]['ipv6']}/64 dev {iface} nodad\n"
+                                              f"link set {iface} mtu {self.params.mtu} up\n")
+
+    @classmethod
+    def cannot_restart_server(cls, params: WireGuardParams) -> str | None:
+        if params.tunnels > 1:
+            return "wireguard: vpnbench restarts the server of one tunnel (tunnels = 1) only"
+        if userspace_implementation(params.implementation, params.backend) is None:
+            return ("wireguard: the kernel's WireGuard has no daemon to kill (and auto may choose it); "
+                    f"set implementation to one of {USERSPACE_NAMES}")
+        return None
+
+    def restart_server(self) -> dict:
+        """The server's userspace daemon killed (its interface goes with it) and started again with
+        the same key, port and peer: it has lost its sessions, as after a crash. The client is left
+        alone; it gets a new session when it (or, with keepalive, the server) starts a handshake."""
+        if self.tunnel is None or self.implementation == "kernel":
+            raise TechniqueError("wireguard: no userspace server daemon to restart")
+        old = self.tunnel.procs[0]  # the server's, started first (up())
+        old.stop(1)
+        self.tunnel.procs.remove(old)
+        self._create_interface(self.ctx.server, self.ifaces["server"])
+        self.tunnel.procs.insert(0, self.tunnel.procs.pop())  # the server's first again (evidence)
+        self._configure("server")
+        return {"how": f"{self.implementation} on the server stopped and started again, configured as before",
+                "persistent_keepalive": self.params.keepalive or "off"}
+
     @classmethod
     def cannot_rekey(cls, params: WireGuardParams) -> str | None:
         return None
@@ -360,6 +406,8 @@ class WireGuard(Technique):
         until the new one is ready) packets in between are refused: an upper bound of the cost."""
         if self.tunnel is None:
             raise TechniqueError("wireguard: not up")
+        if self.client_setconf:
+            return self._rekey_every_tunnel(timeout)
         host, iface, peer_args = self.ctx.client, self.ifaces["client"], self.peer_args["client"]
         before = latest_handshake(host, iface)
         host.run(["wg", "set", iface, "peer", peer_args[1], "remove"])
@@ -370,7 +418,22 @@ class WireGuard(Technique):
                 raise TechniqueError(f"rekey: no new WireGuard handshake within {timeout:g} s of re-adding the peer")
             time.sleep(0.05)
         return {"how": "wg set peer remove + re-add on the client (forces a new handshake)",
-                "handshake_before": before, "handshake_after": after}
+                "handshake_before": before, "handshake_after": after, "tunnels_rekeyed": 1}
+
+    def _rekey_every_tunnel(self, timeout: float) -> dict:
+        """tunnels > 1: every client interface configured again (`wg setconf` replaces its peer, so
+        its session is gone), then a wait until each has a new handshake (started by its next packet)."""
+        count = self.params.tunnels
+        host = self.ctx.client
+        host.run(["sh", "-e", "-s"], input=self.client_setconf, timeout=30 + count * BATCH_S_PER_TUNNEL)
+        deadline = time.monotonic() + timeout + count * BATCH_S_PER_TUNNEL
+        while (waiting := count - handshaken(host, self.client_ifaces)) > 0:
+            if time.monotonic() > deadline:
+                raise TechniqueError(f"rekey: {waiting} of {count} tunnels had no new WireGuard handshake within "
+                                     f"{timeout:g} s of re-adding their peers")
+            time.sleep(0.05)
+        return {"how": "wg setconf again on every client interface (forces a new handshake each)",
+                "tunnels_rekeyed": count}
 
     def _keypair(self, role: str):
         private = _wg("genkey")
@@ -487,6 +550,13 @@ def implementation_status(implementation: str, version: str | None, probe: Kerne
     return lacking is None, "" if lacking is None else builds.missing_reason(implementation, version, lacking)
 
 
+def handshaken(host, ifaces: list[str]) -> int:
+    """How many of these interfaces' peers have had a handshake (`wg show all latest-handshakes`)."""
+    wanted = set(ifaces)
+    lines = host.run(["wg", "show", "all", "latest-handshakes"], timeout=30).stdout.splitlines()
+    return sum(1 for line in lines if len(fields := line.split()) >= 3 and fields[0] in wanted and fields[2] != "0")
+
+
 def latest_handshake(host, iface: str) -> int:
     """The peer's last handshake (Unix seconds, 0 for never) from `wg show IFACE latest-handshakes`."""
     fields = host.run(["wg", "show", iface, "latest-handshakes"], timeout=5).stdout.split()
@@ -507,11 +577,14 @@ def _psk() -> str:
     return base64.b64encode(secrets.token_bytes(32)).decode()
 
 
-def _peer_section(public: str, psk: str | None, allowed: dict[str, str], endpoint: str | None = None) -> str:
-    """One [Peer] of a `wg setconf` file: its key, its pre-shared key, its one inner address per family."""
+def _peer_section(public: str, psk: str | None, allowed: dict[str, str], endpoint: str | None = None,
+                  keepalive: int | None = None) -> str:
+    """One [Peer] of a `wg setconf` file: its key, its pre-shared key, its one inner address per
+    family, its persistent keepalive."""
     lines = [f"[Peer]\nPublicKey = {public}\n", f"PresharedKey = {psk}\n" if psk else "",
              f"Endpoint = {endpoint}\n" if endpoint else "",
-             f"AllowedIPs = {allowed['ipv4']}/32, {allowed['ipv6']}/128\n"]
+             f"AllowedIPs = {allowed['ipv4']}/32, {allowed['ipv6']}/128\n",
+             f"PersistentKeepalive = {keepalive}\n" if keepalive else ""]
     return "".join(lines)
 
 

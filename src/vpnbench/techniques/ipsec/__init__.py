@@ -49,6 +49,14 @@ class IPsecParams(TechniqueParams):
     ppk: bool = False  # RFC 8784 post-quantum preshared key mixed into IKEv2
     ke: Literal[("none", *PQ_KE)] = "none"  # additional (post-quantum) key exchange
     l2tp: bool = False  # L2TP/IPsec (xl2tpd over transport mode), as S4 ran it
+    mobike: bool = True  # strongSwan: IKEv2 MOBIKE (RFC 4555), its default; false turns it off
+
+    def settings(self) -> dict:
+        """Without mobike at its default: cells stored before it existed had it on, and stay equal."""
+        settings = super().settings()
+        if settings.get("mobike") is True:
+            del settings["mobike"]
+        return settings
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -57,6 +65,8 @@ class IPsecParams(TechniqueParams):
         if self.l2tp and self.family != "ipv4":
             raise ValueError("l2tp: xl2tpd runs over an IPv4 underlay only; set family = \"ipv4\"")
         if self.implementation == "libreswan":
+            if not self.mobike:
+                raise ValueError("mobike: only strongSwan's is switched by vpnbench; allowed with libreswan: true")
             if self.backend == "userspace":
                 raise ValueError("backend: libreswan has no userspace data path; allowed values: auto, kernel")
             libreswan.ike_proposal(self.ike)  # raises, naming the field, when Libreswan has no word for it
@@ -157,6 +167,28 @@ class IPsec(Technique):
                                   "the connection in one vici message of at most 512 KiB, about 3 000 children; "
                                   f"{CHILD_SA_CEILING} measured")
 
+    @classmethod
+    def cannot_restart_server(cls, params: IPsecParams) -> str | None:
+        if params.implementation != "strongswan" or params.l2tp:
+            return "ipsec: only strongSwan's charon (without L2TP) is restarted by vpnbench; set implementation = \"strongswan\""
+        return None
+
+    def restart_server(self) -> dict:
+        """The server's charon stopped and started again with the same configuration (it has lost
+        its SAs, as after a crash), then it initiates to the client, as `start_action = start`
+        would: without DPD (off here) the client would never notice the loss by itself."""
+        reason = self.cannot_restart_server(self.params)
+        if reason or self.tunnel is None:
+            raise TechniqueError(reason or "ipsec: not up")
+        charon = self.daemons["server"]
+        where = self.tunnel.procs.index(charon.proc)
+        charon.proc.stop(5)
+        self.tunnel.procs[where] = charon.start(self.tunnel.backend)
+        charon.swanctl("--load-all", "--noprompt")
+        charon.initiate()
+        return {"how": "charon on the server stopped, started and loaded again; it initiated to the client",
+                "dpd": "off", "mobike": self.params.mobike}
+
     def __init__(self, params: IPsecParams, ctx: TechniqueContext):
         super().__init__(params, ctx)
         # name ("client", "server", "l2tp-client", ...) -> the daemon up() started there
@@ -197,6 +229,8 @@ class IPsec(Technique):
         if p.l2tp:
             got["l2tp"] = self._up_l2tp()
         self.tunnel.negotiated = {"implementation": p.implementation, "asked": p.non_default_settings(), **got}
+        if p.implementation == "strongswan":  # what follows a moved client or a lost peer (motion kind)
+            self.tunnel.negotiated.update(mobike=p.mobike, dpd="off")
         warning = weak_ike_warning(p.ike)
         if warning:
             self.tunnel.negotiated["warnings"] = [warning]

@@ -124,6 +124,7 @@ def swanctl_conf(side: Side, params, backend: str, auth: dict[str, str], ppk_sec
     remote_addrs = {side.remote_addr}
     proposals = {params.ike}
     encap = {encap}
+    mobike = {'yes' if params.mobike else 'no'}
     rekey_time = 0
 {ppk}    local {{
       id = {side.role}@vpnbench
