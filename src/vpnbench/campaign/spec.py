@@ -139,7 +139,6 @@ def campaign_from_dict(data: dict) -> Campaign:
     _require_unique([technique_label(t) for t in techniques], "technique")
     _require_unique([measurement_label(m) for m in measurements], "measurement")
     _require_rekeyable(techniques, measurements)
-    _require_testbed_fits(data, testbed)
     _require_measurable(techniques, measurements, testbed)
     impairments = _impairments(data, testbed) or [NO_IMPAIRMENT]
     return Campaign(info, testbed, techniques, measurements, data, impairments, _only_under(data, impairments))
@@ -328,13 +327,6 @@ def _require_tunnels_allowed(params: Params, where: str) -> None:
                         f"allowed values: 1 to {ceiling}")
 
 
-def _require_testbed_fits(data: dict, testbed: TestbedSpec) -> None:
-    """A measurement kind that needs something of the testbed (a router) is refused without it."""
-    for number, entry in enumerate(data.get("measurement", []), start=1):
-        if reason := MEASUREMENTS[entry["kind"]].testbed_refusal(testbed):
-            raise UserError(f"measurement[{number}].kind: {reason}")
-
-
 def _require_rekeyable(techniques: list[Params], measurements: list[Params]) -> None:
     """A measurement that renews keys (Measurement.renews_keys: rekey, rekey_rate, rate_search with
     rekey_in_trials) runs on every technique of the campaign: each must rekey on demand, but the
@@ -356,7 +348,7 @@ def _require_rekeyable(techniques: list[Params], measurements: list[Params]) -> 
 def _require_measurable(techniques: list[Params], measurements: list[Params], testbed: TestbedSpec) -> None:
     """What a kind needs of the testbed (a router) or of every technique (a server to restart)."""
     for number, params in enumerate(measurements, start=1):
-        reason = MEASUREMENTS[params.kind].refused(params, techniques, testbed.router)
+        reason = MEASUREMENTS[params.kind].refused(params, techniques, testbed)
         if reason:
             raise UserError(f"measurement[{number}].{reason}")
 

@@ -143,12 +143,6 @@ class Measurement(abc.ABC):
     def __init__(self, params: Params):
         self.params = params
 
-    @classmethod
-    def testbed_refusal(cls, testbed: TestbedSpec) -> str | None:
-        """Why this kind cannot run on that testbed (checked with the campaign, before anything
-        runs: a kind that changes the router's link needs a router), or None."""
-        return None
-
     def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(client's, server's) commands this cell needs, as its params choose the tool."""
         return self.tools, self.server_tools
@@ -166,9 +160,10 @@ class Measurement(abc.ABC):
         """Raise MeasurementError (with raw output) when the tool fails or its output can't be parsed."""
 
     @classmethod
-    def refused(cls, params: Params, techniques: list[Params], router: bool) -> str | None:
-        """Why these params cannot run in a campaign of these techniques on a testbed with (or
-        without) a router: "field: why; allowed ..." (checked with the campaign), or None."""
+    def refused(cls, params: Params, techniques: list[Params], testbed: TestbedSpec) -> str | None:
+        """Why these params cannot run in a campaign of these techniques on this testbed (a kind
+        that changes the router's links needs a router): "field: why; allowed ..." (checked with
+        the campaign, before anything runs), or None."""
         return None
 
     @abc.abstractmethod

@@ -82,11 +82,11 @@ class PmtuBlackhole(Measurement):
     captions = ("outcome",)
 
     @classmethod
-    def testbed_refusal(cls, testbed: TestbedSpec) -> str | None:
+    def refused(cls, params: Params, techniques: list[Params], testbed: TestbedSpec) -> str | None:
         if not testbed.router:
-            return f"'{cls.kind}' narrows the router's link to the server: it needs [testbed] router = true"
+            return f"kind: '{cls.kind}' narrows the router's link to the server: it needs [testbed] router = true"
         if testbed.kind == "ssh":
-            return (f"'{cls.kind}' changes the router's link, which on an ssh testbed is not vpnbench's to "
+            return (f"kind: '{cls.kind}' changes the router's link, which on an ssh testbed is not vpnbench's to "
                     "change (a kill -9 would leave it narrowed); allowed here: kind = 'local' or 'vm'")
         return None
 

@@ -45,6 +45,7 @@ from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement,
 from vpnbench.measure.ping import percentile
 from vpnbench.measure.traffic import PingProbe, TimeAxis
 from vpnbench.params import Duration, Params
+from vpnbench.testbed_spec import TestbedSpec
 from vpnbench.techniques import TECHNIQUES, is_reference
 from vpnbench.techniques.base import Cleanup
 
@@ -74,11 +75,15 @@ class Motion(Measurement):
     headline = Headline(("recovery_s",), "time until traffic flows again (ms)", 1e3)
 
     @classmethod
-    def refused(cls, params: MotionParams, techniques: list[Params], router: bool) -> str | None:
+    def refused(cls, params: MotionParams, techniques: list[Params], testbed: TestbedSpec) -> str | None:
+        router = testbed.router
         allowed = "address, nat, cut, restart" if router else "restart"
         if params.event in ROUTER_EVENTS and not router:
             return (f"event: {params.event!r} changes the path at the router and needs [testbed] router = true; "
                     f"allowed here: {allowed}")
+        if params.event in ROUTER_EVENTS and testbed.kind == "ssh":
+            return (f"event: {params.event!r} changes the router, which on an ssh testbed is not vpnbench's to change "
+                    "(a kill -9 would leave it changed); allowed here: restart")
         if params.event == "restart":
             for number, technique in enumerate(techniques, start=1):
                 if TECHNIQUES[technique.kind].is_reference:
