@@ -216,17 +216,38 @@ class OpenVPN(Technique):
             self.tunnel.negotiated["warning"] = STATIC_WARNING
         secrets_args = self._static_key() if p.mode == "static" else self._tls_material()
         self.undo.defer(stop_all, self.tunnel.procs)  # those started, together; before their keys are wiped
+        self.server_argv: list[str] = []
         for index in range(p.tunnels):
             for role in ("server", "client"):  # the server first, so the client's first packet finds it
                 host = self._host(role)
                 argv = ["openvpn", *self._common_args(role, backend, index), *secrets_args[role]]
                 started = time.monotonic()  # the last client's start
                 self.tunnel.procs.append(host.spawn(argv, name="openvpn"))
+                if role == "server" and index == 0:
+                    self.server_argv = argv  # restart_server starts it again
         self._wait_ready()
         # "Initialization Sequence Completed" minus the client's start, as polled (50 ms steps)
         self.handshake_s = round(time.monotonic() - started, 3)
         self._check_data_path(backend)
         return self.tunnel
+
+    @classmethod
+    def cannot_restart_server(cls, params: OpenVPNParams) -> str | None:
+        if params.tunnels > 1:
+            return "openvpn: vpnbench restarts the server of one tunnel (tunnels = 1) only"
+        return None
+
+    def restart_server(self) -> dict:
+        """The server's openvpn killed and started again with the same arguments and key files (it
+        has lost its session, as after a crash). The client is left as it is: whether it gets a new
+        session (it has --ping-exit 30, no --ping-restart) is what the motion kind measures."""
+        reason = self.cannot_restart_server(self.params)
+        if reason or self.tunnel is None:
+            raise TechniqueError(reason or "openvpn: not up")
+        self.tunnel.procs[0].stop(5)  # the server's, started first (up())
+        self.tunnel.procs[0] = self.ctx.server.spawn(self.server_argv, name="openvpn")
+        return {"how": "openvpn on the server stopped and started again with the same arguments",
+                "keepalive": self.tunnel.negotiated.get("keepalive")}
 
     def _host(self, role: str):
         return self.ctx.client if role == "client" else self.ctx.server
