@@ -3,11 +3,31 @@ that this kernel has the ESP data path (else the test belongs in the kernel VM).
 
 import pytest
 
+from conftest import leftovers
 from vpnbench.errors import UserError
 from vpnbench.probe import LocalKernelProbe
 from vpnbench.resources import RunResources
 from vpnbench.run.setup import check_available, resolve_backends
+from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.ipsec import IPsec
+from vpnbench.testbed_spec import TestbedSpec
+from vpnbench.testbeds.local import LocalTestbed
+
+
+def local_bed():
+    """A local testbed and the context a technique gets on it, for a fixture to yield from;
+    the machine must be clean before and is checked clean after."""
+    assert leftovers() == [], f"machine not clean before the tests: {leftovers()}"
+    resources = RunResources()
+    testbed = LocalTestbed(TestbedSpec(), resources)
+    try:
+        testbed.up()
+        yield testbed, TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), resources,
+                                        LocalKernelProbe(resources))
+    finally:
+        testbed.down()
+        resources.close()
+    assert leftovers() == [], f"left behind: {leftovers()}"
 
 
 def assert_refused_before_run(campaign, message: str) -> None:

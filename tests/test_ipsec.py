@@ -6,8 +6,8 @@ import stat
 
 import pytest
 
-from conftest import TCP_AND_PING, leftovers, run_cli
-from ipsec_helpers import assert_refused_before_run
+from conftest import TCP_AND_PING, run_cli
+from ipsec_helpers import assert_refused_before_run, local_bed
 from vpnbench.campaign.spec import campaign_from_dict
 from vpnbench.errors import UserError
 from vpnbench.measure.base import MeasureContext, PortAllocator
@@ -16,11 +16,9 @@ from vpnbench.measure.tcp import Tcp, TcpParams
 from vpnbench.probe import LocalKernelProbe, NoProbe
 from vpnbench.resources import RunResources
 from vpnbench.run.bringup import wait_through
-from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.ipsec import IPsec, IPsecParams
 from vpnbench.techniques.ipsec.proposals import CIPHERS
 from vpnbench.techniques.ipsec.strongswan import missing_software, negotiated, parse_vici_raw
-from vpnbench.testbeds import LocalTestbed, TestbedSpec
 from vpnbench.wirecheck import check_wire
 from vpnbench.run.bringup import SETUP_TIMEOUT
 from timing import SLOWNESS
@@ -44,18 +42,7 @@ needs_strongswan = pytest.mark.skipif(missing_software(NoProbe()) is not None, r
 @pytest.fixture(scope="class")
 def bed():
     """One testbed for every case of TestUserspace (each case brings its own tunnel up and down)."""
-    assert leftovers() == [], f"machine not clean before the tests: {leftovers()}"
-    resources = RunResources()
-    testbed = LocalTestbed(TestbedSpec(), resources)
-    try:
-        testbed.up()
-        ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), resources,
-                               LocalKernelProbe(resources))
-        yield testbed, ctx
-    finally:
-        testbed.down()
-        resources.close()
-    assert leftovers() == [], f"left behind: {leftovers()}"
+    yield from local_bed()
 
 
 def bring_up(bed, **params):

@@ -4,17 +4,15 @@ point-to-point pairs, each tunnel answering over its own inner addresses, rekeye
 
 import pytest
 
-from conftest import assert_refused, leftovers
-from ipsec_helpers import skip_without_kernel_esp
+from conftest import assert_refused
+from ipsec_helpers import local_bed, skip_without_kernel_esp
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import UserError
-from vpnbench.probe import LocalKernelProbe, NoProbe
-from vpnbench.resources import RunResources
-from vpnbench.techniques.base import Ends, TechniqueContext
+from vpnbench.probe import NoProbe
+from vpnbench.techniques.base import Ends
 from vpnbench.techniques.ipsec import CHILD_SA_CEILING, IPsec, IPsecParams
 from vpnbench.techniques.ipsec.strongswan import installed_children, missing_software
 from vpnbench.techniques.openvpn import PAIR_CEILING, OpenVPN, OpenVPNParams
-from vpnbench.testbeds import LocalTestbed, TestbedSpec
 from vpnbench.tools import which
 
 # kernel ESP runs in the TCG-emulated VM, where every swanctl call is slow: fewer children there
@@ -71,17 +69,7 @@ def test_cli_refuses_tunnels_above_the_ceiling_before_a_run(tmp_path):
 @pytest.fixture(scope="module")
 def bed():
     """One testbed for both bring-ups."""
-    assert leftovers() == [], f"machine not clean before the tests: {leftovers()}"
-    resources = RunResources()
-    testbed = LocalTestbed(TestbedSpec(), resources)
-    try:
-        testbed.up()
-        yield testbed, TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), resources,
-                                        LocalKernelProbe(resources))
-    finally:
-        testbed.down()
-        resources.close()
-    assert leftovers() == [], f"left behind: {leftovers()}"
+    yield from local_bed()
 
 
 def ping_each(client, tunnel, family: str = "ipv4") -> list[str]:
