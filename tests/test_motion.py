@@ -84,8 +84,8 @@ def test_reply_times_come_from_pings_own_stamps_not_from_its_sequence_numbers():
 @pytest.mark.parametrize("router, technique, event, line", [
     ("false", 'kind = "wireguard"', "cut",
      "measurement[1].event: 'cut' changes the path at the router and needs [testbed] router = true; allowed here: restart"),
-    ("true", 'kind = "openvpn"', "restart",
-     "measurement[1].event: 'restart' cannot run on technique[1] (openvpn: vpnbench cannot restart its server daemon)"),
+    ("true", 'kind = "openvpn"\ntunnels = 2', "restart",
+     "measurement[1].event: 'restart' cannot run on technique[1] (openvpn: vpnbench restarts the server of one tunnel"),
     ("true", 'kind = "wireguard"\nimplementation = "kernel"', "restart",
      "measurement[1].event: 'restart' cannot run on technique[1] (wireguard: the kernel's WireGuard has no daemon"),
 ])
