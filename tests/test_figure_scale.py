@@ -72,6 +72,8 @@ DRAWERS = {
     "cpu_kinds": lambda c, fast, slow: figures.cpu_kinds(
         c, cells_with({k: {"cpu_user_pct": v, "cpu_system_pct": v, "cpu_softirq_pct": v}
                        for k, v in (("baseline", fast), ("wireguard", slow))}), "t", "kinds"),
+    "censored_ecdf": lambda c, fast, slow: figures.censored_ecdf(
+        c, {"loss 0%": [slow * 0.9, slow, None], "loss 30%": [fast * 0.9, fast, fast * 1.1]}, [], "t", "ecdf", {}),
     "trend_figure": lambda c, fast, slow: c.kept.append(trend.trend_figure("t", trend_group(fast, slow))),
 }
 

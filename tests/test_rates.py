@@ -65,7 +65,11 @@ def test_wireguard_rekeys_back_to_back_and_inside_every_search_trial(tmp_path, c
         rekey = trial.data["rekey"]
         # halfway through the trial, over before the generator returned
         assert rekey["inside"] and 0.5 <= rekey["at_s"] and rekey["at_s"] + rekey["seconds"] <= rekey["trial_s"]
-    assert 5e6 <= search["metrics"]["pdr_bps"] <= 20e6  # finite, within the searched range
+    metrics = search["metrics"]
+    if "pdr_bps" in metrics:  # finite, within the searched range
+        assert 5e6 <= metrics["pdr_bps"] <= 20e6
+    else:  # the rekeys cost packets at every load searched (CSIT-1886's finding): where it gave up, said
+        assert 5e6 <= metrics["pdr_upper_bound_bps"] <= 20e6
 
 
 def test_a_campaign_with_rekey_rate_and_the_baseline_is_refused(tmp_path):

@@ -209,7 +209,9 @@ def _measurement_section(number: int, label: str, summary: pd.DataFrame, cells: 
     kind = mine[0].measurement
     known = MEASUREMENTS[kind].columns if kind in MEASUREMENTS else []
     present = set(summary.loc[summary["measurement_label"] == label, "metric"])
-    columns = [(c.metric, c.title, c.scale) for c in known] + HOST_METRICS
+    # a column no cell of this label has is left out (Jain over tunnels where every cell had one)
+    columns = [(c.metric, c.title, c.scale) for n, c in enumerate(known) if n == 0 or c.metric in present]
+    columns += HOST_METRICS
     columns += [column for column in EFFICIENCY_METRICS if column[0] in present]
     counts = collections.Counter((c.technique, c.impairment) for c in mine)
     ok = collections.Counter((c.technique, c.impairment) for c in mine if c.ok)

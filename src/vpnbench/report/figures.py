@@ -683,8 +683,11 @@ def censored_ecdf(canvas: Canvas, samples: dict[str, list[float | None]], timeou
     for timeout in timeouts:
         if timeout > 0:
             ax.axvline(timeout * 1e3, linestyle="--", linewidth=0.8, color="grey")
-    ax.set_xscale("log")  # from a bare ping's ms to retries' tens of seconds
     ax.set_xlabel("set-up time (ms)")
+    # log where the times span more than the rule's spread (a bare ping's ms beside retries' tens
+    # of seconds); the timeout's line counts as the top it stretches the axis to
+    apply_scale_rule(ax, [v * 1e3 for values in samples.values() for v in values if v is not None],
+                     [t * 1e3 for t in timeouts if t > 0], axis="x")
     ax.set_ylabel("share of set-ups")
     ax.set_ylim(0, 1.02)
     ax.set_title(title, loc="left")
