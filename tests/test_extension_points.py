@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from vpnbench.errors import ImpairmentError, UserError
-from vpnbench.impair.backends import ImpairmentBackend
+from vpnbench.impair_backends import ImpairmentBackend
 from vpnbench.impair.model import Impairment
 from vpnbench.impair.registry import BACKENDS
 from vpnbench.impair.spec import NetemSpec
@@ -150,7 +150,7 @@ def test_the_methodology_check_reads_the_backends_default_queue_limit(toy_backen
 
 
 def test_auto_picks_a_registered_backend_where_the_built_in_ones_cannot_run(toy_backend):
-    from vpnbench.impair.backends import choose_backend
+    from vpnbench.impair_backends import choose_backend
 
     class TbfOnly(NoProbe):  # a kernel with sch_tbf but no sch_netem
         def accepts(self, commands: list[list[str]]) -> bool:

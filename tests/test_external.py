@@ -10,7 +10,7 @@ from bounds import assert_tcp_measured
 from conftest import DATA, run_cli
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import UserError
-from vpnbench.impair.backends import linkem_binary
+from vpnbench.impair_backends import linkem_binary
 from vpnbench.tools import which
 
 HOOK = [sys.executable, str(DATA / "fake_encryptor.py")]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from vpnbench.errors import MeasurementError
-from vpnbench.impair.backends import linkem_binary
+from vpnbench.impair_backends import linkem_binary
 from vpnbench.impair.model import Impairment
 from vpnbench.impair.spec import parse_netem
 from vpnbench.measure.base import MeasureContext, PortAllocator

@@ -12,7 +12,7 @@ import statistics
 
 import pytest
 
-from vpnbench.impair.backends import ImpairmentBackend, linkem_binary
+from vpnbench.impair_backends import ImpairmentBackend, linkem_binary
 from vpnbench.impair.bursts import loss_bursts
 from vpnbench.impair.model import Impairment
 from vpnbench.impair.spec import parse_netem

@@ -8,7 +8,7 @@ from conftest import run_cli
 from vpnbench.run.bringup import SETUP_TIMEOUT
 from timing import SLOWNESS, assert_delay_added
 from vpnbench.hosts.base import CommandResult
-from vpnbench.impair.backends import NetemBackend, linkem_binary
+from vpnbench.impair_backends import NetemBackend, linkem_binary
 from vpnbench.impair.model import ImpairmentParams, expand_impairment
 from vpnbench.probe import has_qdisc
 from vpnbench.resources import RunResources

@@ -4,7 +4,7 @@ window (not the queue) held the cells back, the warning names the window."""
 import pytest
 
 from conftest import run_campaign
-from vpnbench.impair.backends import LinkemBackend, NetemBackend, linkem_binary
+from vpnbench.impair_backends import LinkemBackend, NetemBackend, linkem_binary
 from vpnbench.methodology import queue_below_bdp
 
 

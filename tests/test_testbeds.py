@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from vpnbench.errors import ImpairmentError
-from vpnbench.impair.backends import NetemBackend
+from vpnbench.impair_backends import NetemBackend
 from vpnbench.impair.model import ImpairmentParams, expand_impairment
 from vpnbench.hosts.base import CommandFailed, CommandResult, Host
 from vpnbench.hosts.netns import NetnsHost

@@ -5,7 +5,7 @@ import platform
 
 from vpnbench.builds_install import build_rows
 from vpnbench.errors import VpnbenchError
-from vpnbench.impair.registry import registered as impairment_backends
+from vpnbench.impair_backends import registered as impairment_backends
 from vpnbench.measure import MEASUREMENTS  # noqa: F401 - defining them declares their packages (known_packages)
 from vpnbench.probe import KernelProbe, LocalKernelProbe, NoProbe, RemoteKernelProbe, ThisMachine
 from vpnbench.resources import RunResources

@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Iterable
 
 from vpnbench.impair.model import lossy
-from vpnbench.impair.registry import registered as impairment_backends
+from vpnbench.impair_backends import registered as impairment_backends
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.techniques import is_reference
 

@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
 from vpnbench.errors import UserError
+from vpnbench.hosts.inventory import inventory_hosts
 from vpnbench.hosts.ssh import SshSettings, SshTarget
 from vpnbench.impair.registry import BackendName, allowed_here, wrong_kind
 from vpnbench.params import MAX_MTU, MIN_MTU, Duration, core_range_error
@@ -74,8 +75,6 @@ class TestbedSpec(BaseModel):
             return data
         if not data.get("inventory"):
             raise ValueError(f"hosts.{next(iter(named))}.name: needs inventory = \"FILE\" (an Ansible inventory)")
-        from vpnbench.provision import inventory_hosts  # noqa: PLC0415 - ansible only when asked for
-
         try:
             known = inventory_hosts(data["inventory"])
         except UserError as exc:

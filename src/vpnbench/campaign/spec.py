@@ -15,6 +15,7 @@ from vpnbench.errors import UserError
 from vpnbench.impair.model import NONE as NO_IMPAIRMENT
 from vpnbench.impair.model import Impairment, ImpairmentParams, expand_impairment
 from vpnbench.impair.spec import SpecError
+from vpnbench.impair_backends import BACKENDS  # noqa: F401 - the built-in backends registered: the schema allows their names
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.params import DurationOrOff, Params, validate_model
 from vpnbench.scaling import expand_lists

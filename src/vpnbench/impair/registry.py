@@ -1,11 +1,12 @@
 """The registry of impairment backends, by name.
 
-A backend is one module: a subclass of `impair.backends.ImpairmentBackend` that declares its
+A backend is one module: a subclass of `impair_backends.ImpairmentBackend` that declares its
 name, availability probe, whether it needs a bump-in-the-wire hop, the testbed kinds it may
-run on and its default queue limit, and is registered with `@register`. The campaign schema's
+run on and its default queue limit, and is registered with `register`. The campaign schema's
 allowed values, doctor, the runner's choice and the methodology checks read this registry.
-This module imports nothing at load, so the schema (impair.model, the testbed spec) can use it;
-`registered()` loads the built-in backends (which register themselves) when first asked.
+This module imports nothing of vpnbench, so the schema (impair.model, the testbed spec) can use
+it: the names are looked up when a value is validated. The built-in backends are registered
+where the runtime is assembled (impair_backends.py), which the campaign loads with its schema.
 """
 
 from typing import Annotated
@@ -20,14 +21,8 @@ def register(cls: type) -> type:
     return cls
 
 
-def registered() -> dict[str, type]:
-    """Every registered backend, the built-in ones included: name -> class, in auto's order."""
-    from vpnbench.impair import backends  # noqa: F401, PLC0415 - they register themselves on import
-    return BACKENDS
-
-
 def allowed_names() -> tuple[str, ...]:
-    return ("auto", *registered())
+    return ("auto", *BACKENDS)
 
 
 def _known(value: str) -> str:
@@ -38,12 +33,12 @@ def _known(value: str) -> str:
 
 def allowed_here(testbed_kind: str, besides: str = "") -> str:
     """The backend values a testbed of this kind allows, other than `besides`, as a message says them."""
-    return ", ".join(["auto", *(n for n, c in registered().items() if n != besides and testbed_kind in c.testbeds)])
+    return ", ".join(["auto", *(n for n, c in BACKENDS.items() if n != besides and testbed_kind in c.testbeds)])
 
 
 def wrong_kind(name: str, testbed_kind: str) -> str | None:
     """None when backend `name` may run on a testbed of this kind (or is not known); else why not."""
-    cls = registered().get(name)
+    cls = BACKENDS.get(name)
     if cls is None or testbed_kind in cls.testbeds:
         return None
     return f"{name!r} runs on kind = {' or '.join(map(repr, cls.testbeds))} only"

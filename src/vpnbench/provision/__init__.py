@@ -13,11 +13,7 @@ with one line; --trust-new-host-keys makes it accept-new (a host's first contact
 to known_hosts; a changed key is still refused).
 """
 
-import json
 import os
-import shutil
-import subprocess
-import sys
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
@@ -26,6 +22,7 @@ from pathlib import Path
 
 from vpnbench.errors import UserError
 from vpnbench.hosts.arch import elf_arch, normalize
+from vpnbench.hosts.inventory import ansible_command, ansible_env, first_error, inventory_hosts
 from vpnbench.hosts.ssh import NO_FORWARDING
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.measure.gen import GEN_NAME, REPO_GEN, gen_binary
@@ -66,22 +63,6 @@ def campaign_needs(campaign=None) -> Needs:
     return Needs(sorted(packages), gen, sysctls)
 
 
-def ansible_command(name: str) -> str:
-    """ansible-playbook / ansible-inventory of this environment (the venv `make deps` made)."""
-    beside = Path(sys.executable).parent / name
-    found = str(beside) if os.access(beside, os.X_OK) else shutil.which(name)
-    if not found:
-        raise UserError(f"provision: {name} not found; `make deps` installs ansible-core")
-    return found
-
-
-def ansible_env() -> dict[str, str]:
-    return {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
-            "ANSIBLE_NOCOLOR": "1", "ANSIBLE_RETRY_FILES_ENABLED": "False",
-            # ansible-runner turns host key checking off unless told otherwise
-            "ANSIBLE_HOST_KEY_CHECKING": "True"}
-
-
 ANSIBLE_SSH_ARGS = "-C -o ControlMaster=auto -o ControlPersist=60s"  # Ansible's ssh_args default
 
 
@@ -92,39 +73,6 @@ def ssh_args(hostvars: dict, trust_new_host_keys: bool) -> str:
     policy = "accept-new" if trust_new_host_keys else "yes"
     own = hostvars.get("ansible_ssh_args") or os.environ.get("ANSIBLE_SSH_ARGS") or ANSIBLE_SSH_ARGS
     return " ".join(["-o", f"StrictHostKeyChecking={policy}", *NO_FORWARDING, str(own)])
-
-
-def inventory_hosts(path: str) -> dict[str, dict]:
-    """inventory hostname -> its variables, from ansible-inventory; one line for a file that is
-    missing, that Ansible cannot parse, or that names no host."""
-    inventory = Path(path)
-    if not inventory.is_file():
-        raise UserError(f"INVENTORY: {path}: no such file")
-    proc = subprocess.run([ansible_command("ansible-inventory"), "-i", str(inventory), "--list"],
-                          capture_output=True, text=True, timeout=120, env={**os.environ, **ansible_env()},
-                          stdin=subprocess.DEVNULL)
-    if proc.returncode != 0:
-        raise UserError(f"INVENTORY: {path}: {first_error(proc.stderr) or 'ansible-inventory failed'}")
-    data = json.loads(proc.stdout)
-    hosts = dict(data.get("_meta", {}).get("hostvars", {}))
-    for group in data.values():
-        for host in group.get("hosts", []) if isinstance(group, dict) else []:
-            hosts.setdefault(host, {})
-    if not hosts:
-        raise UserError(f"INVENTORY: {path}: no hosts in it")
-    return hosts
-
-
-def first_error(stderr: str) -> str:
-    """Ansible's reason in one line (its [ERROR]/[WARNING] lines, without the decoration)."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    for line in lines:  # the parser's own reason beats the summary "No inventory was parsed"
-        if line.startswith("[WARNING]: Failed to parse"):
-            return line.split(":", 1)[1].strip()
-    for line in lines:
-        if line.startswith("[ERROR]") or line.startswith("ERROR!"):
-            return line.split(":", 1)[1].strip() if line.startswith("[ERROR]") else line[len("ERROR!"):].strip()
-    return lines[0] if lines else ""
 
 
 def pick_hosts(known: dict[str, dict], wanted: str | None, path: str) -> list[str]:

@@ -1,12 +1,11 @@
-"""The impairment backend of a run: which one (the registry's, impair/registry.py), and the
+"""The impairment backend of a run: which one (the registry's, impair_backends.py), and the
 impairment changed in place between cells (a technique stays up across impairments, as the
 studies ran)."""
 
 from vpnbench.campaign import Campaign, PlannedCell
 from vpnbench.errors import VpnbenchError
-from vpnbench.impair.backends import ImpairmentBackend, choose_backend
 from vpnbench.impair.model import Impairment
-from vpnbench.impair.registry import registered
+from vpnbench.impair_backends import ImpairmentBackend, choose_backend, registered
 from vpnbench.probe import KernelProbe
 from vpnbench.testbeds import Testbed
 

@@ -77,7 +77,7 @@ class Testbed(abc.ABC):
     links: list[Link]
     pin_note: str = ""  # how the hosts' processes are placed on cores, for the terminal and the run
     # Can the router's kernel run netem? Not when the router is a namespace of a machine without
-    # sch_netem (the VM testbed's): netem then acts on the endpoints (impair/backends.py).
+    # sch_netem (the VM testbed's): netem then acts on the endpoints (impair_backends.py).
     netem_on_router: bool = True
     sysctls: dict[str, dict]  # what up() applied, for the run's record
 

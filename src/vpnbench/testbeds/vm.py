@@ -7,7 +7,7 @@ guests on a 2-core machine starved each other until evidence commands timed out.
 only forwards, which this machine's kernel does as well as a guest's. The price: what runs in
 the router runs on this machine's kernel. netem (which a kernel without sch_netem cannot give
 the router) is then applied on the guests' own egress (placement "endpoints"; see
-impair/backends.NetemBackend), which the run records as the impairment's placement.
+impair_backends.NetemBackend), which the run records as the impairment's placement.
 
 The links: with a router, each guest's NIC is a tap device QEMU creates in the run's VM
 namespace, moved into the router's namespace and named and addressed as the local testbed's

@@ -2,7 +2,8 @@
 
 Both take the same two specs, egress (client -> server) and ingress (server -> client),
 and change them in place between cells without rebuilding anything. Each class declares what
-the rest of vpnbench needs to know of it and is registered by name (impair/registry.py).
+the rest of vpnbench needs to know of it and is registered by name (impair/registry.py): the
+built-in ones at the end of this module, so whoever imports it finds them registered.
 """
 
 import abc
@@ -12,15 +13,13 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from vpnbench.errors import ImpairmentError, UserError
 from vpnbench.impair.model import Impairment
 from vpnbench.impair.registry import BACKENDS, allowed_here, register, wrong_kind
 from vpnbench.impair.spec import NetemSpec
-
-if TYPE_CHECKING:  # the testbed's schema names backends (registry), so only annotations import it
-    from vpnbench.testbeds import Testbed
+from vpnbench.testbeds import Testbed
 
 TESTBED_KINDS = ("local", "ssh", "vm")
 NETEM_DEFAULT_LIMIT = 1000  # packets: netem's queue when the spec gives no limit
@@ -30,7 +29,7 @@ LINE_RATE_BPS = 10e9  # the delay line's assumed line rate when no rate is set
 MAX_DEFAULT_LIMIT = 1_000_000
 
 LINKEM_NAME = "vpnbench-linkem"
-REPO_LINKEM = Path(__file__).resolve().parents[3] / "linkem" / "target" / "release" / LINKEM_NAME
+REPO_LINKEM = Path(__file__).resolve().parents[2] / "linkem" / "target" / "release" / LINKEM_NAME
 
 
 def linkem_binary() -> str | None:
@@ -64,7 +63,7 @@ class ImpairmentBackend(abc.ABC):
 
     @classmethod
     @abc.abstractmethod
-    def create(cls, testbed: "Testbed") -> "ImpairmentBackend":
+    def create(cls, testbed: Testbed) -> "ImpairmentBackend":
         """The backend for a testbed whose links exist (built with a bump if needs_bump)."""
 
     def start(self) -> None:
@@ -97,7 +96,6 @@ class ImpairmentBackend(abc.ABC):
         return {}
 
 
-@register
 class NetemBackend(ImpairmentBackend):
     """A netem qdisc on the egress of each direction: the router's two sides (default when
     there is a router whose kernel has netem), or the endpoints' own interfaces (S1's way)."""
@@ -113,10 +111,10 @@ class NetemBackend(ImpairmentBackend):
         return {"netem": probe.has_qdisc("netem")}
 
     @classmethod
-    def create(cls, testbed: "Testbed") -> "NetemBackend":
+    def create(cls, testbed: Testbed) -> "NetemBackend":
         return cls(testbed)
 
-    def __init__(self, testbed: "Testbed"):
+    def __init__(self, testbed: Testbed):
         self.has_router = testbed.router is not None
         self.netem_on_router = testbed.netem_on_router  # the VM testbed's router: this machine's kernel
         first, last = testbed.links[0], testbed.links[-1]
@@ -224,7 +222,7 @@ def _keeps_stale_settings(previous: NetemSpec, new: NetemSpec) -> bool:
     return any(has(previous, group) and not has(new, group) for group in STICKY_GROUPS)
 
 
-def _iface_of(testbed: "Testbed", role: str) -> str:
+def _iface_of(testbed: Testbed, role: str) -> str:
     for link in testbed.links:
         if link.a == role:
             return link.a_iface
@@ -233,7 +231,6 @@ def _iface_of(testbed: "Testbed", role: str) -> str:
     raise KeyError(role)
 
 
-@register
 class LinkemBackend(ImpairmentBackend):
     """linkem bridges the two halves of the bumped link; specs change over its stdin."""
 
@@ -260,10 +257,10 @@ class LinkemBackend(ImpairmentBackend):
         return None if linkem_binary() else "linkem is not built (run `make`, or set VPNBENCH_LINKEM)"
 
     @classmethod
-    def create(cls, testbed: "Testbed") -> "LinkemBackend":
+    def create(cls, testbed: Testbed) -> "LinkemBackend":
         return cls(testbed, linkem_binary())
 
-    def __init__(self, testbed: "Testbed", binary: str):
+    def __init__(self, testbed: Testbed, binary: str):
         bump = testbed.bump_point()
         if bump is None:
             raise ImpairmentError("linkem needs a testbed built with a bump")
@@ -334,3 +331,12 @@ def choose_backend(asked: str, testbed_kind: str, probe) -> str:
     if asked != "auto":
         raise UserError(f"impairment.backend: {reasons[0]}; allowed here: {allowed_here(testbed_kind, asked)}")
     raise UserError("impairment.backend: no backend can run here (" + "; ".join(reasons) + ")")
+
+
+for built_in in (NetemBackend, LinkemBackend):  # auto tries them in this order
+    register(built_in)
+
+
+def registered() -> dict[str, type[ImpairmentBackend]]:
+    """Every registered backend, the built-in ones included: name -> class, in auto's order."""
+    return BACKENDS
