@@ -33,7 +33,10 @@ def wireguard_backend_auto_picks() -> str:
 @pytest.mark.netns
 @pytest.mark.vm
 def test_smoke_campaign_end_to_end(tmp_path, clean_machine):
-    campaign = write_campaign(tmp_path)
+    # The preset as shipped but for its streams' length: 1 s of TCP and of UDP instead of 2 s
+    # (every assertion here is on a cell's shape and its own arithmetic, none on a rate's spread).
+    assert SMOKE.count('duration = "2s"') == 2
+    campaign = write_campaign(tmp_path, SMOKE.replace('duration = "2s"', 'duration = "1s"'))
     db = tmp_path / "smoke.db"
     result = run_cli("run", str(campaign), "--db", str(db))
     assert result.returncode == 0, result.stdout + result.stderr

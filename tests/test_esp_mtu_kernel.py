@@ -37,6 +37,11 @@ auth = "pubkey"
 [[measurement]]
 kind = "mtu"
 family = "ipv6"
+# A too-big probe is dropped silently here (no "message too long"), so each is waited out:
+# twice (the retry), 18 of them over both ciphers, 18 s at the default 1 s. A probe that fits
+# is answered in milliseconds (<= 10 ms in the TCG VM's ping cells), so 0.5 s still leaves a
+# retried probe two waits of 50x that; a slow reply could only make the MTU read low (a failure).
+timeout = "0.5s"
 """
 
 

@@ -32,10 +32,10 @@ label = "ideal"
 netem = "delay 20ms"
 [[measurement]]
 kind = "tcp"
-duration = "2s"
+duration = "1s"
 [[measurement]]
 kind = "ping"
-count = 20
+count = 10
 interval = "0.05s"
 """
 

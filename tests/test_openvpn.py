@@ -254,7 +254,7 @@ label = "no-dco"
 dco = false
 [[measurement]]
 kind = "tcp"
-duration = "2s"
+duration = "1s"
 [[measurement]]
 kind = "ping"
 count = 10

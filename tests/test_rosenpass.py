@@ -211,7 +211,7 @@ def kernel_wireguard():
 def test_kernel_wireguard_gets_its_psk_from_rosenpass(tmp_path, kernel_wireguard, clean_machine):
     (tmp_path / "c.toml").write_text('[campaign]\nname = "rp-kernel"\n[[technique]]\nkind = "rosenpass"\n'
                                      '[technique.wireguard]\nbackend = "kernel"\n'
-                                     '[[measurement]]\nkind = "tcp"\nduration = "2s"\n'
+                                     '[[measurement]]\nkind = "tcp"\nduration = "1s"\n'
                                      '[[measurement]]\nkind = "ping"\ncount = 5\ninterval = "0.05s"\n')
     result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"), timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -387,10 +387,10 @@ class IPsec(Technique):
 
     @staticmethod
     def _flush(host, backend: str) -> None:
-        if backend == "kernel":
-            host.run(["ip", "xfrm", "state", "flush"], check=False)
-            host.run(["ip", "xfrm", "policy", "flush"], check=False)
-        host.run(["ip", "route", "flush", "table", "220"], check=False)
+        """The SAs, policies and charon's route table gone: one `ip -force -batch` (each line
+        tried whatever the one before did), not a command each (~0.1 s apiece in the TCG VM)."""
+        lines = ["xfrm state flush", "xfrm policy flush"] if backend == "kernel" else []
+        host.run(["ip", "-force", "-batch", "-"], check=False, input="\n".join([*lines, "route flush table 220"]) + "\n")
 
 
 def _selectors(ends: Ends, role: str) -> str:

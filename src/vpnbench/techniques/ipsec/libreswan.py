@@ -141,8 +141,8 @@ class Pluto:
     def prepare(self) -> None:
         """The private directory and an empty NSS database (no password: it lives in our 0700 dir)."""
         self.host.remember_dir(self.dir)  # cleanup after a kill -9 wipes it on the host, keys included
-        for sub in ("", "pluto", "nss", "ipsec.d"):
-            self.host.run(["mkdir", "-p", "-m", "700", str(self.dir / sub)])
+        # one mkdir (operands made in order, each 0700), not one a directory (~0.1 s apiece in the TCG VM)
+        self.host.run(["mkdir", "-p", "-m", "700", *(str(self.dir / sub) for sub in ("", "pluto", "nss", "ipsec.d"))])
         self.host.run(["certutil", "-N", "-d", f"sql:{self.dir / 'nss'}", "--empty-password"])
 
     def generate_key(self) -> str:
