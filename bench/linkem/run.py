@@ -432,7 +432,7 @@ def sec_tunnel(pairs=5):
     out()
 
 
-def sec_impaired(pairs=7):
+def sec_impaired(pairs=int(os.environ.get("LINKEM_ROUNDS", "7"))):
     """Issue 30 item 9: the userspace path under an impairment too small to limit TCP."""
     spec = "delay 100us"
     out(f"### Impaired path: one TCP stream, `{spec}` both ways (3 s runs, {pairs} alternating rounds)")
