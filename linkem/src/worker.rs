@@ -269,7 +269,7 @@ impl Worker {
                         eprintln!("linkem: in-kernel pass-through unavailable ({e}); forwarding in userspace");
                         fast = None;
                     }
-                } else if !want && f.active() {
+                } else if !want && !f.guarded() {
                     f.detach();
                 }
             }

@@ -3,6 +3,7 @@
 Tolerances are statistical: wide enough for a noisy 2-core machine, tight
 enough that a broken feature (off by a factor, or not applied) fails.
 """
+import json
 import math
 import signal
 import subprocess
@@ -213,6 +214,33 @@ def test_kill9_cuts_the_wire(topo, linkem):
     lk.p.wait(5)
     rep, _ = ping(topo, 2, 0.05)
     assert rep == []
+
+
+def test_impaired_frames_stay_out_of_the_bump_namespaces_stack(topo, linkem):
+    """While linkem forwards in userspace, its AF_PACKET socket has every frame before the bump
+    namespace's stack does; a frame the stack would take (addressed to a bridge end's MAC and to
+    an address of that namespace) must not get past linkem there. Before the tcx guard, such a
+    ping was answered by the bump namespace itself, and every forwarded frame climbed its stack
+    to be dropped as addressed to another host."""
+    bump_ip = f"10.77.{topo.net}.9"
+    la_mac = json.loads(topo.run(topo.l, "ip", "-j", "link", "show", "dev", "la").stdout)[0]["address"]
+    c0_mac = json.loads(topo.run(topo.c, "ip", "-j", "link", "show", "dev", "c0").stdout)[0]["address"]
+    topo.run(topo.l, "ip", "addr", "add", f"{bump_ip}/32", "dev", "lo")
+    topo.run(topo.l, "ip", "route", "add", f"{topo.c_ip}/32", "dev", "la")
+    topo.run(topo.l, "ip", "neigh", "replace", topo.c_ip, "lladdr", c0_mac, "dev", "la", "nud", "permanent")
+    topo.run(topo.c, "ip", "neigh", "replace", bump_ip, "lladdr", la_mac, "dev", "c0", "nud", "permanent")
+    try:
+        lk = linkem(a2b="delay 1ms", b2a="delay 1ms")
+        rep, _ = ping(topo, 3, 0.1, dst=bump_ip)
+        assert rep == [], "the bump namespace answered: its stack saw a frame linkem was forwarding"
+        assert lk.stats()["a2b"]["received"] >= 3  # linkem had them
+        rep, summ = ping(topo, 3, 0.1)  # and the path through linkem still works, delayed
+        assert len(rep) == 3 and summ["min"] >= 2.0, summ
+    finally:
+        topo.run(topo.c, "ip", "neigh", "del", bump_ip, "dev", "c0", check=False)
+        topo.run(topo.l, "ip", "neigh", "del", topo.c_ip, "dev", "la", check=False)
+        topo.run(topo.l, "ip", "route", "del", f"{topo.c_ip}/32", check=False)
+        topo.run(topo.l, "ip", "addr", "del", f"{bump_ip}/32", "dev", "lo", check=False)
 
 
 # ---------------------------------------------------------------- control
