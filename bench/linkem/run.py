@@ -174,6 +174,15 @@ def out(s=""):
 
 # ------------------------------------------------------------------ sections
 
+def cpu_busy(since=None):
+    """The machine's CPU counters (total, idle); given earlier ones, the busy share since."""
+    v = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    now = (sum(v), v[3] + v[4])
+    if since is None:
+        return now
+    return 1 - (now[1] - since[1]) / max(now[0] - since[0], 1)
+
+
 def ab_pairs(arms, pairs, run):
     """Alternate the arms (A, B, ...) `pairs` times in one run; per arm the values, and per
     non-first arm the ratio to the first arm within each round (same minute, same load)."""
@@ -443,15 +452,26 @@ def sec_impaired(pairs=int(os.environ.get("LINKEM_ROUNDS", "7"))):
     def run(k):
         binary = others.get(k.removeprefix("linkem-delay-"), BIN)
         with (Fwd("bridge") if k == "bridge" else Fwd(a2b=spec, b2a=spec, binary=binary)) as f:
+            busy0 = cpu_busy()
             bps = iperf_tcp(3)[0]
+            run.busy.setdefault(k, []).append(cpu_busy(busy0))
+            if k != "bridge":
+                st = f.stats()
+                run.late.setdefault(k, []).append((st["a2b"]["late_mean_us"], st["b2a"]["late_mean_us"]))
             if k == "linkem-delay":
-                st = f.stats()["a2b"]
-                run.frames.append((st["received"], st["received_bytes"]))
+                run.frames.append((st["a2b"]["received"], st["a2b"]["received_bytes"]))
             return bps
 
-    run.frames = []
+    run.frames, run.busy, run.late = [], {}, {}
     runs, ratios = ab_pairs(arms, pairs, run)
     out_table_vs_bridge(runs, ratios)
+    out("| path | machine busy during the stream (median, both CPUs) | mean departure lateness a2b / b2a, µs (median over runs) |")
+    out("|---|---|---|")
+    for k in arms:
+        late = run.late.get(k)
+        lates = (f"{statistics.median(a for a, _ in late):.0f} / {statistics.median(b for _, b in late):.0f}"
+                 if late else "—")
+        out(f"| {k} | {statistics.median(run.busy[k]) * 100:.0f} % | {lates} |")
     sizes = [b / n for n, b in run.frames if n]
     out(f"a2b frames per run: {' / '.join(str(n) for n, _ in run.frames)}; mean frame "
         f"{statistics.median(sizes):.0f} B (median over runs)")

@@ -409,10 +409,9 @@ impl Worker {
             };
             if !eng.is_empty() {
                 // Frames wait to leave: sleep until the next departure, deaf to arrivals (they
-                // keep their kernel arrival time and are read at the next wake-up). A wake-up
-                // per departure instead of one per arriving frame: at `delay 100us` this alone
-                // took one TCP stream from ~0.8 to ~0.94 of the kernel bridge (bench/RESULTS.md).
-                // At most DEAF_NS at a time, so the socket buffer never fills meanwhile.
+                // keep their kernel arrival time and are read at the next wake-up): a wake-up
+                // per departure instead of one per arriving frame. At most DEAF_NS at a time,
+                // so the socket buffer never fills meanwhile.
                 io::wait_readable(-1, self.slot.wake_fd, wait.min(DEAF_NS));
             } else {
                 io::wait_readable(self.rx, self.slot.wake_fd, 100_000_000);
