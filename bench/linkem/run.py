@@ -4,7 +4,7 @@ kernel forwarding (a Linux bridge in the same topology), in one run.
 
     sudo python3 bench/linkem/run.py [--only throughput,delay,...] [--json out.json]
 
-Sections: throughput tunnel delay jitter loss rate load physics. Needs root,
+Sections: throughput tunnel delay jitter loss rate load physics impaired. Needs root,
 iproute2, iperf3, wireguard-go and wg (tunnel), python3; builds linkem with cargo if needed. All
 namespaces are named vpbt-lkb*, and are removed at the end (also on error
 or Ctrl-C). Only per-namespace sysctls (inside the throwaway namespaces)
@@ -94,7 +94,7 @@ DEFAULT_WMEM = "4096 16384 4194304"
 class Fwd:
     """Either linkem (with specs) or a kernel bridge between la and lb."""
 
-    def __init__(self, kind="linkem", a2b="", b2a="", env=None):
+    def __init__(self, kind="linkem", a2b="", b2a="", env=None, binary=BIN):
         self.kind = kind
         self.p = None
         if kind == "bridge":
@@ -105,7 +105,7 @@ class Fwd:
             time.sleep(0.2)
         else:
             e = dict(os.environ, **(env or {}))
-            self.p = popen(L, str(BIN), "--a", "la", "--b", "lb", "--a2b", a2b, "--b2a", b2a, "--seed", "42",
+            self.p = popen(L, str(binary), "--a", "la", "--b", "lb", "--a2b", a2b, "--b2a", b2a, "--seed", "42",
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1, env=e)
             assert self.p.stdout.readline().strip() == "ready"
 
@@ -174,6 +174,15 @@ def out(s=""):
 
 # ------------------------------------------------------------------ sections
 
+def cpu_busy(since=None):
+    """The machine's CPU counters (total, idle); given earlier ones, the busy share since."""
+    v = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    now = (sum(v), v[3] + v[4])
+    if since is None:
+        return now
+    return 1 - (now[1] - since[1]) / max(now[0] - since[0], 1)
+
+
 def ab_pairs(arms, pairs, run):
     """Alternate the arms (A, B, ...) `pairs` times in one run; per arm the values, and per
     non-first arm the ratio to the first arm within each round (same minute, same load)."""
@@ -190,6 +199,15 @@ def spread(xs):
     return f"{statistics.median(xs):.3f} (min {min(xs):.3f}, max {max(xs):.3f})"
 
 
+def out_table_vs_bridge(runs, ratios):
+    """One row per arm: its Gbit/s per round, median, and its per-round ratio to the bridge."""
+    out("| path | Gbit/s (runs, in order) | median | ratio to bridge per round: median (min, max) |")
+    out("|---|---|---|---|")
+    for k, v in runs.items():
+        r = spread(ratios[k]) if k in ratios else "1"
+        out(f"| {k} | {' / '.join(f'{x/1e9:.2f}' for x in v)} | {statistics.median(v)/1e9:.2f} | {r} |")
+
+
 def sec_throughput(pairs=7):
     out(f"### Throughput: one TCP stream, no impairment (3 s runs, {pairs} alternating rounds)")
     arms = ("bridge", "linkem", "linkem-userspace", "linkem-seg")
@@ -201,11 +219,7 @@ def sec_throughput(pairs=7):
             return iperf_tcp(3)[0]
 
     runs, ratios = ab_pairs(arms, pairs, run)
-    out("| path | Gbit/s (runs, in order) | median | ratio to bridge per round: median (min, max) |")
-    out("|---|---|---|---|")
-    for k, v in runs.items():
-        r = spread(ratios[k]) if k in ratios else "1"
-        out(f"| {k} | {' / '.join(f'{x/1e9:.2f}' for x in v)} | {statistics.median(v)/1e9:.2f} | {r} |")
+    out_table_vs_bridge(runs, ratios)
     med = statistics.median(ratios["linkem"])
     RES["throughput"] = {k: statistics.median(v) for k, v in runs.items()}
     RES["throughput_ratio"] = {k: statistics.median(v) for k, v in ratios.items()}
@@ -427,8 +441,48 @@ def sec_tunnel(pairs=5):
     out()
 
 
+def sec_impaired(pairs=int(os.environ.get("LINKEM_ROUNDS", "7"))):
+    """Issue 30 item 9: the userspace path under an impairment too small to limit TCP."""
+    spec = "delay 100us"
+    out(f"### Impaired path: one TCP stream, `{spec}` both ways (3 s runs, {pairs} alternating rounds)")
+    # LINKEM_ARMS="before=/path/to/old/binary,..." adds other builds as arms (before/after a change)
+    others = dict(a.split("=", 1) for a in os.environ.get("LINKEM_ARMS", "").split(",") if a)
+    arms = ("bridge", "linkem-delay") + tuple(f"linkem-delay-{name}" for name in others)
+
+    def run(k):
+        binary = others.get(k.removeprefix("linkem-delay-"), BIN)
+        with (Fwd("bridge") if k == "bridge" else Fwd(a2b=spec, b2a=spec, binary=binary)) as f:
+            busy0 = cpu_busy()
+            bps = iperf_tcp(3)[0]
+            run.busy.setdefault(k, []).append(cpu_busy(busy0))
+            if k != "bridge":
+                st = f.stats()
+                run.late.setdefault(k, []).append((st["a2b"]["late_mean_us"], st["b2a"]["late_mean_us"]))
+            if k == "linkem-delay":
+                run.frames.append((st["a2b"]["received"], st["a2b"]["received_bytes"]))
+            return bps
+
+    run.frames, run.busy, run.late = [], {}, {}
+    runs, ratios = ab_pairs(arms, pairs, run)
+    out_table_vs_bridge(runs, ratios)
+    out("| path | machine busy during the stream (median, both CPUs) | mean departure lateness a2b / b2a, µs (median over runs) |")
+    out("|---|---|---|")
+    for k in arms:
+        late = run.late.get(k)
+        lates = (f"{statistics.median(a for a, _ in late):.0f} / {statistics.median(b for _, b in late):.0f}"
+                 if late else "—")
+        out(f"| {k} | {statistics.median(run.busy[k]) * 100:.0f} % | {lates} |")
+    sizes = [b / n for n, b in run.frames if n]
+    out(f"a2b frames per run: {' / '.join(str(n) for n, _ in run.frames)}; mean frame "
+        f"{statistics.median(sizes):.0f} B (median over runs)")
+    med = statistics.median(ratios["linkem-delay"])
+    RES["impaired_ratio"] = med
+    out(f"target linkem-delay/bridge >= 0.9 (median of the per-round ratios): {'PASS' if med >= 0.9 else 'FAIL'}")
+    out()
+
+
 SECTIONS = {"throughput": sec_throughput, "tunnel": sec_tunnel, "delay": sec_delay, "jitter": sec_jitter, "loss": sec_loss,
-            "rate": sec_rate, "load": sec_load, "physics": sec_physics}
+            "rate": sec_rate, "load": sec_load, "physics": sec_physics, "impaired": sec_impaired}
 
 
 def main():

@@ -10,6 +10,12 @@
 //! with the file descriptor, also on kill -9, so nothing is left behind.
 //! When the kernel refuses (older kernel, no BPF), linkem forwards in
 //! userspace as before.
+//!
+//! While linkem forwards in userspace, a second, two-instruction program at
+//! the same hook drops every frame once linkem's socket has its copy
+//! (AF_PACKET taps run before tcx ingress in `__netif_receive_skb_core`), so
+//! the frames no longer climb the bump namespace's IP stack only to be
+//! dropped there as addressed to another host.
 
 use std::io;
 use std::os::unix::io::RawFd;
@@ -99,6 +105,33 @@ fn close(fd: RawFd) {
     }
 }
 
+/// `return TCX_DROP`: the stack guard.
+fn guard_program() -> Vec<Insn> {
+    vec![
+        insn(ALU64 | MOV | K, 0, 0, 0, 2), // r0 = TCX_DROP (TC_ACT_SHOT)
+        insn(JMP | EXIT, 0, 0, 0, 0),
+    ]
+}
+
+fn load_program(insns: &[Insn]) -> io::Result<RawFd> {
+    let license = b"GPL\0";
+    let mut attr = [0u64; 16];
+    attr[0] = lo_hi(BPF_PROG_TYPE_SCHED_CLS, insns.len() as u32);
+    attr[1] = insns.as_ptr() as u64;
+    attr[2] = license.as_ptr() as u64;
+    attr[8] = lo_hi(0, BPF_TCX_INGRESS); // prog_ifindex, expected_attach_type
+    bpf(BPF_PROG_LOAD, &mut attr)
+}
+
+/// Attach `prog_fd` at `ifindex`'s tcx ingress (after the programs already
+/// there); the returned link fd detaches it when closed.
+fn link_ingress(prog_fd: RawFd, ifindex: i32) -> io::Result<RawFd> {
+    let mut attr = [0u64; 16];
+    attr[0] = lo_hi(prog_fd as u32, ifindex as u32);
+    attr[1] = lo_hi(BPF_TCX_INGRESS, 0);
+    bpf(BPF_LINK_CREATE, &mut attr)
+}
+
 /// Frames and bytes a direction's program forwarded so far; `map_fd` < 0: none.
 pub fn counters(map_fd: RawFd) -> (u64, u64) {
     if map_fd < 0 {
@@ -116,11 +149,16 @@ pub fn counters(map_fd: RawFd) -> (u64, u64) {
     }
 }
 
-/// One direction's program and, while active, its attachment and filter.
+/// One direction's programs: while active, the redirect's attachment and
+/// the socket filter; otherwise the stack guard's attachment.
 pub struct FastPath {
     pub map_fd: RawFd,
     prog_fd: RawFd,
     link_fd: RawFd,
+    guard_prog_fd: RawFd,
+    guard_link_fd: RawFd,
+    /// the kernel refused the guard once: forward without it, don't retry
+    guard_refused: bool,
     ingress: i32,
     rx: RawFd,
 }
@@ -133,15 +171,18 @@ impl FastPath {
         attr[0] = lo_hi(BPF_MAP_TYPE_ARRAY, 4); // key_size 4
         attr[1] = lo_hi(16, 1); // value_size 16 (packets, bytes), max_entries 1
         let map_fd = bpf(BPF_MAP_CREATE, &mut attr)?;
-        let mut fp = FastPath { map_fd, prog_fd: -1, link_fd: -1, ingress, rx };
-        let insns = program(map_fd, egress);
-        let license = b"GPL\0";
-        let mut attr = [0u64; 16];
-        attr[0] = lo_hi(BPF_PROG_TYPE_SCHED_CLS, insns.len() as u32);
-        attr[1] = insns.as_ptr() as u64;
-        attr[2] = license.as_ptr() as u64;
-        attr[8] = lo_hi(0, BPF_TCX_INGRESS); // prog_ifindex, expected_attach_type
-        fp.prog_fd = bpf(BPF_PROG_LOAD, &mut attr)?;
+        let mut fp = FastPath {
+            map_fd,
+            prog_fd: -1,
+            link_fd: -1,
+            guard_prog_fd: -1,
+            guard_link_fd: -1,
+            guard_refused: false,
+            ingress,
+            rx,
+        };
+        fp.prog_fd = load_program(&program(map_fd, egress))?;
+        fp.guard_prog_fd = load_program(&guard_program())?;
         Ok(fp)
     }
 
@@ -149,17 +190,21 @@ impl FastPath {
         self.link_fd >= 0
     }
 
-    /// Start forwarding in the kernel. The redirect is attached before the
-    /// socket filter, so a frame arriving in between is forwarded twice
-    /// rather than lost.
+    /// Userspace forwards and the stack guard is in place (or was refused).
+    pub fn guarded(&self) -> bool {
+        !self.active() && (self.guard_link_fd >= 0 || self.guard_refused)
+    }
+
+    /// Start forwarding in the kernel. The guard goes first (frames then
+    /// reach the socket and the stack, as without linkem's programs), the
+    /// redirect is attached before the socket filter: a frame arriving in
+    /// between is forwarded twice rather than lost.
     pub fn attach(&mut self) -> io::Result<()> {
         if self.active() {
             return Ok(());
         }
-        let mut attr = [0u64; 16];
-        attr[0] = lo_hi(self.prog_fd as u32, self.ingress as u32);
-        attr[1] = lo_hi(BPF_TCX_INGRESS, 0);
-        self.link_fd = bpf(BPF_LINK_CREATE, &mut attr)?;
+        self.unguard();
+        self.link_fd = link_ingress(self.prog_fd, self.ingress)?;
         if let Err(e) = drop_all(self.rx, true) {
             self.detach();
             return Err(e);
@@ -168,20 +213,43 @@ impl FastPath {
     }
 
     /// Back to userspace: the socket sees frames again before the redirect
-    /// goes (again: a frame may pass twice, none is lost).
+    /// goes (again: a frame may pass twice, none is lost), and the guard,
+    /// attached behind the redirect, takes over from it.
     pub fn detach(&mut self) {
         if self.active() {
             let _ = drop_all(self.rx, false);
+        }
+        if self.guard_link_fd < 0 && !self.guard_refused {
+            match link_ingress(self.guard_prog_fd, self.ingress) {
+                Ok(fd) => self.guard_link_fd = fd,
+                Err(e) => {
+                    eprintln!("linkem: cannot keep frames out of the namespace's stack ({e}); forwarding anyway");
+                    self.guard_refused = true;
+                }
+            }
+        }
+        if self.active() {
             close(self.link_fd);
             self.link_fd = -1;
         }
+    }
+
+    fn unguard(&mut self) {
+        close(self.guard_link_fd);
+        self.guard_link_fd = -1;
     }
 }
 
 impl Drop for FastPath {
     fn drop(&mut self) {
-        self.detach();
+        if self.active() {
+            let _ = drop_all(self.rx, false);
+            close(self.link_fd);
+            self.link_fd = -1;
+        }
+        self.unguard();
         close(self.prog_fd);
+        close(self.guard_prog_fd);
         // map_fd stays open: the control thread may read it until exit
     }
 }
@@ -212,7 +280,7 @@ mod tests {
         // Loading (not attaching) touches no interface; ifindex 1 is lo.
         match FastPath::load(1, 1, -1) {
             Ok(f) => {
-                assert!(f.prog_fd >= 0 && !f.active());
+                assert!(f.prog_fd >= 0 && f.guard_prog_fd >= 0 && !f.active() && !f.guarded());
                 assert_eq!(counters(f.map_fd), (0, 0));
             }
             Err(e) if e.raw_os_error() == Some(libc::EPERM) => {

@@ -61,6 +61,8 @@ impl PacketSocket {
         let s = PacketSocket { fd };
         setopt(fd, libc::SOL_PACKET, PACKET_VNET_HDR, 1)?;
         setopt(fd, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)?;
+        // the kernel's arrival time of every frame (a frame read late keeps its delay)
+        setopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
         // Big buffers absorb bursts of 64 KiB GSO frames; FORCE needs
         // CAP_NET_ADMIN, fall back silently.
         for (force, plain, v) in [
@@ -100,15 +102,18 @@ impl PacketSocket {
 
 /// Receive up to `bufs.len()` frames without blocking. `lens[i]` gets the
 /// byte count of bufs[i]; truncated frames get length usize::MAX.
-pub fn recv_batch(fd: RawFd, bufs: &mut [Vec<u8>], lens: &mut [usize]) -> io::Result<usize> {
+pub fn recv_batch(fd: RawFd, bufs: &mut [Vec<u8>], lens: &mut [usize], arrived: &mut [u64]) -> io::Result<usize> {
     let n = bufs.len().min(BATCH);
     let mut iov: [libc::iovec; BATCH] = unsafe { std::mem::zeroed() };
     let mut hdrs: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
+    let mut ctl: [[u64; 8]; BATCH] = [[0; 8]; BATCH];
     for i in 0..n {
         iov[i].iov_base = bufs[i].as_mut_ptr() as *mut libc::c_void;
         iov[i].iov_len = bufs[i].capacity();
         hdrs[i].msg_hdr.msg_iov = &mut iov[i];
         hdrs[i].msg_hdr.msg_iovlen = 1;
+        hdrs[i].msg_hdr.msg_control = ctl[i].as_mut_ptr() as *mut libc::c_void;
+        hdrs[i].msg_hdr.msg_controllen = std::mem::size_of::<[u64; 8]>();
     }
     let r = unsafe {
         libc::recvmmsg(fd, hdrs.as_mut_ptr(), n as u32, libc::MSG_DONTWAIT, std::ptr::null_mut())
@@ -120,7 +125,22 @@ pub fn recv_batch(fd: RawFd, bufs: &mut [Vec<u8>], lens: &mut [usize]) -> io::Re
         }
         return Err(e);
     }
+    let mono = now_ns();
+    let real = clock_ns(libc::CLOCK_REALTIME);
     for i in 0..r as usize {
+        arrived[i] = mono;
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&hdrs[i].msg_hdr);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPNS {
+                    let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                    let t = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+                    // realtime -> monotonic; never later than now
+                    arrived[i] = mono.saturating_sub(real.saturating_sub(t));
+                }
+                c = libc::CMSG_NXTHDR(&hdrs[i].msg_hdr, c);
+            }
+        }
         lens[i] = if hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
             usize::MAX
         } else {
@@ -164,9 +184,13 @@ pub fn send_batch(fd: RawFd, bufs: &[Vec<u8>]) -> (u64, u64) {
 }
 
 pub fn now_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
     unsafe {
-        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+        libc::clock_gettime(clock, &mut ts);
     }
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }

@@ -18,11 +18,35 @@ const SMALL: usize = 2048;
 /// under a large explicit `limit`); beyond it frames are dropped as if the
 /// limit was hit.
 const MAX_QUEUED_BYTES: usize = 512 << 20;
-/// The thread wakes this long before the next departure and polls until it
-/// is due: a frame never leaves before its time (as netem: a delay is a
-/// lower bound, and a ping through `delay 10ms` each way never reads under
-/// 20 ms), and a sleep's wake-up latency is spent before it, not after.
-const SPIN_NS: u64 = 25_000;
+/// The longest a worker sleeps without reading its socket while frames wait
+/// to leave: 1 ms of 25 Gbit/s is 3 MB, a tenth of the receive buffer.
+const DEAF_NS: u64 = 1_000_000;
+
+/// How late (vs. the schedule) frames left.
+#[derive(Default)]
+struct Lateness {
+    sum: u64,
+    n: u64,
+    max: u64,
+}
+
+impl Lateness {
+    /// Move every frame due by `due_by` to `txq`; they leave at `clock`.
+    /// A frame never leaves before its time (as netem: a delay is a lower
+    /// bound, and a ping through `delay 10ms` each way never reads under 20 ms).
+    fn depart_due(&mut self, eng: &mut Engine<Frame>, due_by: u64, clock: u64, txq: &mut Vec<Vec<u8>>, queued_bytes: &mut usize) {
+        while let Some((tts, f)) = eng.pop_due_at(due_by) {
+            if tts != 0 {
+                let late = clock.saturating_sub(tts);
+                self.sum += late;
+                self.n += 1;
+                self.max = self.max.max(late);
+            }
+            *queued_bytes = queued_bytes.saturating_sub(f.buf.len());
+            txq.push(f.buf);
+        }
+    }
+}
 
 pub struct Frame {
     pub buf: Vec<u8>,
@@ -241,12 +265,13 @@ impl Worker {
         let mut pool = Pool { large: vec![], small: vec![] };
         let mut slots: Vec<Vec<u8>> = (0..BATCH).map(|_| pool.large()).collect();
         let mut lens = [0usize; BATCH];
+        let mut arrived = [0u64; BATCH];
         let mut txq: Vec<Vec<u8>> = Vec::with_capacity(4 * BATCH);
         let st = &self.stats;
         let (mut rcvd, mut rcvd_b, mut sent, mut sent_b, mut err, mut segd) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
         let mut queued_bytes: usize = 0;
         let mut limit_extra = 0u64;
-        let (mut late_sum, mut late_n, mut late_max) = (0u64, 0u64, 0u64);
+        let mut late = Lateness::default();
 
         while !self.stop.load(Relaxed) {
             let change = self.slot.changed.swap(false, Relaxed) || !started;
@@ -269,7 +294,7 @@ impl Worker {
                         eprintln!("linkem: in-kernel pass-through unavailable ({e}); forwarding in userspace");
                         fast = None;
                     }
-                } else if !want && f.active() {
+                } else if !want && !f.guarded() {
                     f.detach();
                 }
             }
@@ -279,15 +304,21 @@ impl Worker {
             }
             let segment = eng.spec().needs_segmentation() || force_seg;
 
-            let n = match io::recv_batch(self.rx, &mut slots, &mut lens) {
+            let n = match io::recv_batch(self.rx, &mut slots, &mut lens, &mut arrived) {
                 Ok(n) => n,
                 Err(_) => {
                     io::wait_readable(self.rx, self.slot.wake_fd, 10_000_000);
                     0
                 }
             };
-            let now = io::now_ns();
+            let clock = io::now_ns();
             for i in 0..n {
+                // Frames are read in arrival order, possibly long after they arrived (the
+                // thread sleeps through arrivals while frames wait to leave): what was due
+                // before this frame arrived leaves the queue first, so the limit, the rate's
+                // queue and the delay all see the queue netem would have at that instant.
+                let now = arrived[i];
+                late.depart_due(&mut eng, now, clock, &mut txq, &mut queued_bytes);
                 let len = lens[i];
                 rcvd += 1;
                 if len == usize::MAX || len < VNET_HDR_LEN + 14 {
@@ -333,16 +364,7 @@ impl Worker {
             }
 
             let now = io::now_ns();
-            while let Some((tts, f)) = eng.pop_due_at(now) {
-                if tts != 0 {
-                    let late = now.saturating_sub(tts);
-                    late_sum += late;
-                    late_n += 1;
-                    late_max = late_max.max(late);
-                }
-                queued_bytes = queued_bytes.saturating_sub(f.buf.len());
-                txq.push(f.buf);
-            }
+            late.depart_due(&mut eng, now, now, &mut txq, &mut queued_bytes);
             // `queued_bytes` also counted frames the engine dropped; resync
             // when the queue drains.
             if eng.is_empty() {
@@ -373,8 +395,8 @@ impl Worker {
             st.corrupted.store(c.corrupted, Relaxed);
             st.reordered.store(c.reordered, Relaxed);
             st.queue_len.store(eng.queue_len() as u64, Relaxed);
-            st.late_max_ns.store(late_max, Relaxed);
-            st.late_mean_ns.store(late_sum.checked_div(late_n).unwrap_or(0), Relaxed);
+            st.late_max_ns.store(late.max, Relaxed);
+            st.late_mean_ns.store(late.sum.checked_div(late.n).unwrap_or(0), Relaxed);
 
             if n == BATCH {
                 continue; // more is probably waiting
@@ -385,10 +407,14 @@ impl Worker {
                 Some(t) => t - now,
                 None => 100_000_000,
             };
-            if wait > SPIN_NS {
-                io::wait_readable(self.rx, self.slot.wake_fd, (wait - SPIN_NS).min(100_000_000));
-            } else if n == 0 {
-                std::hint::spin_loop();
+            if !eng.is_empty() {
+                // Frames wait to leave: sleep until the next departure, deaf to arrivals (they
+                // keep their kernel arrival time and are read at the next wake-up): a wake-up
+                // per departure instead of one per arriving frame. At most DEAF_NS at a time,
+                // so the socket buffer never fills meanwhile.
+                io::wait_readable(-1, self.slot.wake_fd, wait.min(DEAF_NS));
+            } else {
+                io::wait_readable(self.rx, self.slot.wake_fd, 100_000_000);
             }
         }
     }

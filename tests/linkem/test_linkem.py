@@ -3,16 +3,21 @@
 Tolerances are statistical: wide enough for a noisy 2-core machine, tight
 enough that a broken feature (off by a factor, or not applied) fails.
 """
+import json
 import math
 import signal
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from linkem_helpers import iperf_tcp, iperf_tcp_received, iperf_udp, ping, sh
 from vpnbench.impair.bursts import loss_bursts
 from linkem_helpers import linkem, linkem_bin, topo  # noqa: F401  (fixtures)
+
+UDPPROBE = Path(__file__).resolve().parents[2] / "bench" / "linkem" / "udpprobe.py"  # µs-resolution UDP echo
 
 pytestmark = pytest.mark.exclusive  # boots VMs / builds namespaces: one test session at a time
 
@@ -84,6 +89,34 @@ def test_delay(topo, linkem):
     # busy host's scheduler moves it; with every core shared it read 1.08 ms.)
     rtts = sorted(rtt for _, rtt, _ in rep)
     assert rtts[len(rtts) // 2] - rtts[0] < 1.0, rtts
+
+
+def test_a_frame_read_late_keeps_its_arrival_time(topo, linkem):
+    """While frames wait to leave, a forwarding thread sleeps deaf to arrivals (up to 1 ms) and
+    reads them at its next wake-up; each keeps the kernel's arrival time, so a probe through a
+    busy queue takes as long as one through an idle queue. Probes 3 ms apart through 9.7 ms each
+    way arrive 0.3 ms after a departure woke the thread, which then sleeps 1 ms: timed from the
+    moment linkem read it, each would gain ~0.7 ms per direction (~1.4 ms per round trip)."""
+    linkem(a2b="delay 9700us", b2a="delay 9700us")
+    echo = topo.popen(topo.s, sys.executable, str(UDPPROBE), "echo", "9000")
+    try:
+        time.sleep(0.3)
+
+        def rtts(n, gap):
+            out = topo.run(topo.c, sys.executable, str(UDPPROBE), "rtt", topo.s_ip, "9000", str(n), str(gap),
+                           timeout=n * gap + 30).stdout.split()
+            return sorted(float(x) for x in out if x != "lost")
+
+        rtts(3, 0.05)  # ARP resolved, out of the timed probes
+        idle = rtts(20, 0.05)  # 50 ms apart: each finds both queues empty
+        busy = rtts(300, 0.003)  # 3 ms apart: each arrives behind three queued frames
+    finally:
+        echo.kill()
+        echo.wait()
+    assert len(idle) == 20 and len(busy) >= 295, (len(idle), len(busy))
+    assert busy[0] >= 19.4  # never early
+    # a read-late error would be ~0.7 ms each way; 0.3 ms is under half of one direction's
+    assert busy[len(busy) // 2] - idle[len(idle) // 2] < 0.3, (busy[::30], idle)
 
 
 def test_jitter_normal(topo, linkem):
@@ -213,6 +246,33 @@ def test_kill9_cuts_the_wire(topo, linkem):
     lk.p.wait(5)
     rep, _ = ping(topo, 2, 0.05)
     assert rep == []
+
+
+def test_impaired_frames_stay_out_of_the_bump_namespaces_stack(topo, linkem):
+    """While linkem forwards in userspace, its AF_PACKET socket has every frame before the bump
+    namespace's stack does; a frame the stack would take (addressed to a bridge end's MAC and to
+    an address of that namespace) must not get past linkem there. Before the tcx guard, such a
+    ping was answered by the bump namespace itself, and every forwarded frame climbed its stack
+    to be dropped as addressed to another host."""
+    bump_ip = f"10.77.{topo.net}.9"
+    la_mac = json.loads(topo.run(topo.l, "ip", "-j", "link", "show", "dev", "la").stdout)[0]["address"]
+    c0_mac = json.loads(topo.run(topo.c, "ip", "-j", "link", "show", "dev", "c0").stdout)[0]["address"]
+    topo.run(topo.l, "ip", "addr", "add", f"{bump_ip}/32", "dev", "lo")
+    topo.run(topo.l, "ip", "route", "add", f"{topo.c_ip}/32", "dev", "la")
+    topo.run(topo.l, "ip", "neigh", "replace", topo.c_ip, "lladdr", c0_mac, "dev", "la", "nud", "permanent")
+    topo.run(topo.c, "ip", "neigh", "replace", bump_ip, "lladdr", la_mac, "dev", "c0", "nud", "permanent")
+    try:
+        lk = linkem(a2b="delay 1ms", b2a="delay 1ms")
+        rep, _ = ping(topo, 3, 0.1, dst=bump_ip)
+        assert rep == [], "the bump namespace answered: its stack saw a frame linkem was forwarding"
+        assert lk.stats()["a2b"]["received"] >= 3  # linkem had them
+        rep, summ = ping(topo, 3, 0.1)  # and the path through linkem still works, delayed
+        assert len(rep) == 3 and summ["min"] >= 2.0, summ
+    finally:
+        topo.run(topo.c, "ip", "neigh", "del", bump_ip, "dev", "c0", check=False)
+        topo.run(topo.l, "ip", "neigh", "del", topo.c_ip, "dev", "la", check=False)
+        topo.run(topo.l, "ip", "route", "del", f"{topo.c_ip}/32", check=False)
+        topo.run(topo.l, "ip", "addr", "del", f"{bump_ip}/32", "dev", "lo", check=False)
 
 
 # ---------------------------------------------------------------- control
