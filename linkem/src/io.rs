@@ -210,6 +210,16 @@ pub fn wait_readable(fd: RawFd, wake: RawFd, timeout_ns: u64) {
     }
 }
 
+/// The highest-numbered CPU this process may run on (None when the kernel will not say).
+pub fn last_allowed_cpu() -> Option<usize> {
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r != 0 {
+        return None;
+    }
+    (0..libc::CPU_SETSIZE as usize).rev().find(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+}
+
 pub fn pin_cpu(cpu: usize) -> io::Result<()> {
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use worker::{DirStats, SpecSlot, Worker};
 
-const USAGE: &str = "usage: vpnbench-linkem --a IFACE --b IFACE [--a2b SPEC] [--b2a SPEC] [--seed N] [--cpu N]";
+const USAGE: &str = "usage: vpnbench-linkem --a IFACE --b IFACE [--a2b SPEC] [--b2a SPEC] [--seed N] [--cpu N|any]";
 
 struct Args {
     a: String,
@@ -21,7 +21,8 @@ struct Args {
     a2b: spec::Spec,
     b2a: spec::Spec,
     seed: Option<u64>,
-    cpu: Option<usize>,
+    /// `--cpu`: Some(Some(n)) pin to n, Some(None) `any` (the scheduler's choice), None: default
+    cpu: Option<Option<usize>>,
 }
 
 fn die(code: i32, msg: &str) -> ! {
@@ -67,10 +68,11 @@ fn parse_args() -> Args {
                     die(2, &format!("error: bad --seed \"{val}\" (want an unsigned integer)"))
                 }))
             }
+            "--cpu" if val == "any" => cpu = Some(None),
             "--cpu" => {
-                cpu = Some(val.parse::<usize>().unwrap_or_else(|_| {
-                    die(2, &format!("error: bad --cpu \"{val}\" (want a CPU number)"))
-                }))
+                cpu = Some(Some(val.parse::<usize>().unwrap_or_else(|_| {
+                    die(2, &format!("error: bad --cpu \"{val}\" (want a CPU number or any)"))
+                })))
             }
             _ => die(2, &format!("error: unknown option \"{key}\"; {USAGE}")),
         }
@@ -153,6 +155,11 @@ fn main() {
     let sb = io::PacketSocket::open(ib).unwrap_or_else(|e| die(1, &format!("error: socket on \"{}\": {e}", args.b)));
 
     let seed = args.seed.unwrap_or_else(random_seed);
+    // Both forwarding threads share one CPU unless told otherwise: left to the scheduler they
+    // moved between CPUs and across the endpoints' processes; on one CPU they batch each other's
+    // work (one TCP stream through `delay 100us` on 2 CPUs: 0.90 of the kernel bridge unpinned,
+    // 0.96 and 1.06 pinned to either CPU; departures half as late, bench/RESULTS.md).
+    let cpu = args.cpu.unwrap_or_else(io::last_allowed_cpu);
     let stop = Arc::new(AtomicBool::new(false));
     let stats = [Arc::new(DirStats::default()), Arc::new(DirStats::default())];
     let slots = [Arc::new(SpecSlot::default()), Arc::new(SpecSlot::default())];
@@ -172,7 +179,7 @@ fn main() {
             stats: stats[k].clone(),
             slot: slots[k].clone(),
             stop: stop.clone(),
-            cpu: args.cpu,
+            cpu,
         };
         handles.push(
             std::thread::Builder::new()

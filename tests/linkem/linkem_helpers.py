@@ -102,9 +102,9 @@ class Topo:
 class Linkem:
     """A running vpnbench-linkem with a line-oriented control channel."""
 
-    def __init__(self, topo, binary, a2b="", b2a="", seed=1):
+    def __init__(self, topo, binary, a2b="", b2a="", seed=1, cpu=None):
         self.p = topo.popen(topo.l, binary, "--a", "la", "--b", "lb", "--a2b", a2b, "--b2a", b2a,
-                            "--seed", str(seed), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            "--seed", str(seed), *(["--cpu", cpu] if cpu else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, bufsize=1)
         line = self.p.stdout.readline().strip()
         assert line == "ready", f"linkem did not start: {line!r} {self.p.stderr.read() if self.p.poll() is not None else ''}"
@@ -140,8 +140,8 @@ def linkem(topo, linkem_bin):
     """Factory: linkem(a2b=..., b2a=...) starts one; stopped at teardown."""
     started = []
 
-    def start(a2b="", b2a="", seed=1):
-        lk = Linkem(topo, linkem_bin, a2b, b2a, seed)
+    def start(a2b="", b2a="", seed=1, cpu=None):
+        lk = Linkem(topo, linkem_bin, a2b, b2a, seed, cpu)
         started.append(lk)
         return lk
 

@@ -5,6 +5,7 @@ enough that a broken feature (off by a factor, or not applied) fails.
 """
 import json
 import math
+import os
 import signal
 import subprocess
 import sys
@@ -37,6 +38,7 @@ def binom_bounds(n, p, z=4.0):
     (["--a2b", "loss gemodel"], "gemodel"),
     (["--b2a", "reorder 10%"], "reorder"),
     (["--seed", "x1"], "x1"),
+    (["--cpu", "one"], "one"),
     (["--frob", "1"], "--frob"),
 ])
 def test_bad_command_line_exits_2(linkem_bin, args, word):
@@ -50,6 +52,30 @@ def test_bad_command_line_exits_2(linkem_bin, args, word):
 
 
 # ---------------------------------------------------------------- forwarding
+
+def forwarding_threads_cpus(pid):
+    """{thread name: its Cpus_allowed_list} of linkem's a2b and b2a threads."""
+    out = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        name = (task / "comm").read_text().strip()
+        if name in ("a2b", "b2a"):
+            status = (task / "status").read_text()
+            out[name] = status.split("Cpus_allowed_list:")[1].split()[0]
+    return out
+
+
+def test_both_forwarding_threads_share_one_cpu_unless_told(topo, linkem):
+    allowed = sorted(os.sched_getaffinity(0))
+    lk = linkem(a2b="delay 1ms")
+    assert forwarding_threads_cpus(lk.p.pid) == {"a2b": str(allowed[-1]), "b2a": str(allowed[-1])}
+    lk.stop()
+    lk = linkem(a2b="delay 1ms", cpu="any")
+    mine = Path("/proc/self/status").read_text().split("Cpus_allowed_list:")[1].split()[0]
+    assert set(forwarding_threads_cpus(lk.p.pid).values()) == {mine}  # as the process started
+    lk.stop()
+    lk = linkem(a2b="delay 1ms", cpu=str(allowed[0]))
+    assert forwarding_threads_cpus(lk.p.pid) == {"a2b": str(allowed[0]), "b2a": str(allowed[0])}
+
 
 def test_passthrough_ipv4_ipv6(topo, linkem):
     lk = linkem()
