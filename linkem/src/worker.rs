@@ -22,19 +22,19 @@ const MAX_QUEUED_BYTES: usize = 512 << 20;
 /// to leave: 1 ms of 25 Gbit/s is 3 MB, a tenth of the receive buffer.
 const DEAF_NS: u64 = 1_000_000;
 
-/// How late (vs. the schedule) frames left.
+/// Frames leaving the queue, and how late (vs. the schedule) they left.
 #[derive(Default)]
-struct Lateness {
+struct Departures {
     sum: u64,
     n: u64,
     max: u64,
 }
 
-impl Lateness {
+impl Departures {
     /// Move every frame due by `due_by` to `txq`; they leave at `clock`.
     /// A frame never leaves before its time (as netem: a delay is a lower
     /// bound, and a ping through `delay 10ms` each way never reads under 20 ms).
-    fn depart_due(&mut self, eng: &mut Engine<Frame>, due_by: u64, clock: u64, txq: &mut Vec<Vec<u8>>, queued_bytes: &mut usize) {
+    fn take_due(&mut self, eng: &mut Engine<Frame>, due_by: u64, clock: u64, txq: &mut Vec<Vec<u8>>, queued_bytes: &mut usize) {
         while let Some((tts, f)) = eng.pop_due_at(due_by) {
             if tts != 0 {
                 let late = clock.saturating_sub(tts);
@@ -271,7 +271,7 @@ impl Worker {
         let (mut rcvd, mut rcvd_b, mut sent, mut sent_b, mut err, mut segd) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
         let mut queued_bytes: usize = 0;
         let mut limit_extra = 0u64;
-        let mut late = Lateness::default();
+        let mut departures = Departures::default();
 
         while !self.stop.load(Relaxed) {
             let change = self.slot.changed.swap(false, Relaxed) || !started;
@@ -318,7 +318,7 @@ impl Worker {
                 // before this frame arrived leaves the queue first, so the limit, the rate's
                 // queue and the delay all see the queue netem would have at that instant.
                 let now = arrived[i];
-                late.depart_due(&mut eng, now, clock, &mut txq, &mut queued_bytes);
+                departures.take_due(&mut eng, now, clock, &mut txq, &mut queued_bytes);
                 let len = lens[i];
                 rcvd += 1;
                 if len == usize::MAX || len < VNET_HDR_LEN + 14 {
@@ -364,7 +364,7 @@ impl Worker {
             }
 
             let now = io::now_ns();
-            late.depart_due(&mut eng, now, now, &mut txq, &mut queued_bytes);
+            departures.take_due(&mut eng, now, now, &mut txq, &mut queued_bytes);
             // `queued_bytes` also counted frames the engine dropped; resync
             // when the queue drains.
             if eng.is_empty() {
@@ -395,8 +395,8 @@ impl Worker {
             st.corrupted.store(c.corrupted, Relaxed);
             st.reordered.store(c.reordered, Relaxed);
             st.queue_len.store(eng.queue_len() as u64, Relaxed);
-            st.late_max_ns.store(late.max, Relaxed);
-            st.late_mean_ns.store(late.sum.checked_div(late.n).unwrap_or(0), Relaxed);
+            st.late_max_ns.store(departures.max, Relaxed);
+            st.late_mean_ns.store(departures.sum.checked_div(departures.n).unwrap_or(0), Relaxed);
 
             if n == BATCH {
                 continue; // more is probably waiting
