@@ -111,7 +111,9 @@ def test_udp_sweep_whose_sender_is_held_back_puts_the_knee_at_what_was_sent(test
     low, high = result.trials
     assert high.data["sender_bps"] < 0.7 * 250e6, result.raw["sweep"]  # at most 150 of the 250 sent
     assert m["knee_bps"] == 50e6 and m["knee_at_top"] == 0 and m["knee_limit_generator"] == 1, result.raw["sweep"]
-    assert high.data["loss_site"] == "generator" and low.data.get("loss_site") is None
+    # 50 Mbit/s went out in full; were a few datagrams lost, the receiver's socket lost them (with
+    # the CPU shared by busy loops iperf3's receiver fell behind: 16 of 4 806), never the generator
+    assert high.data["loss_site"] == "generator" and low.data.get("loss_site") in (None, "receiver")
     assert "before the generator sent short of the offered rate" in result.raw["sweep"]
 
 
