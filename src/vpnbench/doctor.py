@@ -5,7 +5,7 @@ import platform
 
 from vpnbench.builds_install import build_rows
 from vpnbench.errors import VpnbenchError
-from vpnbench.impair_backends import registered as impairment_backends
+from vpnbench.impair_backends import BACKENDS  # the built-in ones registered with it
 from vpnbench.measure import MEASUREMENTS  # noqa: F401 - defining them declares their packages (known_packages)
 from vpnbench.probe import KernelProbe, LocalKernelProbe, NoProbe, RemoteKernelProbe, ThisMachine
 from vpnbench.resources import RunResources
@@ -51,7 +51,7 @@ def diagnose() -> dict:
 def _impairment_backends(probe: KernelProbe | None) -> list[dict]:
     """Every registered impairment backend on this machine; probe None: not root."""
     rows = []
-    for name, cls in impairment_backends().items():
+    for name, cls in BACKENDS.items():
         reason = cls.unavailable(probe or NoProbe())
         if reason and probe is None and cls.unavailable(_Everything()) is None:
             reason = "run as root to probe"  # only a root probe could tell
@@ -79,7 +79,7 @@ def kernel_rows(probe: KernelProbe, technique_prefix: str = "") -> dict[str, boo
     """What each technique and impairment backend needs of a kernel, as doctor's rows (each
     declares its own: Technique.kernel_rows, ImpairmentBackend.kernel_rows)."""
     rows = {technique_prefix + name: ok for cls in TECHNIQUES.values() for name, ok in cls.kernel_rows(probe).items()}
-    return rows | {name: ok for cls in impairment_backends().values() for name, ok in cls.kernel_rows(probe).items()}
+    return rows | {name: ok for cls in BACKENDS.values() for name, ok in cls.kernel_rows(probe).items()}
 
 
 def _kernel_features(probe: KernelProbe) -> dict:

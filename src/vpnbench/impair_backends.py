@@ -335,8 +335,3 @@ def choose_backend(asked: str, testbed_kind: str, probe) -> str:
 
 for built_in in (NetemBackend, LinkemBackend):  # auto tries them in this order
     register(built_in)
-
-
-def registered() -> dict[str, type[ImpairmentBackend]]:
-    """Every registered backend, the built-in ones included: name -> class, in auto's order."""
-    return BACKENDS

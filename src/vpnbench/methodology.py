@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Iterable
 
 from vpnbench.impair.model import lossy
-from vpnbench.impair_backends import registered as impairment_backends
+from vpnbench.impair_backends import BACKENDS  # the built-in ones registered with it
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.techniques import is_reference
 
@@ -520,7 +520,7 @@ def _queue_finding(params: dict, side: str, capacity: float, packet_bytes: int,
     rate = spec.get("rate_bps") or 0
     backend = params.get("backend_used") or params.get("backend")
     # What the backend queues without a limit: its registry entry (netem's for an older file's "auto").
-    declared = impairment_backends().get(backend) or impairment_backends()["netem"]
+    declared = BACKENDS.get(backend) or BACKENDS["netem"]
     limit = spec.get("limit")
     if limit is None:
         limit = declared.default_limit(spec)

@@ -5,7 +5,7 @@ studies ran)."""
 from vpnbench.campaign import Campaign, PlannedCell
 from vpnbench.errors import VpnbenchError
 from vpnbench.impair.model import Impairment
-from vpnbench.impair_backends import ImpairmentBackend, choose_backend, registered
+from vpnbench.impair_backends import BACKENDS, ImpairmentBackend, choose_backend
 from vpnbench.probe import KernelProbe
 from vpnbench.testbeds import Testbed
 
@@ -21,11 +21,11 @@ def resolve_impairment_backend(campaign: Campaign, probe: KernelProbe) -> str | 
 
 def needs_bump(backend: str | None) -> bool:
     """Does the testbed need a bump-in-the-wire hop for this backend (linkem's)?"""
-    return backend is not None and registered()[backend].needs_bump
+    return backend is not None and BACKENDS[backend].needs_bump
 
 
 def make_impairer(backend: str, testbed: Testbed) -> ImpairmentBackend:
-    return registered()[backend].create(testbed)
+    return BACKENDS[backend].create(testbed)
 
 
 class ImpairmentSwitch:
