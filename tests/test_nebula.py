@@ -12,6 +12,7 @@ from pcaps import pcap_of, udp_frame
 
 import vpnbench
 from bounds import assert_tcp_measured, cell_wall_seconds
+import machine_places
 from conftest import TCP_UDP_PING, assert_refused, run_campaign
 from vpnbench import builds
 from vpnbench.campaign import campaign_from_dict
@@ -129,6 +130,7 @@ count = 3
 @needs_nebula
 @pytest.mark.netns
 def test_both_ciphers_and_lighthouses_carry_traffic_with_the_proof_and_leave_nothing(tmp_path, clean_machine):
+    before = machine_places.snapshot()
     _, cells = run_campaign(tmp_path, CELLS)
     assert len(cells) == 8
     for cell in cells:
@@ -155,6 +157,7 @@ def test_both_ciphers_and_lighthouses_carry_traffic_with_the_proof_and_leave_not
     wire = vpnbench.load(tmp_path / "c.db").bringups["wire_check"]
     assert len(wire) == 2 and all(check["protocol"] == "nebula" for check in wire), list(wire)
     assert not _nebula_processes()
+    assert machine_places.changed(before) == []  # nothing made in, or written into, the machine's own places
 
 
 @needs_nebula

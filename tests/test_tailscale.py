@@ -12,6 +12,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from bounds import assert_tcp_measured
+import machine_places
 from conftest import TCP_UDP_PING, run_campaign, run_cli
 from vpnbench import builds
 from vpnbench.campaign import campaign_from_dict
@@ -27,8 +28,6 @@ BUILDS = [builds.program("tailscale", "tailscaled"), builds.program("tailscale",
           builds.program("headscale", "headscale")]
 needs_builds = pytest.mark.skipif(not all(Path(p).exists() for p in BUILDS),
                                   reason="tailscale/headscale builds missing: vpnbench doctor --install tailscale headscale")
-MACHINE_PATHS = [Path("/var/lib/tailscale"), Path("/var/run/tailscale"), Path("/var/run/headscale"),
-                 Path("/var/lib/headscale")]
 
 
 @pytest.mark.parametrize("entry, expected", [
@@ -117,7 +116,7 @@ path = "relayed"
 @pytest.mark.netns
 def test_direct_and_relayed_cells_join_headscale_pass_traffic_and_the_wire_proof(tmp_path, clean_machine):
     """The testbed's router runs Headscale; tailscaled joins from client and server."""
-    before = {p: p.exists() for p in MACHINE_PATHS}
+    before = machine_places.snapshot()
     _, cells = run_campaign(tmp_path, CAMPAIGN)
     assert len(cells) == 6
     for cell in cells:
@@ -143,7 +142,7 @@ def test_direct_and_relayed_cells_join_headscale_pass_traffic_and_the_wire_proof
     assert wire["ts-direct"]["protocol"] == "WireGuard" and "of them WireGuard" in wire["ts-direct"]["detail"]
     assert wire["ts-relayed"]["protocol"] == "TLS" and "tcp port 8443" in wire["ts-relayed"]["detail"]
     assert _vpnbench_tailscale_processes() == []
-    assert {p: p.exists() for p in MACHINE_PATHS} == before  # nothing made in the machine's own places
+    assert machine_places.changed(before) == []  # nothing made in, or written into, the machine's own places
 
 
 @needs_builds

@@ -5,6 +5,7 @@ import stat
 import pytest
 
 from bounds import assert_tcp_measured
+import machine_places
 from conftest import TCP_UDP_PING, run_campaign, run_cli
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.errors import UserError
@@ -91,6 +92,7 @@ port = 6655
 @needs_tinc
 @pytest.mark.netns
 def test_router_and_switch_mode_carry_tcp_udp_ping_with_the_wire_proof(tmp_path, clean_machine):
+    before = machine_places.snapshot()
     _, cells = run_campaign(tmp_path, CELLS)
     assert len(cells) == 6
     for cell in cells:
@@ -109,6 +111,7 @@ def test_router_and_switch_mode_carry_tcp_udp_ping_with_the_wire_proof(tmp_path,
             assert cell["metrics"]["received_packets"] > 0, label
         if cell["measurement"] == "ping":
             assert cell["metrics"]["loss_pct"] < 50, label
+    assert machine_places.changed(before) == []  # nothing made in, or written into, the machine's own places
 
 
 @needs_tinc

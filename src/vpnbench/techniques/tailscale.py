@@ -10,7 +10,9 @@ Everything is the run's own and nothing leaves the testbed:
   CA made per bring-up, whose key never leaves this process; tailscaled trusts it through
   SSL_CERT_FILE.
 - tailscaled runs in TUN mode with its own state directory, socket and UDP port per host (never
-  /var/lib/tailscale or /var/run/tailscale), `--no-logs-no-support` (no logtail upload),
+  /var/lib/tailscale or /var/run/tailscale), its log policy's config in that directory too
+  (TS_LOGS_DIR: logpolicy writes tailscaled.log.conf even with `--no-logs-no-support`, else into
+  /var/lib/tailscale, making it), `--no-logs-no-support` (no logtail upload),
   TS_DISABLE_PORTMAPPER (no UPnP/NAT-PMP/PCP to a gateway) and TS_PANIC_IF_HIT_MAIN_CONTROL (a
   slip to Tailscale's own control server stops it instead of reaching out), and no name lookup
   (HOSTS_FROM_FILES); `tailscale up` is told --accept-dns=false and --netfilter-mode=off, so no
@@ -247,7 +249,8 @@ class Tailscale(Technique):
         host, p = self._host(role), self.params
         state = self._private_dir(host, f"tailscaled-{role}")
         self.sockets[role] = state / "tailscaled.sock"
-        env = {**CONTAINED_ENV, "SSL_CERT_FILE": str(ca_file), **(RELAYED_ENV if p.path == "relayed" else {})}
+        env = {**CONTAINED_ENV, "SSL_CERT_FILE": str(ca_file), "TS_LOGS_DIR": str(state),
+               **(RELAYED_ENV if p.path == "relayed" else {})}
         nsswitch = state / "nsswitch.conf"
         host.write_file(nsswitch, HOSTS_FROM_FILES, 0o644)
         proc = host.spawn(["unshare", "--mount", "--propagation", "private", "sh", "-c", WITH_NSSWITCH, "sh",
