@@ -58,11 +58,11 @@ test-host: deps kernel-deps browser-deps cargo-deps builds
 # Tests marked `vm`, inside a QEMU VM booting the distribution kernel (netem, kernel
 # WireGuard, ...) with this machine's root filesystem read-only over 9p.
 test-kernel: deps kernel-deps builds
-	flock /run/vpnbench-tests.lock $(BIN)/python -m vpnbench.kernelvm --timeout 1500 --accel $(ACCEL) -- $(BIN)/python -m pytest -q --color=no -p no:cacheprovider -m vm --durations=15 tests
+	flock /run/vpnbench-tests.lock $(BIN)/python -m vpnbench.hosts.kernelvm --timeout 1500 --accel $(ACCEL) -- $(BIN)/python -m pytest -q --color=no -p no:cacheprovider -m vm --durations=15 tests
 	$(BIN)/python -m pytest -q -m vmtestbed --durations=10 tests
 
 .PHONY: kernel-deps browser-deps cargo-deps builds
-# The daemons the suite runs at their pinned versions (vpnbench/builds.py), each built once into
+# The daemons the suite runs at their pinned versions (vpnbench/hosts/builds.py), each built once into
 # /opt/vpnbench/<name>/<version> (~14 min on a fresh machine); seconds when all are built. Not
 # part of `make demo`, which runs none of them.
 builds: deps

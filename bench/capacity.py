@@ -21,7 +21,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import baseline_testbed, machine, publish, require_root  # noqa: E402
-
 from vpnbench.measure.base import MeasureContext, PortAllocator  # noqa: E402
 from vpnbench.measure.iperf2 import parse_iperf2  # noqa: E402
 from vpnbench.measure.rate_search import RateSearch, RateSearchParams  # noqa: E402

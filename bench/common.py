@@ -41,10 +41,11 @@ def machine(script: str) -> str:
 def baseline_testbed(router: bool = True):
     """(testbed, tunnel, resources): namespaces up with the baseline (no encryption) between
     client and server; everything removed on the way out."""
-    from vpnbench.resources import RunResources
+    from vpnbench.hosts.resources import RunResources
     from vpnbench.techniques.base import TechniqueContext
     from vpnbench.techniques.baseline import Baseline, BaselineParams
-    from vpnbench.testbeds import LocalTestbed, TestbedSpec
+    from vpnbench.testbeds.local import LocalTestbed
+    from vpnbench.testbeds.spec import TestbedSpec
 
     resources = RunResources()
     testbed = LocalTestbed(TestbedSpec(router=router), resources)

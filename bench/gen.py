@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import machine, require_root, write_section  # noqa: E402
-
+from vpnbench.hosts.resources import RunResources  # noqa: E402
 from vpnbench.measure.gen import gen_binary  # noqa: E402
-from vpnbench.resources import RunResources  # noqa: E402
-from vpnbench.testbeds import LocalTestbed, TestbedSpec  # noqa: E402
+from vpnbench.testbeds.local import LocalTestbed  # noqa: E402
+from vpnbench.testbeds.spec import TestbedSpec
 
 SECONDS = 3
 REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))

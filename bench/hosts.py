@@ -18,9 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from sshlab import SshLab  # noqa: E402
-
-from vpnbench.resources import RunResources  # noqa: E402
-from vpnbench.testbeds import TestbedSpec, make_testbed  # noqa: E402
+from vpnbench.hosts.resources import RunResources  # noqa: E402
+from vpnbench.testbeds.make import make_testbed
+from vpnbench.testbeds.spec import TestbedSpec  # noqa: E402
 
 VPNBENCH = [sys.executable, "-m", "vpnbench"]
 # Short cells, so the control path (bring-up, monitor, teardown) dominates the wall time.

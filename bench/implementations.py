@@ -19,11 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import machine, publish, require_root, run_campaign  # noqa: E402
-
-from vpnbench import builds  # noqa: E402
-from vpnbench.probe import LocalKernelProbe  # noqa: E402
-from vpnbench.resources import RunResources  # noqa: E402
-from vpnbench.stats import GIB, cpu_seconds_per_gib  # noqa: E402
+from vpnbench.answers.stats import GIB, cpu_seconds_per_gib  # noqa: E402
+from vpnbench.hosts import builds  # noqa: E402
+from vpnbench.hosts.resources import RunResources  # noqa: E402
+from vpnbench.testbeds.probe import LocalKernelProbe  # noqa: E402
 
 REPETITIONS, SECONDS, UDP_LENGTH = 3, 5, 64
 GBIT_IN_GIB = 1e9 / 8 / GIB

@@ -14,7 +14,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import exclusive, machine, publish, require_root, run_campaign  # noqa: E402
-
 from vpnbench.techniques.ipsec.proposals import CIPHERS  # noqa: E402
 
 SECONDS = 4

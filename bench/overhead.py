@@ -25,11 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import baseline_testbed, machine, publish, require_root, run_campaign  # noqa: E402
-
-from vpnbench.analysis import t95  # noqa: E402
+from vpnbench.answers.analysis import t95  # noqa: E402
 from vpnbench.measure.base import PortAllocator  # noqa: E402
 from vpnbench.measure.iperf import parse_iperf_json  # noqa: E402
-from vpnbench.monitor import Monitor  # noqa: E402
+from vpnbench.measure.monitor import Monitor  # noqa: E402
 
 CAMPAIGN = """
 [campaign]

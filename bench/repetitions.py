@@ -18,10 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import LOCK, machine, publish, require_root  # noqa: E402
-
-from vpnbench.analysis import metric_frame, summarize  # noqa: E402
+from vpnbench.answers.analysis import metric_frame, summarize  # noqa: E402
 from vpnbench.measure import MEASUREMENTS  # noqa: E402
-from vpnbench.store import Store  # noqa: E402
+from vpnbench.store.database import Store  # noqa: E402
 
 DEMO = Path(__file__).parent.parent / "src/vpnbench/campaign/presets/demo.toml"
 VARIANTS = {"fixed 5": "repetitions = 5",

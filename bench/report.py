@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
-from report_records import preset, records, store_records  # noqa: E402
 from common import publish  # noqa: E402
+from report_records import preset, records, store_records  # noqa: E402
 
 SIZES = (100, 1000, 10000)
 TECHNIQUES = ("baseline", "wireguard", "ipsec", "openvpn", "macsec")

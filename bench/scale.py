@@ -22,15 +22,15 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import exclusive, machine, require_root, write_section  # noqa: E402
-
+from vpnbench.hosts.resources import RunResources  # noqa: E402
 from vpnbench.measure.base import MeasureContext, PortAllocator  # noqa: E402
 from vpnbench.measure.gen import run_gen  # noqa: E402
-from vpnbench.probe import LocalKernelProbe  # noqa: E402
-from vpnbench.resources import RunResources  # noqa: E402
 from vpnbench.run.bringup import wait_all_through, wait_through  # noqa: E402
 from vpnbench.techniques import TECHNIQUES  # noqa: E402
 from vpnbench.techniques.base import TechniqueContext  # noqa: E402
-from vpnbench.testbeds import LocalTestbed, TestbedSpec  # noqa: E402
+from vpnbench.testbeds.local import LocalTestbed  # noqa: E402
+from vpnbench.testbeds.probe import LocalKernelProbe  # noqa: E402
+from vpnbench.testbeds.spec import TestbedSpec
 
 SETUP_TIMEOUT = 120.0
 LENGTH = 1000  # UDP payload bytes of the load

@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from results_md import write_section  # noqa: E402
 
 from vpnbench.campaign import campaign_from_dict  # noqa: E402
-from vpnbench.runner import Runner  # noqa: E402
-from vpnbench.store import Store  # noqa: E402
+from vpnbench.run.runner import Runner  # noqa: E402
+from vpnbench.store.database import Store  # noqa: E402
 
 SHORT_S, LONG_S = 10, 70
 LOCK = Path("/run/vpnbench-tests.lock")

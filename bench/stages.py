@@ -21,32 +21,32 @@ from pathlib import Path
 STARTED = time.monotonic()
 
 # (module, attribute path, stage). A function the caller imported by name is wrapped where it
-# is called from (vpnbench.runner.prepare, not vpnbench.run.setup.prepare).
+# is called from (vpnbench.run.runner.prepare, not vpnbench.run.setup.prepare).
 STAGES = [
-    ("vpnbench.runner", "Runner.run", "run: other (display, store run row, block loop)"),
-    ("vpnbench.runner", "prepare", "prepare: testbed made, probe, backends"),
-    ("vpnbench.runner", "set_up", "testbed up (namespaces, links, host facts)"),
-    ("vpnbench.runner", "tear_down", "testbed down"),
-    ("vpnbench.startup", "WarmUp.finish", "waiting for the summary's imports"),
+    ("vpnbench.run.runner", "Runner.run", "run: other (display, store run row, block loop)"),
+    ("vpnbench.run.runner", "prepare", "prepare: testbed made, probe, backends"),
+    ("vpnbench.run.runner", "set_up", "testbed up (namespaces, links, host facts)"),
+    ("vpnbench.run.runner", "tear_down", "testbed down"),
+    ("vpnbench.commands.startup", "WarmUp.finish", "waiting for the summary's imports"),
     ("vpnbench.run.bringup", "BringUpStage._bring_up", "bring-up: other (facts, store)"),
     ("vpnbench.run.bringup", "wait_reachable", "bring-up: first packet through"),
     ("vpnbench.run.bringup", "BringUpStage._wire_check", "bring-up: encryption proof (tcpdump)"),
     ("vpnbench.run.bringup", "BringUpStage.settle", "settle ping before each cell"),
     ("vpnbench.run.bringup", "BringUpStage.end", "bring-up ended (store)"),
     ("vpnbench.run.context", "RunContext.impair", "impairment set/cleared"),
-    ("vpnbench.runner", "run_cell", "cell: other (records, monitor made, store)"),
-    ("vpnbench.monitor", "Monitor.start", "cell: monitor start"),
-    ("vpnbench.monitor", "Monitor.stop", "cell: monitor stop"),
+    ("vpnbench.run.runner", "run_cell", "cell: other (records, monitor made, store)"),
+    ("vpnbench.measure.monitor", "Monitor.start", "cell: monitor start"),
+    ("vpnbench.measure.monitor", "Monitor.stop", "cell: monitor stop"),
     ("vpnbench.measure.iperf", "_attempt", "cell: iperf3 client run (3 s traffic + connect, results)"),
     ("vpnbench.measure.traffic", "Iperf3Server.start", "cell: iperf3 server start, listening"),
     ("vpnbench.measure.traffic", "Iperf3Server.wait", "cell: iperf3 server exit"),
     ("vpnbench.measure.traffic", "Iperf3Server.stop", "cell: iperf3 server stop, output"),
-    ("vpnbench.store", "Store.finish_cell", "cell: store the cell"),
-    ("vpnbench.store", "Store.start_cell", "cell: store the cell"),
+    ("vpnbench.store.database", "Store.finish_cell", "cell: store the cell"),
+    ("vpnbench.store.database", "Store.start_cell", "cell: store the cell"),
     ("vpnbench.cli", "print_findings", "summary: verdicts, tables, findings"),
-    ("vpnbench.verdicts", "verdicts", "summary: verdicts, tables, findings"),
-    ("vpnbench.tables", "summary_tables", "summary: verdicts, tables, findings"),
-    ("vpnbench.store", "Store.cells", "summary: verdicts, tables, findings"),
+    ("vpnbench.answers.verdicts", "verdicts", "summary: verdicts, tables, findings"),
+    ("vpnbench.views.tables", "summary_tables", "summary: verdicts, tables, findings"),
+    ("vpnbench.store.database", "Store.cells", "summary: verdicts, tables, findings"),
 ]
 TECHNIQUE_STAGES = (("up", "technique up"), ("down", "technique down"))
 ROOT = "start-up (imports, parsing, store opened), exit"

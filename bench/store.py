@@ -25,10 +25,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
 import pg  # noqa: E402 - tests/pg.py: the tests' own PostgreSQL
 from common import machine, publish  # noqa: E402
-
-from vpnbench.monitor import sample_points  # noqa: E402
-from vpnbench.records import Bringup, Cell, Run, SeriesPoint  # noqa: E402
-from vpnbench.store import FLUSH_SECONDS, SeriesWriter, Store  # noqa: E402
+from vpnbench.store.database import FLUSH_SECONDS, SeriesWriter, Store  # noqa: E402
+from vpnbench.store.records import Bringup, Cell, Run, SeriesPoint  # noqa: E402
+from vpnbench.store.series_codec import sample_points  # noqa: E402
 
 CELLS = 300
 SOAK_HOURS = 20

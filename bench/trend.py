@@ -29,10 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import machine, publish  # noqa: E402
-
-from vpnbench import trend  # noqa: E402
-from vpnbench.records import Bringup, Cell, HostFacts, Run  # noqa: E402
-from vpnbench.store import T, Store  # noqa: E402
+from vpnbench.answers import trend  # noqa: E402
+from vpnbench.store.database import Store, T  # noqa: E402
+from vpnbench.store.records import Bringup, Cell, HostFacts, Run  # noqa: E402
 
 TECHNIQUES = {"baseline": 9.0e9, "wireguard": 1.2e9, "ipsec": 1.5e9, "openvpn": 4.0e8}
 IMPAIRMENTS = ("ideal", "delay_10ms", "delay_50ms", "loss_1pct", "rate_1g")
@@ -104,8 +103,8 @@ def timed_command(src: Path, db: Path, out: Path) -> tuple[float, float]:
 # over one series (JSON on stdin).
 SEARCH_ALONE = """
 import json, resource, sys, time
-from vpnbench import trend
-from vpnbench.store import Store
+from vpnbench.answers import trend
+from vpnbench.store.database import Store
 cpu = lambda: sum(resource.getrusage(w).ru_utime + resource.getrusage(w).ru_stime
                   for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 if sys.argv[1] != "-":

@@ -6,8 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import forked_cli
 import pytest
+
+import forked_cli
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
@@ -161,8 +162,9 @@ def run_campaign(tmp_path, text: str, *flags: str) -> tuple[subprocess.Completed
 @pytest.fixture
 def testbed(clean_machine):
     """A real client — router — server testbed, removed afterwards."""
-    from vpnbench.resources import RunResources
-    from vpnbench.testbeds import LocalTestbed, TestbedSpec
+    from vpnbench.hosts.resources import RunResources
+    from vpnbench.testbeds.local import LocalTestbed
+    from vpnbench.testbeds.spec import TestbedSpec
 
     resources = RunResources()
     bed = LocalTestbed(TestbedSpec(), resources)

@@ -32,8 +32,8 @@ def usable(kwargs: dict) -> bool:
 
 
 def run(command: list[str], argv: list[str], timeout: float, cwd=None) -> subprocess.CompletedProcess:
+    import vpnbench.answers.verdicts  # noqa: F401 - what a run's warm-up thread imports (pandas)
     import vpnbench.cli  # noqa: F401 - imported once here, so each fork starts warm
-    import vpnbench.verdicts  # noqa: F401 - what a run's warm-up thread imports (pandas)
 
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()

@@ -4,14 +4,14 @@ that this kernel has the ESP data path (else the test belongs in the kernel VM).
 import pytest
 
 from conftest import leftovers
-from vpnbench.errors import UserError
-from vpnbench.probe import LocalKernelProbe
-from vpnbench.resources import RunResources
+from vpnbench.foundation.errors import UserError
+from vpnbench.hosts.resources import RunResources
 from vpnbench.run.setup import check_available, resolve_backends
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.ipsec import IPsec
-from vpnbench.testbed_spec import TestbedSpec
 from vpnbench.testbeds.local import LocalTestbed
+from vpnbench.testbeds.probe import LocalKernelProbe
+from vpnbench.testbeds.spec import TestbedSpec
 
 
 def local_bed():

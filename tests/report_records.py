@@ -7,8 +7,8 @@ from importlib import resources
 from pathlib import Path
 
 from vpnbench.campaign.spec import campaign_from_dict, measurement_label, technique_label
-from vpnbench.records import Cell, Run, SeriesPoint, Trial
-from vpnbench.store import Store
+from vpnbench.store.database import Store
+from vpnbench.store.records import Cell, Run, SeriesPoint, Trial
 
 try:
     import tomllib

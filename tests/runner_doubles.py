@@ -9,13 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from vpnbench.errors import TechniqueError
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.params import TechniqueParams
 from vpnbench.hosts.base import CommandFailed, CommandResult, Host, Proc
-from vpnbench.overhead import Expectation
-from vpnbench.params import TechniqueParams
-from vpnbench.probe import KernelProbe, RemoteKernelProbe
 from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
-from vpnbench.testbeds import CapturePoint, Link, Testbed, TestbedSpec
+from vpnbench.techniques.overhead import Expectation
+from vpnbench.testbeds.base import CapturePoint, Link, Testbed
+from vpnbench.testbeds.probe import KernelProbe, RemoteKernelProbe
+from vpnbench.testbeds.spec import TestbedSpec
 
 LINK = Link("client", "c0", "server", "s0", "10.0.0", "fd00:0:0")  # the fake testbed's one link
 UNDERLAY = {role: {"ipv4": LINK.addr(LINK.end(role)[0], "ipv4")} for role in ("client", "server")}

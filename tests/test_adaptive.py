@@ -53,8 +53,7 @@ def test_auto_repetitions_stop_early_when_quiet_and_run_on_when_noisy(tmp_path, 
         hog.wait()
     assert result.returncode == 0, result.stderr
     import vpnbench
-
-    from vpnbench.quality import converged
+    from vpnbench.answers.quality import converged
     from vpnbench.run.rounds import deciding_metric
 
     results = vpnbench.load(tmp_path / "c.db")

@@ -4,10 +4,10 @@ import math
 
 import pytest
 
-from vpnbench.analysis import metric_frame, summarize, t95
-from vpnbench.records import Bringup, Cell, Run
-from vpnbench.report import render
-from vpnbench.report.figures import sweep_axis
+from vpnbench.answers.analysis import metric_frame, summarize, t95
+from vpnbench.store.records import Bringup, Cell, Run
+from vpnbench.views.report import render
+from vpnbench.views.report.figures import sweep_axis
 
 BRINGUP = Bringup("r1", "wg", "wireguard", "userspace", "t0", setup_time_s=0.2, wire_check={"verdict": "encrypted"},
                   id=1)

@@ -19,18 +19,27 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from conftest import REPO, VPNBENCH
 from pydantic import BaseModel
 
+from conftest import REPO, VPNBENCH
 from test_extension_points import PlainPad
-from vpnbench import builds
-from vpnbench.builds_install import (TEST_SET, InstallError, build_rows, cargo_problem, failure_reason, go_command, go_switches, install,
-                                     parse_targets)
 from vpnbench.campaign.spec import campaign_from_dict, technique_label
-from vpnbench.errors import UserError
-from vpnbench.params import TechniqueParams, validate_model
-from vpnbench.probe import THIS_MACHINE, NoProbe
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.params import TechniqueParams, validate_model
+from vpnbench.hosts import builds
+from vpnbench.hosts.builds_install import (
+    TEST_SET,
+    InstallError,
+    build_rows,
+    cargo_problem,
+    failure_reason,
+    go_command,
+    go_switches,
+    install,
+    parse_targets,
+)
 from vpnbench.techniques import TECHNIQUES
+from vpnbench.testbeds.probe import THIS_MACHINE, NoProbe
 
 NOBODY = 65534
 GOARCH = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())

@@ -94,9 +94,9 @@ def test_udp_sweep_whose_sender_is_held_back_puts_the_knee_at_what_was_sent(test
     from vpnbench.hosts.route import route_device
     from vpnbench.measure.base import MeasureContext, PortAllocator
     from vpnbench.measure.udp_sweep import UdpSweep, UdpSweepParams
-    from vpnbench.probe import LocalKernelProbe
     from vpnbench.techniques.base import TechniqueContext
     from vpnbench.techniques.baseline import Baseline, BaselineParams
+    from vpnbench.testbeds.probe import LocalKernelProbe
 
     probe = LocalKernelProbe(testbed.resources)
     tctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), testbed.resources, probe)

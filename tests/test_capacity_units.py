@@ -3,13 +3,12 @@ the sweep's knee. No hosts, no tools."""
 
 import pytest
 
-from vpnbench import overhead
+from vpnbench.foundation.errors import TechniqueError, UserError
+from vpnbench.foundation.params import validate_model
+from vpnbench.foundation.units import parse_rate_list
 from vpnbench.measure.mtu import MtuParams, bisect, probe_verdict
 from vpnbench.measure.udp_sweep import Step, UdpSweepParams, knee, sweep_metrics
-from vpnbench.params import validate_model
-from vpnbench.errors import TechniqueError, UserError
-from vpnbench.units import parse_rate_list
-from vpnbench.techniques import expect
+from vpnbench.techniques import expect, overhead
 from vpnbench.techniques.ipsec import LIBIPSEC_TUN_MTU
 from vpnbench.techniques.ipsec.proposals import CIPHERS
 
@@ -318,7 +317,7 @@ def test_a_lossless_search_up_to_max_rate_with_a_short_generator_says_so():
     # it) - max_rate itself "passed": the shortfall must still be reported, not NDR at max rate
     from vpnbench.measure.rate_search import search_metrics
     from vpnbench.measure.search import SearchOutcome
-    from vpnbench.records import Trial
+    from vpnbench.store.records import Trial
 
     class Runner:
         trials = [Trial(1, offered_bps=100e6, offered_pps=100e6 / 10400, loss_ratio=0.0,

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from conftest import run_campaign, run_cli
-from vpnbench.congestion import check_offered
-from vpnbench.errors import UserError
-from vpnbench.params import validate_model
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.params import validate_model
 from vpnbench.techniques.wireguard import WireGuardParams
+from vpnbench.testbeds.congestion import check_offered
 
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 CONTROL = Path("/proc/sys/net/ipv4/tcp_congestion_control")
@@ -56,7 +56,7 @@ def test_each_technique_runs_with_its_chosen_control_on_both_ends(tmp_path, clea
     assert by["own"]["technique_params"]["congestion_control"] == own  # put back for the next technique
     import json
 
-    from vpnbench.store import Store
+    from vpnbench.store.database import Store
 
     store = Store(tmp_path / "c.db")
     text = store.raw_outputs(by["chosen"]["cell_id"])["iperf3_client"]
@@ -70,7 +70,7 @@ def test_the_report_says_the_control_beside_tcp_under_loss_and_a_searchs_limit()
     import html
 
     from report_records import records
-    from vpnbench.report import render_with_figures
+    from vpnbench.views.report import render_with_figures
 
     spec = {"technique": [{"kind": "baseline"}, {"kind": "wireguard"}], "impairment": [{"netem": "loss 5%"}],
             "measurement": [{"kind": "tcp"}, {"kind": "rate_search"}]}

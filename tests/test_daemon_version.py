@@ -16,11 +16,11 @@ import pytest
 from conftest import run_cli
 from report_browser import check_readable, run_in_page
 from report_records import records
-from vpnbench import trend
-from vpnbench.daemon_version import DaemonVersion, in_turn, ran_version, version_change
-from vpnbench.records import Bringup, Cell, Run
-from vpnbench.report import write_report
-from vpnbench.store import Store
+from vpnbench.answers import trend
+from vpnbench.foundation.daemon_version import DaemonVersion, in_turn, ran_version, version_change
+from vpnbench.store.database import Store
+from vpnbench.store.records import Bringup, Cell, Run
+from vpnbench.views.report import write_report
 
 DEBIAN_VERSION = "0.0.20220316"
 CURRENT_VERSION = "0.0.0-20260522210424-ecfc5a8d5446"

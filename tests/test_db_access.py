@@ -20,8 +20,8 @@ import test_runner
 from conftest import VPNBENCH, run_cli
 from test_runner import campaign, lab  # noqa: F401 - lab is a fixture
 from vpnbench.lab.queue import WorkQueue
-from vpnbench.records import Run
-from vpnbench.store import SCHEMA_VERSION, Store
+from vpnbench.store.database import SCHEMA_VERSION, Store
+from vpnbench.store.records import Run
 
 READER, READER_PASSWORD = "analyst", "analyst-pw-7f3a"
 # Every character a URL gives a meaning to, and libpq's passfile its own (':' and '\').

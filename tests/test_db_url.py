@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vpnbench.db_url import display_name, read_url_file, scrub
-from vpnbench.errors import UserError
+from vpnbench.foundation.errors import UserError
+from vpnbench.store.db_url import display_name, read_url_file, scrub
 
 # Any character but NUL (no URL, file or environment holds one) and lone surrogates; marked at both
 # ends so a short password is not found by chance in the rest of the URL.

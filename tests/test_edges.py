@@ -12,18 +12,19 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from report_records import records
-from vpnbench import emodel, overhead
-from vpnbench.analysis import t95
-from vpnbench.distributions import is_constant, mean_var, welch_p
-from vpnbench.errors import MeasurementError
-from vpnbench.methodology import ceilings, methodology_warnings
-from vpnbench.report import render_with_figures
-from vpnbench.report.judgement import cost_rows
-from vpnbench.significance import COLUMNS as COMPARISON_COLUMNS, compare, compare_all
-from vpnbench.stats import fieller_ratio, ratio_interval, relative_cost, relative_ratios, welch_difference
-from vpnbench.techniques import expect
+from vpnbench.answers.analysis import t95
+from vpnbench.answers.distributions import is_constant, mean_var, welch_p
+from vpnbench.answers.methodology import ceilings, methodology_warnings
+from vpnbench.answers.significance import COLUMNS as COMPARISON_COLUMNS
+from vpnbench.answers.significance import compare, compare_all
+from vpnbench.answers.stats import fieller_ratio, ratio_interval, relative_cost, relative_ratios, welch_difference
+from vpnbench.answers.verdicts import Verdicts
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.measure import emodel
+from vpnbench.techniques import expect, overhead
 from vpnbench.techniques.ipsec.proposals import CIPHERS
-from vpnbench.verdicts import Verdicts
+from vpnbench.views.report import render_with_figures
+from vpnbench.views.report.judgement import cost_rows
 
 COLUMNS = ["measurement_label", "measurement", "technique", "impairment", "repetition", "metric", "value"]
 # No example database in the working tree, no deadline on a loaded shared machine.

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from vpnbench import emodel
+from vpnbench.measure import emodel
 
 
 def test_defaults_give_the_recommendations_own_rating():

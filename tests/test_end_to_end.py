@@ -23,8 +23,8 @@ def write_campaign(tmp_path, text=SMOKE, name="smoke.toml"):
 
 
 def wireguard_backend_auto_picks() -> str:
-    from vpnbench.probe import LocalKernelProbe
-    from vpnbench.resources import RunResources
+    from vpnbench.hosts.resources import RunResources
+    from vpnbench.testbeds.probe import LocalKernelProbe
 
     with RunResources() as resources:
         return "kernel" if LocalKernelProbe(resources).has_link_type("wireguard") else "userspace"
@@ -196,7 +196,7 @@ def test_sysctls_are_applied_recorded_and_restored_even_after_kill9(tmp_path, cl
     result = run_cli("run", str(campaign), "--db", str(tmp_path / "s.db"))
     assert result.returncode == 0, result.stderr
     assert global_rmem_max() == before
-    from vpnbench.store import Store
+    from vpnbench.store.database import Store
     store = Store(tmp_path / "s.db")
     applied = store.run(store.latest_run("smoke")).environment["sysctls"]
     assert applied["net.core.rmem_max"] == {"value": str(tuned), "scope": "machine", "previous": str(before)}

@@ -2,10 +2,10 @@
 
 import pytest
 
-from vpnbench import evidence
-from vpnbench.probe import LocalKernelProbe
+from vpnbench.hosts import evidence
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.wireguard import WireGuard, WireGuardParams, _wg
+from vpnbench.testbeds.probe import LocalKernelProbe
 
 
 class WrongServerKey(WireGuard):

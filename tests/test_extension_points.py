@@ -11,20 +11,20 @@ from typing import Literal
 import pytest
 from rich.console import Console
 
-from vpnbench.errors import ImpairmentError, UserError
-from vpnbench.impair_backends import ImpairmentBackend
+from vpnbench.foundation.errors import ImpairmentError, UserError
+from vpnbench.foundation.params import TechniqueParams
+from vpnbench.foundation.tools import known_packages, missing_tool_reason
 from vpnbench.impair.model import Impairment
 from vpnbench.impair.registry import BACKENDS
 from vpnbench.impair.spec import NetemSpec
-from vpnbench.overhead import UDP_HEADER, Expectation, expectation_of
-from vpnbench.params import TechniqueParams
 from vpnbench.measure.rate_search import RateSearch, RateSearchParams
 from vpnbench.measure.tcp import Tcp, TcpParams
 from vpnbench.measure.udp import Udp, UdpParams
 from vpnbench.techniques import TECHNIQUES, expect, is_reference, register
-from vpnbench.tools import known_packages, missing_tool_reason
-from vpnbench.probe import KernelProbe, NoProbe
 from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
+from vpnbench.techniques.overhead import UDP_HEADER, Expectation, expectation_of
+from vpnbench.testbeds.impair_backends import ImpairmentBackend
+from vpnbench.testbeds.probe import KernelProbe, NoProbe
 
 PAD = 8  # the toy technique's pretend header
 
@@ -140,7 +140,7 @@ def test_the_schema_allows_a_registered_backend_and_names_it_when_refusing(toy_t
 
 
 def test_the_methodology_check_reads_the_backends_default_queue_limit(toy_backend):
-    from vpnbench.methodology import queue_below_bdp
+    from vpnbench.answers.methodology import queue_below_bdp
 
     spec = {"delay_us": 20_000, "jitter_us": 0, "rate_bps": 100e6, "limit": None}
     cells = [{"impairment": "slow", "technique_params": {"kind": "baseline"}, "metrics": {},
@@ -150,7 +150,7 @@ def test_the_methodology_check_reads_the_backends_default_queue_limit(toy_backen
 
 
 def test_auto_picks_a_registered_backend_where_the_built_in_ones_cannot_run(toy_backend):
-    from vpnbench.impair_backends import choose_backend
+    from vpnbench.testbeds.impair_backends import choose_backend
 
     class TbfOnly(NoProbe):  # a kernel with sch_tbf but no sch_netem
         def accepts(self, commands: list[list[str]]) -> bool:
@@ -167,7 +167,7 @@ def test_auto_picks_a_registered_backend_where_the_built_in_ones_cannot_run(toy_
 
 @pytest.mark.netns
 def test_doctor_lists_the_toy_technique_and_backend(toy_technique, toy_backend, clean_machine):
-    from vpnbench.doctor import diagnose
+    from vpnbench.commands.doctor import diagnose
 
     report = diagnose()
     assert {"technique": "plainpad", "backend": "userspace", "available": True, "needs": "",
@@ -185,10 +185,10 @@ TBF_CAMPAIGN = {"campaign": {"name": "toys", "repetitions": 1},
 def test_a_run_with_both_toys_records_facts_report_and_export(tmp_path, toy_technique, toy_backend,
                                                               clean_machine):
     from vpnbench.campaign import campaign_from_dict
-    from vpnbench.export import export_json
-    from vpnbench.report import write_report
-    from vpnbench.runner import Runner
-    from vpnbench.store import Store
+    from vpnbench.run.runner import Runner
+    from vpnbench.store.database import Store
+    from vpnbench.views.export import export_json
+    from vpnbench.views.report import write_report
 
     campaign = campaign_from_dict({**TBF_CAMPAIGN, "measurement": [
         {"kind": "mtu"}, {"kind": "tcp", "duration": "1s"}]})

@@ -9,9 +9,9 @@ import pytest
 from bounds import assert_tcp_measured
 from conftest import DATA, run_cli
 from vpnbench.campaign import campaign_from_dict
-from vpnbench.errors import UserError
-from vpnbench.impair_backends import linkem_binary
-from vpnbench.tools import which
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.tools import which
+from vpnbench.testbeds.impair_backends import linkem_binary
 
 HOOK = [sys.executable, str(DATA / "fake_encryptor.py")]
 FAKE = {"kind": "external", "label": "fake-box", "device": "FakeCrypt 9000 (wireguard-go pair)",

@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 import vpnbench
-from vpnbench import trend
-from vpnbench.figure_scale import LOG_SPREAD
-from vpnbench.report import figures
-from vpnbench.report.figures import Canvas
+from vpnbench.answers import trend
+from vpnbench.foundation.figure_scale import LOG_SPREAD
+from vpnbench.views.report import figures
+from vpnbench.views.report.figures import Canvas
 
 
 class KeepingCanvas(Canvas):

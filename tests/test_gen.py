@@ -13,21 +13,21 @@ from pathlib import Path
 
 import pytest
 
-from vpnbench.errors import MeasurementError
-from vpnbench.impair_backends import linkem_binary
+from vpnbench.foundation.errors import MeasurementError, UserError
+from vpnbench.foundation.params import validate_model
+from vpnbench.hosts.resources import RunResources
 from vpnbench.impair.model import Impairment
 from vpnbench.impair.spec import parse_netem
 from vpnbench.measure.base import MeasureContext, PortAllocator
 from vpnbench.measure.gen import gen_binary, gen_metrics, gen_series, parse_gen_json, run_gen
 from vpnbench.measure.udp import Udp, UdpParams
-from vpnbench.params import validate_model
-from vpnbench.errors import UserError
-from vpnbench.resources import RunResources
 from vpnbench.run.impairments import make_impairer
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.baseline import Baseline, BaselineParams
 from vpnbench.techniques.wireguard import WireGuard, WireGuardParams
-from vpnbench.testbeds import LocalTestbed, TestbedSpec
+from vpnbench.testbeds.impair_backends import linkem_binary
+from vpnbench.testbeds.local import LocalTestbed
+from vpnbench.testbeds.spec import TestbedSpec
 
 
 @pytest.fixture(scope="module")

@@ -8,15 +8,15 @@ import pytest
 from rich.console import Console
 
 from runner_doubles import SSH_INVENTORY, FakeClock, FakeHost, FakeNetwork, FakeTestbed, Lab
-from vpnbench import resources as resources_module
 from vpnbench.campaign import campaign_from_dict
-from vpnbench.errors import MeasurementError, UserError
+from vpnbench.foundation.errors import MeasurementError, UserError
+from vpnbench.hosts import resources as resources_module
 from vpnbench.hosts.arch import check_gen_arch, elf_arch, normalize
 from vpnbench.hosts.base import CommandResult
 from vpnbench.measure import gen
 from vpnbench.measure.gen import REPO_GEN, binary_on
-from vpnbench.runner import Runner
-from vpnbench.store import Store
+from vpnbench.run.runner import Runner
+from vpnbench.store.database import Store
 
 UDP_GEN = {"kind": "udp", "tool": "gen", "rate": "10M", "length": 1200, "duration": "1s"}
 

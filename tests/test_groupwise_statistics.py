@@ -8,8 +8,8 @@ import random
 import pandas as pd
 import pytest
 
-from vpnbench.quality import qualities, quality
-from vpnbench.significance import compare, compare_all, holm
+from vpnbench.answers.quality import qualities, quality
+from vpnbench.answers.significance import compare, compare_all, holm
 
 TECHNIQUES = ("baseline", "wireguard", "ipsec", "openvpn")
 

@@ -3,8 +3,8 @@
 import os
 import subprocess
 
-from vpnbench.hostfacts import NETWORK_SCRIPT, collect_host_facts, script
 from vpnbench.hosts.base import CommandResult, Host
+from vpnbench.run.hostfacts import NETWORK_SCRIPT, collect_host_facts, script
 
 
 class ShellHost(Host):
@@ -54,6 +54,6 @@ def test_each_hosts_tcp_congestion_control_and_default_qdisc_are_recorded():
         assert facts[role]["tcp_congestion_control"] == sysctl("ipv4/tcp_congestion_control")
         assert facts[role]["tcp_available_congestion_control"] == sysctl("ipv4/tcp_available_congestion_control").split()
         assert facts[role]["default_qdisc"] == sysctl("core/default_qdisc")
-    from vpnbench.hostfacts import summary_line
+    from vpnbench.run.hostfacts import summary_line
 
     assert f"TCP {sysctl('ipv4/tcp_congestion_control')}, qdisc " in summary_line(facts["client"])

@@ -12,20 +12,22 @@ import statistics
 
 import pytest
 
-from vpnbench.impair_backends import ImpairmentBackend, linkem_binary
+from timing import P50_SLACK_MS, SLOWNESS, assert_delay_added
+from vpnbench.hosts.resources import RunResources
 from vpnbench.impair.bursts import loss_bursts
 from vpnbench.impair.model import Impairment
 from vpnbench.impair.spec import parse_netem
 from vpnbench.measure.base import MeasureContext, PortAllocator
 from vpnbench.measure.ping import Ping, PingParams, rtts
 from vpnbench.measure.tcp import Tcp, TcpParams
-from vpnbench.probe import has_qdisc
-from vpnbench.resources import RunResources
 from vpnbench.run.impairments import make_impairer
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.baseline import Baseline, BaselineParams
-from vpnbench.testbeds import LocalTestbed, TestbedSpec, plan_links
-from timing import P50_SLACK_MS, SLOWNESS, assert_delay_added
+from vpnbench.testbeds.base import plan_links
+from vpnbench.testbeds.impair_backends import ImpairmentBackend, linkem_binary
+from vpnbench.testbeds.local import LocalTestbed
+from vpnbench.testbeds.probe import has_qdisc
+from vpnbench.testbeds.spec import TestbedSpec
 
 pytestmark = pytest.mark.netns
 # the router's side of the server's link, the link the bump sits on

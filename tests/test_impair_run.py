@@ -5,14 +5,15 @@ import json
 import pytest
 
 from conftest import run_cli
-from vpnbench.run.bringup import SETUP_TIMEOUT
 from timing import SLOWNESS, assert_delay_added
 from vpnbench.hosts.base import CommandResult
-from vpnbench.impair_backends import NetemBackend, linkem_binary
+from vpnbench.hosts.resources import RunResources
 from vpnbench.impair.model import ImpairmentParams, expand_impairment
-from vpnbench.probe import has_qdisc
-from vpnbench.resources import RunResources
-from vpnbench.testbeds import LocalTestbed, plan_links
+from vpnbench.run.bringup import SETUP_TIMEOUT
+from vpnbench.testbeds.base import plan_links
+from vpnbench.testbeds.impair_backends import NetemBackend, linkem_binary
+from vpnbench.testbeds.local import LocalTestbed
+from vpnbench.testbeds.probe import has_qdisc
 
 CAMPAIGN = """
 [campaign]

@@ -3,7 +3,7 @@
 import pytest
 
 from vpnbench.campaign import campaign_from_dict, expand
-from vpnbench.errors import UserError
+from vpnbench.foundation.errors import UserError
 from vpnbench.impair.model import ImpairmentParams, expand_impairment
 from vpnbench.impair.spec import NetemSpec, SpecError, parse_netem
 from vpnbench.impair.sweep import expand_sweep

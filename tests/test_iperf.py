@@ -7,9 +7,9 @@ import pytest
 from vpnbench.measure.base import MeasureContext, PortAllocator
 from vpnbench.measure.iperf import UDP_ATTEMPTS
 from vpnbench.measure.udp import Udp, UdpParams
-from vpnbench.probe import LocalKernelProbe
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.baseline import Baseline, BaselineParams
+from vpnbench.testbeds.probe import LocalKernelProbe
 
 pytestmark = pytest.mark.netns
 

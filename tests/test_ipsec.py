@@ -8,20 +8,19 @@ import pytest
 
 from conftest import TCP_AND_PING, run_cli
 from ipsec_helpers import assert_refused_before_run, local_bed
+from timing import SLOWNESS
 from vpnbench.campaign.spec import campaign_from_dict
-from vpnbench.errors import UserError
+from vpnbench.foundation.errors import UserError
+from vpnbench.hosts.resources import RunResources
 from vpnbench.measure.base import MeasureContext, PortAllocator
 from vpnbench.measure.ping import Ping, PingParams
 from vpnbench.measure.tcp import Tcp, TcpParams
-from vpnbench.probe import LocalKernelProbe, NoProbe
-from vpnbench.resources import RunResources
-from vpnbench.run.bringup import wait_through
+from vpnbench.run.bringup import SETUP_TIMEOUT, wait_through
 from vpnbench.techniques.ipsec import IPsec, IPsecParams
 from vpnbench.techniques.ipsec.proposals import CIPHERS
 from vpnbench.techniques.ipsec.strongswan import missing_software, negotiated, parse_vici_raw
-from vpnbench.wirecheck import check_wire
-from vpnbench.run.bringup import SETUP_TIMEOUT
-from timing import SLOWNESS
+from vpnbench.techniques.wirecheck import check_wire
+from vpnbench.testbeds.probe import LocalKernelProbe, NoProbe
 
 # What charon must report for each cipher: (ESP encryption, key size, integrity)
 EXPECTED = {
@@ -209,7 +208,7 @@ def test_parse_swanctl_raw():
 
 
 def test_doctor_groups_ipsec_capabilities_by_reason():
-    from vpnbench.doctor import ipsec_rows
+    from vpnbench.commands.doctor import ipsec_rows
     rows = [{"backend": "kernel", "cipher": c, "available": False, "reason": "no ESP"} for c in ("a", "b")]
     rows += [{"backend": "userspace", "cipher": "a", "available": True, "reason": ""},
              {"backend": "userspace", "feature": "ipcomp", "available": False, "reason": "no IPComp"}]

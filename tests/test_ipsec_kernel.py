@@ -5,8 +5,8 @@ import pytest
 
 from conftest import run_campaign
 from ipsec_helpers import skip_without_kernel_esp
-from vpnbench.probe import NoProbe
 from vpnbench.techniques.ipsec.strongswan import missing_software
+from vpnbench.testbeds.probe import NoProbe
 
 pytestmark = [pytest.mark.netns, pytest.mark.vm]
 

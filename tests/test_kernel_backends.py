@@ -7,8 +7,8 @@ import platform
 import pytest
 
 from conftest import run_cli
-from vpnbench.probe import LocalKernelProbe
-from vpnbench.resources import RunResources
+from vpnbench.hosts.resources import RunResources
+from vpnbench.testbeds.probe import LocalKernelProbe
 
 pytestmark = [pytest.mark.netns, pytest.mark.vm]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vpnbench.kernelvm import find_kernel, module_files, run_in_vm
+from vpnbench.hosts.kernelvm import find_kernel, module_files, run_in_vm
 
 pytestmark = pytest.mark.exclusive  # boots VMs / builds namespaces: one test session at a time
 
@@ -62,7 +62,7 @@ def test_vm_dies_with_a_killed_caller():
     reason = vm_possible()
     if reason:
         pytest.fail(reason)
-    caller = subprocess.Popen([sys.executable, "-m", "vpnbench.kernelvm", "--memory", "256", "--", "sleep", "120"],
+    caller = subprocess.Popen([sys.executable, "-m", "vpnbench.hosts.kernelvm", "--memory", "256", "--", "sleep", "120"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60  # initramfs build and, uncached, a KVM probe boot first
     while not subprocess.run(["pgrep", "-P", str(caller.pid), "qemu-system"], capture_output=True).stdout:
@@ -80,7 +80,7 @@ def test_vm_dies_with_a_killed_caller():
 def test_a_silent_hung_guest_hits_the_time_limit(tmp_path):
     import time
 
-    from vpnbench.kernelvm import VmError
+    from vpnbench.hosts.kernelvm import VmError
 
     reason = vm_possible()
     if reason:
@@ -119,7 +119,7 @@ exec sleep 600
 def fake_qemu(tmp_path, monkeypatch):
     """Install a fake QEMU first on PATH, a usable stand-in for /dev/kvm and a private verdict
     file; returns a function taking the script text, returning the file of recorded calls."""
-    from vpnbench import vmaccel
+    from vpnbench.hosts import vmaccel
 
     device = tmp_path / "kvm"
     device.write_text("")
@@ -137,18 +137,18 @@ def fake_qemu(tmp_path, monkeypatch):
 
 
 def find_kernel_path() -> str:
-    from vpnbench.kernelvm import kernel_path
+    from vpnbench.hosts.kernelvm import kernel_path
     return kernel_path(find_kernel())
 
 
 def _kernel_and_initrd(tmp_path):
-    from vpnbench.kernelvm import build_initramfs, kernel_path
+    from vpnbench.hosts.kernelvm import build_initramfs, kernel_path
     version = find_kernel()
     return kernel_path(version), build_initramfs(version, tmp_path)
 
 
 def test_auto_takes_kvm_only_when_the_probe_boot_reaches_init_and_caches_the_verdict(tmp_path, fake_qemu):
-    from vpnbench import vmaccel
+    from vpnbench.hosts import vmaccel
 
     reason = vm_possible()
     if reason:
@@ -169,7 +169,7 @@ def test_auto_takes_kvm_only_when_the_probe_boot_reaches_init_and_caches_the_ver
 def test_auto_falls_back_to_tcg_when_kvm_shows_the_firmware_and_hangs(tmp_path, fake_qemu, monkeypatch):
     import time
 
-    from vpnbench import vmaccel
+    from vpnbench.hosts import vmaccel
 
     reason = vm_possible()
     if reason:
@@ -196,8 +196,8 @@ def test_kvm_asked_for_on_a_guest_that_never_boots_fails_in_one_clear_line(tmp_p
     import sys
     import time
 
-    from vpnbench import vmaccel
-    from vpnbench.kernelvm import VmError
+    from vpnbench.hosts import vmaccel
+    from vpnbench.hosts.kernelvm import VmError
 
     reason = vm_possible()
     if reason:
@@ -214,14 +214,14 @@ def test_kvm_asked_for_on_a_guest_that_never_boots_fails_in_one_clear_line(tmp_p
     # the command line says the same, on one line, exit 2
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), vmaccel.KVM_WATCHDOG_ENV: "4"}
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "vpnbench.kernelvm", "--accel", "kvm", "--timeout", "600", "--",
+    proc = subprocess.run([sys.executable, "-m", "vpnbench.hosts.kernelvm", "--accel", "kvm", "--timeout", "600", "--",
                            "true"], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 2, proc.stdout[-1000:] + proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("vpnbench-vm: error: the VM did not boot within 4 s under KVM"), proc.stderr
     # "within 4 s": the watchdog the environment set, not the default 30 s (the message names the one that fired)
     env[vmaccel.KVM_WATCHDOG_ENV] = "soon"
-    proc = subprocess.run([sys.executable, "-m", "vpnbench.kernelvm", "--accel", "kvm", "--", "true"],
+    proc = subprocess.run([sys.executable, "-m", "vpnbench.hosts.kernelvm", "--accel", "kvm", "--", "true"],
                           capture_output=True, text=True, timeout=120, env=env)
     assert (proc.returncode, proc.stderr.strip()) == (
         2, "vpnbench-vm: error: VPNBENCH_KVM_BOOT_WATCHDOG='soon': allowed: seconds from 1 to 3600")

@@ -7,10 +7,10 @@ import pytest
 from bounds import assert_tcp_measured
 from conftest import TCP_AND_PING, run_campaign
 from ipsec_helpers import skip_without_kernel_esp
-from vpnbench.probe import LocalKernelProbe
-from vpnbench.resources import RunResources
+from vpnbench.hosts.resources import RunResources
 from vpnbench.techniques.ipsec import IPsec, IPsecParams, l2tp
 from vpnbench.techniques.ipsec.libreswan import Conn, ipsec_conf
+from vpnbench.testbeds.probe import LocalKernelProbe
 
 CAMPAIGN = """
 [campaign]

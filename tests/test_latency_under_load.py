@@ -3,7 +3,7 @@
 import pytest
 
 from conftest import run_campaign, run_cli
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
 from vpnbench.measure.irtt import Packet
 from vpnbench.measure.latency_under_load import phase_metrics
 

@@ -1,6 +1,8 @@
-"""The house drawn from the imports: every module of src/vpnbench sits on one layer of the chart in
-docs/ARCHITECTURE.md (LAYERS mirrors it), imports only from its own layer and those below it, and
-neither the modules nor the rooms (LAYERS' entries) import one another in a circle.
+"""The house drawn from the imports: every module of src/vpnbench sits in a folder, and every folder
+on one layer of the chart in docs/ARCHITECTURE.md, which names each folder (`hosts/`) on its layer's
+row; only the entry points sit at the top. A module imports only from its own layer and those below
+it, and neither the modules nor the rooms (the folders, and the few modules at the top) import one
+another in a circle.
 
 An import counts with what it runs: `import vpnbench.a.b` runs the package vpnbench.a's
 __init__ too. An import inside a function runs later, when called; one that points up is allowed
@@ -10,40 +12,50 @@ built-in members lazily, while they imported it, once hid a circle of 36 files f
 left the listed ones out). Pure reading of the source (ast): nothing is imported."""
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "vpnbench"
+# The entry points, and the package's own __init__ (vpnbench.load), are all that sits at the top.
+MOST_AT_THE_TOP = 6
 
-# docs/ARCHITECTURE.md's chart, bottom up: layer -> its rooms (a module, or a package standing for
-# every module under it that no longer entry names).
-LAYERS: list[tuple[str, list[str]]] = [
-    ("foundation", ["vpnbench", "vpnbench.errors", "vpnbench.params", "vpnbench.units", "vpnbench.resources",
-                    "vpnbench.tools", "vpnbench.safe_files", "vpnbench.sysctls", "vpnbench.lifetime",
-                    "vpnbench.figure_scale", "vpnbench.terminal_text", "vpnbench.daemon_version",
-                    "vpnbench.impair"]),  # the impairment as data; its runtime is impair_backends (parts)
-    ("store", ["vpnbench.store", "vpnbench.records", "vpnbench.migrations", "vpnbench.live", "vpnbench.series_codec",
-               "vpnbench.db_url"]),
-    ("hosts", ["vpnbench.hosts", "vpnbench.evidence", "vpnbench.kernelvm", "vpnbench.vmaccel",
-               "vpnbench.builds", "vpnbench.builds_install"]),
-    ("testbed", ["vpnbench.testbeds", "vpnbench.testbed_spec", "vpnbench.probe"]),
-    ("parts", ["vpnbench.techniques", "vpnbench.measure", "vpnbench.impair_backends", "vpnbench.monitor",
-               "vpnbench.hostfacts", "vpnbench.wirecheck", "vpnbench.scaling",
-               "vpnbench.overhead", "vpnbench.servers", "vpnbench.congestion", "vpnbench.emodel"]),
-    ("campaign", ["vpnbench.campaign"]),
-    ("run", ["vpnbench.runner", "vpnbench.run"]),
-    ("lab", ["vpnbench.lab", "vpnbench.provision"]),
-    ("answers", ["vpnbench.verdicts", "vpnbench.analysis", "vpnbench.stats", "vpnbench.significance",
-                 "vpnbench.quality", "vpnbench.methodology", "vpnbench.distributions", "vpnbench.trend"]),
-    ("outputs", ["vpnbench.tables", "vpnbench.report", "vpnbench.export", "vpnbench.compare", "vpnbench.dataset"]),
-    ("CLI", ["vpnbench.cli", "vpnbench.__main__", "vpnbench.startup", "vpnbench.doctor", "vpnbench.lab.commands"]),
-]
+
+def chart() -> dict[str, str]:
+    """docs/ARCHITECTURE.md's chart, top down: layer -> the text of its rows (a name in the first
+    column starts a layer; the rows under it without one continue it)."""
+    block = (SRC.parent / "docs" / "ARCHITECTURE.md").read_text().split("## Layers", 1)[1].split("```")[1]
+    rows: dict[str, str] = {}
+    name = None
+    for line in block.splitlines():
+        if not line.strip() or line.strip().startswith("─"):
+            continue
+        name = line[:18].strip() or name
+        rows[name] = rows.get(name, "") + line[18:] + "\n"
+    return rows
+
+
+FOLDERS = sorted(path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists())
+AT_THE_TOP = sorted(path.stem for path in PACKAGE.glob("*.py") if path.name != "__init__.py")
+
+
+def layers_of_the_chart() -> list[tuple[str, list[str]]]:
+    """Bottom up: layer -> its rooms, read from the chart: the folders (`name/`) and the modules at
+    the top (`name.py`) that its rows name; the package itself (its __init__) is the foundation's."""
+    found = []
+    for name, text in reversed(chart().items()):
+        rooms = [f"vpnbench.{folder}" for folder in FOLDERS if re.search(rf"(?<![\w/.]){folder}/", text)]
+        rooms += [f"vpnbench.{module}" for module in AT_THE_TOP if re.search(rf"(?<![\w/.]){module}\.py", text)]
+        found.append((name, (["vpnbench"] if not found else []) + rooms))
+    return found
+
+
+LAYERS = layers_of_the_chart()
 
 # Imports inside a function that point up, each with why it must (none of them closes a circle).
 LAZY_UP = {
-    ("vpnbench", "vpnbench.dataset"): "vpnbench.load, the public entry point, loads pandas only when called",
-    ("vpnbench.resources", "vpnbench.hosts.ssh"): "cleanup after a kill -9 reaches the ssh hosts the run recorded",
-    ("vpnbench.migrations", "vpnbench.monitor"): "an old file's samples become series in the monitor's own layout",
-    ("vpnbench.run.rounds", "vpnbench.quality"): "numpy and pandas only for adaptive runs",
+    ("vpnbench", "vpnbench.views.dataset"): "vpnbench.load, the public entry point, loads pandas only when called",
+    ("vpnbench.run.rounds", "vpnbench.answers.quality"): "numpy and pandas only for adaptive runs",
 }
 
 
@@ -104,7 +116,8 @@ def imports(module: str, with_packages: bool = True) -> list[tuple[str, bool]]:
 
 
 def test_every_module_sits_on_a_layer_of_the_chart():
-    assert "vpnbench.impair_backends" in MODULES and layer("vpnbench.impair_backends") > layer("vpnbench.impair.spec")
+    assert "vpnbench.testbeds.impair_backends" in MODULES
+    assert layer("vpnbench.testbeds.impair_backends") > layer("vpnbench.impair.spec")
     for module in MODULES:
         room(module)  # raises when no entry covers it
 
@@ -151,11 +164,13 @@ def circle(edges: dict[str, set[str]]) -> list[str]:
 def import_graph(node) -> dict[str, set[str]]:
     """node(module) -> node(the module it imports), for every import as written (lazy ones,
     LAZY_UP's and TYPE_CHECKING's too; the packages an import runs on the way are no edge: a
-    package's submodules may name one another through it)."""
+    package's submodules may name one another through it). An import of the package root
+    (`vpnbench.__version__`) is no edge either: every import has run the root before it starts, so
+    naming it again can close no loop; the root's own lazy import (vpnbench.load) still counts."""
     edges: dict[str, set[str]] = {}
     for module in MODULES:
         for target, _ in imports(module, with_packages=False):
-            if node(target) != node(module):
+            if node(target) != node(module) and target != "vpnbench":
                 edges.setdefault(node(module), set()).add(node(target))
     return edges
 
@@ -178,25 +193,20 @@ def test_a_lazy_import_closes_a_circle_too():
     assert all(target in graph.get(module, ()) for module, target in lazy)
 
 
-def chart() -> dict[str, str]:
-    """docs/ARCHITECTURE.md's chart: layer -> the text of its rows (a name in the first column
-    starts a layer; the rows under it without one continue it)."""
-    block = (SRC.parent / "docs" / "ARCHITECTURE.md").read_text().split("## Layers", 1)[1].split("```")[1]
-    rows: dict[str, str] = {}
-    name = None
-    for line in block.splitlines():
-        if not line.strip() or line.strip().startswith("─"):
-            continue
-        name = line[:18].strip() or name
-        rows[name] = rows.get(name, "") + line[18:] + "\n"
-    return rows
+def test_every_folder_and_top_module_stands_on_exactly_one_layer_of_the_chart():
+    named = [room for _, rooms in LAYERS for room in rooms]
+    assert sorted(named) == sorted(["vpnbench"] + [f"vpnbench.{f}" for f in FOLDERS] + [f"vpnbench.{m}" for m in AT_THE_TOP])
 
 
-def test_the_chart_draws_these_layers_and_rooms():
-    rows = chart()
-    assert list(rows) == [name for name, _ in reversed(LAYERS)]
-    for name, rooms in LAYERS:
-        for entry in rooms[1:] if name == "foundation" else rooms:  # the package itself: its __init__
-            path = MODULES[entry]
-            shown = entry.rsplit(".", 1)[1] + ("/" if path.name == "__init__.py" else ".py")
-            assert shown in rows[name], f"{entry} is not on the {name} row of the chart"
+def test_only_the_entry_points_sit_at_the_top():
+    assert len(AT_THE_TOP) + 1 <= MOST_AT_THE_TOP, AT_THE_TOP  # + the package's __init__
+    assert {f"vpnbench.{module}" for module in AT_THE_TOP} <= set(dict(LAYERS)["CLI"]), AT_THE_TOP
+
+
+def test_the_readme_tree_names_every_folder_and_top_module():
+    tree = (SRC.parent / "README.md").read_text().split("## Layout", 1)[1].split("```")[1]
+    missing = [f"{f}/" for f in FOLDERS if not re.search(rf"^  {f}/", tree, re.M)]
+    missing += [f"{m}.py" for m in AT_THE_TOP if not re.search(rf"^  {re.escape(m)}\.py", tree, re.M)]
+    gone = [name for name in re.findall(r"^  ([\w.]+/|[\w.]+\.py)", tree, re.M)
+            if not (PACKAGE / name.rstrip("/")).exists()]
+    assert (missing, gone) == ([], [])

@@ -6,11 +6,11 @@ import pytest
 from conftest import TCP_AND_PING, run_campaign
 from ipsec_helpers import assert_refused_before_run, skip_without_kernel_esp
 from vpnbench.campaign.spec import campaign_from_dict
-from vpnbench.errors import UserError
-from vpnbench.probe import LocalKernelProbe, NoProbe
-from vpnbench.resources import RunResources
+from vpnbench.foundation.errors import UserError
+from vpnbench.hosts.resources import RunResources
 from vpnbench.techniques.ipsec import IPsec, IPsecParams, capabilities
 from vpnbench.techniques.ipsec.libreswan import ike_proposal, missing_software, negotiated
+from vpnbench.testbeds.probe import LocalKernelProbe, NoProbe
 
 needs_libreswan = pytest.mark.skipif(missing_software(NoProbe()) is not None, reason=str(missing_software(NoProbe())))
 

@@ -10,11 +10,11 @@ import pytest
 
 import vpnbench
 from runner_doubles import FakeClock, FakeHost, FakeNetwork
-from vpnbench.errors import HostError
+from vpnbench.foundation.errors import HostError
+from vpnbench.foundation.safe_files import wipe_command
 from vpnbench.hosts.base import CommandFailed, CommandResult, Host
 from vpnbench.hosts.reach import wait_reachable
-from vpnbench.resources import RunResources
-from vpnbench.safe_files import wipe_command
+from vpnbench.hosts.resources import RunResources
 from vpnbench.techniques.base import Cleanup, TechniqueContext
 from vpnbench.techniques.wireguard import WireGuard, WireGuardParams
 
@@ -82,7 +82,7 @@ def test_wireguard_up_failing_midway_is_undone_exactly(psk):
             (role, wipe_command([str(resources.path(name))])) for role, name in reversed(wiped)]
 
 
-CAPABILITY_CALLERS = ["congestion.py", "monitor.py", "safe_files.py", "techniques/external.py", "hosts/arch.py",
+CAPABILITY_CALLERS = ["testbeds/congestion.py", "measure/monitor.py", "foundation/safe_files.py", "techniques/external.py", "hosts/arch.py",
                       "measure/gen.py", "techniques/wireguard.py", "techniques/ipsec/__init__.py",
                       "techniques/macsec.py"]
 

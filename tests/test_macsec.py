@@ -7,10 +7,10 @@ import pytest
 from bounds import assert_tcp_measured
 from conftest import run_cli
 from vpnbench.campaign import campaign_from_dict
-from vpnbench.errors import UserError
-from vpnbench.probe import LocalKernelProbe, NoProbe
-from vpnbench.resources import RunResources
+from vpnbench.foundation.errors import UserError
+from vpnbench.hosts.resources import RunResources
 from vpnbench.techniques.macsec import WPA_SUPPLICANT_VERSION, MACsec, MACsecParams, _wpa_conf, wpa_supplicant_version
+from vpnbench.testbeds.probe import LocalKernelProbe, NoProbe
 
 MEASUREMENTS = [{"kind": "tcp", "duration": "1s"}, {"kind": "ping", "count": 5, "interval": "0.05s"}]
 

@@ -7,13 +7,13 @@ import pytest
 from conftest import assert_refused
 from ipsec_helpers import local_bed, skip_without_kernel_esp
 from vpnbench.campaign import campaign_from_dict
-from vpnbench.errors import UserError
-from vpnbench.probe import NoProbe
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.tools import which
 from vpnbench.techniques.base import Ends
 from vpnbench.techniques.ipsec import CHILD_SA_CEILING, IPsec, IPsecParams
 from vpnbench.techniques.ipsec.strongswan import installed_children, missing_software
 from vpnbench.techniques.openvpn import PAIR_CEILING, OpenVPN, OpenVPNParams
-from vpnbench.tools import which
+from vpnbench.testbeds.probe import NoProbe
 
 # kernel ESP runs in the TCG-emulated VM, where every swanctl call is slow: fewer children there
 IPSEC_TUNNELS, IPSEC_KERNEL_TUNNELS, OPENVPN_TUNNELS = 10, 4, 3

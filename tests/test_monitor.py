@@ -6,7 +6,7 @@ import sys
 import time
 
 from test_hostfacts import ShellHost
-from vpnbench.monitor import Monitor
+from vpnbench.measure.monitor import Monitor
 
 ROUND_TRIP = 0.4  # seconds per read, as ssh to a loaded host took
 

@@ -11,9 +11,9 @@ import pytest
 
 from conftest import assert_refused, run_cli
 from timing import SLOWNESS
-from vpnbench import builds
+from vpnbench.hosts import builds
 from vpnbench.measure.motion import Reply, recovery, stamped_replies
-from vpnbench.store import Store
+from vpnbench.store.database import Store
 
 WINDOW = 2.0 * SLOWNESS  # seconds: a technique that does not follow the move costs this much
 PROBE_INTERVAL = 0.02  # the kind's default

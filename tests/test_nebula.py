@@ -8,22 +8,21 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pcaps import pcap_of, udp_frame
-
+import machine_places
 import vpnbench
 from bounds import assert_tcp_measured, cell_wall_seconds
-import machine_places
 from conftest import TCP_UDP_PING, assert_refused, run_campaign
-from vpnbench import builds
+from pcaps import pcap_of, udp_frame
 from vpnbench.campaign import campaign_from_dict
-from vpnbench.errors import UserError
-from vpnbench.probe import LocalKernelProbe
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.tools import which
+from vpnbench.hosts import builds
 from vpnbench.run.bringup import wait_through
 from vpnbench.techniques import expect
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.nebula import Nebula, NebulaParams, handshake_seconds, log_entries, pem_blocks
-from vpnbench.tools import which
-from vpnbench.wirecheck import check_wire, recognise
+from vpnbench.techniques.wirecheck import check_wire, recognise
+from vpnbench.testbeds.probe import LocalKernelProbe
 
 PINNED = NebulaParams().version
 

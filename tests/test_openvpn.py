@@ -7,16 +7,15 @@ import pytest
 
 from bounds import assert_tcp_measured
 from conftest import run_campaign, run_cli
+from timing import SLOWNESS
 from vpnbench.campaign import campaign_from_dict
-from vpnbench.errors import UserError
-from vpnbench.probe import LocalKernelProbe
-from vpnbench.resources import RunResources
-from vpnbench.run.bringup import wait_through
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.tools import which
+from vpnbench.hosts.resources import RunResources
+from vpnbench.run.bringup import SETUP_TIMEOUT, wait_through
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.openvpn import AEAD, CBC, OpenVPN, OpenVPNParams, parse_negotiated, static_key_file
-from vpnbench.tools import which
-from vpnbench.run.bringup import SETUP_TIMEOUT
-from timing import SLOWNESS
+from vpnbench.testbeds.probe import LocalKernelProbe
 
 needs_openvpn = pytest.mark.skipif(not which("openvpn"), reason="openvpn not installed (apt-get install openvpn)")
 

@@ -175,7 +175,7 @@ def test_pcap_packets_counts_whole_records_of_a_growing_file(order):
     (wirecheck._wait_written); a record still being written does not count."""
     import struct
 
-    from vpnbench.wirecheck import pcap_packets
+    from vpnbench.techniques.wirecheck import pcap_packets
 
     header = struct.pack(order + "IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1)
     record = struct.pack(order + "IIII", 1, 2, 60, 60) + bytes(60)

@@ -15,9 +15,9 @@ import pytest
 from conftest import REPO, VPNBENCH, run_cli
 from sshlab import MGMT, SshLab
 from vpnbench.campaign import campaign_from_dict
+from vpnbench.foundation.tools import known_packages
 from vpnbench.provision import campaign_needs
 from vpnbench.techniques import TECHNIQUES
-from vpnbench.tools import known_packages
 
 # A package no part of vpnbench declares and this machine does not have: the test installs it
 # on the lab's hosts (namespaces sharing this machine's files) and purges it at the end.

@@ -17,14 +17,14 @@ from rich.console import Console
 from runner_doubles import FakeVpn
 from test_runner import VPN, campaign, lab  # noqa: F401 - lab is a fixture
 from vpnbench.campaign import campaign_from_dict
-from vpnbench.errors import UserError
-from vpnbench.lab import commands
+from vpnbench.commands import lab as commands
+from vpnbench.foundation.errors import UserError
 from vpnbench.lab import worker as worker_module
 from vpnbench.lab.queue import BLOCKS, WORKERS, WorkerRow, WorkQueue
 from vpnbench.lab.worker import Heartbeat, Worker
 from vpnbench.run.lifecycle import Interrupted
-from vpnbench.runner import Runner
-from vpnbench.store import Store
+from vpnbench.run.runner import Runner
+from vpnbench.store.database import Store
 
 QUIET = Console(file=open("/dev/null", "w"))
 names = itertools.count()
@@ -68,7 +68,7 @@ def test_the_worker_composes_the_runs_stages_and_overrides_nothing_of_the_runner
     assert not issubclass(Worker, Runner)
     tree = ast.parse(inspect.getsource(worker_module))
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert "vpnbench.runner" not in imported
+    assert "vpnbench.run.runner" not in imported
     assert {"vpnbench.run.blocks", "vpnbench.run.lifecycle", "vpnbench.run.setup"} <= imported
     runners_own = {name for name in vars(Runner) if name.startswith("_") and not name.startswith("__")}
     named = ({node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
@@ -172,7 +172,7 @@ def test_bad_queue_input_is_one_line(queue, tmp_path):
 
 
 def test_testbeds_whose_host_facts_differ_are_named_in_a_warning(queue):
-    from vpnbench.records import HostFacts, Run, now_iso
+    from vpnbench.store.records import HostFacts, Run, now_iso
 
     workers = []
     for name, cpu in (("tb1", "Cortex-A72"), ("tb2", "Cortex-A72"), ("tb3", "EPYC 7443")):

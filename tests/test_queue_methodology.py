@@ -4,8 +4,8 @@ window (not the queue) held the cells back, the warning names the window."""
 import pytest
 
 from conftest import run_campaign
-from vpnbench.impair_backends import LinkemBackend, NetemBackend, linkem_binary
-from vpnbench.methodology import queue_below_bdp
+from vpnbench.answers.methodology import queue_below_bdp
+from vpnbench.testbeds.impair_backends import LinkemBackend, NetemBackend, linkem_binary
 
 
 def cell(spec: dict, backend="netem", throughput=5e9, retransmits=None, measurement="tcp",

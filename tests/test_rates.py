@@ -7,15 +7,15 @@ import time
 import pytest
 
 from conftest import run_campaign, run_cli
-from vpnbench.errors import MeasurementError, TechniqueError
+from vpnbench.answers.verdicts import verdicts
+from vpnbench.foundation.errors import MeasurementError, TechniqueError
 from vpnbench.measure.base import MeasureContext
 from vpnbench.measure.fping import fping_argv, parse_first_replies, parse_losses
 from vpnbench.measure.generators import TrialCounts
 from vpnbench.measure.rate_search import RateSearchParams, TrialRunner
 from vpnbench.measure.rekey_rate import probe_losses, rekey_rate_metrics
 from vpnbench.measure.setup_rate import cycle_rates, rate_summary
-from vpnbench.records import Bringup, Cell
-from vpnbench.verdicts import verdicts
+from vpnbench.store.records import Bringup, Cell
 
 CAMPAIGN = """
 [campaign]
@@ -83,7 +83,7 @@ def test_a_campaign_with_rekey_rate_and_the_baseline_is_refused(tmp_path):
 
 def test_rekeys_in_trials_are_refused_only_where_a_technique_cannot_rekey():
     from vpnbench.campaign.spec import campaign_from_dict
-    from vpnbench.errors import UserError
+    from vpnbench.foundation.errors import UserError
 
     search = {"kind": "rate_search", "rekey_in_trials": True}
     campaign = campaign_from_dict({"technique": [{"kind": "baseline"}, {"kind": "wireguard"}], "measurement": [search]})

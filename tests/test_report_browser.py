@@ -14,9 +14,9 @@ from PIL import Image
 from report_browser import check_readable, run_in_page, screenshot
 from report_records import campaign_records, preset, store_records
 from vpnbench.campaign.spec import campaign_from_dict, rehearsal
-from vpnbench.records import Bringup
-from vpnbench.report import write_report
-from vpnbench.store import Store
+from vpnbench.store.database import Store
+from vpnbench.store.records import Bringup
+from vpnbench.views.report import write_report
 
 
 def loaded_machine(cells) -> None:

@@ -7,8 +7,8 @@ import pytest
 from PIL import Image
 
 from report_records import TECHNIQUE_SHARE, preset, records, rtt_points, store_records, udp_trials
-from vpnbench.records import Event, SeriesPoint
-from vpnbench.report import render_with_figures, write_report
+from vpnbench.store.records import Event, SeriesPoint
+from vpnbench.views.report import render_with_figures, write_report
 
 
 def campaign(techniques, impairments, measurements, repetitions=3) -> dict:
@@ -137,7 +137,7 @@ def test_udp_sweep_cdf_and_time_series_from_the_store(tmp_path):
                    for c in cells if c.measurement == "tcp"})
     db = tmp_path / "hand.db"
     store_records(db, run, cells + sweep, trials, series)
-    from vpnbench.store import Store
+    from vpnbench.store.database import Store
     store = Store(db)
     tcp_cell = next(c for c in store.cells(run.run_id) if c.measurement == "tcp")
     store.add_event(Event(run.run_id, "rekey", "2026-01-01T00:00:10", {}, cell_id=tcp_cell.id, t=10.0))
@@ -211,7 +211,7 @@ def test_bars_go_logarithmic_when_an_error_bar_would_flatten_the_smallest_bar():
     fast one: on a linear axis the fast bar was 1.8 px (a slow host's demo report, issue 22)."""
     import pandas as pd
 
-    from vpnbench.report.figures import Canvas, grouped_bars
+    from vpnbench.views.report.figures import Canvas, grouped_bars
 
     def draw(ci):
         rows = pd.DataFrame({"technique": ["baseline", "wireguard"], "impairment": ["none", "none"],

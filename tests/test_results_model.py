@@ -13,10 +13,10 @@ import pytest
 from rich.console import Console
 
 from conftest import VPNBENCH, leftovers, run_cli
+from vpnbench.foundation.params import Params
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.ping import parse_ping
-from vpnbench.params import Params
 
 
 class PingTwiceParams(Params):
@@ -61,10 +61,10 @@ def toy_kind():
 @pytest.mark.netns
 def test_a_new_measurement_kind_shows_in_table_report_and_rehearsal(tmp_path, clean_machine, toy_kind):
     from vpnbench.campaign import campaign_from_dict, rehearsal
-    from vpnbench.report import write_report
-    from vpnbench.runner import Runner
-    from vpnbench.store import Store
-    from vpnbench.tables import summary_tables
+    from vpnbench.run.runner import Runner
+    from vpnbench.store.database import Store
+    from vpnbench.views.report import write_report
+    from vpnbench.views.tables import summary_tables
 
     campaign = campaign_from_dict(TOY_CAMPAIGN)
     assert rehearsal(campaign).measurements[0].gap == 0.01  # the kind's own shortening
@@ -131,9 +131,9 @@ def test_kill9_mid_measurement_keeps_the_series_up_to_the_last_flush(tmp_path, c
 def unavailable_technique() -> dict | None:
     """A technique with no backend on this machine (MACsec, kernel WireGuard, ...), if there is one."""
     from vpnbench.campaign import campaign_from_dict
-    from vpnbench.probe import LocalKernelProbe
-    from vpnbench.resources import RunResources
+    from vpnbench.hosts.resources import RunResources
     from vpnbench.run.setup import Unavailable, resolve_backends
+    from vpnbench.testbeds.probe import LocalKernelProbe
 
     candidates = [{"kind": "macsec"}, {"kind": "wireguard", "backend": "kernel"}, {"kind": "ipsec", "backend": "kernel"}]
     with RunResources() as resources:

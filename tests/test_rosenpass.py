@@ -11,16 +11,16 @@ import pytest
 
 from bounds import assert_tcp_measured
 from conftest import TCP_AND_PING, run_campaign, run_cli
-from vpnbench import builds
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.campaign.spec import technique_label
-from vpnbench.errors import UserError
-from vpnbench.probe import LocalKernelProbe
+from vpnbench.foundation.errors import UserError
+from vpnbench.hosts import builds
 from vpnbench.run.bringup import wait_through
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.rosenpass import Rosenpass, RosenpassParams, psk_fingerprint
+from vpnbench.techniques.wirecheck import check_wire
 from vpnbench.techniques.wireguard import WireGuard
-from vpnbench.wirecheck import check_wire
+from vpnbench.testbeds.probe import LocalKernelProbe
 
 PROGRAM = builds.program("rosenpass", "rosenpass")
 needs_rosenpass = pytest.mark.skipif(not Path(PROGRAM).exists(),
@@ -199,7 +199,7 @@ def test_a_real_cell_rekeys_with_a_new_exchange_and_leaves_nothing(tmp_path, cle
 
 @pytest.fixture(scope="module")
 def kernel_wireguard():
-    from vpnbench.resources import RunResources
+    from vpnbench.hosts.resources import RunResources
     with RunResources() as resources:
         if not LocalKernelProbe(resources).has_link_type("wireguard"):
             pytest.skip("this kernel lacks WireGuard: kernel WireGuard runs in the kernel VM")

@@ -10,16 +10,16 @@ import pytest
 from rich.console import Console
 
 from runner_doubles import LOCAL, LOST, SSH_INVENTORY, TUNNEL, UNDERLAY, FakeClock, FakeNetwork, FakeVpn, Lab
-from vpnbench import resources as resources_module
 from vpnbench.campaign import campaign_from_dict
-from vpnbench.errors import TestbedError
-from vpnbench.export import records as export_records
+from vpnbench.foundation.errors import TestbedError
+from vpnbench.hosts import resources as resources_module
 from vpnbench.run.lifecycle import Interrupted
-from vpnbench.runner import Runner
-from vpnbench.store import Store
+from vpnbench.run.runner import Runner
+from vpnbench.store.database import Store
+from vpnbench.techniques import TECHNIQUES
 from vpnbench.techniques.ipsec import IPsec
 from vpnbench.techniques.ipsec.strongswan import plugin_path
-from vpnbench.techniques import TECHNIQUES
+from vpnbench.views.export import records as export_records
 
 VPN = TUNNEL["server"]["ipv4"]
 BASE = UNDERLAY["server"]["ipv4"]

@@ -13,9 +13,16 @@ from pathlib import Path
 
 import pytest
 
+from vpnbench.foundation.safe_files import (
+    DIRS_RECORD,
+    UnsafePath,
+    check_parent,
+    make_dir,
+    recorded_dirs,
+    wipe,
+    write_private,
+)
 from vpnbench.hosts.base import Host, completed
-from vpnbench.safe_files import (DIRS_RECORD, UnsafePath, check_parent, make_dir, recorded_dirs, wipe,
-                                 write_private)
 from vpnbench.servers.base import config_dir, scratch_dir
 
 NOBODY = 65534
@@ -177,7 +184,7 @@ def test_write_file_replaces_a_planted_symlink_and_never_writes_through_it(run_h
 def test_cleanup_removes_recorded_directories_but_never_another_users(run_host, tmp_path):
     """After a kill -9: the run's recorded directories go, wherever the campaign put them; one that
     is not root's (someone made it first) stays for its owner."""
-    from vpnbench.resources import remove_recorded_dirs
+    from vpnbench.hosts.resources import remove_recorded_dirs
     custom = tmp_path / "xfer"
     custom.mkdir()
     data = scratch_dir(run_host, custom)
@@ -198,7 +205,7 @@ def test_cleanup_removes_recorded_directories_but_never_another_users(run_host, 
 
 def test_the_remote_write_replaces_a_planted_symlink_too(run_host, victim):
     """SshHost.write_file's script (mktemp + mv -T), run here as the remote shell would run it."""
-    from vpnbench.safe_files import REMOTE_WRITE
+    from vpnbench.foundation.safe_files import REMOTE_WRITE
     link = run_host.workdir / "vsftpd.conf"
     link.symlink_to(victim)
     done = subprocess.run(["sh", "-c", REMOTE_WRITE, "write", str(link), "600"], input=b"write_enable=YES\n",

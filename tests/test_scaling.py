@@ -9,10 +9,10 @@ from conftest import leftovers, run_campaign, run_cli
 from vpnbench.campaign import expand, rehearsal
 from vpnbench.campaign.spec import campaign_from_dict
 from vpnbench.cli import load_campaign_or_preset
-from vpnbench.errors import UserError
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.params import core_range_error
 from vpnbench.hosts.base import CommandResult, Host
-from vpnbench.params import core_range_error
-from vpnbench.scaling import CorePinner, auto_length, cores_for, expand_lists, fit_tunnel
+from vpnbench.measure.scaling import CorePinner, auto_length, cores_for, expand_lists, fit_tunnel
 
 
 class RecordingHost(Host):
@@ -254,7 +254,7 @@ def test_mtu_list_sets_the_underlay_and_auto_length_follows(tmp_path, clean_mach
 
 
 def test_report_splits_several_swept_axes_into_one_axis_per_figure():
-    from vpnbench.report.figures import scaling_groups
+    from vpnbench.views.report.figures import scaling_groups
 
     params = {f"tcp c{c} P{s}": {"kind": "tcp", "cores": c, "streams": s, "tool": "iperf2"}
               for c in (1, 2) for s in (4, 8)}

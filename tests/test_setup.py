@@ -4,7 +4,7 @@ import pytest
 
 from bounds import assert_tcp_measured
 from conftest import run_campaign, run_cli
-from vpnbench.errors import TechniqueError
+from vpnbench.foundation.errors import TechniqueError
 from vpnbench.hosts.base import CommandResult
 from vpnbench.measure.base import Cycled, CycleFailed, MeasureContext, PortAllocator
 from vpnbench.measure.rekey import impact, rekey_metrics
@@ -127,8 +127,8 @@ def test_setups_under_loss_are_censored_counted_and_drawn(tmp_path, clean_machin
     """One run: WireGuard and IPsec set up 3 times at 0 % and 30 % loss (both ways, a 2 s timeout:
     a censored cycle costs 2 s, so the run stays short whatever the loss does)."""
     import vpnbench
-    from vpnbench.report import render_with_figures
-    from vpnbench.store import Store
+    from vpnbench.store.database import Store
+    from vpnbench.views.report import render_with_figures
 
     _, cells = run_campaign(tmp_path, LOSSY)
     by = {(c["technique"].split()[0], c["impairment"]): c for c in cells}
@@ -302,8 +302,8 @@ class FakeTechnique:
 
 
 def test_the_runners_cycle_hands_the_new_tunnel_to_the_bringup_and_leaves_a_failure_down():
-    from vpnbench.records import Bringup
     from vpnbench.run.bringup import cycler
+    from vpnbench.store.records import Bringup
 
     bringup = Bringup("run", "wg", "wireguard", "userspace", "now")
     technique = FakeTechnique()

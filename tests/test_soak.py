@@ -15,13 +15,21 @@ from timing import SLOWNESS
 from vpnbench.campaign import expand, rehearsal
 from vpnbench.campaign.spec import campaign_from_dict
 from vpnbench.cli import load_campaign_or_preset
-from vpnbench.errors import MeasurementError
-from vpnbench.live import MemoryLive
-from vpnbench.measure.drift import (Stall, StallDetector, by_segment, growth, parse_counters, pooled_slope,
-                                    process_rss, segment_of)
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.measure.drift import (
+    Stall,
+    StallDetector,
+    by_segment,
+    growth,
+    parse_counters,
+    pooled_slope,
+    process_rss,
+    segment_of,
+)
 from vpnbench.measure.soak import INTERVAL, PingSecond, Session, SoakParams, soak_metrics
-from vpnbench.records import Cell, Run, SeriesPoint
-from vpnbench.store import Store
+from vpnbench.store.database import Store
+from vpnbench.store.live import MemoryLive
+from vpnbench.store.records import Cell, Run, SeriesPoint
 
 # --- pure parts ---------------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 import pytest
 
 from vpnbench.campaign import campaign_from_dict, expand, load_campaign
-from vpnbench.errors import UserError
+from vpnbench.foundation.errors import UserError
 
 MEAS = [{"kind": "tcp", "duration": "2s"}, {"kind": "udp", "rate": "50M", "length": 1300, "duration": "2s"},
         {"kind": "ping", "count": 20, "interval": "0.05s"}]
@@ -92,8 +92,8 @@ def test_every_preset_is_a_valid_campaign():
 
 
 def test_missing_tool_names_its_package(tmp_path):
+    from vpnbench.foundation.tools import missing_tool_reason
     from vpnbench.hosts.netns import NetnsHost
-    from vpnbench.tools import missing_tool_reason
 
     assert missing_tool_reason("iperf3") == "iperf3 not found; install the Debian package 'iperf3' (apt-get install iperf3)"
     host = NetnsHost("client", "unused", tmp_path)

@@ -123,7 +123,7 @@ def test_smoke_campaign_on_ssh_hosts_has_the_local_shape(tmp_path, lab):
     assert wg_tcp["wire_check"] == "encrypted"
     assert_tcp_measured(wg_tcp)
     assert "iperf3" in json.dumps(wg_tcp["hosts"]["server"]["procs_cpu_pct"])  # remote process CPU
-    from vpnbench.store import Store
+    from vpnbench.store.database import Store
     store = Store(tmp_path / "ssh.db")
     assert store.run(store.latest_run("smoke")).environment["testbed"]["kind"] == "ssh"
     store.close()

@@ -19,11 +19,19 @@ import pytest
 from conftest import VPNBENCH, leftovers
 from sshlab import MGMT
 from test_safe_files import NOBODY
+from test_ssh_hosts import in_lab  # noqa: F401 - lab: the fixture (sshd in namespaces, checked for strays)
+from test_ssh_hosts import lab as lab
 from test_ssh_security import killed_mid_transfer
-from test_ssh_hosts import in_lab, lab as lab  # noqa: F401 - lab: the fixture (sshd in namespaces, checked for strays)
-from test_wipe import (KEYS_AND_A_LATER_CELL, Linker, a_run_whose_tmpfs_directory_nobody_takes,
-                       assert_keys_overwritten, left_lines, swapping)
-from test_wipe import links as links, victim as victim  # noqa: F401 - fixtures
+from test_wipe import (
+    KEYS_AND_A_LATER_CELL,
+    Linker,
+    a_run_whose_tmpfs_directory_nobody_takes,
+    assert_keys_overwritten,
+    left_lines,
+    swapping,
+)
+from test_wipe import links as links  # noqa: F401 - fixtures
+from test_wipe import victim as victim
 
 pytestmark = pytest.mark.netns
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vpnbench.startup import WARM_UP_SWITCH_INTERVAL, WarmUp
+from vpnbench.commands.startup import WARM_UP_SWITCH_INTERVAL, WarmUp
 
 
 def test_the_warm_up_runs_beside_the_set_up_and_is_done_before_the_first_cell():

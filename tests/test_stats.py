@@ -9,15 +9,30 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from vpnbench.errors import UserError
-from vpnbench.methodology import (
-    Ref, backend_substituted, busy_cores, ceilings, impairments_text, methodology_warnings, one_direction,
-    queue_below_bdp, sender_receiver_gap)
-from vpnbench.quality import converged, judged, monitor_frame, outlier_indices, qualities, quality
-from vpnbench.significance import compare, compare_all, holm, min_mwu_p, standard_pairs
-from vpnbench.stats import (
-    cpu_seconds_per_gib, efficiency_frame, fieller_ratio, headline_kind, ratio_interval,
-    relative_cost, relative_ratios, welch_difference)
+from vpnbench.answers.methodology import (
+    Ref,
+    backend_substituted,
+    busy_cores,
+    ceilings,
+    impairments_text,
+    methodology_warnings,
+    one_direction,
+    queue_below_bdp,
+    sender_receiver_gap,
+)
+from vpnbench.answers.quality import converged, judged, monitor_frame, outlier_indices, qualities, quality
+from vpnbench.answers.significance import compare, compare_all, holm, min_mwu_p, standard_pairs
+from vpnbench.answers.stats import (
+    cpu_seconds_per_gib,
+    efficiency_frame,
+    fieller_ratio,
+    headline_kind,
+    ratio_interval,
+    relative_cost,
+    relative_ratios,
+    welch_difference,
+)
+from vpnbench.foundation.errors import UserError
 
 COLUMNS = ["measurement_label", "measurement", "technique", "impairment", "repetition", "metric", "value"]
 
@@ -550,7 +565,7 @@ def test_distributions_agree_with_scipy():
     import numpy as np
     from scipy import stats as sps
 
-    from vpnbench.distributions import chi2_ppf, mann_whitney_p, shapiro_p, skewness, t_ppf, welch_p
+    from vpnbench.answers.distributions import chi2_ppf, mann_whitney_p, shapiro_p, skewness, t_ppf, welch_p
 
     rng = np.random.default_rng(7)
     for n in [*range(3, 30), 50, 200, 1000]:
@@ -596,7 +611,7 @@ def test_sender_receiver_gaps_are_one_finding_per_measurement_with_each_techniqu
 
 
 def test_a_figure_the_receiver_set_is_warned_about_per_measurement():
-    from vpnbench.methodology import receiver_limited
+    from vpnbench.answers.methodology import receiver_limited
 
     search = dict(label="rate_search_1300", measurement="rate_search")
     cells = [cell("baseline", metrics={"ndr_bps": 187e6, "ndr_limit_receiver": 1.0, "pdr_limit_receiver": 1.0},
@@ -611,7 +626,7 @@ def test_a_figure_the_receiver_set_is_warned_about_per_measurement():
 
 
 def test_tcp_under_loss_says_its_congestion_control():
-    from vpnbench.methodology import congestion_control_under_loss
+    from vpnbench.answers.methodology import congestion_control_under_loss
 
     lossy = {"egress_spec": {"loss_pct": 5.0}}
     cells = [tcp("wg", 217e6, 1, impairment="loss 5%", impairment_params=lossy),

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from vpnbench.errors import UserError
-from vpnbench.export import export_csv, export_json, flatten
-from vpnbench.records import Bringup, Cell, Event, HostFacts, Run, SeriesPoint, Trial
-from vpnbench.store import SCHEMA_VERSION, SeriesWriter, Store
+from vpnbench.foundation.errors import UserError
+from vpnbench.store.database import SCHEMA_VERSION, SeriesWriter, Store
+from vpnbench.store.records import Bringup, Cell, Event, HostFacts, Run, SeriesPoint, Trial
+from vpnbench.views.export import export_csv, export_json, flatten
 
 DATA = Path(__file__).parent / "data"
 # The fields ARCHITECTURE.md promises in every exported cell (contract), plus what schema 1 adds.

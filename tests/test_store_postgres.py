@@ -12,9 +12,9 @@ import pg
 import test_runner
 from conftest import run_cli
 from test_runner import VPN, campaign, export_fields, lab  # noqa: F401 - lab is a fixture
-from vpnbench.export import records as export_records
-from vpnbench.records import Cell, Run, SeriesPoint
-from vpnbench.store import SCHEMA_VERSION, SeriesWriter, Store
+from vpnbench.store.database import SCHEMA_VERSION, SeriesWriter, Store
+from vpnbench.store.records import Cell, Run, SeriesPoint
+from vpnbench.views.export import records as export_records
 
 # What differs between two runs of the same campaign whatever the store: ids, clocks, the run's id,
 # and what the monitor saw of this machine's own load (and the warnings and costs drawn from it).

@@ -6,23 +6,22 @@ import stat
 from pathlib import Path
 
 import pytest
-
-from pcaps import pcap_of, udp_frame
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from bounds import assert_tcp_measured
 import machine_places
+from bounds import assert_tcp_measured
 from conftest import TCP_UDP_PING, run_campaign, run_cli
-from vpnbench import builds
+from pcaps import pcap_of, udp_frame
 from vpnbench.campaign import campaign_from_dict
-from vpnbench.errors import UserError
-from vpnbench.probe import LocalKernelProbe
+from vpnbench.foundation.errors import UserError
+from vpnbench.hosts import builds
 from vpnbench.run.bringup import wait_through
-from vpnbench.store import Store
+from vpnbench.store.database import Store
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.tailscale import TUN_MTU, Tailscale, TailscaleParams, control_certificate, headscale_config
-from vpnbench.wirecheck import is_tls_record, is_wireguard, recognise
+from vpnbench.techniques.wirecheck import is_tls_record, is_wireguard, recognise
+from vpnbench.testbeds.probe import LocalKernelProbe
 
 BUILDS = [builds.program("tailscale", "tailscaled"), builds.program("tailscale", "tailscale"),
           builds.program("headscale", "headscale")]

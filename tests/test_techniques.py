@@ -4,15 +4,15 @@ import stat
 
 import pytest
 
-from vpnbench.errors import TechniqueError
+from vpnbench.foundation.errors import TechniqueError
 from vpnbench.measure.base import MeasureContext, PortAllocator
 from vpnbench.measure.tcp import Tcp, TcpParams
-from vpnbench.probe import LocalKernelProbe
 from vpnbench.run.bringup import wait_through
 from vpnbench.techniques.base import TechniqueContext, Tunnel
 from vpnbench.techniques.baseline import Baseline, BaselineParams
+from vpnbench.techniques.wirecheck import check_wire, judge
 from vpnbench.techniques.wireguard import WireGuard, WireGuardParams
-from vpnbench.wirecheck import check_wire, judge
+from vpnbench.testbeds.probe import LocalKernelProbe
 
 pytestmark = pytest.mark.netns
 

@@ -11,10 +11,10 @@ from rich.console import Console
 import test_runner
 from conftest import run_cli
 from test_runner import campaign, lab  # noqa: F401 - lab is a fixture
+from vpnbench.foundation.terminal_text import plain
 from vpnbench.lab.queue import JOBS, WORKERS, WorkQueue
-from vpnbench.store import Store
-from vpnbench.tables import summary_tables
-from vpnbench.terminal_text import plain
+from vpnbench.store.database import Store
+from vpnbench.views.tables import summary_tables
 
 EVIL = "\x1b[2J[blink red]evil[/]\x9b\u202e"
 SHOWN = "\\x1b[2J[blink red]evil[/]\\x9b\\u202e"  # what the terminal must show instead

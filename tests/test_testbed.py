@@ -5,9 +5,10 @@ import time
 import pytest
 
 from vpnbench.hosts.base import Host
-from vpnbench.monitor import Monitor
-from vpnbench.resources import RUN_ROOT, RunResources, cleanup_stale
-from vpnbench.testbeds import LocalTestbed, TestbedSpec, plan_pinning
+from vpnbench.hosts.resources import RUN_ROOT, RunResources, cleanup_stale
+from vpnbench.measure.monitor import Monitor
+from vpnbench.testbeds.local import LocalTestbed
+from vpnbench.testbeds.spec import TestbedSpec, plan_pinning
 
 pytestmark = pytest.mark.netns
 

@@ -4,19 +4,19 @@ import stat
 
 import pytest
 
-from bounds import assert_tcp_measured
 import machine_places
+from bounds import assert_tcp_measured
 from conftest import TCP_UDP_PING, run_campaign, run_cli
+from timing import SLOWNESS
 from vpnbench.campaign import campaign_from_dict
-from vpnbench.errors import UserError
-from vpnbench.probe import LocalKernelProbe
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.tools import which
 from vpnbench.run.bringup import SETUP_TIMEOUT, wait_through
 from vpnbench.techniques import expect
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.tinc import Tinc, TincParams, wire_filter
-from vpnbench.tools import which
-from vpnbench.wirecheck import check_wire
-from timing import SLOWNESS
+from vpnbench.techniques.wirecheck import check_wire
+from vpnbench.testbeds.probe import LocalKernelProbe
 
 needs_tinc = pytest.mark.skipif(not which("tincd"), reason="tincd not installed (apt-get install tinc)")
 

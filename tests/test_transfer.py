@@ -7,10 +7,10 @@ import pytest
 
 import vpnbench
 from conftest import VPNBENCH, assert_refused, leftovers, run_campaign, run_cli, stray_daemons
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.params import validate_model
 from vpnbench.measure.transfer import TransferParams, progress_series
 from vpnbench.measure.transfer_clients import curl_timings
-from vpnbench.params import validate_model
-from vpnbench.errors import UserError
 
 CAMPAIGN = """
 [campaign]
@@ -128,7 +128,7 @@ def test_size_is_checked_against_the_free_space_with_every_copy(tmp_path):
 def test_cleanup_removes_a_killed_runs_tmpfs_files():
     from pathlib import Path
 
-    from vpnbench.resources import remove_run
+    from vpnbench.hosts.resources import remove_run
 
     cell = Path("/dev/shm/vpnbench-fe1fe1/0a0b0c")
     cell.mkdir(parents=True)

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import run_cli
-from vpnbench import trend
-from vpnbench.records import Cell, HostFacts, Run
-from vpnbench.store import Store
+from vpnbench.answers import trend
+from vpnbench.store.database import Store
+from vpnbench.store.records import Cell, HostFacts, Run
 
 RUNS = 30
 STEP_AT = 20

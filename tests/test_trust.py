@@ -21,15 +21,15 @@ from pydantic import BaseModel
 from conftest import run_cli
 from vpnbench.campaign.privileged import PRIVILEGED, TESTBED_OWNED, privileged_settings
 from vpnbench.campaign.spec import CampaignInfo
-from vpnbench.testbed_spec import TestbedSpec
-from vpnbench.errors import UserError
+from vpnbench.foundation.errors import UserError
 from vpnbench.impair.model import ImpairmentParams
 from vpnbench.lab import signing
 from vpnbench.lab.queue import WorkQueue
 from vpnbench.lab.trust import read_worker_file
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.store import Store
+from vpnbench.store.database import Store
 from vpnbench.techniques import TECHNIQUES
+from vpnbench.testbeds.spec import TestbedSpec
 
 CAMPAIGN = """
 [campaign]

@@ -10,7 +10,7 @@ import pytest
 from conftest import assert_refused, run_campaign
 from vpnbench.measure.fairness import jain_index, tunnel_metrics
 from vpnbench.measure.gen import per_tunnel_rates
-from vpnbench.store import Store
+from vpnbench.store.database import Store
 from vpnbench.techniques.wireguard import FIRST_ENDS, INNER, TUNNEL_CEILINGS
 
 TUNNELS = 10

@@ -1,6 +1,6 @@
 import pytest
 
-from vpnbench.units import format_rate, parse_duration, parse_rate, parse_size
+from vpnbench.foundation.units import format_rate, parse_duration, parse_rate, parse_size
 
 
 @pytest.mark.parametrize("text, seconds", [("2s", 2.0), ("500ms", 0.5), ("0.05s", 0.05), ("1m", 60.0),

@@ -3,9 +3,9 @@
 
 from pathlib import Path
 
-from vpnbench.records import Bringup, Cell
-from vpnbench.tables import summary_tables
-from vpnbench.verdicts import export_records, verdicts
+from vpnbench.answers.verdicts import export_records, verdicts
+from vpnbench.store.records import Bringup, Cell
+from vpnbench.views.tables import summary_tables
 
 
 def cell(technique, kind, throughput, repetition, sender=None):
@@ -48,7 +48,7 @@ def test_terminal_table_shows_the_ratio_with_its_significance():
 
 
 def test_datagrams_above_the_tunnel_mtu_are_flagged_as_fragmented():
-    from vpnbench.methodology import fragmentation
+    from vpnbench.answers.methodology import fragmentation
 
     def udp(technique, length, mtu):
         return {"technique": technique, "measurement_label": f"udp_{length}", "status": "ok",
@@ -82,9 +82,9 @@ def test_efficiency_in_the_export_the_ratio_and_the_terminal():
 def test_the_report_renders_the_runs_answers_and_recomputes_none():
     # Issue 18 item 6: the report reads the same Verdicts as the terminal and the export. Answers
     # altered after they were computed must appear as altered: nothing in the report recomputed them.
-    from vpnbench.methodology import MethodologyWarning
-    from vpnbench.records import Run
-    from vpnbench.report import render
+    from vpnbench.answers.methodology import MethodologyWarning
+    from vpnbench.store.records import Run
+    from vpnbench.views.report import render
 
     cells = run_cells()
     answers = verdicts(cells)
@@ -105,7 +105,7 @@ def test_the_terminal_shows_one_screen_of_findings_and_points_to_the_report_for_
     from rich.console import Console
 
     from vpnbench import cli
-    from vpnbench.methodology import MethodologyWarning
+    from vpnbench.answers.methodology import MethodologyWarning
 
     screen = Console(width=100, record=True)
     monkeypatch.setattr(cli, "console", screen)

@@ -13,18 +13,19 @@ from pathlib import Path
 from rich.console import Console
 
 from report_records import campaign_records, preset, store_records
-from vpnbench import export
-from vpnbench.analysis import t95
+from vpnbench.answers.analysis import t95
+from vpnbench.answers.verdicts import verdicts
 from vpnbench.campaign.spec import campaign_from_dict, rehearsal
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.report import render
-from vpnbench.store import Store
-from vpnbench.tables import digits_for, format_mean_sd, summary_tables
+from vpnbench.store.database import Store
 from vpnbench.techniques import TECHNIQUES
-from vpnbench.verdicts import verdicts
+from vpnbench.views import export
+from vpnbench.views.report import render
+from vpnbench.views.tables import digits_for, format_mean_sd, summary_tables
 
 SRC = Path(__file__).parent.parent / "src" / "vpnbench"
-VIEWS = [*sorted((SRC / "report").glob("*.py")), SRC / "tables.py", SRC / "export.py", SRC / "run" / "display.py"]
+VIEWS = [*sorted((SRC / "views" / "report").glob("*.py")), SRC / "views" / "tables.py", SRC / "views" / "export.py",
+         SRC / "run" / "display.py"]
 KIND_NAMES = set(MEASUREMENTS) | set(TECHNIQUES)
 
 
@@ -111,7 +112,7 @@ def test_no_view_branches_on_a_kind_name():
     assert len(VIEWS) >= 6
     found = {f"{path.relative_to(SRC)}:{line}": name
              for path in VIEWS for line, name in kind_name_comparisons(ast.parse(path.read_text()))}
-    for template in (SRC / "report").glob("*.j2"):  # the templates too
+    for template in (SRC / "views" / "report").glob("*.j2"):  # the templates too
         for number, line in enumerate(template.read_text().splitlines(), start=1):
             for name in KIND_NAMES:
                 if re.search(rf"""(==|!=|\bin)\s*\(?\s*["']{name}["']""", line):
@@ -123,8 +124,8 @@ def test_no_view_branches_on_a_kind_name():
 
 
 def test_every_declared_figure_and_caption_is_drawn_by_a_view():
-    from vpnbench.report.figures import FIGURES  # noqa: PLC0415 - a name only the new code has
-    from vpnbench.verdicts import CAPTIONS  # noqa: PLC0415
+    from vpnbench.answers.verdicts import CAPTIONS  # noqa: PLC0415
+    from vpnbench.views.report.figures import FIGURES  # noqa: PLC0415 - a name only the new code has
 
     for kind, measurement in MEASUREMENTS.items():
         assert measurement.figures and set(measurement.figures) <= set(FIGURES), kind

@@ -41,7 +41,7 @@ interval = "0.2s"
 
 
 def needs_qemu():
-    from vpnbench.kernelvm import VmError, find_kernel
+    from vpnbench.hosts.kernelvm import VmError, find_kernel
     if not Path("/usr/bin/qemu-system-x86_64").exists():
         pytest.skip("qemu-system-x86_64 not installed (scripts/install-deps.sh kernel)")
     try:
@@ -87,8 +87,8 @@ def test_kernel_wireguard_with_delay_in_the_vm_testbed(tmp_path, clean_machine):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     cells = export(db, tmp_path / "vm.json")
     assert len(cells) == 2  # ping only: every command in a TCG guest costs, keep it short
-    from vpnbench.probe import has_qdisc
-    from vpnbench.resources import RunResources
+    from vpnbench.hosts.resources import RunResources
+    from vpnbench.testbeds.probe import has_qdisc
 
     resources = RunResources()
     try:  # netem acts in the router where this machine's kernel has it, else on the guests' egress
@@ -104,7 +104,7 @@ def test_kernel_wireguard_with_delay_in_the_vm_testbed(tmp_path, clean_machine):
     assert all(c["technique_params"]["backend"] == "kernel" and c["wire_check"] == "encrypted" for c in wg)
     for cell in cells:
         assert cell["metrics"]["rtt_min_ms"] >= 40.0, cell["metrics"]  # 20 ms each way
-    from vpnbench.store import Store
+    from vpnbench.store.database import Store
     store = Store(db)
     env = store.run(store.latest_run("vmkernel")).environment["testbed"]
     store.close()
@@ -239,8 +239,9 @@ def test_udp_checksums_hold_across_the_router_vm(tmp_path, clean_machine):
     WireGuard then never hears a handshake.
     Every good datagram must arrive with its checksum intact; the wrong ones are the negative
     control (the server really checks, and counts what it drops)."""
-    from vpnbench.resources import RunResources
-    from vpnbench.testbeds import TestbedSpec, VmSettings, make_testbed
+    from vpnbench.hosts.resources import RunResources
+    from vpnbench.testbeds.make import make_testbed
+    from vpnbench.testbeds.spec import TestbedSpec, VmSettings
 
     needs_qemu()
     resources = RunResources()

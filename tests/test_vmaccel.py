@@ -2,8 +2,8 @@
 
 import json
 
-from vpnbench import vmaccel
-from vpnbench.vmaccel import Accel, BootWatch, clean_console
+from vpnbench.hosts import vmaccel
+from vpnbench.hosts.vmaccel import Accel, BootWatch, clean_console
 
 FIRMWARE = "\x1bc\x1b[?7l\x1b[2J\x1b[0mSeaBIOS (version 1.16.2)\r\nBooting from ROM...\r\n\x1b[2J"
 

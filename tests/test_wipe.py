@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from conftest import VPNBENCH, leftovers
-from test_safe_files import NOBODY, ThisMachine, as_nobody, victim as victim  # noqa: F401 - victim: a fixture
-from vpnbench.safe_files import DIRS_RECORD, SMALL_BYTES, recorded_dirs, wipe, wipe_command, wipe_here
+from test_safe_files import NOBODY, ThisMachine, as_nobody  # noqa: F401 - victim: a fixture
+from test_safe_files import victim as victim
+from vpnbench.foundation.safe_files import DIRS_RECORD, SMALL_BYTES, recorded_dirs, wipe, wipe_command, wipe_here
 
 OVERWRITTEN = [1, 400, 2048, SMALL_BYTES - 1]  # keys, configurations, NSS databases, logs
 ONLY_REMOVED = [SMALL_BYTES, SMALL_BYTES + 1]  # the transfers' random data

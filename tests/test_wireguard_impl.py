@@ -8,20 +8,19 @@ import subprocess
 
 import pytest
 
-from pcaps import pcap_of, udp_frame
-
 from bounds import assert_tcp_measured
 from conftest import run_campaign, run_cli
-from vpnbench import builds
+from pcaps import pcap_of, udp_frame
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.cli import load_campaign_or_preset
-from vpnbench.errors import TechniqueError, UserError
-from vpnbench.probe import KernelProbe, LocalKernelProbe
-from vpnbench.resources import RunResources
-from vpnbench.store import Store
+from vpnbench.foundation.errors import TechniqueError, UserError
+from vpnbench.hosts import builds
+from vpnbench.hosts.resources import RunResources
+from vpnbench.store.database import Store
 from vpnbench.techniques.base import Tunnel
+from vpnbench.techniques.wirecheck import is_wireguard, judge, recognise
 from vpnbench.techniques.wireguard import WireGuard, WireGuardParams, implementation_status
-from vpnbench.wirecheck import is_wireguard, judge, recognise
+from vpnbench.testbeds.probe import KernelProbe, LocalKernelProbe
 
 CURRENT = builds.recipe("wireguard-go").default
 BORINGTUN = builds.recipe("boringtun").default

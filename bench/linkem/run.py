@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 from vpnbench.impair.bursts import loss_bursts  # noqa: E402
+
 BIN = ROOT / "linkem" / "target" / "release" / "vpnbench-linkem"
 PROBE = str(Path(__file__).resolve().parent / "udpprobe.py")
 PY = sys.executable

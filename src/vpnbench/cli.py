@@ -20,8 +20,8 @@ from pathlib import Path
 from rich.console import Console
 
 from vpnbench.campaign import REHEARSAL_SECONDS, Campaign, campaign_from_dict, load_campaign, rehearsal
-from vpnbench.errors import UserError
-from vpnbench.terminal_text import plain
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.terminal_text import plain
 
 # Tables are wide; a pipe or CI log should not wrap them into unreadable columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -169,7 +169,7 @@ def database(args, default: str | None = None) -> str:
     if len(set(given)) > 1 or (given and args.db_file):
         raise UserError(f"{args.command}: give the database once (a FILE, --db or --db-file)")
     if args.db_file:
-        from vpnbench.db_url import read_url_file
+        from vpnbench.store.db_url import read_url_file
 
         return read_url_file(args.db_file)
     db = (given[0] if given else None) or os.environ.get("VPNBENCH_DB") or default
@@ -196,7 +196,7 @@ def require_root(command: str) -> None:
 
 def check_db_path(path: str) -> Path | str:
     """An SQLite file that can be made or written here; a server's URL is checked when it is opened."""
-    from vpnbench.store import is_url
+    from vpnbench.store.database import is_url
 
     if is_url(path):
         return path
@@ -257,7 +257,7 @@ def check_report_path(path: str | None, flag: str = "--report") -> Path | None:
 
 
 def cmd_report(db: str, output: str, run_id: str | None, figures: str | None = None, timeseries: bool = False) -> int:
-    from vpnbench.report import write_report
+    from vpnbench.views.report import write_report
 
     out = check_report_path(output)
     run_id = write_report(db, out, run_id, Path(figures) if figures else None, timeseries)
@@ -269,7 +269,7 @@ MAX_SENTENCES = 30
 
 
 def cmd_compare(runs: list[str], output: str | None) -> int:
-    from vpnbench.compare import terminal_table, version_lines, write_compare
+    from vpnbench.views.compare import terminal_table, version_lines, write_compare
 
     sources, rows = write_compare(runs, Path(output) if output else None)
     for source in sources:
@@ -289,20 +289,20 @@ def cmd_compare(runs: list[str], output: str | None) -> int:
 
 def cmd_run(campaign: Campaign, db_path: Path | str, resume: bool, report: Path | None = None,
             skip_unavailable: bool = False) -> int:
-    from vpnbench.runner import Runner
-    from vpnbench.startup import WarmUp
-    from vpnbench.store import Store, display_name, is_url
+    from vpnbench.commands.startup import WarmUp
+    from vpnbench.run.runner import Runner
+    from vpnbench.store.database import Store, display_name, is_url
 
     created = not is_url(db_path) and not db_path.exists()
     store = Store(db_path)
     try:
         # The summary after the run needs pandas (~0.45 s to import): imported while the runner
         # builds the testbed (which mostly waits on `ip` and daemons), not after the last cell.
-        with WarmUp(lambda: importlib.import_module("vpnbench.verdicts")) as warm_up:
+        with WarmUp(lambda: importlib.import_module("vpnbench.answers.verdicts")) as warm_up:
             outcome = Runner(campaign, store, resume=resume, console=err_console, skip_unavailable=skip_unavailable,
                              ask=ask_user, before_cells=warm_up.finish).run()
-        from vpnbench.tables import summary_tables  # imported by now (warmed during the run)
-        from vpnbench.verdicts import verdicts
+        from vpnbench.answers.verdicts import verdicts
+        from vpnbench.views.tables import summary_tables  # imported by now (warmed during the run)
 
         cells = store.cells(outcome.run_id)
         answers = verdicts(cells)
@@ -321,7 +321,7 @@ def cmd_run(campaign: Campaign, db_path: Path | str, resume: bool, report: Path 
     console.print(f"{outcome.ok} ok, {outcome.failed} failed, {outcome.skipped} skipped (already done){unavailable}"
                   f" — results in {display_name(db_path)} (run {outcome.run_id})")
     if report is not None:
-        from vpnbench.report import write_report
+        from vpnbench.views.report import write_report
 
         write_report(db_path, report, outcome.run_id, answers=answers)  # the answers the tables printed
         console.print(f"report: {report}")
@@ -349,8 +349,9 @@ def print_findings(warnings: list, report: Path | None, db: str) -> None:
 
 
 def cmd_doctor(as_json: bool) -> int:
-    from vpnbench.doctor import diagnose, ipsec_rows
     from rich.table import Table
+
+    from vpnbench.commands.doctor import diagnose, ipsec_rows
 
     report = diagnose()
     if as_json:
@@ -394,7 +395,7 @@ def cmd_doctor(as_json: bool) -> int:
 
 def cmd_doctor_install(items: list[str]) -> int:
     """Build what is asked, one line each: "built in X s" or "cached"."""
-    from vpnbench.builds_install import install, parse_targets
+    from vpnbench.hosts.builds_install import install, parse_targets
 
     targets = parse_targets(items)
     require_root("doctor --install")
@@ -407,9 +408,8 @@ def cmd_doctor_testbed(path: str, as_json: bool) -> int:
     """Host × capability table of an ssh or vm testbed; exit 1 when a host cannot be reached."""
     from rich.table import Table
 
-    from vpnbench.doctor import diagnose_testbed
-
     from vpnbench.campaign.spec import load_testbed
+    from vpnbench.commands.doctor import diagnose_testbed
 
     spec = load_testbed(path)
     if spec.kind == "local":
@@ -434,8 +434,8 @@ def cmd_doctor_testbed(path: str, as_json: bool) -> int:
 
 
 def cmd_export(db: str, fmt: str, output: str) -> int:
-    from vpnbench.export import export_csv, export_json, export_parquet
-    from vpnbench.store import Store, missing_file
+    from vpnbench.store.database import Store, missing_file
+    from vpnbench.views.export import export_csv, export_json, export_parquet
 
     if missing_file(db):
         raise UserError(f"export: database {db!r} does not exist")
@@ -468,8 +468,8 @@ def min_change_share(text: str | None) -> float | None:
 def cmd_trend(db: str, campaign: str, output: str | None, min_change: str | None = None) -> int:
     from rich.table import Column, Table
 
-    from vpnbench import trend
-    from vpnbench.store import Store, missing_file
+    from vpnbench.answers import trend
+    from vpnbench.store.database import Store, missing_file
 
     threshold = min_change_share(min_change)
     if missing_file(db):
@@ -508,7 +508,7 @@ def cmd_trend(db: str, campaign: str, output: str | None, min_change: str | None
 def cmd_db_upgrade(db: str) -> int:
     """The schema created or migrated, the lab's queue tables with it: what `run` and `worker`
     do on open, done once by the database's owner so readers need only SELECT."""
-    from vpnbench.store import SCHEMA_VERSION, Store, is_url, missing_file
+    from vpnbench.store.database import SCHEMA_VERSION, Store, is_url, missing_file
 
     if missing_file(db):
         raise UserError(f"db upgrade: database {db!r} does not exist")
@@ -526,7 +526,7 @@ def cmd_db_upgrade(db: str) -> int:
 
 
 def cmd_cleanup() -> int:
-    from vpnbench.resources import cleanup_stale
+    from vpnbench.hosts.resources import cleanup_stale
 
     removed = cleanup_stale()
     for item in removed:
@@ -575,7 +575,7 @@ def dispatch(args) -> int:
         if args.queue:
             if args.resume or args.report:
                 raise UserError("run --queue: --resume and --report belong to a run here; workers continue a job")
-            from vpnbench.lab.commands import enqueue
+            from vpnbench.commands.lab import enqueue
 
             return enqueue(campaign, database(args, "vpnbench.db"), console, args.signing_key)
         report = check_report_path(args.report)
@@ -589,7 +589,7 @@ def dispatch(args) -> int:
         return cmd_run(campaign, check_db_path(args.db), resume=False, report=report)
     if args.command == "report":
         if args.queue:
-            from vpnbench.lab.commands import report_job
+            from vpnbench.commands.lab import report_job
 
             return report_job(database(args), args.queue, args.output, console)
         return cmd_report(database(args), args.output, args.run, args.figures, args.timeseries)
@@ -604,11 +604,11 @@ def dispatch(args) -> int:
     if args.command == "trend":
         return cmd_trend(database(args), args.campaign, args.output, args.min_change)
     if args.command == "keygen":
-        from vpnbench.lab.commands import keygen
+        from vpnbench.commands.lab import keygen
 
         return keygen(args.out, console)
     if args.command in ("worker", "status"):
-        from vpnbench.lab import commands as lab
+        from vpnbench.commands import lab
 
         db = database(args)
         if args.command == "status":

@@ -16,13 +16,13 @@ from pathlib import Path
 from rich.console import Console
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
-import vpnbench.runner as runner_module  # noqa: E402
+import vpnbench.run.runner as runner_module  # noqa: E402
 from runner_doubles import FakeClock, FakeNetwork, FakeVpn, Lab  # noqa: E402
 from test_runner import campaign, export_fields  # noqa: E402
-from vpnbench import resources as resources_module  # noqa: E402
-from vpnbench.export import records  # noqa: E402
-from vpnbench.store import Store  # noqa: E402
+from vpnbench.hosts import resources as resources_module  # noqa: E402
+from vpnbench.store.database import Store  # noqa: E402
 from vpnbench.techniques import TECHNIQUES  # noqa: E402
+from vpnbench.views.export import records  # noqa: E402
 
 tmp = Path(tempfile.mkdtemp())
 resources_module.RUN_ROOT = tmp / "run"

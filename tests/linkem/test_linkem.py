@@ -13,10 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from linkem_helpers import iperf_tcp, iperf_tcp_received, iperf_udp, linkem, linkem_bin, ping, sh, topo  # noqa: F401  (fixtures)
 
-from linkem_helpers import iperf_tcp, iperf_tcp_received, iperf_udp, ping, sh
 from vpnbench.impair.bursts import loss_bursts
-from linkem_helpers import linkem, linkem_bin, topo  # noqa: F401  (fixtures)
 
 UDPPROBE = Path(__file__).resolve().parents[2] / "bench" / "linkem" / "udpprobe.py"  # µs-resolution UDP echo
 

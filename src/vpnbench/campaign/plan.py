@@ -9,9 +9,9 @@ import dataclasses
 import random
 
 from vpnbench.campaign.spec import Campaign, measurement_label, technique_label
+from vpnbench.foundation.params import Params
 from vpnbench.impair.model import Impairment
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.params import Params
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,9 +9,9 @@ in that test's reviewed list with its reason, so this list cannot drift from the
 
 import dataclasses
 
-from vpnbench.testbed_spec import TestbedSpec
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.techniques import TECHNIQUES
+from vpnbench.testbeds.spec import TestbedSpec
 
 # [testbed] keys a lab worker's own file decides: a queued job never carries them.
 TESTBED_OWNED = {

@@ -11,16 +11,16 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from vpnbench.errors import UserError
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.params import DurationOrOff, Params, validate_model
 from vpnbench.impair.model import NONE as NO_IMPAIRMENT
 from vpnbench.impair.model import Impairment, ImpairmentParams, expand_impairment
 from vpnbench.impair.spec import SpecError
-from vpnbench.impair_backends import BACKENDS  # noqa: F401 - the built-in backends registered: the schema allows their names
 from vpnbench.measure import MEASUREMENTS
-from vpnbench.params import DurationOrOff, Params, validate_model
-from vpnbench.scaling import expand_lists
+from vpnbench.measure.scaling import expand_lists
 from vpnbench.techniques import TECHNIQUES
-from vpnbench.testbed_spec import TestbedSpec
+from vpnbench.testbeds.impair_backends import BACKENDS  # noqa: F401 - the built-in backends registered: the schema allows their names
+from vpnbench.testbeds.spec import TestbedSpec
 
 SECTIONS = ("campaign", "testbed", "technique", "impairment", "measurement")
 

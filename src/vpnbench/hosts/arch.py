@@ -9,7 +9,7 @@ before its first cell (`check_gen_arch`), never copying a binary a host cannot e
 import weakref
 from pathlib import Path
 
-from vpnbench.errors import UserError
+from vpnbench.foundation.errors import UserError
 
 # ELF e_machine -> the name `uname -m` prints for that architecture.
 ELF_MACHINES = {3: "i686", 40: "armv7l", 62: "x86_64", 183: "aarch64", 243: "riscv64"}

@@ -10,9 +10,9 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from vpnbench.errors import HostError
-from vpnbench.safe_files import DIRS_RECORD, recorded_dirs
-from vpnbench.tools import missing_tool_reason
+from vpnbench.foundation.errors import HostError
+from vpnbench.foundation.safe_files import DIRS_RECORD, recorded_dirs
+from vpnbench.foundation.tools import missing_tool_reason
 
 
 @dataclasses.dataclass

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from vpnbench.errors import UserError
+from vpnbench.foundation.errors import UserError
 
 
 def ansible_command(name: str) -> str:

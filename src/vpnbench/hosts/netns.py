@@ -8,9 +8,9 @@ import subprocess
 import time
 from pathlib import Path
 
+from vpnbench.foundation.safe_files import write_private
+from vpnbench.foundation.tools import which
 from vpnbench.hosts.base import CommandFailed, CommandResult, Host, Proc, completed
-from vpnbench.safe_files import write_private
-from vpnbench.tools import which
 
 
 def readable(fd: int, timeout: float | None) -> bool:

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vpnbench.errors import HostError
+from vpnbench.foundation.errors import HostError
+from vpnbench.foundation.lifetime import die_with_parent
+from vpnbench.foundation.params import Duration
+from vpnbench.foundation.safe_files import REMOTE_WRITE, wipe_paths
 from vpnbench.hosts.base import CommandFailed, CommandResult, Host
 from vpnbench.hosts.netns import LocalProc
-from vpnbench.lifetime import die_with_parent
-from vpnbench.params import Duration
-from vpnbench.safe_files import REMOTE_WRITE, wipe_paths
 
 # Host names, aliases and users go to ssh as argv elements; a leading '-' would be an option.
 NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.:%\[\]-]*$"

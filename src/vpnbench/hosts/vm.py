@@ -20,10 +20,10 @@ import subprocess
 import time
 from pathlib import Path
 
+from vpnbench.foundation.lifetime import die_with_parent
+from vpnbench.hosts.kernelvm import VmError, build_initramfs, find_kernel, kernel_path, qemu_argv, write_guest_script
 from vpnbench.hosts.ssh import SshSettings
-from vpnbench.kernelvm import VmError, build_initramfs, find_kernel, kernel_path, qemu_argv, write_guest_script
-from vpnbench.lifetime import die_with_parent
-from vpnbench.vmaccel import Accel, BootWatch, choose, clean_console
+from vpnbench.hosts.vmaccel import Accel, BootWatch, choose, clean_console
 
 SSH_PORT = {"client": 2201, "server": 2202}
 GUEST_IP = "10.0.2.15"  # user-mode networking's default guest address

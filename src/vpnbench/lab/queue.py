@@ -22,9 +22,9 @@ from collections.abc import Callable
 import sqlalchemy as sa
 
 from vpnbench.campaign import Campaign, TechniqueBlock, expand
-from vpnbench.errors import UserError
-from vpnbench.store import T as RESULT_TABLES
-from vpnbench.store import Store
+from vpnbench.foundation.errors import UserError
+from vpnbench.store.database import Store
+from vpnbench.store.database import T as RESULT_TABLES
 from vpnbench.techniques import TECHNIQUES
 
 METADATA = sa.MetaData()

@@ -23,8 +23,8 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from vpnbench.errors import UserError
-from vpnbench.safe_files import read_own_file, write_private
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.safe_files import read_own_file, write_private
 
 KEY_ENV = "VPNBENCH_SIGNING_KEY"
 CONTEXT = b"vpnbench queued job, signature v1\0"

@@ -25,11 +25,11 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from vpnbench.campaign.privileged import PRIVILEGED, TESTBED_OWNED, privileged_settings
 from vpnbench.campaign.spec import parse_toml, section_table
-from vpnbench.errors import UserError
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.params import validate_model
+from vpnbench.foundation.safe_files import read_own_file
 from vpnbench.lab.queue import Job
 from vpnbench.lab.signing import fingerprint, public_key, verify
-from vpnbench.params import validate_model
-from vpnbench.safe_files import read_own_file
 
 
 class WorkerPolicy(BaseModel):

@@ -18,16 +18,16 @@ from rich.console import Console
 from rich.markup import escape
 
 from vpnbench.campaign import Campaign, TechniqueBlock, expand
-from vpnbench.db_url import scrub
-from vpnbench.errors import UserError, VpnbenchError
+from vpnbench.foundation.errors import UserError, VpnbenchError
+from vpnbench.hosts.resources import RunResources
 from vpnbench.lab.queue import Claim, Job, WorkQueue
-from vpnbench.resources import RunResources
 from vpnbench.run.blocks import BlockStage, open_run
 from vpnbench.run.context import Clock, RunOutcome
 from vpnbench.run.display import Display
 from vpnbench.run.lifecycle import in_process, underway
 from vpnbench.run.setup import Prepared, TestbedMaker, Unavailable, environment, prepare
-from vpnbench.testbeds import make_testbed
+from vpnbench.store.db_url import scrub
+from vpnbench.testbeds.make import make_testbed
 
 
 class LeaseLost(VpnbenchError):

@@ -1,5 +1,6 @@
 """The registry of measurements. Adding one is a new module plus one line here."""
 
+from vpnbench.foundation.tools import declare_packages
 from vpnbench.measure.base import Measurement
 from vpnbench.measure.blackhole import PmtuBlackhole
 from vpnbench.measure.latency_under_load import LatencyUnderLoad
@@ -17,7 +18,6 @@ from vpnbench.measure.tcp import Tcp
 from vpnbench.measure.transfer import Transfer
 from vpnbench.measure.udp import Udp
 from vpnbench.measure.udp_sweep import UdpSweep
-from vpnbench.tools import declare_packages
 
 MEASUREMENTS: dict[str, type[Measurement]] = {}
 

@@ -5,13 +5,13 @@ import dataclasses
 import itertools
 from typing import Callable, ClassVar, Literal
 
-from vpnbench.errors import TechniqueError
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.params import Params
 from vpnbench.hosts.base import Host
-from vpnbench.live import Live
-from vpnbench.params import Params
-from vpnbench.records import SeriesPoint, Trial
+from vpnbench.store.live import Live
+from vpnbench.store.records import SeriesPoint, Trial
 from vpnbench.techniques.base import Tunnel
-from vpnbench.testbed_spec import TestbedSpec
+from vpnbench.testbeds.spec import TestbedSpec
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +51,7 @@ class MeasureContext:
     # (Technique.rekey: what changed, or TechniqueError).
     cycle: Callable[..., Cycled] | None = None
     rekey: Callable[[], dict] | None = None
-    # Where a long measurement writes as it goes (vpnbench.live), for kinds that are `resumable`.
+    # Where a long measurement writes as it goes (vpnbench.store.live), for kinds that are `resumable`.
     live: "Live | None" = None
     # The host between client and server, where the testbed has one: kinds that change the path
     # mid-flow (a cut, a NAT rebinding, a smaller MTU with ICMP dropped) do it there.

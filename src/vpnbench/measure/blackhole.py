@@ -24,18 +24,18 @@ from typing import Literal
 
 from pydantic import Field
 
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.foundation.params import Duration, Family, Params
 from vpnbench.hosts.base import Host
 from vpnbench.hosts.route import device_mtu, global_addresses, route_device, route_mtu
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.iperf import first_json_object, interval_series
 from vpnbench.measure.mtu import Prober, bisect, expected_metrics
 from vpnbench.measure.traffic import Iperf3Load
-from vpnbench.overhead import MIN_MTU
-from vpnbench.params import Duration, Family, Params
 from vpnbench.techniques import expect
 from vpnbench.techniques.base import Cleanup
-from vpnbench.testbed_spec import TestbedSpec
+from vpnbench.techniques.overhead import MIN_MTU
+from vpnbench.testbeds.spec import TestbedSpec
 
 IPV6_MIN_MTU = 1280  # below it the kernel drops an interface's IPv6: the narrowed link keeps both families
 # RFC 6928's initial window: 10 segments of a 1500-byte path's MSS leave before any ACK comes

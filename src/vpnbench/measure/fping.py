@@ -15,9 +15,9 @@ import time
 
 from pydantic import Field
 
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.foundation.params import Duration, Family, Params
 from vpnbench.hosts.base import Host, Proc
-from vpnbench.params import Duration, Family, Params
 
 PACKAGES = {"fping": "fping"}
 POLL_S = 0.02  # how often the output is read while waiting for the last tunnel's first reply

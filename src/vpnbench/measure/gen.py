@@ -16,12 +16,12 @@ import shutil
 import weakref
 from pathlib import Path
 
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts.arch import gen_arch_problem
 from vpnbench.hosts.base import Host
 from vpnbench.measure.base import MeasureContext, MeasureResult
 from vpnbench.measure.fairness import tunnel_metrics
-from vpnbench.safe_files import wipe
 
 GEN_NAME = "vpnbench-gen"
 REPO_GEN = Path(__file__).resolve().parents[3] / "gen" / "target" / "release" / GEN_NAME

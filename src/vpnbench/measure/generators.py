@@ -5,13 +5,12 @@ an offered rate and returning what was sent and received. A new generator (vpnbe
 import dataclasses
 from typing import Callable
 
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.hosts.route import route_device
 from vpnbench.measure.base import MeasureContext
 from vpnbench.measure.gen import run_gen
 from vpnbench.measure.iperf import run_iperf
 from vpnbench.measure.udp import udp_metrics
-from vpnbench.hosts.route import route_device
-
 
 GENERATOR_SHORTFALL = 0.97  # a trial that sent less than this share of its offered load is generator-limited
 

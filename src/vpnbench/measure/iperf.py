@@ -10,7 +10,7 @@ import dataclasses
 import json
 import re
 
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
 from vpnbench.hosts.base import CommandResult
 from vpnbench.measure.base import MeasureContext
 from vpnbench.measure.traffic import Iperf3Server, iperf3_client_argv

@@ -16,7 +16,7 @@ import dataclasses
 import re
 import time
 
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
 from vpnbench.measure.base import MeasureContext
 
 # [  1] 0.0000-1.0000 sec  13110500 Bytes  104884000 bits/sec <the rest: enhanced fields>

@@ -9,7 +9,7 @@ import dataclasses
 import json
 import time
 
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
 from vpnbench.hosts.base import Proc
 from vpnbench.measure.base import MeasureContext
 from vpnbench.servers.base import tail, url_host, wait_listening

@@ -10,13 +10,13 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from vpnbench.errors import MeasurementError
-from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.foundation.params import Duration, Family, Params
+from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.iperf import interval_series, parse_iperf_json
 from vpnbench.measure.irtt import Packet, packet_series, percentile
 from vpnbench.measure.tcp import tcp_metrics
 from vpnbench.measure.traffic import Iperf3Load, IrttProbe, TimeAxis
-from vpnbench.params import Duration, Family, Params
 
 RAMP_S = 1.0  # loaded packets sent in the first second of load are left out
 QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))

@@ -38,16 +38,16 @@ from typing import Literal, NamedTuple
 
 from pydantic import Field
 
-from vpnbench.errors import MeasurementError, VpnbenchError
+from vpnbench.foundation.errors import MeasurementError, VpnbenchError
+from vpnbench.foundation.params import Duration, Params
 from vpnbench.hosts.base import Host
 from vpnbench.hosts.route import route_device
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.ping import percentile
 from vpnbench.measure.traffic import PingProbe, TimeAxis
-from vpnbench.params import Duration, Params
-from vpnbench.testbed_spec import TestbedSpec
 from vpnbench.techniques import TECHNIQUES, is_reference
 from vpnbench.techniques.base import Cleanup
+from vpnbench.testbeds.spec import TestbedSpec
 
 ROUTER_EVENTS = ("address", "nat", "cut")  # made on (or with) the router
 NEW_SUBNET = 10  # the client's new network after a move: its old one + 10 networks of its size (10.201.1.0/24 -> 10.201.11.0/24)

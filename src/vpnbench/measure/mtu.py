@@ -1,5 +1,5 @@
 """The effective MTU through the tunnel (S1's table): don't-fragment ping bisection, beside the
-MTU protocol arithmetic expects (vpnbench.overhead) and the underlay's.
+MTU protocol arithmetic expects (vpnbench.techniques.overhead) and the underlay's.
 
 A probe of SIZE bytes is one `ping -M do -s SIZE-header -c 1`: passed when the reply came back;
 too big when the kernel refused it locally ("message too long") or it was lost twice — a lost
@@ -11,12 +11,12 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.foundation.params import Duration, Family, Params
 from vpnbench.hosts.route import device_mtu, global_addresses, lower_device, route_device, route_mtu
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
-from vpnbench.overhead import Expectation
 from vpnbench.techniques import expect
-from vpnbench.params import Duration, Family, Params
+from vpnbench.techniques.overhead import Expectation
 
 ICMP_HEADERS = {"ipv4": 20 + 8, "ipv6": 40 + 8}
 _RECEIVED = re.compile(r"(\d+) (?:packets )?received")

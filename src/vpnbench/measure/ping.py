@@ -5,9 +5,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.foundation.params import Duration, Family, Params
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
-from vpnbench.params import Duration, Family, Params
 
 _REPLY = re.compile(r"icmp_seq=(\d+).*?time=([\d.]+) ms")
 _SUMMARY = re.compile(r"(\d+) packets transmitted, (\d+) (?:packets )?received")

@@ -18,14 +18,25 @@ from typing import Callable, Literal
 
 from pydantic import Field, model_validator
 
-from vpnbench.errors import MeasurementError, VpnbenchError
-from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
+from vpnbench.foundation.errors import MeasurementError, VpnbenchError
+from vpnbench.foundation.params import Duration, Family, Params, Rate, Size
+from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.gen import GEN_MIN_LENGTH
-from vpnbench.measure.generators import (GENERATOR_SHORTFALL, GENERATORS, LOSS_SITES, SPLIT_NAMES, TrialCounts,
-                                         counter_comparison, dominant_site, interface_counters, limit_text,
-                                         loss_site, loss_split, lost_at)
-from vpnbench.params import Duration, Family, Params, Rate, Size
-from vpnbench.records import Trial
+from vpnbench.measure.generators import (
+    GENERATOR_SHORTFALL,
+    GENERATORS,
+    LOSS_SITES,
+    SPLIT_NAMES,
+    TrialCounts,
+    counter_comparison,
+    dominant_site,
+    interface_counters,
+    limit_text,
+    loss_site,
+    loss_split,
+    lost_at,
+)
+from vpnbench.store.records import Trial
 from vpnbench.techniques import is_reference
 
 

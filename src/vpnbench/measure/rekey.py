@@ -17,12 +17,12 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from vpnbench.errors import MeasurementError, VpnbenchError
+from vpnbench.foundation.errors import MeasurementError, VpnbenchError
+from vpnbench.foundation.params import Duration, Family, Params, Rate
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.iperf import parse_iperf_json, throughput_series
 from vpnbench.measure.ping import parse_ping
 from vpnbench.measure.traffic import Iperf3Load, PingProbe, TimeAxis
-from vpnbench.params import Duration, Family, Params, Rate
 from vpnbench.techniques import is_reference
 
 AFTER_S = 2.0  # the window after a rekey in which its dip and RTT are looked for

@@ -17,11 +17,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from vpnbench.errors import MeasurementError, VpnbenchError
+from vpnbench.foundation.errors import MeasurementError, VpnbenchError
+from vpnbench.foundation.params import Duration
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.fping import PACKAGES, EveryTunnelParams, FpingProbe, parse_losses
 from vpnbench.measure.ping import percentile
-from vpnbench.params import Duration
 
 PROBE_MARGIN_S = 60.0  # the probe's pings beyond `duration`, for the last rekey (stopped when it ends)
 

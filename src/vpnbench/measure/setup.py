@@ -25,12 +25,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from vpnbench.errors import MeasurementError, VpnbenchError
-from vpnbench.measure.base import Column, CycleFailed, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.foundation.errors import MeasurementError, VpnbenchError
+from vpnbench.foundation.params import Duration, Params
 from vpnbench.hosts.reach import wait_reachable
+from vpnbench.measure.base import Column, CycleFailed, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.ping import percentile
-from vpnbench.params import Duration, Params
-from vpnbench.records import Trial
+from vpnbench.store.records import Trial
 
 REHEARSAL_TIMEOUT = 10.0  # s: a rehearsal waits this long for a cycle at most (censored beyond)
 REASON_CHARS = 1000  # of a failed up()'s error kept per cycle (a daemon's output can be long)

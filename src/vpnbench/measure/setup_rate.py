@@ -15,12 +15,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from vpnbench.errors import MeasurementError, VpnbenchError
+from vpnbench.foundation.errors import MeasurementError, VpnbenchError
+from vpnbench.foundation.params import Duration
 from vpnbench.measure.base import Column, Cycled, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.fping import PACKAGES, EveryTunnelParams, first_replies
 from vpnbench.measure.ping import percentile
-from vpnbench.params import Duration
-from vpnbench.records import Trial
+from vpnbench.store.records import Trial
 
 
 class SetupRateParams(EveryTunnelParams):

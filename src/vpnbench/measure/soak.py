@@ -21,16 +21,16 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.foundation.params import Duration, Family, Params, Rate
+from vpnbench.foundation.units import format_rate
 from vpnbench.hosts.base import Host, Proc
-from vpnbench.live import Live, MemoryLive
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.drift import StallDetector, by_segment, growth, parse_counters, pooled_slope, process_rss
 from vpnbench.measure.ping import rtts
 from vpnbench.measure.traffic import Iperf3Load, PingProbe, TimeAxis
-from vpnbench.params import Duration, Family, Params, Rate
-from vpnbench.records import SeriesPoint
-from vpnbench.units import format_rate
+from vpnbench.store.live import Live, MemoryLive
+from vpnbench.store.records import SeriesPoint
 
 TICK_S = 0.2  # how often the soak reads its tools' output
 FINISH_GRACE_S = 10.0  # after the load's end, how long the server's last report may take

@@ -1,6 +1,6 @@
 """Real-time media as a listener hears it: isochronous VoIP-shaped flows with irtt, one-way
 delay each way, IPDV, loss, packets too late for the jitter buffer, and a MOS from the ITU-T
-G.107 E-model (vpnbench.emodel).
+G.107 E-model (vpnbench.measure.emodel).
 
 A fixed jitter buffer is modelled: playout starts jitter_buffer ms after the fastest packet
 of the direction arrived, so a packet whose one-way delay exceeds (minimum + jitter_buffer)
@@ -15,13 +15,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from vpnbench import emodel
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.foundation.params import Duration, Family, Params, Rate
+from vpnbench.measure import emodel
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.irtt import Packet, packet_series, percentile
 from vpnbench.measure.traffic import IrttProbe
 from vpnbench.measure.video import run_video
-from vpnbench.params import Duration, Family, Params, Rate
 
 PROFILES = {"g711": (0.020, 172), "g729": (0.020, 72), "opus": (0.020, 132)}  # interval s, bytes (RTP payload + 12)
 

@@ -4,12 +4,12 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from vpnbench.errors import MeasurementError
-from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.foundation.params import Duration, Family, Params, Size
 from vpnbench.measure import iperf2
+from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.fairness import tunnel_metrics
 from vpnbench.measure.iperf import interval_rate, run_iperf, run_iperf_per_tunnel, throughput_series
-from vpnbench.params import Duration, Family, Params, Size
 
 
 class TcpParams(Params):

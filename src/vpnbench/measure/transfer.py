@@ -14,11 +14,11 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from vpnbench.errors import MeasurementError
-from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.foundation.params import Duration, Family, Params, Size
+from vpnbench.foundation.safe_files import wipe
+from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.transfer_clients import Flows, client_argv, curl_timings, make_server
-from vpnbench.params import Duration, Family, Params, Size
-from vpnbench.safe_files import wipe
 from vpnbench.servers.base import config_dir, free_bytes, remove_dir, scratch_dir
 from vpnbench.servers.files import file_sizes, make_random_file, sha256s
 

@@ -5,15 +5,15 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.foundation.params import Duration, Family, Params, Rate
+from vpnbench.foundation.units import format_rate
+from vpnbench.hosts.route import path_mtu
 from vpnbench.measure import iperf2
-from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
+from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.gen import GEN_MIN_LENGTH, run_gen
 from vpnbench.measure.iperf import run_iperf, throughput_series
-from vpnbench.params import Duration, Family, Params, Rate
-from vpnbench.hosts.route import path_mtu
-from vpnbench.scaling import auto_length
-from vpnbench.units import format_rate
+from vpnbench.measure.scaling import auto_length
 
 
 def _length(value):

@@ -14,15 +14,23 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field
 
-from vpnbench.errors import MeasurementError
-from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, MeasureResult, Measurement
-from vpnbench.measure.generators import (LOSS_SITES, SPLIT_NAMES, counter_comparison,
-                                         dominant_site, interface_counters, limit_text, lost_at, loss_split)
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.foundation.params import Duration, Family, Params
+from vpnbench.foundation.units import format_rate, parse_rate_list
+from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.generators import (
+    LOSS_SITES,
+    SPLIT_NAMES,
+    counter_comparison,
+    dominant_site,
+    interface_counters,
+    limit_text,
+    loss_split,
+    lost_at,
+)
 from vpnbench.measure.iperf import run_iperf
 from vpnbench.measure.udp import udp_metrics
-from vpnbench.params import Duration, Family, Params
-from vpnbench.records import Trial
-from vpnbench.units import format_rate, parse_rate_list
+from vpnbench.store.records import Trial
 
 RateList = Annotated[list[int], BeforeValidator(parse_rate_list)]
 

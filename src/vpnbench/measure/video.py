@@ -11,7 +11,7 @@ picture; the encoder's own rate is 80 % of it, under the mux rate.
 import re
 import time
 
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
 from vpnbench.hosts.base import Proc
 from vpnbench.measure.base import MeasureContext, MeasureResult
 from vpnbench.servers.base import tail, url_host, wait_listening

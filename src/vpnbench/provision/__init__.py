@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from importlib import resources as package_files
 from pathlib import Path
 
-from vpnbench.errors import UserError
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.tools import TESTBED_PACKAGES, known_packages
 from vpnbench.hosts.arch import elf_arch, normalize
 from vpnbench.hosts.inventory import ansible_command, ansible_env, first_error, inventory_hosts
 from vpnbench.hosts.ssh import NO_FORWARDING
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.measure.gen import GEN_NAME, REPO_GEN, gen_binary
 from vpnbench.techniques import TECHNIQUES
-from vpnbench.tools import TESTBED_PACKAGES, known_packages
 
 GEN_SOURCE = REPO_GEN.parents[2]  # gen/: the crate a host of another architecture builds
 # its dependencies' sources (cargo vendor) and the configuration that points cargo at them, beside it

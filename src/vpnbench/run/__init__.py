@@ -1,4 +1,4 @@
-"""The parts of one run, each a small unit the runner (vpnbench.runner) and a lab worker
+"""The parts of one run, each a small unit the runner (vpnbench.run.runner) and a lab worker
 (vpnbench.lab.worker) string together:
 
 - context: the run object every stage shares (campaign, testbed, resources, run id, store,

@@ -5,18 +5,18 @@ blocks first, then each block it claims from the queue."""
 from collections.abc import Callable, Container, Iterable
 
 from vpnbench.campaign import Campaign, PlannedCell, TechniqueBlock
-from vpnbench.records import Cell as CellRecord
-from vpnbench.records import Run, now_iso
-from vpnbench.resources import RunResources
+from vpnbench.foundation.terminal_text import plain
+from vpnbench.hosts.resources import RunResources
 from vpnbench.run.bringup import BringUpStage
 from vpnbench.run.cell import record_unavailable, run_cell
 from vpnbench.run.context import Clock, RunContext, RunOutcome
 from vpnbench.run.display import Display
 from vpnbench.run.setup import VM_HINT, Prepared, Unavailable, environment
-from vpnbench.store import Store
+from vpnbench.store.database import Store
+from vpnbench.store.records import Cell as CellRecord
+from vpnbench.store.records import Run, now_iso
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.techniques.base import TechniqueContext
-from vpnbench.terminal_text import plain
 
 
 def open_run(campaign: Campaign, store: Store, resources: RunResources, prepared: Prepared, display: Display,

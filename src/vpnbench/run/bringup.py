@@ -6,18 +6,18 @@ import dataclasses
 import time
 
 from vpnbench.campaign import PlannedCell, TechniqueBlock
-from vpnbench.errors import TechniqueError, VpnbenchError
+from vpnbench.foundation.errors import TechniqueError, VpnbenchError
+from vpnbench.foundation.terminal_text import plain
 from vpnbench.hosts.base import CommandFailed
-from vpnbench.measure.base import Cycled, CycleFailed
-from vpnbench.measure.ping import rtts
-from vpnbench.records import Bringup, now_iso
-from vpnbench.run.context import RunContext
 from vpnbench.hosts.reach import wait_all_reachable, wait_reachable
 from vpnbench.hosts.route import device_mtu, route_device
-from vpnbench.scaling import fit_tunnel
+from vpnbench.measure.base import Cycled, CycleFailed
+from vpnbench.measure.ping import rtts
+from vpnbench.measure.scaling import fit_tunnel
+from vpnbench.run.context import RunContext
+from vpnbench.store.records import Bringup, now_iso
 from vpnbench.techniques.base import Technique
-from vpnbench.terminal_text import plain
-from vpnbench.wirecheck import check_wire
+from vpnbench.techniques.wirecheck import check_wire
 
 SETUP_TIMEOUT = 15.0
 # A path has settled when a ping's RTT is within this of the lowest seen (factor × lowest + slack).

@@ -4,18 +4,18 @@ metrics, raw output, series, trials and events), failed with its reason when any
 import json
 
 from vpnbench.campaign import PlannedCell, TechniqueBlock
-from vpnbench.errors import MeasurementError, VpnbenchError
-from vpnbench.live import StoreLive
+from vpnbench.foundation.errors import MeasurementError, VpnbenchError
+from vpnbench.foundation.params import Params
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.measure.base import MeasureContext
-from vpnbench.monitor import Monitor
-from vpnbench.params import Params
-from vpnbench.records import Bringup, now_iso
-from vpnbench.records import Cell as CellRecord
+from vpnbench.measure.monitor import Monitor
+from vpnbench.measure.scaling import SOFTIRQ_NOTE
 from vpnbench.run.bringup import cycler
 from vpnbench.run.context import RunContext
-from vpnbench.scaling import SOFTIRQ_NOTE
-from vpnbench.store import SeriesWriter
+from vpnbench.store.database import SeriesWriter
+from vpnbench.store.live import StoreLive
+from vpnbench.store.records import Bringup, now_iso
+from vpnbench.store.records import Cell as CellRecord
 from vpnbench.techniques.base import Technique
 
 

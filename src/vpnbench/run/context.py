@@ -5,18 +5,18 @@ import dataclasses
 import time
 from collections.abc import Callable
 
-from vpnbench import congestion
 from vpnbench.campaign import Campaign
+from vpnbench.hosts.resources import RunResources
 from vpnbench.impair.model import Impairment
 from vpnbench.measure.base import PortAllocator
-from vpnbench.records import Event, now_iso
-from vpnbench.resources import RunResources
+from vpnbench.measure.scaling import CorePinner
 from vpnbench.run.display import Display
 from vpnbench.run.impairments import ImpairmentSwitch
-from vpnbench.scaling import CorePinner
-from vpnbench.store import Store
-from vpnbench.probe import KernelProbe
-from vpnbench.testbeds import Testbed
+from vpnbench.store.database import Store
+from vpnbench.store.records import Event, now_iso
+from vpnbench.testbeds import congestion
+from vpnbench.testbeds.base import Testbed
+from vpnbench.testbeds.probe import KernelProbe
 
 
 @dataclasses.dataclass(frozen=True)

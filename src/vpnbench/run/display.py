@@ -5,10 +5,10 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from vpnbench.measure import MEASUREMENTS
+from vpnbench.foundation.terminal_text import plain
 from vpnbench.impair.model import lossy
-from vpnbench.records import Cell
-from vpnbench.terminal_text import plain
+from vpnbench.measure import MEASUREMENTS
+from vpnbench.store.records import Cell
 
 
 class Display:

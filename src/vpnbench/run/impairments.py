@@ -3,11 +3,11 @@ impairment changed in place between cells (a technique stays up across impairmen
 studies ran)."""
 
 from vpnbench.campaign import Campaign, PlannedCell
-from vpnbench.errors import VpnbenchError
+from vpnbench.foundation.errors import VpnbenchError
 from vpnbench.impair.model import Impairment
-from vpnbench.impair_backends import BACKENDS, ImpairmentBackend, choose_backend
-from vpnbench.probe import KernelProbe
-from vpnbench.testbeds import Testbed
+from vpnbench.testbeds.base import Testbed
+from vpnbench.testbeds.impair_backends import BACKENDS, ImpairmentBackend, choose_backend
+from vpnbench.testbeds.probe import KernelProbe
 
 
 def resolve_impairment_backend(campaign: Campaign, probe: KernelProbe) -> str | None:

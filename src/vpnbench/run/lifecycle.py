@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-from vpnbench.resources import RunResources
+from vpnbench.hosts.resources import RunResources
 from vpnbench.run.context import RunContext, RunOutcome
 from vpnbench.run.setup import set_up, tear_down
 

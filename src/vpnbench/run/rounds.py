@@ -9,10 +9,9 @@ import math
 from collections.abc import Iterator
 
 from vpnbench.campaign import PlannedCell, TechniqueBlock, expand
+from vpnbench.foundation.terminal_text import plain
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.run.context import RunContext
-from vpnbench.terminal_text import plain
-
 
 Group = tuple[str, str, str]  # (technique, impairment, measurement label): a cell without its repetition
 
@@ -42,7 +41,7 @@ def rounds(ctx: RunContext) -> Iterator[list[TechniqueBlock]]:
 
 def convergence(ctx: RunContext) -> dict:
     """Each group's stop decision (quality.Decision) on its measurement's deciding metric."""
-    from vpnbench.quality import converged  # noqa: PLC0415 - numpy/pandas only for adaptive runs
+    from vpnbench.answers.quality import converged  # noqa: PLC0415 - numpy/pandas only for adaptive runs
 
     info = ctx.campaign.info
     values: dict[Group, list[float]] = {}

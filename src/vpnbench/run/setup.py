@@ -6,22 +6,24 @@ import os
 import platform
 from collections.abc import Callable
 
-from vpnbench import __version__, congestion
+from vpnbench import __version__
 from vpnbench.campaign import Campaign, expand
-from vpnbench.errors import TestbedError, UserError, VpnbenchError
-from vpnbench.hostfacts import collect_host_facts
+from vpnbench.foundation.errors import TestbedError, UserError, VpnbenchError
+from vpnbench.foundation.terminal_text import plain
 from vpnbench.hosts.arch import check_gen_arch
+from vpnbench.hosts.resources import RunResources
 from vpnbench.measure.gen import gen_binary
-from vpnbench.probe import KernelProbe
-from vpnbench.resources import RunResources
+from vpnbench.measure.scaling import CorePinner
 from vpnbench.run.context import RunContext
 from vpnbench.run.display import Display
+from vpnbench.run.hostfacts import collect_host_facts
 from vpnbench.run.impairments import ImpairmentSwitch, make_impairer, needs_bump, resolve_impairment_backend
-from vpnbench.scaling import CorePinner
 from vpnbench.techniques import TECHNIQUES
-from vpnbench.terminal_text import plain
-from vpnbench.testbed_spec import TestbedSpec
-from vpnbench.testbeds import Testbed, make_testbed
+from vpnbench.testbeds import congestion
+from vpnbench.testbeds.base import Testbed
+from vpnbench.testbeds.make import make_testbed
+from vpnbench.testbeds.probe import KernelProbe
+from vpnbench.testbeds.spec import TestbedSpec
 
 VM_HINT = "use [testbed] kind = \"vm\" (QEMU VMs with a full distribution kernel) for the kernel backends"
 

@@ -5,9 +5,9 @@ import secrets
 import time
 from pathlib import Path
 
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
+from vpnbench.foundation.safe_files import check_parent, make_dir
 from vpnbench.hosts.base import Host, Proc
-from vpnbench.safe_files import check_parent, make_dir
 
 # Data files live on a tmpfs: S3 found the disk, not the network, limited its downloads until it
 # used a RAM disk. /dev/shm is a tmpfs on every Linux machine. Only that random data goes there;

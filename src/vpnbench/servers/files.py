@@ -3,7 +3,7 @@
 import os
 from pathlib import Path
 
-from vpnbench.errors import MeasurementError
+from vpnbench.foundation.errors import MeasurementError
 from vpnbench.hosts.base import Host
 
 # A test hook, never set in a campaign: the served file is changed after it was hashed, so the

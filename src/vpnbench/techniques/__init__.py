@@ -1,8 +1,8 @@
 """The registry of techniques. Adding one is a new module plus one line here; everything else
 (doctor, host facts, the MTU expectation, the report, the export) asks the class."""
 
-from vpnbench.errors import TechniqueError
-from vpnbench.overhead import Expectation
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.tools import declare_packages
 from vpnbench.techniques.base import Technique
 from vpnbench.techniques.baseline import Baseline
 from vpnbench.techniques.external import External
@@ -10,11 +10,11 @@ from vpnbench.techniques.ipsec import IPsec
 from vpnbench.techniques.macsec import MACsec
 from vpnbench.techniques.nebula import Nebula
 from vpnbench.techniques.openvpn import OpenVPN
+from vpnbench.techniques.overhead import Expectation
 from vpnbench.techniques.rosenpass import Rosenpass
 from vpnbench.techniques.tailscale import Tailscale
 from vpnbench.techniques.tinc import Tinc
 from vpnbench.techniques.wireguard import WireGuard
-from vpnbench.tools import declare_packages
 
 TECHNIQUES: dict[str, type[Technique]] = {}
 

@@ -6,12 +6,12 @@ import ipaddress
 import logging
 from typing import Callable, ClassVar, Literal
 
-from vpnbench.errors import TechniqueError, VpnbenchError
+from vpnbench.foundation.errors import TechniqueError, VpnbenchError
+from vpnbench.foundation.params import Params
 from vpnbench.hosts.base import Host, Proc
-from vpnbench.overhead import Expectation
-from vpnbench.params import Params
-from vpnbench.probe import KernelProbe
-from vpnbench.resources import RunResources
+from vpnbench.hosts.resources import RunResources
+from vpnbench.techniques.overhead import Expectation
+from vpnbench.testbeds.probe import KernelProbe
 
 Protection = Literal["none", "encrypted", "integrity-only"]
 
@@ -158,7 +158,7 @@ class Technique(abc.ABC):
     @classmethod
     @abc.abstractmethod
     def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
-        """What its encapsulation leaves of underlay_mtu (vpnbench.overhead's arithmetic):
+        """What its encapsulation leaves of underlay_mtu (vpnbench.techniques.overhead's arithmetic):
         settings are a cell's technique_params (kind, its settings, backend)."""
 
     def __init__(self, params: Params, ctx: TechniqueContext):
@@ -249,7 +249,7 @@ class Technique(abc.ABC):
     def evidence(self) -> dict[str, str]:
         """This technique's own state on both ends, for a bring-up that failed: key ("client: wg
         show") -> text. Call it after up() raised and before down() (which removes the state).
-        Best effort: never raises, every command short and bounded (see vpnbench.evidence)."""
+        Best effort: never raises, every command short and bounded (see vpnbench.hosts.evidence)."""
         return {}
 
     def failure(self) -> str | None:

@@ -2,10 +2,10 @@
 
 from typing import Literal
 
-from vpnbench.overhead import Expectation
-from vpnbench.params import TechniqueParams
-from vpnbench.probe import KernelProbe
+from vpnbench.foundation.params import TechniqueParams
 from vpnbench.techniques.base import BackendStatus, Ends, Technique, Tunnel
+from vpnbench.techniques.overhead import Expectation
+from vpnbench.testbeds.probe import KernelProbe
 
 
 class BaselineParams(TechniqueParams):

@@ -16,12 +16,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from vpnbench.errors import TechniqueError
-from vpnbench.overhead import Expectation
-from vpnbench.params import Duration, TechniqueParams
-from vpnbench.probe import KernelProbe
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.params import Duration, TechniqueParams
 from vpnbench.hosts.reach import wait_reachable
 from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
+from vpnbench.techniques.overhead import Expectation
+from vpnbench.testbeds.probe import KernelProbe
 
 ANY_IP = "ip or ip6"
 

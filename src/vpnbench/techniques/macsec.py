@@ -20,15 +20,15 @@ from typing import Literal
 
 from pydantic import ValidationInfo, field_validator
 
-from vpnbench import evidence
-from vpnbench.errors import TechniqueError
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.params import TechniqueParams
+from vpnbench.foundation.safe_files import wipe
+from vpnbench.hosts import evidence
 from vpnbench.hosts.base import stop_all
 from vpnbench.hosts.route import device_mac, route_device
-from vpnbench.overhead import Expectation, expectation_of
-from vpnbench.params import TechniqueParams
-from vpnbench.safe_files import wipe
-from vpnbench.probe import KernelProbe
 from vpnbench.techniques.base import BackendStatus, Technique, TechniqueContext, Tunnel
+from vpnbench.techniques.overhead import Expectation, expectation_of
+from vpnbench.testbeds.probe import KernelProbe
 
 LINK = {"a": ("10.97.0.1", "fd97::1"), "b": ("10.97.0.2", "fd97::2")}
 WIRE_FILTER = "ether proto 0x88e5"

@@ -25,16 +25,16 @@ from typing import Literal
 
 from pydantic import Field
 
-from vpnbench import builds, evidence
-from vpnbench.errors import TechniqueError
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.params import Family, TechniqueParams
+from vpnbench.foundation.safe_files import wipe, wipe_here
+from vpnbench.foundation.tools import which
+from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import Host, Proc, stop_all
 from vpnbench.hosts.route import route_mtu
-from vpnbench.overhead import IP_HEADER, POLY1305_TAG, UDP_HEADER, Expectation, expectation_of, max_inner
-from vpnbench.params import Family, TechniqueParams
-from vpnbench.probe import KernelProbe
-from vpnbench.safe_files import wipe, wipe_here
 from vpnbench.techniques.base import BackendStatus, Technique, TechniqueContext, Tunnel
-from vpnbench.tools import which
+from vpnbench.techniques.overhead import IP_HEADER, POLY1305_TAG, UDP_HEADER, Expectation, expectation_of, max_inner
+from vpnbench.testbeds.probe import KernelProbe
 
 # A data message: nebula's header (header.Len: version/type 1, subtype 1, reserved 2, remote
 # index 4, message counter 8), then the encrypted packet and the AEAD's tag (16 bytes for both

@@ -23,15 +23,15 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from vpnbench import evidence
-from vpnbench.errors import TechniqueError
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.params import Family, Size, TechniqueParams
+from vpnbench.foundation.safe_files import wipe, wipe_here, wipe_paths, write_private
+from vpnbench.foundation.tools import missing_tool_reason
+from vpnbench.hosts import evidence
 from vpnbench.hosts.base import stop_all
-from vpnbench.overhead import Expectation, expectation_of, openvpn_outer
-from vpnbench.params import Family, Size, TechniqueParams
-from vpnbench.probe import KernelProbe
-from vpnbench.safe_files import wipe, wipe_here, wipe_paths, write_private
 from vpnbench.techniques.base import BackendStatus, Ends, Technique, Tunnel
-from vpnbench.tools import missing_tool_reason
+from vpnbench.techniques.overhead import Expectation, expectation_of, openvpn_outer
+from vpnbench.testbeds.probe import KernelProbe
 
 INNER = {
     "client": {"ipv4": "10.98.0.1", "ipv6": "fd98::1"},

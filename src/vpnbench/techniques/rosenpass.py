@@ -24,15 +24,15 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from vpnbench import builds, evidence
-from vpnbench.errors import TechniqueError
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.params import TechniqueParams
+from vpnbench.foundation.safe_files import wipe
+from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import Host, Proc, stop_all
-from vpnbench.overhead import Expectation
-from vpnbench.probe import KernelProbe
-from vpnbench.params import TechniqueParams
-from vpnbench.safe_files import wipe
 from vpnbench.techniques.base import BackendStatus, Technique, TechniqueContext, Tunnel
+from vpnbench.techniques.overhead import Expectation
 from vpnbench.techniques.wireguard import WireGuard, WireGuardParams, latest_handshake
+from vpnbench.testbeds.probe import KernelProbe
 
 NAME = "rosenpass"  # the build (builds.RECIPES) and its program
 # Rosenpass 0.2.3 (pqkem.rs): the static KEM authenticates the peers, the ephemeral one gives forward secrecy.

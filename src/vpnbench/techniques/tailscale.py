@@ -42,15 +42,22 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from pydantic import Field
 
-from vpnbench import builds, evidence
-from vpnbench.errors import TechniqueError
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.params import TechniqueParams
+from vpnbench.foundation.safe_files import make_dir, wipe
+from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import Host
-from vpnbench.overhead import IP_HEADER, POLY1305_TAG, TCP_HEADER, WIREGUARD_HEADER, Expectation, \
-    expectation_of, wireguard_outer
-from vpnbench.params import TechniqueParams
-from vpnbench.probe import KernelProbe
-from vpnbench.safe_files import make_dir, wipe
 from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
+from vpnbench.techniques.overhead import (
+    IP_HEADER,
+    POLY1305_TAG,
+    TCP_HEADER,
+    WIREGUARD_HEADER,
+    Expectation,
+    expectation_of,
+    wireguard_outer,
+)
+from vpnbench.testbeds.probe import KernelProbe
 
 # tailscaled's TUN MTU (tstun.DefaultTUNMTU): 1280, the IPv6 minimum, whatever the underlay.
 TUN_MTU = 1280

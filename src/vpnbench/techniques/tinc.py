@@ -19,16 +19,23 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from vpnbench import evidence
-from vpnbench.errors import TechniqueError
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.params import Family, TechniqueParams
+from vpnbench.foundation.safe_files import make_dir, wipe
+from vpnbench.foundation.tools import missing_tool_reason
+from vpnbench.hosts import evidence
 from vpnbench.hosts.base import stop_all
-from vpnbench.overhead import ETHERNET_HEADER, IP_HEADER, TINC_SEQNO, UDP_HEADER, Expectation, expectation_of, \
-    tinc_outer
-from vpnbench.params import Family, TechniqueParams
-from vpnbench.probe import KernelProbe
-from vpnbench.safe_files import make_dir, wipe
 from vpnbench.techniques.base import BackendStatus, Technique, TechniqueContext, Tunnel
-from vpnbench.tools import missing_tool_reason
+from vpnbench.techniques.overhead import (
+    ETHERNET_HEADER,
+    IP_HEADER,
+    TINC_SEQNO,
+    UDP_HEADER,
+    Expectation,
+    expectation_of,
+    tinc_outer,
+)
+from vpnbench.testbeds.probe import KernelProbe
 
 INNER = {
     "client": {"ipv4": "10.95.0.1", "ipv6": "fd95::1"},

@@ -17,18 +17,17 @@ from typing import Literal
 
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
-
 from pydantic import Field, ValidationInfo, field_validator
 
-from vpnbench import builds, evidence
-from vpnbench.errors import TechniqueError
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.params import Family, TechniqueParams
+from vpnbench.foundation.safe_files import make_dir, wipe
+from vpnbench.foundation.tools import missing_tool_reason
+from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import stop_all
-from vpnbench.overhead import IP_HEADER, Expectation, expectation_of, wireguard_outer
-from vpnbench.params import Family, TechniqueParams
-from vpnbench.safe_files import make_dir, wipe
-from vpnbench.probe import KernelProbe
 from vpnbench.techniques.base import BackendStatus, Ends, Technique, TechniqueContext, Tunnel
-from vpnbench.tools import missing_tool_reason
+from vpnbench.techniques.overhead import IP_HEADER, Expectation, expectation_of, wireguard_outer
+from vpnbench.testbeds.probe import KernelProbe
 
 INNER = {
     "client": {"ipv4": "10.99.0.1", "ipv6": "fd99::1"},

@@ -12,13 +12,13 @@ import dataclasses
 import re
 from typing import Literal
 
-from vpnbench import evidence
-from vpnbench.errors import TestbedError
-from vpnbench.hosts.reach import wait_reachable
+from vpnbench.foundation.errors import TestbedError
+from vpnbench.hosts import evidence
 from vpnbench.hosts.base import Host
-from vpnbench.resources import RunResources
-from vpnbench.probe import KernelProbe
-from vpnbench.testbed_spec import TestbedSpec
+from vpnbench.hosts.reach import wait_reachable
+from vpnbench.hosts.resources import RunResources
+from vpnbench.testbeds.probe import KernelProbe
+from vpnbench.testbeds.spec import TestbedSpec
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,13 +8,13 @@ builds its router namespace with the same helpers (vm.py).
 import os
 import subprocess
 
-from vpnbench.errors import HostError
+from vpnbench.foundation.errors import HostError
+from vpnbench.foundation.sysctls import apply_sysctls, restore_sysctls
 from vpnbench.hosts.netns import NetnsHost
-from vpnbench.probe import LocalKernelProbe
-from vpnbench.resources import RunResources, delete_netns
-from vpnbench.sysctls import apply_sysctls, restore_sysctls
+from vpnbench.hosts.resources import RunResources, delete_netns
 from vpnbench.testbeds.base import BUMP_IFACES, Link, Testbed, plan_links
-from vpnbench.testbed_spec import TestbedSpec, plan_pinning
+from vpnbench.testbeds.probe import LocalKernelProbe
+from vpnbench.testbeds.spec import TestbedSpec, plan_pinning
 
 FIRST_VETH_INDEX = 100  # see LocalTestbed._veth
 IPV6_MIN_MTU = 1280

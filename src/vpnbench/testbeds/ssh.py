@@ -4,13 +4,13 @@ What an ssh testbed and the VM testbed share (hosts reached over ssh: connecting
 tool check, sysctls, closing) is SshHosts, which both hold.
 """
 
-from vpnbench.errors import TestbedError
+from vpnbench.foundation.errors import TestbedError
 from vpnbench.hosts.base import Host
+from vpnbench.hosts.resources import RunResources
 from vpnbench.hosts.ssh import SshConnection, SshHost, SshSettings, SshTarget
-from vpnbench.probe import RemoteKernelProbe
-from vpnbench.resources import RunResources
 from vpnbench.testbeds.base import Link, Testbed
-from vpnbench.testbed_spec import TestbedSpec
+from vpnbench.testbeds.probe import RemoteKernelProbe
+from vpnbench.testbeds.spec import TestbedSpec
 
 BASE_TOOLS = ["ip", "ping", "sysctl", "unshare"]  # what every run needs on every host
 

@@ -18,17 +18,17 @@ The guests name their NICs like the local testbed (c0, s0) and carry its address
 
 import time
 
-from vpnbench import evidence
-from vpnbench.errors import HostError, TestbedError
+from vpnbench.foundation.errors import HostError, TestbedError
+from vpnbench.hosts import evidence
+from vpnbench.hosts.kernelvm import VmError
 from vpnbench.hosts.netns import NetnsHost
+from vpnbench.hosts.resources import RunResources, delete_netns
 from vpnbench.hosts.ssh import SshTarget
 from vpnbench.hosts.vm import SSH_PORT, Guests, Nic, mac
-from vpnbench.kernelvm import VmError
-from vpnbench.probe import RemoteKernelProbe, has_qdisc
-from vpnbench.resources import RunResources, delete_netns
 from vpnbench.testbeds.base import Link, Testbed, plan_links
 from vpnbench.testbeds.local import add_netns, address, ip, route_through
-from vpnbench.testbed_spec import TestbedSpec
+from vpnbench.testbeds.probe import RemoteKernelProbe, has_qdisc
+from vpnbench.testbeds.spec import TestbedSpec
 from vpnbench.testbeds.ssh import SshHosts
 
 GUESTS = ("client", "server")

@@ -12,14 +12,14 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from vpnbench import evidence
-from vpnbench.errors import TechniqueError
-from vpnbench.overhead import IP_HEADER, Expectation, esp_outer, expectation_of, l2tp_esp_outer
-from vpnbench.params import Family, TechniqueParams
-from vpnbench.probe import KernelProbe
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.params import Family, TechniqueParams
+from vpnbench.hosts import evidence
 from vpnbench.techniques.base import BackendStatus, Ends, Technique, TechniqueContext, Tunnel
 from vpnbench.techniques.ipsec import l2tp, libreswan, strongswan
 from vpnbench.techniques.ipsec.proposals import CIPHERS, DEFAULT_IKE, PQ_KE, weak_ike_warning, xfrm_probe_commands
+from vpnbench.techniques.overhead import IP_HEADER, Expectation, esp_outer, expectation_of, l2tp_esp_outer
+from vpnbench.testbeds.probe import KernelProbe
 
 INNER = {
     "client": {"ipv4": "10.98.0.1", "ipv6": "fd98::1"},

@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from vpnbench.errors import TechniqueError
+from vpnbench.foundation.errors import TechniqueError
 from vpnbench.hosts.base import Host, Proc
-from vpnbench.probe import KernelProbe
+from vpnbench.testbeds.probe import KernelProbe
 
 # $1 is bound over /run; $2, when set, is overlaid (read-only) on /usr/libexec; before that,
 # the pairs (source, target) up to "--" are bound (first: a source may live under /run);

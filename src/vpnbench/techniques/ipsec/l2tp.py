@@ -12,11 +12,11 @@ one machine share no file. L2TP runs over the IPv4 underlay only (xl2tpd has no 
 
 from pathlib import Path
 
-from vpnbench.errors import TechniqueError
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts.base import Host, Proc
-from vpnbench.probe import KernelProbe
-from vpnbench.safe_files import wipe
 from vpnbench.techniques.ipsec.daemon import missing_package, spawn_private, tail, wait_until
+from vpnbench.testbeds.probe import KernelProbe
 
 PORT = 1701
 INNER = {"client": "10.97.0.1", "server": "10.97.0.2"}  # the PPP link's addresses

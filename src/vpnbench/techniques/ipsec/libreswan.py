@@ -13,11 +13,11 @@ import dataclasses
 import re
 from pathlib import Path
 
-from vpnbench.errors import TechniqueError
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts.base import Host, Proc
-from vpnbench.probe import KernelProbe
-from vpnbench.safe_files import wipe
 from vpnbench.techniques.ipsec.daemon import spawn_private, tail, wait_until
+from vpnbench.testbeds.probe import KernelProbe
 
 PREFIX = Path("/opt/vpnbench/libreswan")
 LIBEXEC = PREFIX / "usr/libexec/ipsec"

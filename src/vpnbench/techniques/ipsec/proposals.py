@@ -7,7 +7,7 @@ plugins that can provide it to the userspace data path (libipsec uses libstrongs
 
 import dataclasses
 
-from vpnbench.overhead import EspCipher
+from vpnbench.techniques.overhead import EspCipher
 
 
 @dataclasses.dataclass(frozen=True)

@@ -13,11 +13,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from vpnbench.errors import TechniqueError
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts.base import Host, Proc
-from vpnbench.probe import KernelProbe
-from vpnbench.safe_files import wipe
 from vpnbench.techniques.ipsec.daemon import missing_package, spawn_private, tail, wait_until
+from vpnbench.testbeds.probe import KernelProbe
 
 CHARON = "/usr/lib/ipsec/charon"
 PLUGIN_DIR = Path("/usr/lib/ipsec/plugins")

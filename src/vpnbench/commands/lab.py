@@ -1,0 +1,184 @@
+"""The lab's commands: `run --queue` (enqueue), `worker` and `status`."""
+
+import dataclasses
+import math
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from vpnbench.campaign import Campaign, campaign_from_dict
+from vpnbench.campaign.privileged import privileged_settings
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.terminal_text import plain
+from vpnbench.lab import signing
+from vpnbench.lab.queue import Job, WorkerRow, WorkQueue, queued_blocks
+from vpnbench.lab.trust import admit, queued_source, read_worker_file, without_testbed_owned
+from vpnbench.run.hostfacts import summary_line
+from vpnbench.store.database import Store, display_name, is_url
+
+PLAN_AXES = ("cores", "mtu")  # [testbed] keys that shape the plan: the campaign's, never a worker's
+
+
+def open_queue(db: str, read_only: bool = False) -> tuple[Store, WorkQueue]:
+    if not is_url(db):
+        raise UserError(f"--db: the queue needs a PostgreSQL database (postgresql://...), not the SQLite file "
+                        f"{db!r}: workers on other machines must reach it")
+    store = Store(db, read_only=read_only)
+    try:
+        return store, WorkQueue(store)
+    except BaseException:
+        store.close()
+        raise
+
+
+def enqueue(campaign: Campaign, db: str, console: Console, signing_key: str | None = None) -> int:
+    """Queue the campaign's blocks, signed with the key in the file signing_key (None: unsigned)."""
+    key = signing.load_signing_key(signing_key) if signing_key else None
+    campaign = dataclasses.replace(campaign, source=queued_source(campaign.source))
+    store, queue = open_queue(db)
+    try:
+        job, cells = queue.enqueue(campaign, key.sign if key else None)
+    finally:
+        store.close()
+    console.print(f"queued job {job.id}: {campaign.name}, {len(queue_positions(campaign))} blocks, {cells} cells "
+                  f"in {display_name(db)}")
+    console.print(f"signed by {key.key_id}" if key else "unsigned: workers run it only if their file says "
+                  "accept_unsigned = true (sign with --signing-key FILE or VPNBENCH_SIGNING_KEY)", highlight=False)
+    for setting in privileged_settings(campaign.source):
+        console.print(f"{setting.where} ({setting.why}): runs only on workers whose file allows {setting.name}",
+                      highlight=False)
+    console.print(f"start workers (any number, on any machine that reaches the database): "
+                  f"vpnbench worker --db URL --testbed TESTBED.toml --queue {job.id}")
+    return 0
+
+
+def keygen(out: str, console: Console) -> int:
+    """`vpnbench keygen --out FILE`: a key pair to sign queued jobs with, and how workers trust it."""
+    private_path, public_path, line = signing.keygen(out)
+    console.print(f"wrote {private_path} (the private key, 0600: sign jobs with run --queue --signing-key "
+                  f"{private_path}, or VPNBENCH_SIGNING_KEY) and {public_path}", highlight=False)
+    console.print("a worker runs your jobs when its testbed file trusts the public key:", highlight=False)
+    console.print(f"[worker]\ntrusted_keys = [\"{line}\"]", markup=False, highlight=False)
+    return 0
+
+
+def queue_positions(campaign: Campaign) -> list[int]:
+
+    return [position for position, _ in queued_blocks(campaign)]
+
+
+def worker_campaign(job: Job, testbed_file: str) -> Campaign:
+    """The queued campaign on this worker's testbed, if the worker's file lets it run the job
+    (lab/trust.py): the file's [testbed] laid over the campaign's, which keeps its plan axes
+    (cores, mtu) and never gives the keys the worker's file decides."""
+    own = read_worker_file(testbed_file)
+    admit(job, own.policy)
+    source = without_testbed_owned(job.source)
+    queued = source.get("testbed", {})
+    for axis in PLAN_AXES:
+        if axis in own.testbed and own.testbed[axis] != queued.get(axis, []):
+            raise UserError(f"--testbed: {axis} is an axis of the queued campaign's plan ({queued.get(axis, [])}); "
+                            f"leave it out of the worker's testbed file")
+    return campaign_from_dict({**source, "testbed": {**queued, **own.testbed}})
+
+
+def work(db: str, testbed_file: str, job_id: str | None, name: str | None, lease: float, console: Console) -> int:
+    from vpnbench.lab.worker import Worker  # the runner (~0.5 s to load) only for `lab work`
+
+    if not lease >= 3:
+        raise UserError(f"--lease: {lease:g} s; allowed: 3 s or more (the heartbeat renews it every third)")
+    store, queue = open_queue(db)
+    try:
+        job = queue.job(job_id)
+        campaign = worker_campaign(job, testbed_file)
+        worker = Worker(queue, job, campaign, name or Path(testbed_file).stem, lease=lease, console=console)
+        outcome = worker.run()
+    finally:
+        store.close()
+    console.print(f"{outcome.ok} ok, {outcome.failed} failed — results in {display_name(db)} (run {outcome.run_id})")
+    if outcome.interrupted:
+        return 130
+    return 1 if outcome.failed else 0
+
+
+def status(db: str, job_id: str | None, every: bool, console: Console) -> int:
+    store, queue = open_queue(db, read_only=True)
+    try:
+        jobs = queue.jobs(job_id, unfinished=not every)
+        if job_id and not jobs:
+            raise UserError(f"--queue: no job {job_id!r} in {display_name(db)}")
+        if not jobs:
+            console.print(f"no unfinished job in {display_name(db)} (--all lists the finished ones)")
+        for job in jobs:
+            show_job(store, queue, job, console)
+    finally:
+        store.close()
+    return 0
+
+
+def show_job(store: Store, queue: WorkQueue, job: Job, console: Console) -> None:
+    blocks, workers = queue.blocks(job), queue.workers(job)
+    states = {state: sum(1 for b in blocks if b.state == state) for state in ("done", "running", "queued")}
+    done_keys = queue.done_keys(job)
+    cells_total = sum(b.cells for b in blocks)
+    live = [w for w in workers if w.state == "working" and w.seen_ago <= w.lease]
+    left = sum(b.cells for b in blocks if b.state != "done")
+    console.print(f"[bold]job {plain(job.id)}[/] {plain(job.campaign)}: {states['done']} of {len(blocks)} blocks done, "
+                  f"{states['running']} running, {states['queued']} queued; {left} of {cells_total} queued cells "
+                  f"left; {len(done_keys)} cells ok in all; {eta(queue.cell_seconds(job), left, len(live))}")
+    table = Table("worker", "host", "testbed", "state", "last seen", "block", "cells ok", "run", title_justify="left")
+    for w in workers:
+        table.add_row(*map(plain, (w.id, w.hostname, w.testbed, w.state, f"{w.seen_ago:.0f} s ago", w.block or "",
+                                   w.cells_ok, w.run_id or "")))
+    console.print(table)
+    for warning in facts_differ(store, workers):
+        console.print(f"[yellow]warning:[/] {plain(warning)}")
+
+
+def eta(cell_seconds: float | None, cells_left: int, live_workers: int) -> str:
+    if cells_left == 0:
+        return "finished"
+    if cell_seconds is None or live_workers == 0:
+        return "ETA unknown (no worker measuring yet)" if live_workers == 0 else "ETA after the first cell"
+    seconds = math.ceil(cell_seconds * cells_left / live_workers)
+    return f"ETA {seconds // 60} min {seconds % 60} s at {live_workers} worker{'s' if live_workers > 1 else ''}"
+
+
+def facts_differ(store: Store, workers: list[WorkerRow]) -> list[str]:
+    """One line per role whose host facts differ between the job's testbeds: their costs are each
+    against their own baseline, but their absolute numbers are not one population."""
+    by_role: dict[str, dict[str, str]] = {}
+    for worker in workers:
+        if worker.run_id is None:
+            continue
+        for facts in store.host_facts(worker.run_id):
+            by_role.setdefault(facts.host, {})[worker.testbed] = summary_line(facts.facts)
+    return [f"the testbeds' {role} hosts differ: " + "; ".join(f"{tb}: {line}" for tb, line in seen.items())
+            for role, seen in by_role.items() if len(set(seen.values())) > 1]
+
+
+def report_job(db: str, job_id: str, output: str, console: Console) -> int:
+    """A job's report: its testbeds side by side (the compare page; each testbed's costs against
+    its own baseline), with a warning when their host facts differ."""
+    from vpnbench.views.compare import terminal_table, write_compare  # the report and pandas (~1.3 s) only here
+
+    out = Path(output)
+    store, queue = open_queue(db, read_only=True)
+    try:
+        job = queue.job(job_id)
+        workers = [w for w in queue.workers(job) if w.run_id and w.cells_ok]
+        warnings = facts_differ(store, workers)
+    finally:
+        store.close()
+    if len(workers) < 2:
+        raise UserError(f"--queue: job {job.id} has results from {len(workers)} testbed(s); its report sets "
+                        f"two or more side by side (one testbed: vpnbench report --run RUN)")
+    sources, rows = write_compare([f"{db}#{w.run_id}" for w in workers], out, warnings)
+    for source in sources:
+        console.print(plain(source.title))
+    console.print(terminal_table(sources, rows))
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/] {plain(warning)}")
+    console.print(f"wrote job {job.id}'s report to {out}")
+    return 0

@@ -1,0 +1,348 @@
+"""Building a daemon of builds.RECIPES into its root-owned versioned prefix, once.
+
+`install(name, version)` builds the recipe into /opt/vpnbench/<name>/<version>: Go programs from
+a throwaway module that `go get`s each program's package at that version (GOTOOLCHAIN fetches the
+Go the daemons need from the module proxy), Rust programs with `cargo install --locked`. The
+build happens in a private directory beside the target and is renamed into place whole, so a
+prefix either holds a complete build with its BUILD.json or does not exist; a prefix with a
+valid BUILD.json is done and never written again. A version the registries refuse fails with
+their own reason, in one line, leaving nothing behind.
+
+Everything runs on this machine (the builds are for its architecture, recorded in BUILD.json):
+a host of another architecture builds its own there (builds.arch_mismatch says so).
+"""
+
+import dataclasses
+import datetime
+import fcntl
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import vpnbench
+from vpnbench.foundation.errors import UserError
+from vpnbench.hosts import builds
+
+# -mod=mod: `go build` may record go.sum lines a package needs that `go get` did not.
+GO_ENV = {"GOTOOLCHAIN": builds.GO_TOOLCHAIN, "GOFLAGS": "-buildvcs=false -mod=mod"}
+BUILDING = ".building-"  # a build in progress: .<version>.building-XXXX beside its target
+BUILD_TIMEOUT_S = 1800  # a step: rosenpass took ~5 min here (2 cores, shared); a slow host several times that
+
+
+class InstallError(UserError):
+    """A build that cannot be made: a refused version, an unsafe prefix, a failed compiler."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Installed:
+    name: str
+    version: str
+    path: Path
+    seconds: float
+    cached: bool
+
+    def line(self) -> str:
+        how = "cached" if self.cached else f"built in {self.seconds:.0f} s"
+        return f"{self.name} {self.version}: {how} ({self.path})"
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read_record(path: Path) -> dict | None:
+    """The BUILD.json of a complete build at `path`, or None: missing, unreadable, or a program
+    it names absent or changed since (its sha256 differs)."""
+    try:
+        record = json.loads((path / "BUILD.json").read_text())
+        programs = record["programs"]
+        if all(sha256(path / "bin" / program) == entry["sha256"] for program, entry in programs.items()):
+            return record
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
+def check_root_owned(directory: Path) -> None:
+    """Create `directory` 0755 if missing; refuse one another user could have made or can write."""
+    try:
+        directory.mkdir(mode=0o755)
+    except FileExistsError:
+        pass
+    info = os.lstat(directory)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+        raise InstallError(f"{directory} is not a directory owned by root and writable only by it "
+                           f"(owner uid {info.st_uid}, mode {stat.filemode(info.st_mode)}): vpnbench builds into "
+                           f"no path another user could have made; remove it or fix its owner and mode")
+
+
+def install(name: str, version: str | None = None, *, root: Path = builds.PREFIX) -> Installed:
+    """Build `name` at `version` (default: the pinned one) into root/<name>/<version>, unless a
+    complete build is there already. `root` is a parameter only so tests can build elsewhere."""
+    chosen = builds.resolve(name, version)
+    if chosen == builds.DEBIAN:
+        raise InstallError(f"{name}@{builds.DEBIAN} is the distribution's package, not a build: "
+                           f"apt-get install {builds.recipe(name).debian_package}")
+    started = time.monotonic()
+    check_root_owned(root)
+    parent = root / name
+    made_parent = not parent.exists()
+    check_root_owned(parent)
+    target = parent / chosen
+    held = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # one installer per daemon at a time
+        for stale in parent.glob(f".*{BUILDING}*"):  # its installer died (holding the lock, it would be alive)
+            shutil.rmtree(stale, ignore_errors=True)
+        if read_record(target) is not None:
+            return Installed(name, chosen, target, time.monotonic() - started, cached=True)
+        if target.exists() or target.is_symlink():
+            raise InstallError(f"{target} exists but holds no complete build (no valid BUILD.json): "
+                               f"remove it, then install again")
+        work = Path(tempfile.mkdtemp(prefix=f".{chosen}{BUILDING}", dir=parent))
+        try:
+            record = build(builds.recipe(name), chosen, work)
+            (work / "BUILD.json").write_text(json.dumps(record, indent=2) + "\n")
+            work.chmod(0o755)
+            os.rename(work, target)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            if made_parent:
+                remove_if_empty(parent)
+            raise
+    finally:
+        os.close(held)
+    return Installed(name, chosen, target, time.monotonic() - started, cached=False)
+
+
+def remove_if_empty(directory: Path) -> None:
+    try:
+        directory.rmdir()  # only when empty: another version's build stays
+    except OSError:
+        pass
+
+
+def build(recipe: builds.Recipe, version: str, work: Path) -> dict:
+    """Build every program of the recipe into work/bin; the record of what was built."""
+    (work / "bin").mkdir(mode=0o755)
+    made = (build_go if recipe.language == "go" else build_rust)(recipe, version, work / "bin")
+    programs = {}
+    for program in recipe.programs:
+        path = work / "bin" / program
+        path.chmod(0o755)
+        programs[program] = {"sha256": sha256(path), "size_bytes": path.stat().st_size}
+    return {"name": recipe.name, "version": version, "language": recipe.language, "source": recipe.source,
+            **made, "machine": platform.machine(), "programs": programs,
+            "built_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "vpnbench": vpnbench.__version__}
+
+
+def run(argv: list[str], what: str, cwd: Path | None = None, env: dict | None = None) -> str:
+    """Run a build step; its failure as one line: the registry's or compiler's own reason."""
+    try:
+        done = subprocess.run(argv, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,
+                              timeout=BUILD_TIMEOUT_S)
+    except FileNotFoundError:
+        raise InstallError(f"{what}: {argv[0]} is not installed ({install_hint(argv[0])})") from None
+    except subprocess.TimeoutExpired:
+        raise InstallError(f"{what}: {' '.join(argv[:2])} took over {BUILD_TIMEOUT_S} s") from None
+    if done.returncode != 0:
+        raise InstallError(f"{what}: {failure_reason(done.stderr or done.stdout)}")
+    return done.stdout
+
+
+def install_hint(command: str) -> str:
+    if command == "go":
+        return "apt-get install golang-go (any Go: vpnbench fetches the Go the daemons need itself)"
+    if command in ("cargo", "rustc"):
+        return "rustup's stable toolchain; Debian 12's cargo is too old"
+    return "apt-get install it"
+
+
+# The go command names the module version the proxy refused (the first on the line before the
+# proxy's own words: "go: golang.zx2c4.com/wireguard@v1.0: module golang.zx2c4.com: reading …").
+GO_REFUSED = re.compile(r"(\S+@v[^\s:]+): ")
+
+
+def failure_reason(output: str) -> str:
+    """One line from a failed go/cargo: the registry's answer where there is one, else the last
+    error line."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for number, line in enumerate(lines):
+        if line.startswith("server response:"):
+            refused = GO_REFUSED.search(lines[number - 1]) if number else None
+            said = line.removeprefix("server response:").strip()
+            return f"the Go module proxy refused {refused.group(1)}: {said}" if refused else said
+    errors = [line for line in lines if line.startswith(("error", "go: "))]
+    return (errors or lines[-1:] or ["failed without a message"])[0]
+
+
+def build_go(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
+    """A throwaway module requiring each program's package at v<version>, built with -trimpath
+    (go install pkg@version refuses modules with replace directives, headscale among them)."""
+    what = f"{recipe.name} {version}"
+    go = go_command(what)
+    module_dir = Path(tempfile.mkdtemp(prefix=f"vpnbench-build-{recipe.name}-"))  # 0700: ours alone
+    try:
+        (module_dir / "go.mod").write_text("module vpnbench.local/build\n\ngo 1.21\n")
+        for package in dict.fromkeys(recipe.programs.values()):
+            run([go, "get", f"{package}@v{version}"], what, module_dir, GO_ENV)
+        for program, package in recipe.programs.items():
+            run([go, "build", "-trimpath", "-o", str(bin_dir / program), package], what, module_dir, GO_ENV)
+        go_sum = (module_dir / "go.sum").read_text()
+        toolchain = run([go, "version"], what, module_dir, GO_ENV).strip()
+        goos, goarch = run([go, "env", "GOOS", "GOARCH"], what, module_dir, GO_ENV).split()
+    finally:
+        shutil.rmtree(module_dir, ignore_errors=True)
+    found = re.search(rf"^{re.escape(recipe.source)} v{re.escape(version)} (h1:\S+)$", go_sum, re.M)
+    return {"module": f"{recipe.source}@v{version}", "checksum": found.group(1) if found else None,
+            "toolchain": toolchain, "goos": goos, "goarch": goarch}
+
+
+def go_command(what: str) -> str:
+    """A go that builds with GO_TOOLCHAIN: this machine's own where it is Go 1.21 or newer (it
+    fetches GO_TOOLCHAIN itself), else GO_TOOLCHAIN fetched by the older go from the module proxy
+    (golang.org/toolchain, a module like any other: how Debian 12's Go 1.19 gets there)."""
+    if toolchain_version(["go", "version"]) is None:
+        install_packages(("golang-go",), what)  # Debian's, however old: it only fetches the toolchain
+    if go_switches(toolchain_version(["go", "version"])):
+        return "go"
+    goos, goarch = run(["go", "env", "GOOS", "GOARCH"], what, env={"GOFLAGS": ""}).split()
+    module = f"golang.org/toolchain@v0.0.1-{builds.GO_TOOLCHAIN}.{goos}-{goarch}"
+    fetched = json.loads(run(["go", "mod", "download", "-json", module], what, Path("/"), {"GOFLAGS": ""}))
+    toolchain = Path(fetched["Dir"])
+    for program in [*toolchain.glob("bin/*"), *toolchain.glob("pkg/tool/*/*")]:
+        program.chmod(0o555)  # the module cache keeps files without their execute bits
+    return str(toolchain / "bin" / "go")
+
+
+def build_rust(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
+    """`cargo install --locked` (the crate's own Cargo.lock) into a private root; the crate's
+    checksum is the sha256 of the .crate file cargo verified against the registry's index."""
+    what = f"{recipe.name} {version}"
+    problem = cargo_problem(toolchain_version(["cargo", "--version"]))
+    if problem:
+        raise InstallError(f"{what}: {problem}")
+    install_packages(recipe.build_packages, what)
+    cargo_root = Path(tempfile.mkdtemp(prefix=f"vpnbench-build-{recipe.name}-"))
+    try:
+        run(["cargo", "install", "--locked", "--quiet", f"{recipe.source}@{version}", "--root", str(cargo_root)], what)
+        for program, binary in recipe.programs.items():
+            shutil.move(cargo_root / "bin" / binary, bin_dir / program)
+    finally:
+        shutil.rmtree(cargo_root, ignore_errors=True)
+    rustc = run(["rustc", "-vV"], what)
+    host = re.search(r"^host: (\S+)$", rustc, re.M)
+    return {"crate": f"{recipe.source}@{version}", "checksum": crate_checksum(recipe.source, version),
+            "toolchain": rustc.splitlines()[0], "target": host.group(1) if host else None}
+
+
+def crate_checksum(crate: str, version: str) -> str | None:
+    cargo_home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
+    for path in sorted(cargo_home.glob(f"registry/cache/*/{crate}-{version}.crate")):
+        return "sha256:" + sha256(path)
+    return None
+
+
+def install_packages(packages: tuple[str, ...], what: str) -> None:
+    """The Debian packages a build needs (bindgen's libclang, ...), installed when missing."""
+    missing = [package for package in packages
+               if subprocess.run(["dpkg-query", "-W", "-f", "${Status}", package], capture_output=True,
+                                 text=True).stdout != "install ok installed"]
+    if missing:
+        run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing], what,
+            env={"DEBIAN_FRONTEND": "noninteractive"})
+
+
+TEST_SET = "test-set"  # what the test suite needs: every daemon at its pinned default
+
+
+def parse_targets(items: list[str]) -> list[tuple[str, str]]:
+    """`--install` values (NAME, NAME@VERSION or test-set) as (name, version); a bad one is one
+    line naming the field and the allowed values (UserError: exit 2), before anything is built."""
+    targets: list[tuple[str, str]] = []
+    for item in items:
+        if item == TEST_SET:
+            targets += [(name, recipe.default) for name, recipe in builds.RECIPES.items()]
+            continue
+        name, _, version = item.partition("@")
+        if name not in builds.RECIPES:
+            raise UserError(f"--install: {name!r} is not a daemon vpnbench builds; allowed: "
+                            f"{', '.join(builds.RECIPES)} (each as NAME or NAME@VERSION), or {TEST_SET}")
+        try:
+            targets.append((name, builds.resolve(name, version or None)))
+        except ValueError as error:
+            raise UserError(f"--install {name}@VERSION: {error}") from None
+    return list(dict.fromkeys(targets))
+
+
+def toolchain_version(argv: list[str]) -> str | None:
+    """The first line a toolchain prints about itself, or None when it is not installed."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30,
+                              env={**os.environ, "GOTOOLCHAIN": "local"})
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout.strip() else None
+
+
+# boringtun-cli and rosenpass ship a version-4 Cargo.lock, which `cargo install --locked` uses and cargo reads
+# from 1.78 on (Debian 12's cargo 1.65 refuses it: "lock file version `4` was found").
+CARGO_MINIMUM = (1, 78)
+GO_MINIMUM = (1, 21)  # the first Go whose go command fetches another toolchain itself (GOTOOLCHAIN)
+
+
+def version_at_least(version_line: str | None, minimum: tuple[int, int]) -> bool:
+    """Whether a toolchain's version line (`go version`, `cargo --version`) names minimum or newer."""
+    found = re.search(r"(?:go|cargo |rustc )(\d+)\.(\d+)", version_line or "")
+    return bool(found) and (int(found.group(1)), int(found.group(2))) >= minimum
+
+
+def cargo_problem(version_line: str | None) -> str | None:
+    """Why this machine's cargo cannot build the crates, or None."""
+    if version_line is None:
+        return f"no cargo on PATH: {install_hint('cargo')}"
+    if not version_at_least(version_line, CARGO_MINIMUM):
+        return (f"{' '.join(version_line.split()[:2])} cannot read the crates' version-4 Cargo.lock: "
+                f"cargo >= {'.'.join(map(str, CARGO_MINIMUM))} ({install_hint('cargo')})")
+    return None
+
+
+def go_switches(version_line: str | None) -> bool:
+    """Whether this go (its `go version`) fetches GO_TOOLCHAIN itself (Go 1.21 or newer)."""
+    return version_at_least(version_line, GO_MINIMUM)
+
+
+def build_rows(root: Path = builds.PREFIX) -> list[dict]:
+    """doctor's rows: each daemon vpnbench builds (versions built here, what a build needs, whether
+    this machine can build it), then those it cannot install, each with the reason."""
+    go = toolchain_version(["go", "version"])
+    cargo = toolchain_version(["cargo", "--version"])
+    rows = []
+    for name, recipe in builds.RECIPES.items():
+        if recipe.language == "go":
+            needs = f"{builds.GO_TOOLCHAIN}, which any Go (Debian's 1.19 too) fetches from the module proxy"
+            here = go.split()[2] if go else "none: the build installs Debian's golang-go"
+            problem = None
+        else:
+            minimum = ".".join(map(str, CARGO_MINIMUM))
+            needs = " + ".join((f"cargo >= {minimum} from crates.io", *recipe.build_packages))
+            here, problem = " ".join(cargo.split()[:2]) if cargo else "none", cargo_problem(cargo)
+        rows.append({"daemon": name, "default": recipe.default, "installed": list(builds.installed(name, root)),
+                     "needs": needs, "toolchain": here or "none", "buildable": problem is None, "reason": problem or "",
+                     "install": f"vpnbench doctor --install {name}@{recipe.default}"})
+    rows += [{"daemon": name, "default": None, "installed": [], "needs": "", "toolchain": "", "buildable": False, "reason": reason,
+              "install": None} for name, reason in builds.NOT_INSTALLABLE.items()]
+    return rows
