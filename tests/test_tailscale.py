@@ -54,6 +54,21 @@ def test_bad_input_exits_2_in_one_line_before_anything_is_touched(tmp_path, line
     assert not (tmp_path / "c.db").exists()
 
 
+def test_refused_on_an_ssh_testbed_whose_ip_rules_are_the_machines_own(tmp_path):
+    """tailscaled in TUN mode rewrites the host-wide ip rules 52xx: on an ssh testbed's real machines
+    that clobbers their own Tailscale, so the campaign is refused before any host is reached."""
+    inventory = {"kind": "ssh", "router": False,
+                 "hosts": {"client": {"host": "client.test", "iface": "c0", "ipv4": "10.0.0.1"},
+                           "server": {"host": "server.test", "iface": "s0", "ipv4": "10.0.0.2"}}}
+    with pytest.raises(UserError, match=r"^technique\[1\]\.kind: tailscaled rewrites a host's own ip rules .*"
+                                        r"allowed testbed kinds for tailscale: local, vm$"):
+        campaign_from_dict({"testbed": inventory, "technique": [{"kind": "tailscale"}],
+                            "measurement": [{"kind": "ping"}]})
+    for kind in ("local", "vm"):  # their hosts are namespaces or guests the run made
+        campaign_from_dict({"testbed": {"kind": kind}, "technique": [{"kind": "tailscale"}],
+                            "measurement": [{"kind": "ping"}]})
+
+
 def test_mtu_expectation_is_tailscaleds_tun_mtu_within_the_protocols_room():
     direct = Tailscale.expectation({"kind": "tailscale"}, 1500)
     assert (direct.protocol_mtu, direct.overhead, direct.expected_mtu) == (1440, 60, TUN_MTU)

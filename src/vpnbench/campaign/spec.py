@@ -141,6 +141,7 @@ def campaign_from_dict(data: dict) -> Campaign:
     _require_unique([measurement_label(m) for m in measurements], "measurement")
     _require_rekeyable(techniques, measurements)
     _require_measurable(techniques, measurements, testbed)
+    _require_runnable_on(techniques, testbed)
     impairments = _impairments(data, testbed) or [NO_IMPAIRMENT]
     return Campaign(info, testbed, techniques, measurements, data, impairments, _only_under(data, impairments))
 
@@ -352,6 +353,14 @@ def _require_measurable(techniques: list[Params], measurements: list[Params], te
         reason = MEASUREMENTS[params.kind].refused(params, techniques, testbed)
         if reason:
             raise UserError(f"measurement[{number}].{reason}")
+
+
+def _require_runnable_on(techniques: list[Params], testbed: TestbedSpec) -> None:
+    """What a technique must not do to the machines of this kind of testbed."""
+    for number, params in enumerate(techniques, start=1):
+        reason = TECHNIQUES[params.kind].refused_on(params, testbed.kind)
+        if reason:
+            raise UserError(f"technique[{number}].{reason}")
 
 
 def _rekeys_by_default(cls) -> bool:

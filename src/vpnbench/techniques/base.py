@@ -194,6 +194,13 @@ class Technique(abc.ABC):
         return 1, f"vpnbench brings up one {cls.kind} tunnel between two hosts"
 
     @classmethod
+    def refused_on(cls, params: Params, testbed_kind: str) -> str | None:
+        """Why these params must not run on a testbed of this kind (one whose hosts are real
+        machines vpnbench did not make, say): "field: why; allowed ...", checked with the
+        campaign before anything runs, or None."""
+        return None
+
+    @classmethod
     def cannot_rekey(cls, params: Params) -> str | None:
         """None when rekey() can renew this technique's keys on demand; otherwise why not (checked
         with the campaign, before anything runs)."""

@@ -121,6 +121,16 @@ class Tailscale(Technique):
                               "+ header 16 + tag 16")
 
     @classmethod
+    def refused_on(cls, params: TechniqueParams, testbed_kind: str) -> str | None:
+        # tailscaled in TUN mode deletes and re-adds the host-wide `ip rule`s 52xx and fills table
+        # 52: in a namespace or VM the run made they are the run's own, on an ssh testbed's machine
+        # they are the machine's (its own Tailscale's), and a kill -9 would leave ours behind.
+        if testbed_kind == "ssh":
+            return ("kind: tailscaled rewrites a host's own ip rules (52xx) and routing table 52, which on "
+                    "an ssh testbed's machines are theirs; allowed testbed kinds for tailscale: local, vm")
+        return None
+
+    @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
         return [cls._status(probe, None, None)]
 
