@@ -6,6 +6,7 @@ path cut and its server restarted. Each cell runs after the one before it change
 replies before its own event show that the path was put back."""
 
 import json
+import time
 
 import pytest
 
@@ -72,10 +73,29 @@ def test_reply_times_come_from_pings_own_stamps_not_from_its_sequence_numbers():
     output = ("[1000.0010] 64 bytes from 10.99.0.2: icmp_seq=1 ttl=64 time=1.00 ms\n"
               "[1000.1010] 64 bytes from 10.99.0.2: icmp_seq=2 ttl=64 time=1.00 ms\n"
               "[1001.5020] 64 bytes from 10.99.0.2: icmp_seq=3 ttl=64 time=2.00 ms\n")
-    got = stamped_replies(output, 0.1)
+    got = stamped_replies(output, origin=999.9)  # the host's clock read 999.9 at the cell clock's zero
     assert [reply.seq for reply in got] == [1, 2, 3]
-    assert [round(reply.sent, 4) for reply in got] == [0.0, 0.1, 1.5]
-    assert got[2].arrived == pytest.approx(1.502)
+    assert [round(reply.sent, 4) for reply in got] == [0.1, 0.2, 1.6]
+    assert got[2].arrived == pytest.approx(1.602)
+
+
+@pytest.mark.netns
+def test_a_ping_that_starts_late_is_placed_when_it_ran_not_when_it_was_asked_for(testbed):
+    """Over ssh or in a TCG guest ping starts tens of ms after it is asked to. Its replies go on the
+    cell's clock by its own stamps and the client's clock (Host.clock_offset), so no ping reads as
+    sent before the process that sent it existed: here one asked for at 0 that starts 0.3 s later."""
+    late = 0.3
+    server = testbed.underlay_map()["server"]["ipv4"]
+    offset, uncertainty = testbed.client.clock_offset()
+    assert uncertainty == 0.0  # a namespace reads this machine's clock
+    asked = time.monotonic()
+    proc = testbed.client.spawn(["sh", "-c", f'sleep {late}; exec ping -n -D -i 0.02 -c 10 "$1"', "ping", server],
+                                name="ping")
+    proc.wait(10)
+    got = stamped_replies(proc.output(), offset + asked)
+    assert len(got) >= 8, proc.output()
+    assert min(reply.sent for reply in got) >= late, got  # counted from the ask, it would read ~0
+    assert got[-1].sent - got[0].sent >= 0.02 * (got[-1].seq - got[0].seq) * 0.99  # ping's own spacing
 
 
 # --- bad input ----------------------------------------------------------------------------------
@@ -127,9 +147,10 @@ def assert_recovered(cell: dict, counted_from: str) -> None:
     moved = event(cell, f"motion-{cell['measurement_params']['event']}")["t"]
     times = [t for t, _ in cell["rtt"]]
     assert any(t < moved for t in times) and any(t >= start for t in times)
-    # a cut: nothing came through it. The probe's times are anchored on its first ping (sent a few
-    # ms after the probe's start: ping's own start) and the event's on the moment nft returned,
-    # so a ping at either edge may sit a little across it.
+    # the resolution: one probe interval; a namespace reads this machine's clock exactly
+    assert metrics["recovery_resolution_s"] == PROBE_INTERVAL
+    # a cut: nothing came through it. The probe's times are the client's stamps and the event's the
+    # moment nft returned, so a ping at either edge may sit a little across it.
     slack = 3 * PROBE_INTERVAL
     assert not any(moved + slack < t < start - slack for t in times)
     first_after = min(t + rtt / 1000 for t, rtt in cell["rtt"] if t >= start)

@@ -7,6 +7,7 @@ network namespace, a machine over SSH or a VM.
 import abc
 import dataclasses
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -163,6 +164,13 @@ class Host(abc.ABC):
         if str(path) not in recorded_dirs(record):
             with open(record, "a") as out:
                 out.write(f"{path}\n")
+
+    def clock_offset(self) -> tuple[float, float]:
+        """(this host's Unix time minus this process's time.monotonic(), how uncertain that is), in
+        seconds: what puts a time the host stamped itself (ping -D, fping -D) on a measurement's
+        clock, so it never rests on when a process was thought to start. A namespace shares this
+        machine's clock: read here, back to back."""
+        return time.time() - time.monotonic(), 0.0
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.role}>"

@@ -16,7 +16,10 @@ A ping probe through the tunnel (one every `probe_interval`) runs `before` secon
 - restart: the server's daemon killed and started again (Technique.restart_server).
 
 The recovery time runs from the event (a cut: from the path's restoration) to the arrival of the
-first reply to a ping sent after it; its resolution is the probe's interval. The outage runs from
+first reply to a ping sent after it, every time on one clock: ping's own stamps (-D, the client's
+clock) put on the controller's by Host.clock_offset, never counted from when ping was asked to
+start. Its resolution (stored as recovery_resolution_s) is the probe's interval plus how well the
+two clocks are known (nothing in a namespace, half a round trip over ssh). The outage runs from
 the last reply before the event to that first reply. Not recovered within `window` seconds is a
 result ("not recovered within T s"), not a failure. On the baseline (the control) the same events
 happen to its plain path; a restart there does nothing.
@@ -130,12 +133,16 @@ class Motion(Measurement):
         path = Cleanup()  # what the event changed, undone newest first
         events: list[tuple[float, str, dict]] = []
         raw: dict[str, str] = {}
+        # the client's clock at the cell clock's zero: ping -D stamps its replies with the host's
+        # clock, which this turns into seconds on the cell's clock, wherever ping really started
+        offset, clock_uncertainty = ctx.client.clock_offset()
         try:
             probe.start()
             clock = TimeAxis(probe.started)
+            origin = offset + clock.t0
             time.sleep(p.before)
             moved, counted_from = self._event(ctx, control, path, clock, events)
-            recovered = wait_for_reply(probe, clock, counted_from, p.window)
+            recovered = wait_for_reply(probe, clock, counted_from, p.window, origin)
             if recovered is not None:
                 time.sleep(p.after)
             if p.event == "nat":  # conntrack may have known the flow already: then nothing was rewritten
@@ -147,10 +154,14 @@ class Motion(Measurement):
             probe.stop()
             raw.update(probe.outputs())
             path.unwind()  # the path as it was (raises its first failure after undoing the rest)
-        replies = stamped_replies(raw["ping"], p.probe_interval)
+        replies = stamped_replies(raw["ping"], origin)
         if not any(reply.sent < events[0][0] for reply in replies):
             raise MeasurementError("motion: no reply through the tunnel before the event", raw)
         metrics, detail = recovery(replies, moved, counted_from, p.window, p.probe_interval)
+        # the first ping after the event left up to one interval after it; the clocks agree to within
+        # the uncertainty of reading the client's (0 for a namespace, half a round trip over ssh)
+        metrics["recovery_resolution_s"] = round(p.probe_interval + clock_uncertainty, 6)
+        detail["resolution_s"] = metrics["recovery_resolution_s"]
         events.append((detail.get("recovered_at_s", round(counted_from + p.window, 3)),
                        "recovered" if metrics["recovered"] else "not-recovered", detail))
         if ctx.cycle is not None and not control:
@@ -276,23 +287,20 @@ class Reply(NamedTuple):
 STAMPED = re.compile(r"^\[(\d+\.\d+)\].*?icmp_seq=(\d+).*?time=([\d.]+) ms", re.MULTILINE)
 
 
-def stamped_replies(output: str, interval: float) -> list[Reply]:
-    """The replies of `ping -D` on the cell's clock (0: the probe's start). The first reply came
-    before anything was lost, while ping kept its schedule: it was sent at (its number - 1) ×
-    interval; every later one arrived its stamp's distance (the host's own clock) after it."""
-    stamped = [(float(stamp), int(seq), float(rtt)) for stamp, seq, rtt in STAMPED.findall(output)]
-    if not stamped:
-        return []
-    stamp0, seq0, rtt0 = stamped[0]
-    arrived0 = (seq0 - 1) * interval + rtt0 / 1000
-    return [Reply(arrived0 + stamp - stamp0 - rtt / 1000, rtt, seq) for stamp, seq, rtt in stamped]
+def stamped_replies(output: str, origin: float) -> list[Reply]:
+    """The replies of `ping -D` on the cell's clock: each arrived at its stamp (the host's own
+    clock) less origin, the host's clock at the cell clock's zero (Host.clock_offset). Not from
+    the sequence numbers and the probe's start: ping starts some time after it is asked to (tens of
+    ms over ssh or in a TCG guest), and falls behind its schedule while replies are missing."""
+    return [Reply(float(stamp) - origin - float(rtt) / 1000, float(rtt), int(seq))
+            for stamp, seq, rtt in STAMPED.findall(output)]
 
 
-def wait_for_reply(probe: PingProbe, clock: TimeAxis, since: float, window: float) -> float | None:
+def wait_for_reply(probe: PingProbe, clock: TimeAxis, since: float, window: float, origin: float) -> float | None:
     """Poll the probe's output until a reply to a ping sent at or after `since` (on clock) came back,
     at most `window` seconds after since: that reply's arrival, or None."""
     while True:
-        arrivals = [reply.arrived for reply in stamped_replies(probe.outputs()["ping"], probe.interval)
+        arrivals = [reply.arrived for reply in stamped_replies(probe.outputs()["ping"], origin)
                     if reply.sent >= since]
         if arrivals:
             return min(arrivals)
