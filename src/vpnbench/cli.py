@@ -394,13 +394,20 @@ def cmd_doctor(as_json: bool) -> int:
 
 
 def cmd_doctor_install(items: list[str]) -> int:
-    """Build what is asked, one line each: "built in X s" or "cached"."""
+    """Build what is asked, one line each: "built in X s" or "cached"; while a build runs, its
+    progress on stderr (the step a child process runs, as builds_install starts them)."""
+    from vpnbench.commands.doctor import build_step
+    from vpnbench.foundation.progress import LongWork, child_command
     from vpnbench.hosts.builds_install import install, parse_targets
 
     targets = parse_targets(items)
     require_root("doctor --install")
-    for name, version in targets:
-        console.print(install(name, version).line(), highlight=False)
+    with LongWork("build", total=len(targets), console=err_console,
+                  watch=lambda: child_command(build_step)) as progress:
+        for name, version in targets:
+            progress.begin(f"{name} {version}")
+            console.print(install(name, version).line(), highlight=False)
+            progress.advance()
     return 0
 
 
