@@ -476,6 +476,7 @@ def cmd_trend(db: str, campaign: str, output: str | None, min_change: str | None
     from rich.table import Column, Table
 
     from vpnbench.answers import trend
+    from vpnbench.foundation.progress import LongWork
     from vpnbench.store.database import Store, missing_file
 
     threshold = min_change_share(min_change)
@@ -484,10 +485,18 @@ def cmd_trend(db: str, campaign: str, output: str | None, min_change: str | None
     out = check_report_path(output, "-o")
     store = Store(db, read_only=True)
     try:
-        history = trend.load_history(store, campaign)
+        with LongWork(f"trend of {campaign}: reading its runs", console=err_console):
+            history = trend.load_history(store, campaign)
     finally:
         store.close()
-    found = trend.trends(history, threshold)
+
+    def searched(done: int, total: int) -> None:
+        progress.set_total(total)
+        progress.advance()
+
+    with LongWork("series", console=err_console, may_count=True) as progress:
+        progress.begin(f"{campaign}: change-point search")
+        found = trend.trends(history, threshold, searched)
     rows, columns = trend.summary_rows(found), list(trend.SUMMARY_COLUMNS)
     version = columns.index("version")
     if all(row[version] == "–" for row in rows):  # no daemon named a version: no empty column taking width

@@ -67,8 +67,9 @@ class LongWork:
 
     def __init__(self, what: str, total: int | None = None, *, console: Console | None = None,
                  every_s: float = PLAIN_EVERY_S, watch: Callable[[], str | None] | None = None,
-                 clock: Callable[[], float] = time.monotonic, transient: bool = True):
+                 clock: Callable[[], float] = time.monotonic, transient: bool = True, may_count: bool = False):
         self.what, self.total, self.done = what, total, 0
+        self.may_count = may_count  # a total comes later (set_total): the bar's columns from the start
         self.item = self.step = ""
         self.console = console or Console(stderr=True)
         self.terminal = self.console.is_terminal and not self.console.is_dumb_terminal
@@ -83,7 +84,7 @@ class LongWork:
         self.started = self.item_started = self.last_line = self.clock()
         if self.terminal:
             columns = [SpinnerColumn(), TextColumn("{task.description}", markup=False), _ItemElapsed(self)]
-            if self.total is not None:
+            if self.total is not None or self.may_count:
                 columns += [BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
                             TimeRemainingColumn()]
             self._bar = Progress(*columns, console=self.console, transient=self.transient,
@@ -96,11 +97,17 @@ class LongWork:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """The progress ends here (again: nothing), before the with block does where the work
+        goes on in another form (a booted VM's own console)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
         if self._bar is not None:
             self._bar.stop()
+            self._bar = None
 
     def begin(self, item: str) -> None:
         """The next item starts (its own elapsed time counts from here)."""
@@ -118,6 +125,8 @@ class LongWork:
             self._bar.update(self._task, advance=count)
 
     def set_total(self, total: int) -> None:
+        if total == self.total:
+            return
         self.total = total
         if self._bar is not None:
             self._bar.update(self._task, total=total)
