@@ -23,8 +23,9 @@ from vpnbench.campaign import REHEARSAL_SECONDS, Campaign, campaign_from_dict, l
 from vpnbench.foundation.errors import UserError
 from vpnbench.foundation.terminal_text import plain
 
-# Tables are wide; a pipe or CI log should not wrap them into unreadable columns.
-console = Console(width=None if sys.stdout.isatty() else 160)
+# Tables are wide; a pipe or CI log should not wrap them into unreadable columns: 160, or COLUMNS where set.
+console = Console(width=None if sys.stdout.isatty()
+                  else int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else 160)
 err_console = Console(stderr=True)
 DB_URL = "postgresql://…"
 
@@ -306,7 +307,7 @@ def cmd_run(campaign: Campaign, db_path: Path | str, resume: bool, report: Path 
 
         cells = store.cells(outcome.run_id)
         answers = verdicts(cells)
-        for table in summary_tables(cells, answers):
+        for table in summary_tables(cells, answers, width=console.width):  # fitted: split, never wrapped
             console.print(table)
         print_findings(answers.warnings, report, display_name(db_path))
     except UserError:
