@@ -5,6 +5,7 @@ captions, as Flent's tests declare PLOTS beside DATA_SETS)."""
 
 import ast
 import html as html_text
+import io
 import math
 import re
 import statistics
@@ -130,3 +131,59 @@ def test_every_declared_figure_and_caption_is_drawn_by_a_view():
     for kind, measurement in MEASUREMENTS.items():
         assert measurement.figures and set(measurement.figures) <= set(FIGURES), kind
         assert set(measurement.captions) <= set(CAPTIONS), kind
+
+
+def demo_like_run(tmp_path):
+    """The demo campaign (baseline and WireGuard; tcp, udp, ping) with 3 repetitions, stored and
+    read back as the CLI reads it after a run."""
+    run, cells = campaign_records(campaign_from_dict(preset("demo")), repetitions=3)
+    store_records(tmp_path / "demo.db", run, cells)
+    store = Store(tmp_path / "demo.db", read_only=True)
+    try:
+        return store.cells(run.run_id)
+    finally:
+        store.close()
+
+
+def test_a_terminal_table_fits_the_terminal_and_keeps_every_column(tmp_path):
+    """Issue 38 item 3: at 100 and 160 columns no line is longer than the terminal; each
+    measurement's first table leads with the essential columns (technique, ok/n, the headline,
+    its cost against the baseline); every column of the full table is in one of its tables."""
+    cells = demo_like_run(tmp_path)
+    answers = verdicts(cells)
+    full = {table.title: [column.header for column in table.columns] for table in summary_tables(cells, answers)}
+    assert max(len(headers) for headers in full.values()) >= 9  # the demo's tcp and udp tables are wide
+    for width in (100, 160):
+        tables = summary_tables(cells, answers, width=width)
+        out = io.StringIO()
+        console = Console(file=out, width=width)
+        for table in tables:
+            console.print(table)
+        lines = out.getvalue().splitlines()
+        assert max(len(line) for line in lines) <= width, width
+        for title, headers in full.items():
+            parts = [t for t in tables if t.title in (title, f"{title} (continued)")]
+            shown = [column.header for table in parts for column in table.columns]
+            assert set(shown) == set(headers), (width, title)
+            kind = MEASUREMENTS.get(title.split("_")[0])
+            if kind is not None:
+                first = [column.header for column in parts[0].columns]
+                headline = kind.columns[0].title
+                assert first[:4] == ["technique", "ok/n", headline, f"{headline} vs baseline"], first
+                assert all(table.columns[0].header == "technique" for table in parts)
+    wide = summary_tables(cells, answers, width=200)
+    assert [t.title for t in wide] == list(full)  # wide enough: one table each, as before
+
+
+def test_the_cli_prints_the_tables_to_the_columns_it_is_given(tmp_path):
+    """The CLI's console takes COLUMNS where stdout is not a terminal (CI keeps 160 otherwise)."""
+    import os
+    import subprocess
+    import sys
+    code = "from vpnbench.cli import console; print(console.width)"
+    env = {**os.environ, "COLUMNS": "100"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.strip() == "100"
+    env.pop("COLUMNS")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.strip() == "160"

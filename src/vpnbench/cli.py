@@ -23,8 +23,9 @@ from vpnbench.campaign import REHEARSAL_SECONDS, Campaign, campaign_from_dict, l
 from vpnbench.foundation.errors import UserError
 from vpnbench.foundation.terminal_text import plain
 
-# Tables are wide; a pipe or CI log should not wrap them into unreadable columns.
-console = Console(width=None if sys.stdout.isatty() else 160)
+# Tables are wide; a pipe or CI log should not wrap them into unreadable columns: 160, or COLUMNS where set.
+console = Console(width=None if sys.stdout.isatty()
+                  else int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else 160)
 err_console = Console(stderr=True)
 DB_URL = "postgresql://…"
 
@@ -306,7 +307,7 @@ def cmd_run(campaign: Campaign, db_path: Path | str, resume: bool, report: Path 
 
         cells = store.cells(outcome.run_id)
         answers = verdicts(cells)
-        for table in summary_tables(cells, answers):
+        for table in summary_tables(cells, answers, width=console.width):  # fitted: split, never wrapped
             console.print(table)
         print_findings(answers.warnings, report, display_name(db_path))
     except UserError:
@@ -394,13 +395,20 @@ def cmd_doctor(as_json: bool) -> int:
 
 
 def cmd_doctor_install(items: list[str]) -> int:
-    """Build what is asked, one line each: "built in X s" or "cached"."""
+    """Build what is asked, one line each: "built in X s" or "cached"; while a build runs, its
+    progress on stderr (the step a child process runs, as builds_install starts them)."""
+    from vpnbench.commands.doctor import build_step
+    from vpnbench.foundation.progress import LongWork, child_command
     from vpnbench.hosts.builds_install import install, parse_targets
 
     targets = parse_targets(items)
     require_root("doctor --install")
-    for name, version in targets:
-        console.print(install(name, version).line(), highlight=False)
+    with LongWork("build", total=len(targets), console=err_console,
+                  watch=lambda: child_command(build_step)) as progress:
+        for name, version in targets:
+            progress.begin(f"{name} {version}")
+            console.print(install(name, version).line(), highlight=False)
+            progress.advance()
     return 0
 
 
@@ -469,6 +477,7 @@ def cmd_trend(db: str, campaign: str, output: str | None, min_change: str | None
     from rich.table import Column, Table
 
     from vpnbench.answers import trend
+    from vpnbench.foundation.progress import LongWork
     from vpnbench.store.database import Store, missing_file
 
     threshold = min_change_share(min_change)
@@ -477,10 +486,18 @@ def cmd_trend(db: str, campaign: str, output: str | None, min_change: str | None
     out = check_report_path(output, "-o")
     store = Store(db, read_only=True)
     try:
-        history = trend.load_history(store, campaign)
+        with LongWork(f"trend of {campaign}: reading its runs", console=err_console):
+            history = trend.load_history(store, campaign)
     finally:
         store.close()
-    found = trend.trends(history, threshold)
+
+    def searched(done: int, total: int) -> None:
+        progress.set_total(total)
+        progress.advance()
+
+    with LongWork("series", console=err_console, may_count=True) as progress:
+        progress.begin(f"{campaign}: change-point search")
+        found = trend.trends(history, threshold, searched)
     rows, columns = trend.summary_rows(found), list(trend.SUMMARY_COLUMNS)
     version = columns.index("version")
     if all(row[version] == "–" for row in rows):  # no daemon named a version: no empty column taking width

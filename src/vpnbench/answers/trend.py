@@ -26,6 +26,7 @@ import math
 import os
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 from vpnbench.answers.stats import headline_kind
@@ -484,14 +485,17 @@ def series_of(history: History) -> dict[SeriesKey, list[RunPoint]]:
             for key, by_run in series.items()}
 
 
-def trends(history: History, min_change: float | None = None) -> list[Trend]:
+def trends(history: History, min_change: float | None = None, progress: Callable[[int, int], None] | None = None
+           ) -> list[Trend]:
     """Every series of the campaign with its levels and the change points a person can act on
     (shown_levels). A series the search cannot read is kept with a note saying why; the others
-    go on."""
+    go on. `progress(done, total)` is told as each series' search ends."""
     series = sorted(series_of(history).items(), key=lambda item: dataclasses.astuple(item[0]))
     found = []
-    for (key, points), (groups, unsearchable) in zip(series, _searched([[p.values for p in points]
-                                                                       for _, points in series])):
+    searched = _searched([[p.values for p in points] for _, points in series])
+    for done, ((key, points), (groups, unsearchable)) in enumerate(zip(series, searched), 1):
+        if progress is not None:
+            progress(done, len(series))
         if unsearchable:
             found.append(Trend(key, points, [], [], unsearchable))
             continue
@@ -531,12 +535,14 @@ def versions_in_turn(ran: list[DaemonVersion | None]) -> list[DaemonVersion]:
 PARALLEL_RUNS = 40_000  # runs over all series, below which a pool costs more than it saves
 
 
-def _searched(series: list[list[list[float]]]) -> list[tuple[list[Segment], str]]:
-    """(groups, "") of each series, or ([], why) for one the search cannot read."""
+def _searched(series: list[list[list[float]]]) -> Iterator[tuple[list[Segment], str]]:
+    """(groups, "") of each series, or ([], why) for one the search cannot read, in order, each
+    as its search ends (so the caller can count them)."""
     if sum(len(runs) for runs in series) < PARALLEL_RUNS or (os.cpu_count() or 1) < 2:
-        return [_search_one(runs) for runs in series]
+        yield from map(_search_one, series)
+        return
     with ProcessPoolExecutor() as pool:
-        return list(pool.map(_search_one, series))
+        yield from pool.map(_search_one, series)
 
 
 NOT_SEARCHED = "not searched"

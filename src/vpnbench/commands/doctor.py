@@ -128,3 +128,20 @@ def diagnose_testbed(spec) -> dict:
         testbed.down()
         resources.close()
     return report
+
+
+def build_step(argv: list[str]) -> str | None:
+    """A build command as its progress names it: the tool, its subcommand and what it fetches or
+    builds ("go build tailscale.com/cmd/tailscaled", "cargo install rosenpass@0.2.2"), never its
+    paths (a private directory says nothing to a reader)."""
+    if not argv:
+        return None
+    words = [os.path.basename(argv[0])]
+    for arg in argv[1:3]:
+        if arg.startswith("-") or "@" in arg or "/" in arg:
+            break
+        words.append(arg)
+    target = next((arg for arg in argv[1:] if "@" in arg and not arg.startswith("-")), None)
+    if target is None and len(argv) > len(words) and not argv[-1].startswith(("-", "/")):
+        target = argv[-1]
+    return " ".join([*words, target] if target else words)

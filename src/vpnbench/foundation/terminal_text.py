@@ -15,6 +15,11 @@ from rich.markup import escape
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+def visible(value: object) -> str:
+    """value with its control characters as \\xNN: for text printed without markup."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(value))
+
+
 def plain(value: object) -> str:
     """value as rich markup that prints exactly its characters, control characters as \\xNN."""
-    return escape(_CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(value)))
+    return escape(visible(value))

@@ -24,10 +24,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from vpnbench.foundation.errors import TestbedError, UserError
 from vpnbench.foundation.lifetime import die_with_parent
+from vpnbench.foundation.progress import LongWork
 from vpnbench.hosts.vmaccel import QEMU, BootWatch, accel_argv, choose
 
 INIT_MODULES = ("virtio_pci", "9pnet_virtio", "9p", "overlay")
@@ -169,15 +171,19 @@ def run_in_vm(command: list[str], memory_mb: int = 2048, cpus: int = 2, timeout:
               log=sys.stdout, accel: str = "auto") -> int:
     """Boot, run command as root, power off; returns its exit code. Directories in writable
     are shared read-write at the same path, so results written there reach the host.
-    accel: "auto" (KVM when a probe boot proves it, else TCG), "kvm" or "tcg"."""
+    accel: "auto" (KVM when a probe boot proves it, else TCG), "kvm" or "tcg".
+    Until the guest's init runs (the console is quiet: `quiet`), the boot's progress is on stderr."""
     version = find_kernel()
     with tempfile.TemporaryDirectory(prefix="vpnbench-vm-") as tmp:
         work = Path(tmp)
         share = work / "share"
         share.mkdir()
-        image = build_initramfs(version, work)
-        chosen = choose(accel, kernel_path(version), image)
-        log.write(f"vpnbench-vm: kernel {version}, {chosen.note}: {chosen.reason}\n")
+        with LongWork("VM boot") as progress:
+            progress.begin(f"kernel {version}: initramfs and accelerator (a KVM probe boot under auto)")
+            image = build_initramfs(version, work)
+            chosen = choose(accel, kernel_path(version), image)
+        log.write(f"vpnbench-vm: kernel {version}, {chosen.note}: {chosen.reason}\n")  # not under a live bar
+        log.flush()
         # The guest learns how it is emulated, so results can say "TCG: functional, not performance".
         env = {"VPNBENCH_VM_ACCEL": chosen.name, **(env or {})}
         exports = [os.path.abspath(d) for d in writable]
@@ -186,9 +192,12 @@ def run_in_vm(command: list[str], memory_mb: int = 2048, cpus: int = 2, timeout:
         deadline = time.monotonic() + timeout
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 preexec_fn=die_with_parent)
+        progress = LongWork("VM boot").__enter__()  # closed when the guest's init runs, or at the latest below
+        progress.begin(f"kernel {version}: booting under {chosen.name}")
         try:
-            _stream_until(proc, deadline, log, BootWatch(chosen, "the VM"))
+            _stream_until(proc, deadline, log, BootWatch(chosen, "the VM"), booted=progress.close)
         finally:
+            progress.close()
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
@@ -198,9 +207,10 @@ def run_in_vm(command: list[str], memory_mb: int = 2048, cpus: int = 2, timeout:
         return int(rc_file.read_text().strip() or 1)
 
 
-def _stream_until(proc: subprocess.Popen, deadline: float, log, watch: BootWatch) -> None:
+def _stream_until(proc: subprocess.Popen, deadline: float, log, watch: BootWatch,
+                  booted: Callable[[], None] = lambda: None) -> None:
     """Copy the console to log until the VM exits; a guest that does not boot fails at the
-    watchdog, a silent, hung one at the deadline."""
+    watchdog, a silent, hung one at the deadline. `booted` is called once, when the guest is."""
     fd = proc.stdout.fileno()
     while True:
         left = deadline - time.monotonic()
@@ -216,7 +226,10 @@ def _stream_until(proc: subprocess.Popen, deadline: float, log, watch: BootWatch
                     raise VmError(watch.exited_message(proc.returncode))
                 return
             text = chunk.decode(errors="replace")
+            was_booted = watch.booted
             watch.feed(text)
+            if watch.booted and not was_booted:
+                booted()
             log.write(text)
             log.flush()
 

@@ -3,8 +3,8 @@
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from vpnbench.foundation.progress import LongWork
 from vpnbench.foundation.terminal_text import plain
 from vpnbench.impair.model import lossy
 from vpnbench.measure import MEASUREMENTS
@@ -14,31 +14,29 @@ from vpnbench.store.records import Cell
 class Display:
     def __init__(self, console: Console):
         self.console = console
-        self._progress: Progress | None = None
-        self._task = None
+        self._progress: LongWork | None = None
 
     def say(self, markup: str) -> None:
         self.console.print(markup)
 
     @contextmanager
     def cells(self, total: int):
-        """The progress bar while the cells run (gone when they are done)."""
-        columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn()]
-        with Progress(*columns, console=self.console, transient=True) as progress:
-            self._progress, self._task = progress, progress.add_task("cells", total=total)
+        """The cells' progress while they run: on a terminal a bar (gone when they are done), in a
+        log a plain line every few seconds (the cell, its elapsed time, the run's, the time left)."""
+        with LongWork("cell", total=total, console=self.console) as progress:
+            self._progress = progress
             try:
                 yield self
             finally:
-                self._progress = self._task = None
+                self._progress = None
 
     def starting(self, technique: str, measurement: str, repetition: int) -> None:
         if self._progress is not None:
-            self._progress.update(self._task, description=plain(f"{technique} · {measurement} #{repetition}"))
+            self._progress.begin(f"{technique} · {measurement} #{repetition}")  # shown without markup
 
     def advance(self) -> None:
         if self._progress is not None:
-            self._progress.advance(self._task)
+            self._progress.advance()
 
     def done(self, record: Cell) -> None:
         """The cell's line: ok with its headline, or failed with the reason."""

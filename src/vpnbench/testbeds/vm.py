@@ -19,6 +19,7 @@ The guests name their NICs like the local testbed (c0, s0) and carry its address
 import time
 
 from vpnbench.foundation.errors import HostError, TestbedError
+from vpnbench.foundation.progress import LongWork
 from vpnbench.hosts import evidence
 from vpnbench.hosts.kernelvm import VmError
 from vpnbench.hosts.netns import NetnsHost
@@ -82,7 +83,13 @@ class VmTestbed(Testbed):
 
     # -- boot ------------------------------------------------------------------------------
     def connect(self) -> None:
-        """Boot both guests (their links attached to the router's namespace) and wait for their sshd."""
+        """Boot both guests (their links attached to the router's namespace) and wait for their sshd;
+        the boot's progress on stderr (under TCG a first boot takes a minute or more)."""
+        with LongWork("VM testbed boot") as progress:
+            progress.begin("kernel, initramfs and accelerator (a KVM probe boot under auto)")
+            self._boot(progress)
+
+    def _boot(self, progress: LongWork) -> None:
         self.guests.prepare()
         accel = self.guests.accel
         self._facts.update(accel=accel.note, accel_reason=accel.reason, kernel=self.guests.kernel,
@@ -93,11 +100,13 @@ class VmTestbed(Testbed):
             # netem only where a kernel has it: the router's is this machine's
             self.netem_on_router = has_qdisc(self.resources, "netem")
         for number, role in enumerate(GUESTS):
+            progress.begin(f"starting {role}'s QEMU ({accel.name})")
             self.guests.boot(role, number, [self._nic(role, number)], self._guest_setup(role))
             if self.router_netns:
                 self._attach_tap(role)
         deadline = time.monotonic() + self.spec.vm.boot_timeout
         for role in GUESTS:
+            progress.begin(f"{role} booting under {accel.name}, then its sshd")
             self.guests.wait_sshd(role, self.hosts[role], deadline)
             self.hosts[role].slowdown = accel.setup_timeout_scale  # evidence commands wait as long as set-up does
 

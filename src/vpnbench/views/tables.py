@@ -1,8 +1,11 @@
 """The tables printed after a run: one per measurement, technique rows, mean ± sd columns."""
 
+import dataclasses
+import io
 import math
 import statistics
 
+from rich.console import Console
 from rich.table import Table
 
 from vpnbench.answers.verdicts import Verdicts, verdicts
@@ -63,47 +66,101 @@ def technique_table(cells: list[Cell]) -> Table:
     return table
 
 
-def summary_tables(cells: list[Cell], answers: Verdicts | None = None) -> list[Table]:
+@dataclasses.dataclass
+class Column:
+    """One column of a measurement's table: its values by row, and whether a narrow terminal
+    keeps it in the first table (essential) and repeats it in a continued one (key)."""
+    header: str
+    values: list[str]
+    essential: bool = False
+    key: bool = False
+    justify: str = "right"
+    no_wrap: bool = False
+
+
+def summary_tables(cells: list[Cell], answers: Verdicts | None = None, width: int | None = None) -> list[Table]:
     """Per measurement: mean ± sd of its columns and the hosts' CPU, and the first column's cost
     relative to the baseline ('0.41 ×' or '+0.62'; '*' significant, 'n.d.' not distinguishable):
-    the run's answers (Verdicts.summary, as the report gives them), never recomputed here."""
+    the run's answers (Verdicts.summary, as the report gives them), never recomputed here.
+    With a terminal's `width`, a table wider than it is split (fitted): the essential columns
+    first, the others as the width allows, the rest in a continued table; nothing is left out."""
     tables = [technique_table(cells)] if cells else []
     answers = answers or verdicts(cells)
     for label in dict.fromkeys(c.measurement_label for c in cells):
-        mine = [c for c in cells if c.measurement_label == label]
-        kind = MEASUREMENTS.get(mine[0].measurement)
-        columns = kind.columns if kind else ()
-        groups = list(dict.fromkeys((c.technique, c.impairment) for c in mine))
-        impaired = len({c.impairment for c in mine}) > 1 or mine[0].impairment != "none"
-
-        def shown(technique: str, impairment: str, metric: str, scale: float = 1.0) -> str:
-            row = answers.stat(label, technique, impairment, metric)
-            return "–" if row is None else format_mean_sd(row.mean * scale, row.sd * scale)
-
-        table = Table(title=plain(label), title_justify="left")
-        table.add_column("technique", no_wrap=True)
-        if impaired:
-            table.add_column("impairment")
-        table.add_column("ok/n", justify="right")
-        for column in columns:
-            table.add_column(column.title, justify="right")
-        relative = columns[0] if columns and answers.baseline else None
-        if relative:
-            table.add_column(f"{relative.title} vs {plain(answers.baseline)}", justify="right")
-        for _, title in HOST_COLUMNS:
-            table.add_column(title, justify="right")
-        moved_bytes = any(answers.stat(label, t, i, m) is not None for t, i in groups for m in EFFICIENCY)
-        if moved_bytes:
-            table.add_column("CPU-s/GiB client/server", justify="right")
-        for technique, impairment in groups:
-            rows = [c for c in mine if c.technique == technique and c.impairment == impairment]
-            cells_out = [technique] + ([impairment] if impaired else []) + [f"{sum(c.ok for c in rows)}/{len(rows)}"]
-            cells_out += [shown(technique, impairment, col.metric, col.scale) for col in columns]
-            if relative:
-                cells_out.append(answers.cost(technique, impairment, label, relative.metric))
-            cells_out += [shown(technique, impairment, f"{host}_cpu_pct") for host, _ in HOST_COLUMNS]
-            if moved_bytes:
-                cells_out.append(" / ".join(shown(technique, impairment, m) for m in EFFICIENCY))
-            table.add_row(*map(plain, cells_out))
-        tables.append(table)
+        columns = measurement_columns([c for c in cells if c.measurement_label == label], label, answers)
+        tables += fitted(plain(label), columns, width)
     return tables
+
+
+def measurement_columns(mine: list[Cell], label: str, answers: Verdicts) -> list[Column]:
+    """The columns of one measurement's table (the essential ones are shown first)."""
+    kind = MEASUREMENTS.get(mine[0].measurement)
+    declared = kind.columns if kind else ()
+    groups = list(dict.fromkeys((c.technique, c.impairment) for c in mine))
+    impaired = len({c.impairment for c in mine}) > 1 or mine[0].impairment != "none"
+
+    def shown(metric: str, scale: float = 1.0) -> list[str]:
+        values = []
+        for technique, impairment in groups:
+            row = answers.stat(label, technique, impairment, metric)
+            values.append("–" if row is None else format_mean_sd(row.mean * scale, row.sd * scale))
+        return values
+
+    columns = [Column("technique", [t for t, _ in groups], essential=True, key=True, justify="left", no_wrap=True)]
+    if impaired:
+        columns.append(Column("impairment", [i for _, i in groups], essential=True, key=True, justify="left"))
+    ok = [sum(c.ok for c in mine if (c.technique, c.impairment) == group) for group in groups]
+    total = [sum(1 for c in mine if (c.technique, c.impairment) == group) for group in groups]
+    columns.append(Column("ok/n", [f"{o}/{n}" for o, n in zip(ok, total)], essential=True))
+    # The headline (a kind's first column) and its cost against the baseline are what a run is read for.
+    columns += [Column(column.title, shown(column.metric, column.scale), essential=number == 0)
+                for number, column in enumerate(declared)]
+    relative = declared[0] if declared and answers.baseline else None
+    if relative:
+        columns.append(Column(f"{relative.title} vs {answers.baseline}", essential=True,
+                              values=[answers.cost(t, i, label, relative.metric) for t, i in groups]))
+    columns += [Column(title, shown(f"{host}_cpu_pct")) for host, title in HOST_COLUMNS]
+    if any(answers.stat(label, t, i, m) is not None for t, i in groups for m in EFFICIENCY):
+        per_metric = [shown(metric) for metric in EFFICIENCY]
+        columns.append(Column("CPU-s/GiB client/server", [" / ".join(pair) for pair in zip(*per_metric)]))
+    return columns
+
+
+def fitted(title: str, columns: list[Column], width: int | None) -> list[Table]:
+    """The columns as one table, the essential ones first, or, where that is wider than `width`,
+    as several: the first with the essential columns and then every other that still fits, in order; each continued one with
+    the key columns (which rows these are) and the rest, as many as fit."""
+    keys = [column for column in columns if column.key]
+    shown = [column for column in columns if column.essential]
+    pending = [column for column in columns if not column.essential]
+    if width is None or table_width(table_of(title, shown + pending)) <= width:
+        return [table_of(title, shown + pending)]
+    tables = []
+    while True:
+        left = []
+        for column in pending:
+            if table_width(table_of(title, [*shown, column])) <= width or shown == keys:
+                shown.append(column)  # a continued table takes at least one column, however wide
+            else:
+                left.append(column)
+        tables.append(table_of(title if not tables else f"{title} (continued)", shown))
+        if not left:
+            return tables
+        shown, pending = list(keys), left
+
+
+def table_of(title: str, columns: list[Column]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(plain(column.header), justify=column.justify, no_wrap=column.no_wrap)
+    for row in zip(*(column.values for column in columns)):
+        table.add_row(*map(plain, row))
+    return table
+
+
+def table_width(table: Table) -> int:
+    """The columns a table takes unwrapped."""
+    return _MEASURING.measure(table).maximum
+
+
+_MEASURING = Console(width=100_000, file=io.StringIO())  # only measures: wide enough that nothing wraps
