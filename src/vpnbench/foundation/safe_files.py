@@ -84,6 +84,11 @@ def _stat(host, paths: list[str]) -> list[tuple[int, int, str]]:
     return [(int(uid), int(mode, 8), kind) for uid, mode, kind in (line.split(" ", 2) for line in lines)]
 
 
+def path_facts(host, paths: list[str]) -> list[tuple[int, int, str]]:
+    """(owner uid, mode bits, file type) of each path on the host, a final symlink not followed."""
+    return _stat(host, paths)
+
+
 def check_parent(host, directory: Path) -> Path:
     """The directory's real path, once every component of it is safe for root to create in."""
     real = host.run(["readlink", "-e", "--", str(directory)], check=False, timeout=15).stdout.strip()
