@@ -173,6 +173,11 @@ class Host(abc.ABC):
         one); CommandFailed when the kernel refuses it."""
         self.run(["sysctl", "-qw", f"{key}={value}"], timeout=15)
 
+    def remember_file(self, path: Path) -> None:
+        """Name a file the run made here outside write_file (a key a program generated), so
+        `vpnbench cleanup` wipes it after a kill -9. On this machine the run directory holds it
+        and is wiped whole; a remote host records it (ssh.py)."""
+
     def remember_dir(self, path: Path) -> None:
         """Name a directory the run made here, so `vpnbench cleanup` removes it after a kill -9:
         on this machine, a line in the run directory's record (self.workdir, which a namespace has)."""

@@ -221,6 +221,9 @@ class SshHost(Host):
     def remember_dir(self, path: Path) -> None:
         self.record(directory=str(path))
 
+    def remember_file(self, path: Path) -> None:
+        self.record(file=str(path))
+
     def set_sysctl(self, key: str, value: str) -> None:
         """Change a machine-wide setting; its first previous value is recorded before the change."""
         previous = self.run(["sysctl", "-n", key], check=False)
