@@ -7,8 +7,15 @@ BIN := $(VENV)/bin
 ACCEL ?= auto
 # A rustup toolchain when there is one, else the distribution's cargo (/usr/bin): both build the
 # crates offline from vendor/ (.cargo/config.toml), with the lock files as they are (--locked).
-export PATH := $(HOME)/.cargo/bin:$(PATH)
+# (this user's home from the password database: under sudo -E, $HOME is the caller's)
+export PATH := $(shell getent passwd $$(id -u) | cut -d: -f6)/.cargo/bin:$(PATH)
 CARGO_FLAGS := --release --offline --locked
+# cargo reads .cargo/config.toml, and rustup rust-toolchain.toml, in its working directory and in
+# every parent: run as root from a clone under /tmp, anyone's /tmp/.cargo/config.toml (a
+# rustc-wrapper) would run as root. So cargo runs from / (nothing above it), told this checkout's
+# configuration (vendor/) with --config and its crate with an absolute --manifest-path.
+CARGO := cd / && cargo
+CARGO_CONFIG := --config $(CURDIR)/.cargo/config.toml
 
 .PHONY: all deps demo lint test test-host test-kernel test-unit bench clean
 
@@ -35,10 +42,10 @@ bytecode: $(BIN)/vpnbench
 	@$(BIN)/python -m compileall -q src
 
 linkem-build:
-	@cargo build -q $(CARGO_FLAGS) --manifest-path linkem/Cargo.toml
+	@$(CARGO) build -q $(CARGO_FLAGS) $(CARGO_CONFIG) --manifest-path $(CURDIR)/linkem/Cargo.toml
 
 gen-build:
-	@cargo build -q $(CARGO_FLAGS) --manifest-path gen/Cargo.toml
+	@$(CARGO) build -q $(CARGO_FLAGS) $(CARGO_CONFIG) --manifest-path $(CURDIR)/gen/Cargo.toml
 
 demo: deps
 	$(BIN)/vpnbench demo
@@ -51,8 +58,8 @@ lint: deps
 	$(BIN)/ruff check .
 
 test-host: deps kernel-deps browser-deps cargo-deps builds
-	cargo test -q $(CARGO_FLAGS) --manifest-path linkem/Cargo.toml
-	cargo test -q $(CARGO_FLAGS) --manifest-path gen/Cargo.toml
+	$(CARGO) test -q $(CARGO_FLAGS) $(CARGO_CONFIG) --manifest-path $(CURDIR)/linkem/Cargo.toml
+	$(CARGO) test -q $(CARGO_FLAGS) $(CARGO_CONFIG) --manifest-path $(CURDIR)/gen/Cargo.toml
 	$(BIN)/python -m pytest -q -m "not vmtestbed" --durations=25 tests
 
 # Tests marked `vm`, inside a QEMU VM booting the distribution kernel (netem, kernel

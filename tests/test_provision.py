@@ -213,6 +213,8 @@ def test_an_unknown_host_key_is_refused_unless_trusted_and_a_changed_one_always(
 
 
 FIXED_BUILD_DIR = Path("/var/tmp/vpnbench-gen-src")  # where provision used to build
+BUILD_PARENT = Path("/var/cache/vpnbench/work")  # where it builds: root's alone, every parent too
+PLANTED_CARGO = Path("/var/tmp/.cargo")  # above where it used to build: cargo read it from there
 
 
 @pytest.fixture
@@ -232,23 +234,45 @@ def planted_build_dir(tmp_path):
         shutil.rmtree(FIXED_BUILD_DIR)
 
 
+@pytest.fixture
+def planted_cargo_config(tmp_path):
+    """/var/tmp/.cargo/config.toml made by nobody, naming a rustc-wrapper of nobody's that leaves a
+    marker when root runs it (and runs rustc, so a build that follows it still succeeds)."""
+    if PLANTED_CARGO.exists():
+        pytest.skip(f"{PLANTED_CARGO} exists: not this test's to plant or remove")
+    marker = tmp_path / "wrapper-ran"
+    wrapper = PLANTED_CARGO / "wrapper"
+    script = (f"mkdir -m 755 {PLANTED_CARGO} && printf '#!/bin/sh\\ntouch {marker}\\nexec \"$@\"\\n' > {wrapper} "
+              f"&& chmod 755 {wrapper} && printf '[build]\\nrustc-wrapper = \"{wrapper}\"\\n' > {PLANTED_CARGO}/config.toml")
+    subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", script], check=True)
+    try:
+        yield marker
+    finally:
+        shutil.rmtree(PLANTED_CARGO)
+
+
 class BuildDirWatch:
-    """Every /var/tmp/vpnbench-gen-* directory (but the planted one) that appears while provision
-    runs, with its owner and mode as first seen."""
+    """Every vpnbench-gen-* directory that appears in /var/tmp (but the planted one) or in
+    BUILD_PARENT while provision runs, with its owner and mode as first seen."""
 
     def __init__(self):
         self.seen: dict[str, tuple[int, bool, int]] = {}  # name -> owner, a directory, permissions
-        self.before = set(os.listdir("/var/tmp"))
+        self.before = set(self.listing())
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.watch, daemon=True)
 
     def watch(self):
         while not self.stop.wait(0.02):
-            for name in set(os.listdir("/var/tmp")) - self.before - set(self.seen):
-                if name.startswith("vpnbench-gen-") and name != FIXED_BUILD_DIR.name:
+            for name in set(self.listing()) - self.before - set(self.seen):
+                if Path(name).name.startswith("vpnbench-gen-") and name != str(FIXED_BUILD_DIR):
                     with contextlib.suppress(FileNotFoundError):
-                        st = os.lstat(f"/var/tmp/{name}")
+                        st = os.lstat(name)
                         self.seen[name] = (st.st_uid, stat.S_ISDIR(st.st_mode), stat.S_IMODE(st.st_mode))
+
+    @staticmethod
+    def listing() -> list[str]:
+        return [str(parent / name) for parent in (Path("/var/tmp"), BUILD_PARENT) if parent.is_dir()
+                for name in os.listdir(parent)]
 
     def __enter__(self):
         self.thread.start()
@@ -272,7 +296,7 @@ def checkout_without_gen(into: Path) -> Path:
 
 @pytest.mark.netns
 def test_a_host_builds_gen_in_a_fresh_root_only_directory_never_in_one_another_user_made(
-        tmp_path, clean_machine, planted_build_dir):
+        tmp_path, clean_machine, planted_build_dir, planted_cargo_config):
     (tmp_path / "gen").mkdir()
     source = checkout_without_gen(tmp_path)
     lab = SshLab(tmp_path / "lab", home_from_machine=(".cargo", ".rustup"))  # the lab's hosts have cargo
@@ -294,8 +318,10 @@ def test_a_host_builds_gen_in_a_fresh_root_only_directory_never_in_one_another_u
     finally:
         lab.down()
     assert sorted(os.listdir(FIXED_BUILD_DIR)) == ["build.rs"]  # and nothing was put beside it
+    assert not planted_cargo_config.exists(), "root ran the rustc-wrapper planted in /var/tmp/.cargo"
     assert len(watch.seen) == 1 and list(watch.seen.values()) == [(0, True, 0o700)], watch.seen
-    assert not any(Path("/var/tmp", name).exists() for name in watch.seen)  # removed after
+    assert Path(next(iter(watch.seen))).parent == BUILD_PARENT
+    assert not any(Path(name).exists() for name in watch.seen)  # removed after
 
 
 LAB_INI = "[lab]\npi1 ansible_host=10.9.0.1 ansible_user=root ansible_port=2222\npi2 ansible_host=10.9.0.2\n"

@@ -84,6 +84,11 @@ def _stat(host, paths: list[str]) -> list[tuple[int, int, str]]:
     return [(int(uid), int(mode, 8), kind) for uid, mode, kind in (line.split(" ", 2) for line in lines)]
 
 
+def path_facts(host, paths: list[str]) -> list[tuple[int, int, str]]:
+    """(owner uid, mode bits, file type) of each path on the host, a final symlink not followed."""
+    return _stat(host, paths)
+
+
 def check_parent(host, directory: Path) -> Path:
     """The directory's real path, once every component of it is safe for root to create in."""
     real = host.run(["readlink", "-e", "--", str(directory)], check=False, timeout=15).stdout.strip()
@@ -211,3 +216,24 @@ def left_alone(path: str, where: str, found: str) -> str:
     return (f"left {path} on {where} untouched: a {kind} owned by uid {uid}, mode {mode}, where only a "
             f"directory of root's that nobody else can write is wiped (another user may have made it); "
             f"remove it yourself if it is not theirs")
+
+
+def not_ours_alone(path: str | Path) -> str | None:
+    """Why a local path root is about to run a tool in (or read its configuration, its caches,
+    its toolchain from) could hold what another user put there, or None: the path and every
+    directory above it must exist, be owned by root or this user, and be writable by neither
+    group nor others. Stricter than check_parent: a sticky directory (/tmp, /var/tmp) is refused
+    too, since anyone may add an entry such as .cargo/ or go.work to it, and cargo, rustup and
+    go look for theirs in every parent of their working directory."""
+    owners = {0, os.geteuid()}
+    try:
+        real = Path(path).resolve(strict=True)
+    except OSError as exc:
+        return f"{path}: {exc.strerror}"
+    for component in (real, *real.parents):
+        info = os.lstat(component)
+        if info.st_uid not in owners or info.st_mode & 0o022:
+            return (f"{component} is owned by uid {info.st_uid} with mode {stat.S_IMODE(info.st_mode):04o}; "
+                    f"allowed: every directory from / down owned by root (or uid {os.geteuid()}), "
+                    f"writable by neither group nor others")
+    return None

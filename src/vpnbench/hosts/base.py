@@ -6,6 +6,8 @@ network namespace, a machine over SSH or a VM.
 
 import abc
 import dataclasses
+import os
+import pwd
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +33,21 @@ class CommandResult:
         text = (self.stderr or self.stdout).strip().splitlines()
         tail = text[-1] if text else "no output"
         return f"{self.argv[0]} exited with {self.returncode}: {tail}"
+
+
+# What a daemon vpnbench starts on this machine gets of vpnbench's own environment: the program
+# search path, the locale, and the test suite's hooks; never the rest (SUDO_USER and SUDO_UID,
+# which daemons such as boringtun follow to give their sockets away; VPNBENCH_DB, PGPASSWORD and
+# every other credential the controller was started with).
+DAEMON_ENV_NAMES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONPATH")
+DAEMON_ENV_PREFIXES = ("VPNBENCH_TEST_",)
+
+
+def daemon_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """A spawned daemon's whole environment: the allow-listed part of ours, then `extra`."""
+    kept = {name: value for name, value in os.environ.items()
+            if name in DAEMON_ENV_NAMES or name.startswith(DAEMON_ENV_PREFIXES)}
+    return kept | {"HOME": pwd.getpwuid(os.geteuid()).pw_dir} | (extra or {})  # its own, never the caller's
 
 
 class CommandFailed(HostError):
@@ -156,6 +173,11 @@ class Host(abc.ABC):
         """Set a kernel setting as this host sees it (a namespace's own copy of a per-namespace
         one); CommandFailed when the kernel refuses it."""
         self.run(["sysctl", "-qw", f"{key}={value}"], timeout=15)
+
+    def remember_file(self, path: Path) -> None:
+        """Name a file the run made here outside write_file (a key a program generated), so
+        `vpnbench cleanup` wipes it after a kill -9. On this machine the run directory holds it
+        and is wiped whole; a remote host records it (ssh.py)."""
 
     def remember_dir(self, path: Path) -> None:
         """Name a directory the run made here, so `vpnbench cleanup` removes it after a kill -9:

@@ -32,7 +32,7 @@ PREFIX = Path("/opt/vpnbench")
 # proxy itself (GOTOOLCHAIN), so a machine's own older Go builds them.
 GO_TOOLCHAIN = "go1.27.3"
 DEBIAN = "debian"  # the version that means "the distribution's package", where there is one
-VERSION_PATTERN = re.compile(r"^[0-9][0-9A-Za-z.+~-]{0,63}$")
+VERSION_PATTERN = re.compile(r"[0-9][0-9A-Za-z.+~-]{0,63}\Z")  # \Z: "$" would also match before a final newline
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,4 +203,44 @@ def unavailable(probe, name: str, version: str | None = None) -> str | None:
             return missing_reason(name, chosen, host)  # programs without their record: not a build of ours
         if arch_mismatch(record, machines.get(host, "")):
             return missing_reason(name, chosen, host, record, machines[host])
+        altered = altered_reason(record, probe.outputs(owners_command(name, chosen)).get(host, ""),
+                                 probe.outputs(sums_command(name, chosen)).get(host, ""), owners_command(name, chosen)[5:])
+        if altered:
+            return (f"{host}: {name} {chosen} ({prefix(name, chosen)}) is not as built: {altered}; remove it and build "
+                    f"it again with `vpnbench doctor --install {name}@{chosen}`")
+    return None
+
+
+# A build runs as root: before a run uses one, each host it runs on shows that its programs are the
+# bytes BUILD.json recorded (sha256) and that nobody but root could have changed them since (the
+# programs and every directory above them root's, writable by neither group nor others).
+def owners_command(name: str, version: str) -> list[str]:
+    """stat (following links, as exec does) of each program and every directory above it."""
+    paths: dict[str, None] = {}
+    for program_name in recipe(name).programs:
+        path = Path(program(name, program_name, version))
+        paths.update(dict.fromkeys(str(p) for p in (path, *path.parents)))
+    return ["stat", "-L", "-c", "%u %a %n", "--", *paths]
+
+
+def sums_command(name: str, version: str) -> list[str]:
+    return ["sha256sum", "--", *(program(name, program_name, version) for program_name in recipe(name).programs)]
+
+
+def altered_reason(record: dict, owners: str, sums: str, paths: list[str]) -> str | None:
+    """Why a build on a host is not the one its record describes, or None (the outputs of
+    owners_command and sums_command there)."""
+    seen = {}
+    for line in owners.splitlines():
+        uid, mode, path = line.split(" ", 2)
+        seen[path] = (uid, mode)
+        if uid != "0" or int(mode, 8) & 0o022:
+            return f"{path} is owned by uid {uid} with mode {mode}, where only root may write"
+    if set(paths) - set(seen):
+        return f"cannot check the owner of {sorted(set(paths) - set(seen))[0]}"
+    expected = {name: entry.get("sha256") for name, entry in (record.get("programs") or {}).items()}
+    found = {Path(path).name: digest for digest, path in (line.split(maxsplit=1) for line in sums.splitlines() if line)}
+    for program_name, digest in expected.items():
+        if found.get(program_name) != digest:
+            return f"bin/{program_name}'s sha256 is {found.get(program_name) or 'unreadable'}, not the {digest} BUILD.json records"
     return None

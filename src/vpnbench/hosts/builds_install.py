@@ -29,7 +29,7 @@ from pathlib import Path
 
 import vpnbench
 from vpnbench.foundation.errors import UserError
-from vpnbench.hosts import builds
+from vpnbench.hosts import build_env, builds
 
 # -mod=mod: `go build` may record go.sum lines a package needs that `go get` did not.
 GO_ENV = {"GOTOOLCHAIN": builds.GO_TOOLCHAIN, "GOFLAGS": "-buildvcs=false -mod=mod"}
@@ -150,10 +150,14 @@ def build(recipe: builds.Recipe, version: str, work: Path) -> dict:
 
 
 def run(argv: list[str], what: str, cwd: Path | None = None, env: dict | None = None) -> str:
-    """Run a build step; its failure as one line: the registry's or compiler's own reason."""
+    """Run a build step; its failure as one line: the registry's or compiler's own reason. It runs
+    with build_env's environment (nothing of the caller's) plus `env`, in `cwd` (default: /) once
+    cwd and every parent are root's alone (cargo, rustup and go read configuration from them)."""
+    cwd = cwd or build_env.SAFE_CWD
+    build_env.check_cwd(cwd)
     try:
-        done = subprocess.run(argv, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,
-                              timeout=BUILD_TIMEOUT_S)
+        done = subprocess.run(argv, cwd=cwd, env={**build_env.build_environment(), **(env or {})},
+                              capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
     except FileNotFoundError:
         raise InstallError(f"{what}: {argv[0]} is not installed ({install_hint(argv[0])})") from None
     except subprocess.TimeoutExpired:
@@ -189,12 +193,18 @@ def failure_reason(output: str) -> str:
     return (errors or lines[-1:] or ["failed without a message"])[0]
 
 
+def private_work_dir(name: str) -> Path:
+    """A fresh 0700 directory under root's build cache (build_env.CACHE): never in TMPDIR, whose
+    parent (/tmp, or the caller's choice) may hold anyone's go.work or .cargo/."""
+    return Path(tempfile.mkdtemp(prefix=f"vpnbench-build-{name}-", dir=build_env.build_caches()["work"]))
+
+
 def build_go(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
     """A throwaway module requiring each program's package at v<version>, built with -trimpath
     (go install pkg@version refuses modules with replace directives, headscale among them)."""
     what = f"{recipe.name} {version}"
     go = go_command(what)
-    module_dir = Path(tempfile.mkdtemp(prefix=f"vpnbench-build-{recipe.name}-"))  # 0700: ours alone
+    module_dir = private_work_dir(recipe.name)
     try:
         (module_dir / "go.mod").write_text("module vpnbench.local/build\n\ngo 1.21\n")
         for package in dict.fromkeys(recipe.programs.values()):
@@ -221,7 +231,7 @@ def go_command(what: str) -> str:
         return "go"
     goos, goarch = run(["go", "env", "GOOS", "GOARCH"], what, env={"GOFLAGS": ""}).split()
     module = f"golang.org/toolchain@v0.0.1-{builds.GO_TOOLCHAIN}.{goos}-{goarch}"
-    fetched = json.loads(run(["go", "mod", "download", "-json", module], what, Path("/"), {"GOFLAGS": ""}))
+    fetched = json.loads(run(["go", "mod", "download", "-json", module], what, env={"GOFLAGS": ""}))
     toolchain = Path(fetched["Dir"])
     for program in [*toolchain.glob("bin/*"), *toolchain.glob("pkg/tool/*/*")]:
         program.chmod(0o555)  # the module cache keeps files without their execute bits
@@ -236,7 +246,7 @@ def build_rust(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
     if problem:
         raise InstallError(f"{what}: {problem}")
     install_packages(recipe.build_packages, what)
-    cargo_root = Path(tempfile.mkdtemp(prefix=f"vpnbench-build-{recipe.name}-"))
+    cargo_root = private_work_dir(recipe.name)
     try:
         run(["cargo", "install", "--locked", "--quiet", f"{recipe.source}@{version}", "--root", str(cargo_root)], what)
         for program, binary in recipe.programs.items():
@@ -250,7 +260,7 @@ def build_rust(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
 
 
 def crate_checksum(crate: str, version: str) -> str | None:
-    cargo_home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
+    cargo_home = Path(build_env.build_environment()["CARGO_HOME"])
     for path in sorted(cargo_home.glob(f"registry/cache/*/{crate}-{version}.crate")):
         return "sha256:" + sha256(path)
     return None
@@ -289,10 +299,12 @@ def parse_targets(items: list[str]) -> list[tuple[str, str]]:
 
 
 def toolchain_version(argv: list[str]) -> str | None:
-    """The first line a toolchain prints about itself, or None when it is not installed."""
+    """The first line a toolchain prints about itself, or None when it is not installed. Asked from
+    / with nothing of the caller's environment: a rust-toolchain.toml or .cargo/ in the caller's
+    working directory, or a RUSTUP_TOOLCHAIN, never names the cargo root runs."""
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=30,
-                              env={**os.environ, "GOTOOLCHAIN": "local"})
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, cwd=build_env.SAFE_CWD,
+                              env=build_env.probe_environment())
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout.strip() else None

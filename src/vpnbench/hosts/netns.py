@@ -10,7 +10,7 @@ from pathlib import Path
 
 from vpnbench.foundation.safe_files import write_private
 from vpnbench.foundation.tools import which
-from vpnbench.hosts.base import CommandFailed, CommandResult, Host, Proc, completed
+from vpnbench.hosts.base import CommandFailed, CommandResult, Host, Proc, completed, daemon_environment
 
 
 def readable(fd: int, timeout: float | None) -> bool:
@@ -134,7 +134,7 @@ class NetnsHost(Host):
               interactive: bool = False) -> LocalProc:
         self._spawned += 1
         log_path = self.workdir / f"{self.role}-{name}-{self._spawned}.log"
-        full_env = dict(os.environ, **(env or {}))
+        full_env = daemon_environment(env)  # not ours: no SUDO_*, no database credentials
         pipe = subprocess.PIPE if interactive else None
         with open(log_path, "wb") as log:
             os.chmod(log_path, 0o600)

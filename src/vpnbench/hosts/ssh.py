@@ -221,6 +221,9 @@ class SshHost(Host):
     def remember_dir(self, path: Path) -> None:
         self.record(directory=str(path))
 
+    def remember_file(self, path: Path) -> None:
+        self.record(file=str(path))
+
     def clock_offset(self) -> tuple[float, float]:
         """The host's clock as `date` reads it between two readings of ours: the best of three round
         trips, uncertain by half of that one (the host read its clock somewhere inside it)."""

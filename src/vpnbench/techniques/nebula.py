@@ -187,14 +187,14 @@ class Nebula(Technique):
         if role == lighthouse:
             config["lighthouse"] = {"am_lighthouse": True}
         else:
-            # The lighthouse's underlay address as this node reaches it: the server's, or the
-            # router's own address on this node's link.
-            there = self.ctx.underlay["server"][family] if lighthouse == "server" else source_address(
-                self.ctx.router, self.ctx.underlay[role][family])
+            # The lighthouse's underlay address: the server's, or the router's own address on the
+            # server's link (the client reaches it through the router, which delivers it locally).
+            there = self.ctx.underlay["server"][family] if lighthouse == "server" else self._router_address(family)
             config["static_host_map"] = {inner[lighthouse]: [_endpoint(there, port)]}
             config["lighthouse"] = {"am_lighthouse": False, "hosts": [inner[lighthouse]]}
         if role == "router":
-            config["listen"]["host"] = "::" if family == "ipv6" else "0.0.0.0"
+            # one address, not every one of the host's (on an ssh testbed the router is a real machine)
+            config["listen"]["host"] = self._router_address(family)
             config["tun"] = {"disabled": True}  # a lighthouse only: no data passes through it
             return config
         mine = self.ctx.underlay[role][family]
@@ -204,6 +204,10 @@ class Nebula(Technique):
             self.mtus[role] = self._tun_mtu(host, role)
         config["tun"] = {"dev": self.ctx.resources.iface_name("n" + role[0]), "mtu": self.mtus[role]}
         return config
+
+    def _router_address(self, family: str) -> str:
+        """The router's underlay address on the server's link: where a router lighthouse listens."""
+        return source_address(self.ctx.router, self.ctx.underlay["server"][family])
 
     def _tun_mtu(self, host: Host, role: str) -> int:
         """The asked MTU, or the largest inner packet whose outer one fits the underlay towards the peer."""

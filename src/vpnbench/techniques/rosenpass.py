@@ -235,8 +235,9 @@ class Rosenpass(Technique):
         generating = {}
         for role, host in hosts.items():  # both at once: McEliece's key generation is most of the set-up
             secret, public = self._key(role, "sk"), self._key(role, "pk")
-            self.undo.defer(wipe, host, secret)
-            self.undo.defer(wipe, host, public)
+            for key in (secret, public):  # made by gen-keys, not write_file: recorded here for cleanup
+                host.remember_file(key)
+                self.undo.defer(wipe, host, key)
             generating[role] = host.spawn(["sh", "-c", 'umask 077 && exec "$@"', "sh", program, "gen-keys",
                                            "--secret-key", str(secret), "--public-key", str(public)], name="gen-keys")
         for role, proc in generating.items():

@@ -152,10 +152,13 @@ class Tinc(Technique):
         key pair, made on its host; the whole directory is wiped at down()."""
         p, host = self.params, self._host(role)
         net_dir = make_dir(host, self.ctx.resources.path(f"tinc-{role}"), 0o700)
+        host.remember_dir(net_dir)  # its keys: `vpnbench cleanup` wipes them after a kill -9, on any host
         self.undo.defer(wipe, host, net_dir)
         make_dir(host, net_dir / "hosts", 0o700)
         conf = [f"Name = {role}", f"Mode = {p.mode}", f"DeviceType = {DEVICE[p.mode]}",
                 f"Interface = {self.ifaces[role]}", f"AddressFamily = {p.family}", f"Port = {p.port}",
+                # its underlay address only, not every address of the host (an ssh testbed's are real)
+                f"BindToAddress = {self.ctx.underlay[role][p.family]}",
                 f"PrivateKeyFile = {net_dir / 'rsa_key.priv'}", f"Cipher = {p.cipher}", f"Digest = {p.digest}",
                 f"MACLength = {p.mac_length}", "Compression = 0"]
         if role == "client":

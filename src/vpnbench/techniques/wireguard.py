@@ -4,7 +4,8 @@ implementation asked for (kernel, wireguard-go, boringtun) at the version asked 
 Every implementation is configured the same way, with `wg set` (the kernel through netlink, the
 userspace daemons through their control socket). A userspace daemon's control socket lives at
 /var/run/wireguard/<iface>.sock, a path that is not per namespace, so every interface gets a
-machine-wide unique name from the run id.
+machine-wide unique name from the run id. That directory stays root's (SOCKET_DIR): whoever
+owns it can swap a socket and receive the private_key= lines `wg set` sends.
 """
 
 import base64
@@ -21,7 +22,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.params import Family, TechniqueParams
-from vpnbench.foundation.safe_files import make_dir, wipe
+from vpnbench.foundation.safe_files import UnsafePath, make_dir, path_facts, wipe
 from vpnbench.foundation.tools import missing_tool_reason
 from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import stop_all
@@ -328,7 +329,7 @@ class WireGuard(Technique):
             return
         daemon = USERSPACE[self.implementation]
         program = builds.program(self.implementation, daemon.program, version_of(self.implementation, self.params.version))
-        host.run(["mkdir", "-p", "/var/run/wireguard"], check=False)
+        make_socket_dir(host)
         procs = {iface: host.spawn([program, *daemon.foreground, iface], name=self.implementation, env=daemon.env)
                  for iface in ifaces}
         self.tunnel.procs.extend(procs.values())
@@ -349,6 +350,7 @@ class WireGuard(Technique):
                        else f"{len(missing)} had no control socket within {wait:g} s")
                 raise TechniqueError(f"{self.implementation}: {len(ifaces)} daemons started, {how}")
             time.sleep(0.05)
+        reclaim_socket_dir(host, ifaces)
 
     @classmethod
     def tunnel_ceiling(cls, params: WireGuardParams) -> tuple[int, str]:
@@ -483,7 +485,7 @@ class WireGuard(Technique):
             # Its control socket's directory: made here too, since once in a long test session
             # wireguard-go found it missing between its own mkdir and listen ("Failed to listen on
             # uapi socket: no such file or directory"); that one case is tried a second time.
-            host.run(["mkdir", "-p", "/var/run/wireguard"], check=False)
+            make_socket_dir(host)
             proc = host.spawn([program, *daemon.foreground, iface], name=self.implementation, env=daemon.env)
             self.tunnel.procs.append(proc)
             started = time.monotonic()
@@ -497,6 +499,7 @@ class WireGuard(Technique):
                     raise TechniqueError(f"{self.implementation} did not start ({how}): {proc.output().strip()[-300:]}")
                 time.sleep(0.01)  # it listens ~10-20 ms after its start; every 50 ms cost two bring-up ~0.1 s
             else:
+                reclaim_socket_dir(host, [iface])
                 return
 
     def handshake_attempts(self) -> dict[str, int]:
@@ -591,3 +594,37 @@ def _wg(command: str, stdin: str | None = None) -> str:
     """wg genkey/genpsk/pubkey on the controller; key material goes through pipes, never argv."""
     proc = subprocess.run(["wg", command], input=stdin, capture_output=True, text=True, check=True)
     return proc.stdout
+
+
+SOCKET_DIR = "/var/run/wireguard"  # where wg finds a userspace daemon's control socket
+
+
+def make_socket_dir(host) -> None:
+    """SOCKET_DIR made 0700 when missing (mkdir, never -p), refused when it is not root's alone."""
+    host.run(["mkdir", "-m", "700", "--", SOCKET_DIR], check=False)  # fails when it exists: checked below
+    check_socket_dir(host, [])
+
+
+def reclaim_socket_dir(host, ifaces: list[str]) -> None:
+    """After the daemons listen: boringtun chowns SOCKET_DIR to getlogin(), the login uid that sudo
+    keeps (its --disable-drop-privileges skips only its later setuid), so the directory goes back
+    to root, 0700; then it and each interface's socket must be root's. A socket another user
+    swapped in while the directory was theirs is theirs (only root makes a root-owned socket),
+    and the bring-up is refused before `wg set` sends a key to it."""
+    host.run(["chown", "0:0", "--", SOCKET_DIR])
+    host.run(["chmod", "700", "--", SOCKET_DIR])
+    check_socket_dir(host, ifaces)
+
+
+def check_socket_dir(host, ifaces: list[str]) -> None:
+    paths = [SOCKET_DIR, *(f"{SOCKET_DIR}/{iface}.sock" for iface in ifaces)]
+    try:
+        facts = path_facts(host, paths)
+    except UnsafePath as exc:
+        raise TechniqueError(f"wireguard control sockets: {exc}") from None
+    for path, (uid, mode, kind) in zip(paths, facts):
+        directory = path == SOCKET_DIR
+        if uid != 0 or kind != ("directory" if directory else "socket") or (directory and mode & 0o022):
+            raise TechniqueError(f"{path} on {host.role} is a {kind} owned by uid {uid} with mode {mode:o}; allowed: "
+                                 f"{'a directory' if directory else 'a socket'} of root's that nobody else can write "
+                                 f"(whoever owns it receives the keys `wg set` sends); remove it")

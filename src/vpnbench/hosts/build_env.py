@@ -1,0 +1,116 @@
+"""The environment and working directory in which root runs a toolchain (go, cargo, rustc, rustup).
+
+A toolchain reads more than its arguments: cargo reads .cargo/config.toml in its working
+directory and every parent (a `rustc-wrapper` there runs as root), rustup picks the toolchain a
+rust-toolchain.toml in any of those names, go reads go.work above its module and GOFLAGS,
+GOPROXY, GOSUMDB, GOINSECURE... from the environment, and all of them take their caches and
+homes from HOME, TMPDIR, CARGO_HOME, RUSTUP_HOME, GOPATH. Under `sudo -E` or `su` without `-` the
+caller's values of all of these reach root. So root runs a toolchain only:
+
+- in a working directory whose every ancestor is root's alone (safe_files.not_ours_alone:
+  not /tmp or /var/tmp, where anyone may plant a .cargo/ or a go.work);
+- with an environment made here from nothing (allow-listed): PATH a fixed list of system and
+  toolchain directories, each root's alone; HOME, CARGO_HOME, GOPATH, GOMODCACHE, GOCACHE and
+  TMPDIR under CACHE (root's, 0700, owner and mode checked); RUSTUP_HOME root's own, with
+  RUSTUP_TOOLCHAIN pinned to its default so no toolchain file is ever consulted; GOENV and
+  GOWORK off; GOPROXY and GOSUMDB the Go defaults, whatever the caller's say.
+"""
+
+import os
+import pwd
+import stat
+import tomllib
+from pathlib import Path
+
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.safe_files import not_ours_alone
+
+CACHE = Path("/var/cache/vpnbench")  # root's build homes and caches: 0700, never shared
+SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+# Where a toolchain is installed by its own installer (rustup under the user's home, Go's tarball,
+# the rust Docker image's), searched after the system's directories, each only when ours alone.
+TOOLCHAIN_DIRS = ("{home}/.cargo/bin", "/usr/local/go/bin", "/usr/local/cargo/bin")
+SAFE_CWD = Path("/")  # where toolchain probes run: no parent a configuration could hide in
+# The Go defaults (Go's own go.env): a caller's GOPROXY=file://... or GOSUMDB=off never reaches root.
+GO_REGISTRY = {"GOPROXY": "https://proxy.golang.org,direct", "GOSUMDB": "sum.golang.org"}
+
+
+class UnsafeBuildPlace(UserError):
+    """A directory a toolchain would run in or read from that another user could have written."""
+
+
+def real_home() -> Path:
+    """This user's home from the password database, never $HOME (the caller's under sudo -E)."""
+    return Path(pwd.getpwuid(os.geteuid()).pw_dir)
+
+
+def safe_path() -> str:
+    """PATH for a toolchain: the system's directories, then the toolchains' own, each kept only
+    when it and every directory above it are ours alone."""
+    candidates = [*SYSTEM_PATH, *(entry.format(home=real_home()) for entry in TOOLCHAIN_DIRS)]
+    return ":".join(entry for entry in candidates if os.path.isdir(entry) and not_ours_alone(entry) is None)
+
+
+def rustup_settings() -> dict[str, str]:
+    """RUSTUP_HOME (this user's own ~/.rustup, when it is ours alone) and RUSTUP_TOOLCHAIN pinned
+    to its default toolchain: rustup then never reads a rust-toolchain.toml or an override."""
+    home = real_home() / ".rustup"
+    if not home.is_dir() or not_ours_alone(home) is not None:
+        return {}
+    settings = {"RUSTUP_HOME": str(home)}
+    try:
+        default = tomllib.loads((home / "settings.toml").read_text()).get("default_toolchain")
+    except (OSError, tomllib.TOMLDecodeError):
+        default = None
+    if isinstance(default, str) and default:
+        settings["RUSTUP_TOOLCHAIN"] = default
+    return settings
+
+
+def probe_environment() -> dict[str, str]:
+    """For `go version`, `cargo --version`, `rustc -vV` (doctor, and before a build): nothing of
+    the caller's; the user's own homes from the password database."""
+    home = real_home()
+    return {"PATH": safe_path(), "HOME": str(home), "CARGO_HOME": str(home / ".cargo"), **rustup_settings(),
+            "GOENV": "off", "GOWORK": "off", "GOFLAGS": "", "GOTOOLCHAIN": "local", "LANG": "C.UTF-8"}
+
+
+def root_only_dir(path: Path) -> Path:
+    """`path` made 0700 if missing, then refused unless it is a directory of root's that nobody
+    else can enter, under parents that are root's alone."""
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or stat.S_IMODE(info.st_mode) != 0o700:
+        raise UnsafeBuildPlace(f"{path} is not a directory owned by root with mode 0700 (owner uid {info.st_uid}, "
+                               f"mode {stat.filemode(info.st_mode)}): vpnbench keeps its build caches only "
+                               f"where nobody else can write; remove it or fix its owner and mode")
+    check_cwd(path)
+    return path
+
+
+def build_caches() -> dict[str, Path]:
+    """CACHE and its parts (root's, 0700), made when missing."""
+    places = {"cache": root_only_dir(CACHE)}
+    for name in ("home", "cargo", "go", "tmp", "work"):
+        places[name] = root_only_dir(CACHE / name)
+    return places
+
+
+def build_environment() -> dict[str, str]:
+    """What a root build runs with, and nothing else."""
+    places = build_caches()
+    go = places["go"]
+    return {**probe_environment(), "HOME": str(places["home"]), "CARGO_HOME": str(places["cargo"]),
+            "TMPDIR": str(places["tmp"]), "GOPATH": str(go), "GOMODCACHE": str(go / "mod"),
+            "GOCACHE": str(go / "build"), **GO_REGISTRY, "GOTOOLCHAIN": "local"}
+
+
+def check_cwd(path: Path) -> None:
+    """Refuse to run a toolchain in `path` unless it and every parent are ours alone."""
+    problem = not_ours_alone(path)
+    if problem:
+        raise UnsafeBuildPlace(f"refusing to run a toolchain in {path}: {problem} (cargo, rustup and go read "
+                               f"configuration from every parent of their working directory)")
