@@ -119,3 +119,16 @@ def test_the_terminal_shows_one_screen_of_findings_and_points_to_the_report_for_
     monkeypatch.setattr(cli, "console", screen)
     cli.print_findings(findings[:3], None, "study.db")
     assert screen.export_text().count("methodology:") == 3  # all fit: no pointer
+
+
+def test_a_tunnel_beating_the_bare_path_by_more_than_one_and_a_half_is_flagged_where_it_shows():
+    """The mesh rehearsal's TCP under mesh-medium: the baseline 16.1 Mbit/s, wireguard-go 75.2 (n = 1).
+    A tunnel within 1.5x of the bare path is not flagged: a tunnel may match it, never carry far more."""
+    slow_bare = [cell("baseline", "baseline", 16.1e6, 1)]
+    far_above = [cell("wireguard", "wireguard", 75.2e6, 1)]
+    records = export_records(slow_bare + far_above)
+    [found] = [w for w in records[1]["warnings"] if w["code"] == "beats_bare_path"]
+    assert "wireguard (none) 75.2 Mbit/s vs the baseline's 16.1 Mbit/s, n = 1 and 1" in found["message"]
+    assert all(w["code"] != "beats_bare_path" for w in records[0]["warnings"])  # the baseline itself is not
+    within = export_records(slow_bare + [cell("wireguard", "wireguard", 1.49 * 16.1e6, 1)])
+    assert all(w["code"] != "beats_bare_path" for r in within for w in r["warnings"])
