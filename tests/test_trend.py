@@ -440,8 +440,8 @@ def test_drifting_runs_are_said_to_drift_and_seldom_make_a_change_point():
     """Flat runs drifting (AR(1), lag-1 autocorrelation 0.5), 60 runs: the measured
     autocorrelation has a standard error of √((1 − 0.25) / 60) = 0.11 around ~0.45, and drift
     is said beyond 2 / √59 = 0.26: in ~95 % of histories, so in at least 80 % of 300. The step's
-    error is widened by (1 + ρ) / (1 − ρ) = 3 in variance: change points in 2 % of histories
-    (bench/trend.py); twice one run's noise gave them in 60 %."""
+    error is widened by (1 + ρ) / (1 − ρ) = 3 in variance: change points in 3.4 % of 1 000
+    histories (bench/trend.py); twice one run's noise gave them in 42 %."""
     rng = random.Random(7)
     found = [told(flat_runs(rng, 60, drift=0.5)) for _ in range(300)]
     assert sum("runs drift" in note for _, note in found) >= 240
