@@ -12,12 +12,19 @@ must be the same; classify takes 4 s a series there, too long for 10 000).
 With --before REV, the same measurements of the code at git revision REV (its src/, exported
 with git archive) side by side, in the same run.
 
-    .venv/bin/python bench/trend.py [--before REV]
+First, and alone with --simulation-only (some 100 s): how often the change points told are
+false and how often a step is found, main's test of jumpavg's boundaries (twice one run's noise)
+against this code's (each step over its own standard error), over seeded synthetic histories:
+flat ones (white noise, run-to-run noise jumpavg cannot see, drift) and steps of 1, 2 and 3
+noise units between groups of 5, 15 and 30 runs.
+
+    PYTHONPATH=src .venv/bin/python bench/trend.py [--before REV] [--simulation-only]
 """
 
 import argparse
 import datetime
 import json
+import math
 import os
 import random
 import resource
@@ -161,10 +168,108 @@ def same_as_jumpavg(history: trend.History) -> bool:
     return True
 
 
+# The simulation: false change points and detection, the levels' test on main against this code.
+# Each run is REPETITIONS samples whose mean strays by one noise unit (NOISE of the level); the
+# search (jumpavg's groups) is the same for both, only what they tell of its boundaries differs.
+NOISE = 0.03
+SIMULATED = 1000  # histories per case
+GROUP_SIZES, STEP_UNITS = (5, 15, 30), (1, 2, 3)
+SIMULATION_NOTE = (
+    f"{SIMULATED} seeded histories a row (the same for every column), each run {REPETITIONS} samples whose mean strays by one "
+    f"noise unit ({NOISE:.0%} of the level). Both codes judge the same groups, jumpavg's (`trend.segments`); "
+    "main joins every boundary whose step is within twice one run's noise (from consecutive runs' differences) and "
+    "calls the whole series \"too few runs\" where a group of under 3 runs stands out; this code tests each step "
+    "against its own standard error, noise × √(1/m₁ + 1/m₂) widened by (1 + ρ)/(1 − ρ) for the runs' lag-1 "
+    "autocorrelation ρ, by Student's t at 1 % over the history's boundaries, joining the weakest first, and sets short "
+    "groups apart. A step counts as found when a change point is told within 2 runs of each step. "
+    "With repetitions 0.1 % apart the runs stray 2 % from each other and jumpavg splits them into groups of like "
+    "values; drift is AR(1). The first column is the ceiling: the levels' test only joins jumpavg's groups, never "
+    "splits them (the staircases and the short groups are limited by jumpavg, which merges neighbouring steps of 2 "
+    "noise units in most histories), and its flat rows are what both tests have to keep out.")
+
+
+def main_levels():
+    """shown_levels as it is on main (`git show main:src/vpnbench/answers/trend.py`), as a module."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parent.parent
+    text = subprocess.run(["git", "-C", str(root), "show", "main:src/vpnbench/answers/trend.py"], check=True,
+                          capture_output=True, text=True).stdout
+    path = Path(tempfile.mkdtemp()) / "trend_on_main.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("trend_on_main", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.shown_levels
+
+
+def simulated_runs(rng: random.Random, levels: list[float], drift: float = 0.0,
+                   tight: bool = False) -> list[list[float]]:
+    """A run per level given, its mean straying by NOISE of the level: as REPETITIONS samples of
+    √REPETITIONS × that spread, or (tight) as one stray per run with repetitions 0.1 % apart; with
+    drift, each run's stray is drift × the last one's plus fresh noise (AR(1), the same spread)."""
+    runs, stray = [], 0.0
+    for level in levels:
+        if tight or drift:
+            stray = drift * stray + rng.gauss(0, NOISE) * math.sqrt(1 - drift ** 2)
+            runs.append([rng.gauss(level * (1 + stray), level * 0.001) for _ in range(REPETITIONS)])
+        else:
+            runs.append([rng.gauss(level, level * NOISE * math.sqrt(REPETITIONS)) for _ in range(REPETITIONS)])
+    return runs
+
+
+def told(shown_levels, runs: list[list[float]], groups) -> list[int]:
+    """The runs at which a change point is told."""
+    points = [trend.RunPoint(str(index), "", values) for index, values in enumerate(runs)]
+    levels, _ = shown_levels(points, groups)
+    return [level.first for level in levels[1:]]
+
+
+def simulate(codes: dict) -> list[str]:
+    """Rows of the table: per case, for each code, histories with a change point told at the step
+    (within 2 runs) or, flat, with any change point, per 1 000."""
+    cases = [(f"flat, {2 * size} runs", [1.0] * (2 * size), {}) for size in GROUP_SIZES]
+    cases += [(f"flat, {count} runs, repetitions 0.1 % apart", [1.0] * count, {"tight": True}) for count in (20, 60)]
+    cases += [
+              ("flat, 60 runs, drift (lag-1 autocorrelation 0.5)", [1.0] * 60, {"drift": 0.5})]
+    cases += [(f"step of {units} noise unit(s), {size} + {size} runs", [1.0] * size + [1 + units * NOISE] * size, {})
+              for size in GROUP_SIZES for units in STEP_UNITS]
+    cases += [("three steps of 2 noise units, 4 × 30 runs", [1 + 2 * NOISE * (index // 30) for index in range(120)], {}),
+              ("three steps of +5 % at 3 % noise, 4 × 50 runs", [1.05 ** (index // 50) for index in range(200)], {})]
+    rows = ["| history | " + " | ".join(f"{name}: per 1 000" for name in codes) + " |",
+            "| --- |" + " ---: |" * len(codes)]
+    for number, (name, levels, shape) in enumerate(cases):
+        rng = random.Random(1000 + number)
+        steps = [index for index in range(1, len(levels)) if levels[index] != levels[index - 1]]
+        counts = dict.fromkeys(codes, 0)
+        for _ in range(SIMULATED):
+            runs = simulated_runs(rng, levels, **shape)
+            groups = trend.segments(runs)
+            for code, shown_levels in codes.items():
+                at = told(shown_levels, runs, groups)
+                if steps:  # every step told, each within 2 runs
+                    counts[code] += all(any(abs(a - step) <= 2 for a in at) for step in steps)
+                else:
+                    counts[code] += bool(at)
+        what = "with a change point" if not steps else "with every step found"
+        rows.append(f"| {name}: {what} | " + " | ".join(str(counts[code]) for code in codes) + " |")
+        print(rows[-1], flush=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", metavar="REV", help="also measure the code at this git revision")
+    parser.add_argument("--simulation-only", action="store_true", help="only the false alarms and detection")
     args = parser.parse_args()
+    print("false alarms and detection, the levels' test on main and in this code:", flush=True)
+    started = time.monotonic()
+    table = simulate({"jumpavg's groups, every boundary told": lambda _, groups: (groups, ""),
+                      "main": main_levels(), "this code": trend.shown_levels})
+    publish("trend: false alarms and detection", f"{machine('trend.py')}, in {time.monotonic() - started:.0f} s.\n\n"
+            + "\n".join(table) + "\n\n" + SIMULATION_NOTE)
+    if args.simulation_only:
+        return
     rows = ["| runs | series | change points | code | `vpnbench trend` with the page: wall (s) | its CPU (s) "
             "| search alone: wall (s) | its CPU (s) |", "| ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
     checked, version_named = "not checked", "not checked"

@@ -138,7 +138,8 @@ def build_parser() -> Parser:
     trend.add_argument("-o", "--output", metavar="FILE.html", help="also write the trend page with a figure per metric")
     trend.add_argument("--min-change", metavar="PCT",
                        help="tell a change point when its step is at least PCT %% of the level before "
-                            "(default: when the step is beyond twice the runs' own noise)")
+                            "(default: when the step is beyond its standard error from the runs' own noise, "
+                            "tested at 1 %% a series)")
 
     db = sub.add_parser("db", help="the results database itself")
     db_sub = db.add_subparsers(dest="db_command", metavar="{upgrade}", required=True, parser_class=Parser)
@@ -512,10 +513,11 @@ def cmd_trend(db: str, campaign: str, output: str | None, min_change: str | None
     for unsearched in (t for t in found if t.note.startswith(trend.NOT_SEARCHED)):
         console.print(f"{plain(unsearched.key.title)}: {plain(unsearched.note)}")
     changes = sum(len(t.changes) for t in found)
-    too_few = sum(t.note == trend.TOO_FEW for t in found)
-    beyond = f"at least {threshold:.1%} of the level" if threshold is not None else "beyond twice the runs' noise"
+    too_few = sum(trend.TOO_FEW in t.note for t in found)
+    beyond = (f"at least {threshold:.1%} of the level" if threshold is not None
+              else f"beyond the runs' noise at {trend.ALPHA:.0%} a series")
     console.print(f"{changes} change point(s) in {len(found)} series (steps {beyond}, at least {trend.MIN_SUPPORT} "
-                  f"runs on each side)" + (f"; {too_few} series with too few runs to tell" if too_few else ""))
+                  f"runs on each side)" + (f"; {too_few} series with too few runs to tell at a boundary" if too_few else ""))
     if out:
         out.write_text(trend.render_html(history, found))
         console.print(f"wrote the trend page to {out}")

@@ -9,10 +9,13 @@ metric's direction, reported with the host facts and tool versions that changed 
 and, where the series' technique ran a built daemon (daemon_version.py), its version change
 ("wireguard-go 0.0.20220316 (debian) → 0.0.0-20260522210424-ecfc5a8d5446 (go1.27.3)").
 
-A boundary is told as a change point only with support and size (`shown_levels`): at least
-MIN_SUPPORT runs on each side and a step beyond twice the runs' own noise, or beyond a share
-the user sets (`--min-change`); below that a series says "too few runs to tell". A series the
-search cannot read says why and the others go on.
+A boundary is told as a change point only with support and significance (`shown_levels`): at
+least MIN_SUPPORT runs on each side, and a step beyond its own standard error, the runs' noise
+× √(1/m₁ + 1/m₂) for levels of m₁ and m₂ runs (widened where runs drift), by Student's t at
+ALPHA over the history's boundaries; or beyond a share the user sets (`--min-change`). The
+boundaries that are not are joined, weakest first. A level of too few runs is said as such: the
+newest runs "too few runs to tell", older ones standing apart (outliers), left out of the levels
+while the rest of the series is told. A series the search cannot read says why and the others go on.
 
 The search is pure (`segments`); reading the archive (`load_history`) and drawing
 (`render_html`) are apart from it.
@@ -24,11 +27,11 @@ import functools
 import io
 import math
 import os
-import statistics
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 
+from vpnbench.answers.distributions import t_ppf
 from vpnbench.answers.stats import headline_kind
 from vpnbench.foundation.daemon_version import DaemonVersion, in_turn, ran_version, version_change
 from vpnbench.foundation.errors import UserError
@@ -104,7 +107,7 @@ class Trend:
     points: list[RunPoint]
     segments: list[Segment]  # its levels: runs between two change points
     changes: list[ChangePoint]
-    note: str = ""  # "too few runs to tell", or why the series was not searched
+    note: str = ""  # "too few runs to tell whether the newest …", runs standing apart, drift; or why not searched
     versions: list[DaemonVersion] = dataclasses.field(default_factory=list)  # the daemon versions its runs ran, in turn
 
 
@@ -556,45 +559,144 @@ def _search_one(runs: list[list[float]]) -> tuple[list[Segment], str]:
 
 
 MIN_SUPPORT = 3  # runs on each side of a change point before it is told
-# A step must be larger than twice the noise of one run's mean: jumpavg groups runs of like
-# values, so two neighbouring groups of pure run-to-run noise differ by about one noise already
-# (flat synthetic histories with tight repetitions: 10 % showed a step beyond 1×, 1 % beyond 2×).
-NOISE_FACTOR = 2.0
+# The chance that a history of noise alone shows a change point at all: each boundary is tested
+# at ALPHA / (runs - 1), Bonferroni over every place a boundary could be (jumpavg chose where).
+ALPHA = 0.01
+# Lag-1 autocorrelation of the runs is said to be drift beyond this many standard errors of its
+# estimate under white noise (1/√pairs): 2 leaves white noise unsaid in 97.7 % of histories.
+# Below that it still widens the steps' errors: counting it only beyond, 14 % of flat histories
+# of 60 runs drifting at 0.5 showed a change point, against 2 % (300 seeded; bench/trend.py: 3.4 %).
+DRIFT_SE = 2.0
 TOO_FEW = "too few runs to tell"
 
 
-def run_noise(points: list[RunPoint]) -> float:
-    """How far one run's mean strays by itself: the standard deviation of run means, estimated
-    from consecutive runs' differences (median absolute difference / 0.6745 / √2), which a few
-    steps in the history barely move."""
-    steps = [abs(b.mean - a.mean) for a, b in zip(points, points[1:])]
-    return statistics.median(steps) / 0.6745 / math.sqrt(2) if steps else 0.0
+@dataclasses.dataclass(frozen=True)
+class RunNoise:
+    """How far one run's mean strays by itself (sigma), how much runs in a row stray together
+    (rho, the lag-1 autocorrelation, its estimate's bias undone, at least 0), and whether that
+    is drift beyond what white noise shows (the measured autocorrelation beyond DRIFT_SE)."""
+
+    sigma: float
+    rho: float
+    drifting: bool
+
+    @property
+    def inflation(self) -> float:
+        """The variance of a mean of m runs is sigma² / m times this (AR(1): (1 + ρ) / (1 − ρ))."""
+        return (1 + self.rho) / (1 - self.rho)
+
+
+def run_noise(means, levels: list[tuple[int, int]], kept) -> RunNoise:
+    """The runs' noise around their levels (index ranges first..last): sigma the larger of the
+    consecutive runs' differences (median absolute difference / 0.6745 / √2, which steps barely
+    move but drift shrinks: neighbours stray together) and the residuals around the levels'
+    means (their median absolute value / 0.6745, which an outlier barely moves and drift widens);
+    rho from the residuals of neighbours in one level. Runs not kept (standing apart) are left out."""
+    import numpy as np  # loaded by the search already
+
+    level_of = np.empty(len(means), dtype=np.int64)
+    for number, (first, last) in enumerate(levels):
+        level_of[first:last + 1] = number
+    used = np.flatnonzero(kept)
+    x, level = means[used], level_of[used]
+    if len(x) < 2:
+        return RunNoise(0.0, 0.0, False)
+    counts = np.bincount(level, minlength=len(levels))
+    level_mean = np.bincount(level, weights=x, minlength=len(levels)) / np.maximum(counts, 1)
+    residual = x - level_mean[level]
+    by_differences = float(np.median(np.abs(np.diff(x)))) / 0.6745 / math.sqrt(2)
+    free = max(len(x) - len(levels), 1)
+    by_residuals = float(np.median(np.abs(residual))) / 0.6745 * math.sqrt(len(x) / free)
+    sigma = max(by_differences, by_residuals)
+    same = (level[1:] == level[:-1]) & (np.diff(used) == 1)  # neighbours in time and in one level
+    pairs = int(same.sum())
+    tamed = np.clip(residual, -3 * sigma, 3 * sigma)  # an outlier run does not make drift
+    square = float((tamed[:-1][same] ** 2).sum())
+    if pairs < 2 or square == 0:
+        return RunNoise(sigma, 0.0, False)
+    measured = float((tamed[:-1] * tamed[1:])[same].sum()) / square
+    # Residuals around a level's own mean are less alike than the runs were: the estimate falls
+    # short by about (1 + 3ρ) / m in a level of m runs (Marriott and Pope, 1954).
+    rho = min(max(measured + (1 + 3 * measured) * len(levels) / pairs, 0.0), 0.9)
+    return RunNoise(sigma, rho, measured > DRIFT_SE / math.sqrt(pairs))
+
+
+def step_critical(runs: int, free: int) -> float:
+    """The t a step over its standard error must exceed: Student's t at ALPHA / (runs − 1) two-sided."""
+    return t_ppf(1 - ALPHA / 2 / max(runs - 1, 1), max(free, 1))
+
+
+def _ranges(starts: list[int], runs: int) -> list[tuple[int, int]]:
+    return [(first, end - 1) for first, end in zip(starts, [*starts[1:], runs])]
+
+
+def _eliminate(means, starts: list[int], kept, min_change: float | None) -> tuple[list[int], RunNoise]:
+    """Backward elimination: the weakest boundary joined while one is not a change, then the
+    levels and noise again. A boundary is a change where its step over its standard error,
+    sigma · √((1/m₁ + 1/m₂) · inflation) for levels of m₁ and m₂ runs, exceeds step_critical
+    (or with min_change, where the step is at least that share of the level before)."""
+    import numpy as np
+
+    while True:
+        levels = _ranges(starts, len(means))
+        noise = run_noise(means, levels, kept)
+        if len(starts) == 1:
+            return starts, noise
+        counts = np.add.reduceat(kept.astype(np.int64), starts)
+        level_means = np.add.reduceat(np.where(kept, means, 0.0), starts) / counts
+        steps = np.abs(np.diff(level_means))
+        if min_change is not None:
+            scores = steps / np.maximum(min_change * np.abs(level_means[:-1]), 1e-300)
+        else:
+            error = noise.sigma * np.sqrt((1 / counts[:-1] + 1 / counts[1:]) * noise.inflation)
+            critical = step_critical(int(kept.sum()), int(kept.sum()) - len(levels))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                scores = np.where(error > 0, steps / error / critical, np.where(steps > 0, np.inf, 0.0))
+        weakest = int(np.argmin(scores))
+        if scores[weakest] > 1 or (min_change is not None and scores[weakest] >= 1):
+            return starts, noise
+        del starts[weakest + 1]
 
 
 def shown_levels(points: list[RunPoint], groups: list[Segment],
                  min_change: float | None = None) -> tuple[list[Segment], str]:
     """The series' levels: jumpavg's groups joined across every boundary that is not a change
-    a person can act on, and a note: TOO_FEW where the history is too short to tell, or where a
-    boundary lacks MIN_SUPPORT runs on a side (the newest runs may have moved; more will say).
-    A boundary is a change where the step between its two groups is larger than NOISE_FACTOR ×
-    the runs' noise (run_noise), or with min_change at least that share of the level before
-    (FD.io CSIT's trending marks only anomalies beyond the noise)."""
-    noise = run_noise(points)
-    bounds, unsupported = [], False
-    for before, after in zip(groups, groups[1:]):
-        support = min(before.last - before.first, after.last - after.first) + 1
-        step = abs(after.mean - before.mean)
-        beyond = step >= min_change * abs(before.mean) if min_change is not None else step > NOISE_FACTOR * noise
-        if support < MIN_SUPPORT:
-            unsupported = unsupported or beyond
-        elif beyond:
-            bounds.append(after.first)
-    note = TOO_FEW if len(points) < 2 * MIN_SUPPORT or unsupported else ""
-    starts, levels = [0, *bounds], []
-    for first, end in zip(starts, [*bounds, len(points)]):
-        levels.append(Segment(first, end - 1, *mean_stdev([value for point in points[first:end]
-                                                           for value in point.values])))
-    return levels, note
+    beyond the runs' noise (_eliminate), and a note. A level of fewer than MIN_SUPPORT runs is
+    not told as a change: among the newest runs it is TOO_FEW (they may have moved; more will
+    say), elsewhere its runs stand apart (outliers, or a change too short to tell) and are left
+    out of the levels; the other boundaries are judged as before. A history shorter than
+    2 × MIN_SUPPORT runs is TOO_FEW as a whole. Drift (runs in a row straying together) is
+    allowed for in each step's standard error, and said."""
+    import numpy as np
+
+    if len(points) < 2 * MIN_SUPPORT:
+        return [Segment(0, len(points) - 1, *mean_stdev([v for point in points for v in point.values]))], TOO_FEW
+    means = np.array([point.mean for point in points])
+    kept = np.ones(len(points), dtype=bool)
+    starts, notes = [group.first for group in groups], []
+    while True:
+        starts, noise = _eliminate(means, starts, kept, min_change)
+        levels = _ranges(starts, len(points))
+        short = next((number for number, (first, last) in enumerate(levels)
+                      if kept[first:last + 1].sum() < MIN_SUPPORT), None)
+        if short is None or len(levels) == 1:
+            break
+        first, last = levels[short]
+        kept[first:last + 1] = False
+        which = f"run {first + 1} stands" if first == last else f"runs {first + 1}–{last + 1} stand"
+        if short == len(levels) - 1:
+            notes.append(f"{TOO_FEW} whether the newest {last - first + 1} run(s) moved: more runs will say")
+        else:
+            notes.append(f"{which} apart (too few to tell from outliers; left out of the levels)")
+        del starts[short if short else 1]  # joined to the level before it (the first: to the one after)
+    if noise.drifting:
+        notes.append(f"runs drift (lag-1 autocorrelation {noise.rho:.2f}): each step judged as from "
+                     f"{1 / noise.inflation:.0%} as many independent runs")
+    found = []
+    for first, last in _ranges(starts, len(points)):
+        values = [v for point, keep in zip(points[first:last + 1], kept[first:last + 1]) if keep for v in point.values]
+        found.append(Segment(first, last, *mean_stdev(values)))
+    return found, "; ".join(notes)
 
 
 def load_history(store, campaign: str) -> History:
