@@ -47,13 +47,15 @@ def test_two_workers_one_killed_mid_block_the_other_finishes_nothing_lost_nothin
     (tmp_path / "lab.toml").write_text(CAMPAIGN)
     keygen = run_cli("keygen", "--out", str(tmp_path / "enqueuer"))
     assert keygen.returncode == 0, keygen.stderr
-    trust = f"[worker]\ntrusted_keys = [\"{(tmp_path / 'enqueuer.pub').read_text().strip()}\"]\n"
-    (tmp_path / "tb1.toml").write_text("[testbed]\nkind = \"local\"\n" + trust)
-    (tmp_path / "tb2.toml").write_text("[testbed]\nkind = \"local\"\nrouter = false\n" + trust)
     env = {**os.environ, "VPNBENCH_DB": url}
     queued = run_cli("run", str(tmp_path / "lab.toml"), "--queue", "--signing-key", str(tmp_path / "enqueuer"),
                      env=env)
     assert queued.returncode == 0, queued.stderr
+    [(lab,)] = postgres.query("lab", "SELECT name FROM queue_lab")
+    trust = (f"[worker]\ntrusted_keys = [\"{(tmp_path / 'enqueuer.pub').read_text().strip()}\"]\nlab = \"{lab}\"\n"
+             f"jobs_file = \"{tmp_path / 'worker-jobs'}\"\n")  # both workers on this machine: one record
+    (tmp_path / "tb1.toml").write_text("[testbed]\nkind = \"local\"\n" + trust)
+    (tmp_path / "tb2.toml").write_text("[testbed]\nkind = \"local\"\nrouter = false\n" + trust)
     assert "2 blocks, 6 cells" in queued.stdout
     (tmp_path / "db.url").write_text(url)
     (tmp_path / "db.url").chmod(0o600)

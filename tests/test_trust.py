@@ -8,6 +8,8 @@ any host is touched: the hook's file is never made, the blocks stay queued, no w
 written. A worker whose file trusts the signer and allows the hook runs the job (a namespace
 testbed, baseline and ping). The list of privileged fields is checked against the whole schema."""
 
+import dataclasses
+import datetime
 import ipaddress
 import json
 import os
@@ -21,11 +23,13 @@ from pydantic import BaseModel
 from conftest import run_cli
 from vpnbench.campaign.privileged import PRIVILEGED, TESTBED_OWNED, privileged_settings
 from vpnbench.campaign.spec import CampaignInfo
+from vpnbench.commands.lab import expiry_seconds
 from vpnbench.foundation.errors import UserError
 from vpnbench.impair.model import ImpairmentParams
 from vpnbench.lab import signing
-from vpnbench.lab.queue import WorkQueue
-from vpnbench.lab.trust import read_worker_file
+from vpnbench.lab.queue import Job, WorkQueue
+from vpnbench.lab.ran_jobs import RanJobs
+from vpnbench.lab.trust import WorkerPolicy, admit, read_worker_file
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.store.database import Store
 from vpnbench.techniques import TECHNIQUES
@@ -133,15 +137,122 @@ def key_pair(tmp_path) -> tuple[Path, str]:
     return private, line
 
 
-def test_a_signature_covers_the_job_id_and_the_campaign_whatever_its_key_order(key_pair):
+LATER = "2030-01-01T00:00:00Z"
+
+
+def test_a_signature_covers_the_job_id_lab_expiry_and_campaign_whatever_its_key_order(key_pair):
     key = signing.load_signing_key(str(key_pair[0]))
     public = signing.public_key(key_pair[1])
-    key_id, signature = key.sign("job1", {"a": 1, "b": [1.5, "x"]})
+    key_id, signature = key.sign("job1", "lab-a", LATER, {"a": 1, "b": [1.5, "x"]})
     assert key_id == key.key_id == signing.fingerprint(public)
-    assert signing.verify(public, "job1", {"b": [1.5, "x"], "a": 1}, signature)
-    assert not signing.verify(public, "job2", {"a": 1, "b": [1.5, "x"]}, signature)  # not movable to another job
-    assert not signing.verify(public, "job1", {"a": 2, "b": [1.5, "x"]}, signature)
-    assert not signing.verify(public, "job1", {"a": 1, "b": [1.5, "x"]}, "not base64!")
+    assert signing.verify(public, "job1", "lab-a", LATER, {"b": [1.5, "x"], "a": 1}, signature)
+    assert not signing.verify(public, "job2", "lab-a", LATER, {"a": 1, "b": [1.5, "x"]}, signature)  # another job
+    assert not signing.verify(public, "job1", "lab-b", LATER, {"a": 1, "b": [1.5, "x"]}, signature)  # another lab
+    assert not signing.verify(public, "job1", "lab-a", "2031-01-01T00:00:00Z", {"a": 1, "b": [1.5, "x"]}, signature)
+    assert not signing.verify(public, "job1", "lab-a", LATER, {"a": 2, "b": [1.5, "x"]}, signature)
+    assert not signing.verify(public, "job1", "lab-a", LATER, {"a": 1, "b": [1.5, "x"]}, "not base64!")
+
+
+# --- a job's scope: its lab, its expiry, unsigned jobs, what a worker ran (issue 39 item 6) ------
+
+HOOKED = {"campaign": {"name": "c"}, "technique": [{"kind": "baseline"},
+                                                    {"kind": "external", "protection": "none", "up_hook": ["/bin/true"]}]}
+NOW = datetime.datetime(2029, 6, 1, tzinfo=datetime.UTC)
+
+
+def signed_job(key_pair, lab: str = "lab-a", not_after: str = LATER, source: dict = HOOKED) -> Job:
+    key = signing.load_signing_key(str(key_pair[0]))
+    return Job("job1", "c", source, *key.sign("job1", lab, not_after, source), lab, not_after)
+
+
+def policy(key_pair, **worker) -> WorkerPolicy:
+    return WorkerPolicy(**{"trusted_keys": [key_pair[1]], "lab": "lab-a",
+                           "allow": ["technique.external.up_hook"], **worker})
+
+
+def refusal(job: Job, worker: WorkerPolicy, now: datetime.datetime = NOW) -> str:
+    with pytest.raises(UserError) as refused:
+        admit(job, worker, now)
+    assert "\n" not in str(refused.value)
+    return str(refused.value)
+
+
+def test_a_job_signed_for_another_lab_or_past_its_expiry_is_refused_and_neither_can_be_edited(key_pair):
+    job = signed_job(key_pair)
+    admit(job, policy(key_pair), NOW)
+    admit(job, policy(key_pair), datetime.datetime(2030, 1, 1, tzinfo=datetime.UTC))  # up to not_after itself
+    assert refusal(job, policy(key_pair, lab="lab-b")) == (
+        "queue_jobs.lab: job job1 is signed for lab 'lab-a', not this worker's 'lab-b' ([worker] lab): copied from "
+        "another lab's database; job job1 left queued")
+    assert refusal(job, policy(key_pair, lab=None)).startswith(
+        "worker.lab: job job1 is signed for lab 'lab-a' and this worker's file names no lab; ")
+    assert refusal(job, policy(key_pair), datetime.datetime(2030, 1, 1, 0, 0, 1, tzinfo=datetime.UTC)) == (
+        "queue_jobs.not_after: job job1 expired at 2030-01-01T00:00:00Z (it is 2030-01-01T00:00:01Z here); queue "
+        "it again (run --queue --expires) to run it; job job1 left queued")
+    # a database writer's edits of the lab or the expiry break the signature
+    for edited in (dataclasses.replace(job, lab="lab-b"), dataclasses.replace(job, not_after="2099-01-01T00:00:00Z")):
+        assert refusal(edited, policy(key_pair, lab=edited.lab)).startswith(
+            "queue_jobs.source: job job1 does not match its signature by SHA256:")
+    # a job signed before signatures bound a lab and an expiry
+    assert refusal(dataclasses.replace(job, lab=None, not_after=None), policy(key_pair)).startswith(
+        "queue_jobs.lab: job job1 was signed without a lab and an expiry")
+
+
+def test_an_unsigned_job_runs_no_privileged_field_even_where_allowed_so_a_stripped_signature_gains_nothing(key_pair):
+    job = signed_job(key_pair)
+    stripped = dataclasses.replace(job, key_id=None, signature=None)
+    worker = policy(key_pair, accept_unsigned=True)
+    admit(job, worker, NOW)
+    assert refusal(stripped, worker).startswith(
+        "technique[2].up_hook: a command run as root on the worker's machine, and job job1 is not signed: this worker "
+        "runs privileged fields only from jobs signed by a key its file trusts")
+    plain = {"campaign": {"name": "c"}, "technique": [{"kind": "baseline"}]}
+    admit(Job("job2", "c", plain), worker, NOW)  # what any database writer could queue, where the file accepts it
+    assert refusal(Job("job2", "c", plain), policy(key_pair)).startswith("queue_jobs.signature: job job2 is not signed")
+
+
+def test_a_job_this_machine_finished_is_refused_one_it_left_unfinished_may_be_joined_again(key_pair, tmp_path):
+    job = signed_job(key_pair)
+    ran = RanJobs(str(tmp_path / "state" / "worker-jobs"))
+    ran.refuse_finished(job)
+    ran.started(job)
+    ran.refuse_finished(job)  # interrupted or killed: this worker may continue it
+    assert oct((tmp_path / "state").stat().st_mode & 0o777) == "0o700"
+    assert oct((tmp_path / "state" / "worker-jobs").stat().st_mode & 0o777) == "0o600"
+    ran.finished(job)
+    with pytest.raises(UserError, match=r"^queue_jobs.finished_at: job job1 was finished by this machine's worker at "
+                                        r"\S+Z \(.*worker-jobs\); a finished job is never run again \(re-opened in the "
+                                        r"database\?\); job left queued$"):
+        ran.refuse_finished(job)
+    same_signature = dataclasses.replace(job, id="renamed")  # the id edited: its signature is the one that ran
+    with pytest.raises(UserError, match=r"^queue_jobs.finished_at: job renamed was finished"):
+        ran.refuse_finished(same_signature)
+    ran.refuse_finished(Job("job2", "c", {}))  # another job
+
+    os.chmod(tmp_path / "state" / "worker-jobs", 0o644)  # what decides replays is root's alone
+    with pytest.raises(UserError, match=r"^worker.jobs_file: .* mode 0644; allowed: a regular file of this user"):
+        ran.refuse_finished(job)
+    os.chmod(tmp_path / "state" / "worker-jobs", 0o600)
+    os.chmod(tmp_path / "state", 0o777)
+    with pytest.raises(UserError, match=r"^worker.jobs_file: .*/state is owned by uid 0 with mode 0777; allowed: "):
+        ran.refuse_finished(job)
+    os.chmod(tmp_path / "state", 0o700)
+    (tmp_path / "elsewhere").write_text("")
+    os.symlink(tmp_path / "elsewhere", tmp_path / "state" / "linked")
+    with pytest.raises(UserError, match=r"^worker.jobs_file: .*linked: Too many levels of symbolic links$"):
+        RanJobs(str(tmp_path / "state" / "linked")).refuse_finished(job)
+
+
+def test_expires_takes_a_minute_to_a_year_and_a_bad_one_queues_nothing(postgres, tmp_path):
+    assert [expiry_seconds(text) for text in ("7d", "12h", "90m", "1m", "365d")] == [
+        604800, 43200, 5400, 60, 31536000]
+    url = postgres.create_database("trust_expires")
+    (tmp_path / "lab.toml").write_text(CAMPAIGN)
+    for text, why in (("2y", "is not a duration"), ("30s", "is 30 s"), ("366d", "is 31622400 s")):
+        result = run_cli("run", str(tmp_path / "lab.toml"), "--db", url, "--queue", "--expires", text)
+        assert result.returncode == 2 and result.stderr == (
+            f"vpnbench: error: --expires: '{text}' {why}; allowed: a duration from 1m to 365d, e.g. 7d, 12h, 90m\n")
+    assert postgres.query("trust_expires", "SELECT to_regclass('queue_jobs') IS NULL") == [(True,)]  # not opened
 
 
 def test_a_signing_key_others_may_read_is_refused_and_keygen_never_overwrites(key_pair, tmp_path):
@@ -265,6 +376,39 @@ def test_jobs_not_signed_by_a_trusted_key_or_changed_since_are_refused(postgres,
     assert refusal.startswith(f"vpnbench: error: queue_jobs.signature: job {job_id} is not signed"), refusal
 
 
+def sql_literal(value) -> str:
+    return "NULL" if value is None else str(value) if isinstance(value, int) else "'" + str(value).replace("'", "''") + "'"
+
+
+def copy_rows(postgres, source: str, target: str, table: str, columns: str) -> None:
+    """What a writer of both databases can do: copy rows, signatures and all, from one to the other."""
+    for row in postgres.query(source, f"SELECT {columns} FROM {table}"):
+        postgres.query(target, f"INSERT INTO {table} ({columns}) VALUES ({', '.join(map(sql_literal, row))})")
+
+
+def test_a_signed_job_copied_into_another_labs_database_is_refused_there(postgres, tmp_path, key_pair):
+    private, line = key_pair
+    url_a, job_id = queue_job(postgres, tmp_path, "trust_lab_a", "--signing-key", str(private))
+    url_b = postgres.create_database("trust_lab_b")
+    store = Store(url_b)
+    try:
+        WorkQueue(store)  # lab B's queue, with a name of its own
+    finally:
+        store.close()
+    [(lab_a,)] = postgres.query("trust_lab_a", "SELECT name FROM queue_lab")
+    [(lab_b,)] = postgres.query("trust_lab_b", "SELECT name FROM queue_lab")
+    assert lab_a != lab_b and re.fullmatch(r"lab-[0-9a-f]{8}", lab_b)
+    copy_rows(postgres, "trust_lab_a", "trust_lab_b", "queue_jobs", "id, campaign, source, key_id, signature, lab, not_after")
+    copy_rows(postgres, "trust_lab_a", "trust_lab_b", "queue_blocks", "job_id, position, label, cell_keys")
+    worker_file = tmp_path / "tb.toml"
+    worker_file.write_text(f"[testbed]\n[worker]\ntrusted_keys = [\"{line}\"]\nlab = \"{lab_b}\"\n"
+                           f"jobs_file = \"{tmp_path / 'worker-jobs'}\"\n")
+    refusal = worker_refuses(postgres, "trust_lab_b", url_b, worker_file)
+    assert refusal == (f"vpnbench: error: queue_jobs.lab: job {job_id} is signed for lab '{lab_a}', not this worker's "
+                       f"'{lab_b}' ([worker] lab): copied from another lab's database; job {job_id} left queued\n")
+    assert not (tmp_path / "worker-jobs").exists()  # refused before the worker's own record is opened
+
+
 def test_a_campaign_that_sets_a_workers_testbed_is_not_queued(postgres, tmp_path):
     url = postgres.create_database("trust_enqueue")
     (tmp_path / "lab.toml").write_text(CAMPAIGN.replace("[testbed]\n", "[testbed]\nsysctls = { \"net.core.rmem_max\" = 1 }\n"))
@@ -292,7 +436,10 @@ def test_a_worker_whose_file_trusts_the_signer_and_allows_the_hook_runs_it(postg
     assert "technique[2].up_hook (a command run as root on the worker's machine): runs only on workers whose " \
            "file allows technique.external.up_hook" in said
 
+    [(lab,)] = postgres.query("trust_allowed", "SELECT name FROM queue_lab")
+    assert f"signed by {signing.load_signing_key(str(private)).key_id} for lab {lab}" in said
     (tmp_path / "tb.toml").write_text(f"[testbed]\nrouter = false\n[worker]\ntrusted_keys = [\"{line}\"]\n"
+                                      f"lab = \"{lab}\"\njobs_file = \"{tmp_path / 'state' / 'worker-jobs'}\"\n"
                                       "allow = [\"technique.external.up_hook\"]\n")
     result = run_cli("worker", "--db", url, "--testbed", str(tmp_path / "tb.toml"), "--lease", "3", timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -300,6 +447,23 @@ def test_a_worker_whose_file_trusts_the_signer_and_allows_the_hook_runs_it(postg
     assert postgres.query("trust_allowed", "SELECT state FROM queue_blocks") == [("done",)]
     assert postgres.query("trust_allowed", "SELECT technique, status FROM cells ORDER BY id") == [
         ("baseline", "ok"), ("box", "ok")]
+
+    # A database writer re-opens the finished job: its signature still verifies, but this worker ran it.
+    hook.unlink()
+    postgres.query("trust_allowed", "UPDATE queue_blocks SET state = 'queued', worker_id = NULL")
+    postgres.query("trust_allowed", "UPDATE queue_jobs SET finished_at = NULL")
+    replayed = run_cli("worker", "--db", url, "--testbed", str(tmp_path / "tb.toml"), "--lease", "3", timeout=60)
+    assert replayed.returncode == 2 and replayed.stderr.count("\n") == 1, replayed.stdout + replayed.stderr
+    assert re.fullmatch(rf"vpnbench: error: queue_jobs.finished_at: job {result_job(said)} was finished by this "
+                        r"machine's worker at \S+Z \(.*/state/worker-jobs\); a finished job is never run again "
+                        r"\(re-opened in the database\?\); job left queued\n", replayed.stderr), replayed.stderr
+    assert not hook.exists()  # the hook did not run again
+    assert postgres.query("trust_allowed", "SELECT count(*) FROM runs") == [(1,)]
+    assert postgres.query("trust_allowed", "SELECT state FROM queue_blocks") == [("queued",)]
+
+
+def result_job(said: str) -> str:
+    return said.split()[2].rstrip(":")
 
 
 def test_a_database_queued_into_before_jobs_were_signed_gets_the_columns_and_its_jobs_are_unsigned(postgres):

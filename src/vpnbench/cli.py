@@ -71,6 +71,9 @@ def build_parser() -> Parser:
     run.add_argument("--signing-key", metavar="FILE", default=os.environ.get("VPNBENCH_SIGNING_KEY"),
                      help="with --queue: sign the job with this private key file (vpnbench keygen; "
                           "default: $VPNBENCH_SIGNING_KEY), so workers that trust its public key run it")
+    run.add_argument("--expires", metavar="DURATION", default="7d",
+                     help="with --queue and a signing key: workers start the job only within this time "
+                          "(signed; 1m to 365d; default: 7d)")
 
     worker = sub.add_parser("worker", help="run queued blocks on a testbed until the job is done")
     add_db_options(worker, f"the queue's {DB_URL} database (default: $VPNBENCH_DB)")
@@ -596,7 +599,7 @@ def dispatch(args) -> int:
                 raise UserError("run --queue: --resume and --report belong to a run here; workers continue a job")
             from vpnbench.commands.lab import enqueue
 
-            return enqueue(campaign, database(args, "vpnbench.db"), console, args.signing_key)
+            return enqueue(campaign, database(args, "vpnbench.db"), console, args.signing_key, args.expires)
         report = check_report_path(args.report)
         require_root("run")
         skip = args.skip_unavailable or bool(args.campaign and is_preset(args.campaign))

@@ -1,7 +1,9 @@
 """The lab's commands: `run --queue` (enqueue), `worker` and `status`."""
 
 import dataclasses
+import datetime
 import math
+import re
 from pathlib import Path
 
 from rich.console import Console
@@ -11,13 +13,29 @@ from vpnbench.campaign import Campaign, campaign_from_dict
 from vpnbench.campaign.privileged import privileged_settings
 from vpnbench.foundation.errors import UserError
 from vpnbench.foundation.terminal_text import plain
+from vpnbench.foundation.units import parse_duration
 from vpnbench.lab import signing
 from vpnbench.lab.queue import Job, WorkerRow, WorkQueue, queued_blocks
-from vpnbench.lab.trust import admit, queued_source, read_worker_file, without_testbed_owned
+from vpnbench.lab.ran_jobs import RanJobs
+from vpnbench.lab.trust import WorkerFile, admit, queued_source, read_worker_file, without_testbed_owned
 from vpnbench.run.hostfacts import summary_line
 from vpnbench.store.database import Store, display_name, is_url
 
 PLAN_AXES = ("cores", "mtu")  # [testbed] keys that shape the plan: the campaign's, never a worker's
+EXPIRES_RANGE = (60.0, 365 * 86400.0)  # a signed job's life: a minute to a year
+
+
+def expiry_seconds(text: str) -> float:
+    """--expires: '7d', '12h', '30m' -> seconds, within EXPIRES_RANGE; UserError otherwise."""
+    allowed = "allowed: a duration from 1m to 365d, e.g. 7d, 12h, 90m"
+    days = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*d\s*", text)
+    try:
+        seconds = float(days.group(1)) * 86400 if days else parse_duration(text)
+    except ValueError:
+        raise UserError(f"--expires: {text!r} is not a duration; {allowed}") from None
+    if not EXPIRES_RANGE[0] <= seconds <= EXPIRES_RANGE[1]:
+        raise UserError(f"--expires: {text!r} is {seconds:.0f} s; {allowed}")
+    return seconds
 
 
 def open_queue(db: str, read_only: bool = False) -> tuple[Store, WorkQueue]:
@@ -32,19 +50,24 @@ def open_queue(db: str, read_only: bool = False) -> tuple[Store, WorkQueue]:
         raise
 
 
-def enqueue(campaign: Campaign, db: str, console: Console, signing_key: str | None = None) -> int:
-    """Queue the campaign's blocks, signed with the key in the file signing_key (None: unsigned)."""
+def enqueue(campaign: Campaign, db: str, console: Console, signing_key: str | None = None,
+            expires: str = "7d") -> int:
+    """Queue the campaign's blocks, signed with the key in the file signing_key (None: unsigned)
+    for the database's lab, to be started by workers within `expires` (--expires)."""
+    seconds = expiry_seconds(expires)
     key = signing.load_signing_key(signing_key) if signing_key else None
     campaign = dataclasses.replace(campaign, source=queued_source(campaign.source))
     store, queue = open_queue(db)
     try:
-        job, cells = queue.enqueue(campaign, key.sign if key else None)
+        job, cells = queue.enqueue(campaign, key.sign if key else None, seconds)
     finally:
         store.close()
     console.print(f"queued job {job.id}: {campaign.name}, {len(queue_positions(campaign))} blocks, {cells} cells "
                   f"in {display_name(db)}")
-    console.print(f"signed by {key.key_id}" if key else "unsigned: workers run it only if their file says "
-                  "accept_unsigned = true (sign with --signing-key FILE or VPNBENCH_SIGNING_KEY)", highlight=False)
+    console.print(f"signed by {key.key_id} for lab {job.lab} (workers whose file says [worker] lab = \"{job.lab}\"),"
+                  f" to be started before {job.not_after}" if key else
+                  "unsigned: workers run it only if their file says accept_unsigned = true, and none of its "
+                  "privileged fields (sign with --signing-key FILE or VPNBENCH_SIGNING_KEY)", highlight=False)
     for setting in privileged_settings(campaign.source):
         console.print(f"{setting.where} ({setting.why}): runs only on workers whose file allows {setting.name}",
                       highlight=False)
@@ -68,12 +91,15 @@ def queue_positions(campaign: Campaign) -> list[int]:
     return [position for position, _ in queued_blocks(campaign)]
 
 
-def worker_campaign(job: Job, testbed_file: str) -> Campaign:
+def worker_campaign(job: Job, testbed_file: str, now: datetime.datetime | None = None) -> Campaign:
+    return campaign_on(job, read_worker_file(testbed_file), now or datetime.datetime.now(datetime.UTC))
+
+
+def campaign_on(job: Job, own: WorkerFile, now: datetime.datetime) -> Campaign:
     """The queued campaign on this worker's testbed, if the worker's file lets it run the job
     (lab/trust.py): the file's [testbed] laid over the campaign's, which keeps its plan axes
     (cores, mtu) and never gives the keys the worker's file decides."""
-    own = read_worker_file(testbed_file)
-    admit(job, own.policy)
+    admit(job, own.policy, now)
     source = without_testbed_owned(job.source)
     queued = source.get("testbed", {})
     for axis in PLAN_AXES:
@@ -91,9 +117,15 @@ def work(db: str, testbed_file: str, job_id: str | None, name: str | None, lease
     store, queue = open_queue(db)
     try:
         job = queue.job(job_id)
-        campaign = worker_campaign(job, testbed_file)
+        own = read_worker_file(testbed_file)
+        campaign = campaign_on(job, own, datetime.datetime.now(datetime.UTC))
+        ran = RanJobs(own.policy.jobs_file)
+        ran.refuse_finished(job)  # the database cannot say: its writers can re-open a finished job
         worker = Worker(queue, job, campaign, name or Path(testbed_file).stem, lease=lease, console=console)
+        ran.started(job)
         outcome = worker.run()
+        if not outcome.interrupted:
+            ran.finished(job)  # no block this testbed can run is left: never again here
     finally:
         store.close()
     console.print(f"{outcome.ok} ok, {outcome.failed} failed — results in {display_name(db)} (run {outcome.run_id})")

@@ -33,12 +33,20 @@ JOBS = sa.Table(
     sa.Column("id", sa.Text, primary_key=True),
     sa.Column("campaign", sa.Text, nullable=False),
     sa.Column("source", sa.Text, nullable=False),  # the campaign's validated input (JSON): what workers run
-    # who queued it (lab/signing.py): the signing key's fingerprint and its signature of id and source
+    # who queued it (lab/signing.py): the signing key's fingerprint and its signature of id, lab,
+    # not_after and source; the lab (queue_lab's name when it was queued) and the time (UTC, ISO
+    # 8601) after which no worker starts it: both signed, so only a new signature changes them
     sa.Column("key_id", sa.Text),
     sa.Column("signature", sa.Text),
+    sa.Column("lab", sa.Text),
+    sa.Column("not_after", sa.Text),
     sa.Column("created_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False),
     sa.Column("finished_at", sa.DateTime(timezone=True)),
 )
+# The lab's name, made once with the queue: an enqueuer signs it into each job, and a worker runs
+# only jobs signed for the lab its own file names, so a job copied into another lab's database
+# is refused there. One row.
+LAB = sa.Table("queue_lab", METADATA, sa.Column("name", sa.Text, primary_key=True))
 BLOCKS = sa.Table(
     "queue_blocks", METADATA,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -75,10 +83,12 @@ class Job:
     source: dict
     key_id: str | None = None  # None: unsigned
     signature: str | None = None
+    lab: str | None = None  # what the signature binds (None in jobs signed before it did)
+    not_after: str | None = None
 
     @classmethod
     def from_row(cls, row) -> "Job":
-        return cls(row.id, row.campaign, json.loads(row.source), row.key_id, row.signature)
+        return cls(row.id, row.campaign, json.loads(row.source), row.key_id, row.signature, row.lab, row.not_after)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -146,26 +156,44 @@ class WorkQueue:
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(20200002)"))  # workers starting at once
             METADATA.create_all(conn)
             known = {column["name"] for column in sa.inspect(conn).get_columns(JOBS.name)}
-            for column in ("key_id", "signature"):  # a database queued into before jobs were signed
-                if column not in known:
+            for column in ("key_id", "signature", "lab", "not_after"):  # a database queued into before
+                if column not in known:                                 # jobs were signed, or bound to a lab
                     conn.execute(sa.text(f"ALTER TABLE {JOBS.name} ADD COLUMN {column} TEXT"))
+            if conn.scalar(sa.select(sa.func.count()).select_from(LAB)) == 0:
+                conn.execute(LAB.insert().values(name=f"lab-{secrets.token_hex(4)}"))
+
+    def lab(self) -> str:
+        """The name jobs queued here are signed for (queue_lab)."""
+        with self.engine.connect() as conn:
+            names = list(conn.scalars(sa.select(LAB.c.name)))
+        if len(names) != 1:
+            raise UserError(f"queue_lab: {len(names)} rows in {self.store.name}; the queue's lab has one name "
+                            "(a database writer changed it: put the lab's name back)")
+        return names[0]
 
     # --- jobs -------------------------------------------------------------------------------
 
-    def enqueue(self, campaign: Campaign, sign: Callable[[str, dict], tuple[str, str]] | None = None
-                ) -> tuple[Job, int]:
-        """A job of the campaign's shared blocks, signed when sign (job id, source -> key id,
-        signature) is given; returns it and how many cells were queued."""
+    def enqueue(self, campaign: Campaign, sign: Callable[[str, str, str, dict], tuple[str, str]] | None = None,
+                expires: float = 7 * 86400) -> tuple[Job, int]:
+        """A job of the campaign's shared blocks, signed when sign (job id, lab, not_after, source ->
+        key id, signature) is given, for this database's lab and until `expires` seconds from now
+        (this machine's clock); returns it and how many cells were queued."""
         if campaign.info.adaptive:
             raise UserError("--queue: repetitions = \"auto\" decides each round from the last one, which "
                             "workers on several testbeds cannot share; give a number of repetitions")
         job_id, text = secrets.token_hex(4), json.dumps(campaign.source)
         source = json.loads(text)  # signed as a worker reads it back
-        job = Job(job_id, campaign.info.name, source, *(sign(job_id, source) if sign else (None, None)))
+        if sign:
+            lab = self.lab()
+            not_after = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=expires)
+                         ).strftime("%Y-%m-%dT%H:%M:%SZ")
+            job = Job(job_id, campaign.info.name, source, *sign(job_id, lab, not_after, source), lab, not_after)
+        else:  # nothing binds an unsigned job: a database writer could write any (lab/trust.py)
+            job = Job(job_id, campaign.info.name, source)
         shared = queued_blocks(campaign)
         with self.engine.begin() as conn:
             conn.execute(JOBS.insert().values(id=job.id, campaign=job.campaign, source=text, key_id=job.key_id,
-                                              signature=job.signature))
+                                              signature=job.signature, lab=job.lab, not_after=job.not_after))
             conn.execute(BLOCKS.insert(), [{"job_id": job.id, "position": position, "label": block.label,
                                             "cell_keys": json.dumps([c.key for c in block.cells])}
                                            for position, block in shared])

@@ -1,11 +1,15 @@
-"""Who queued a job: an Ed25519 signature over the job's id and its campaign (issue 28).
+"""Who queued a job, for which lab and until when: an Ed25519 signature over the job's id, its
+lab, its expiry and its campaign (issues 28, 39 item 6).
 
 Keys are OpenSSH's format, so `ssh-keygen -t ed25519 -N ""` makes them as well as `vpnbench
 keygen`: the enqueuer signs with its private key file (--signing-key FILE or $VPNBENCH_SIGNING_KEY,
 never the key on a command line), a worker's file lists the public keys it trusts. What is
-signed is a context string, the job id and the campaign serialised canonically (JSON, keys
-sorted, no spaces), so a job's campaign cannot be edited, nor its signature moved to another
-job, nor the signature mistaken for one of ssh's. The key id stored beside it is the key's
+signed is a context string and, serialised canonically (JSON, keys sorted, no spaces), the job
+id, the lab's name (the queue database's, which each worker's file names too), the time after
+which no worker starts the job (`not_after`, UTC) and the campaign: so a job's campaign cannot
+be edited, nor its signature moved to another job or another lab's database, nor the job run
+after it expired, nor the signature mistaken for one of ssh's or for the first version's (id and
+campaign only, which no worker accepts now). The key id stored beside it is the key's
 fingerprint as `ssh-keygen -l` shows it (SHA256:...).
 """
 
@@ -27,13 +31,19 @@ from vpnbench.foundation.errors import UserError
 from vpnbench.foundation.safe_files import read_own_file, write_private
 
 KEY_ENV = "VPNBENCH_SIGNING_KEY"
-CONTEXT = b"vpnbench queued job, signature v1\0"
+CONTEXT = b"vpnbench queued job, signature v2\0"
 
 
-def signed_bytes(job_id: str, source: dict) -> bytes:
+def signed_bytes(job_id: str, lab: str, not_after: str, source: dict) -> bytes:
     """What a job's signature covers. Raises ValueError for a source JSON cannot carry (NaN)."""
-    canonical = json.dumps(source, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return CONTEXT + job_id.encode() + b"\0" + canonical.encode()
+    covered = {"job": job_id, "lab": lab, "not_after": not_after, "campaign": source}
+    return CONTEXT + json.dumps(covered, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                                allow_nan=False).encode()
+
+
+def digest(signature: str) -> str:
+    """What a worker remembers of a signature it ran: its SHA-256, hex."""
+    return hashlib.sha256(signature.encode()).hexdigest()
 
 
 def fingerprint(public: Ed25519PublicKey) -> str:
@@ -60,9 +70,9 @@ class SigningKey:
     key: Ed25519PrivateKey
     key_id: str
 
-    def sign(self, job_id: str, source: dict) -> tuple[str, str]:
+    def sign(self, job_id: str, lab: str, not_after: str, source: dict) -> tuple[str, str]:
         """The key id and the signature (base64) to store beside the job."""
-        return self.key_id, base64.b64encode(self.key.sign(signed_bytes(job_id, source))).decode()
+        return self.key_id, base64.b64encode(self.key.sign(signed_bytes(job_id, lab, not_after, source))).decode()
 
 
 def load_signing_key(path: str) -> SigningKey:
@@ -80,9 +90,9 @@ def load_signing_key(path: str) -> SigningKey:
     return SigningKey(key, fingerprint(key.public_key()))
 
 
-def verify(public: Ed25519PublicKey, job_id: str, source: dict, signature: str) -> bool:
+def verify(public: Ed25519PublicKey, job_id: str, lab: str, not_after: str, source: dict, signature: str) -> bool:
     try:
-        public.verify(base64.b64decode(signature, validate=True), signed_bytes(job_id, source))
+        public.verify(base64.b64decode(signature, validate=True), signed_bytes(job_id, lab, not_after, source))
     except (InvalidSignature, binascii.Error, ValueError):
         return False
     return True

@@ -9,14 +9,22 @@ So a worker takes from a job only the experiment, never the power of a root scri
 - a job that sets a technique's or measurement's privileged field (a hook, an external address,
   a directory: campaign/privileged.py: PRIVILEGED) runs only where the file's [worker] `allow`
   names that field;
-- a job must be signed by a key the file's [worker] `trusted_keys` lists (lab/signing.py), and
-  still match its signature; unsigned jobs run only where the file says `accept_unsigned = true`.
+- a job must be signed by a key the file's [worker] `trusted_keys` lists (lab/signing.py), still
+  match its signature, be signed for the lab the file's [worker] `lab` names (not copied from
+  another lab's database) and not have expired (its signed `not_after`, on this machine's clock);
+- unsigned jobs run only where the file says `accept_unsigned = true`, and never with a
+  privileged field: a database writer could have written them, or stripped a signed job's
+  signature, so what they may do is what the database's writers may do, and `allow` is a
+  signer's grant only;
+- a job this worker finished is not run again (lab/ran_jobs.py: its own root file, not the
+  database, whose writers can re-open a finished job).
 
 Each refusal is one line naming the field, before any host is touched; the job stays queued
 for a worker that allows it.
 """
 
 import dataclasses
+import datetime
 from pathlib import Path
 from typing import Literal
 
@@ -38,8 +46,10 @@ class WorkerPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     trusted_keys: list[str] = []  # "ssh-ed25519 AAAA... comment" lines: the enqueuers it trusts
-    # true: jobs without a signature run too (a lab whose database only its operator can write)
+    # true: jobs without a signature run too, with no privileged field (a lab whose database only its operator writes)
     accept_unsigned: bool = False
+    lab: str | None = None  # the lab whose signed jobs it runs: its queue database's name (queue_lab)
+    jobs_file: str = "/var/lib/vpnbench/worker-jobs"  # the jobs it ran (lab/ran_jobs.py), root's, 0600
     allow: list[Literal[tuple(PRIVILEGED)]] = []  # privileged fields a job may set, e.g. technique.external.up_hook
 
     @field_validator("trusted_keys")
@@ -69,16 +79,23 @@ def read_worker_file(path: str) -> WorkerFile:
                                                                      "worker"))
 
 
-def admit(job: Job, policy: WorkerPolicy) -> None:
-    """Nothing, when this worker may run the job; else UserError, one line naming the field."""
+def admit(job: Job, policy: WorkerPolicy, now: datetime.datetime) -> None:
+    """Nothing, when this worker may run the job at `now` (aware, this machine's clock); else
+    UserError, one line naming the field."""
     left = f"job {job.id} left queued"
     _check_signature(job, policy, f"{left} for a worker that trusts its signer")
+    if job.signature is not None:
+        _check_scope(job, policy, now, left)
     if not isinstance(job.source, dict):
         raise UserError(f"queue_jobs.source: job {job.id} holds no campaign (a JSON object); {left}")
     for setting in privileged_settings(job.source):
         if setting.testbed_owned:
             raise UserError(f"{setting.where}: set by the queued job ({setting.why}); a worker's testbed is its "
                             f"own --testbed file's, never a job's; {left}")
+        if job.signature is None:
+            raise UserError(f"{setting.where}: {setting.why}, and job {job.id} is not signed: this worker runs "
+                            "privileged fields only from jobs signed by a key its file trusts ([worker] "
+                            f"trusted_keys and allow), as anyone who writes the database could write this one; {left}")
         if setting.name not in policy.allow:
             raise UserError(f"{setting.where}: {setting.why}, which this worker's file does not allow "
                             f"([worker] allow = [\"{setting.name}\"]); {left} for a worker that allows it")
@@ -95,9 +112,33 @@ def _check_signature(job: Job, policy: WorkerPolicy, left: str) -> None:
     if key is None:
         raise UserError(f"queue_jobs.key_id: job {job.id} is signed by {job.key_id!r}, a key this worker's file "
                         f"does not trust ([worker] trusted_keys); {left}")
-    if not verify(key, job.id, job.source, job.signature):
+    if job.lab is None or job.not_after is None:
+        raise UserError(f"queue_jobs.lab: job {job.id} was signed without a lab and an expiry (the first "
+                        f"version of job signatures); queue it again with run --queue --signing-key; {left}")
+    if not verify(key, job.id, job.lab, job.not_after, job.source, job.signature):
         raise UserError(f"queue_jobs.source: job {job.id} does not match its signature by {job.key_id}: it was "
                         f"changed after it was queued; {left}")
+
+
+def _check_scope(job: Job, policy: WorkerPolicy, now: datetime.datetime, left: str) -> None:
+    """A verified job: signed for this worker's lab, and not expired."""
+    if policy.lab is None:
+        raise UserError(f"worker.lab: job {job.id} is signed for lab {job.lab!r} and this worker's file names no lab; "
+                        f"a worker of that lab says so in its file ([worker] lab = \"{job.lab}\", the name `run "
+                        f"--queue` prints); {left}")
+    if job.lab != policy.lab:
+        raise UserError(f"queue_jobs.lab: job {job.id} is signed for lab {job.lab!r}, not this worker's "
+                        f"{policy.lab!r} ([worker] lab): copied from another lab's database; {left}")
+    try:
+        not_after = datetime.datetime.fromisoformat(job.not_after)
+    except ValueError:
+        not_after = None
+    if not_after is None or not_after.tzinfo is None:
+        raise UserError(f"queue_jobs.not_after: job {job.id} expires at {job.not_after!r}, not a UTC time; {left}")
+    if now > not_after:
+        raise UserError(f"queue_jobs.not_after: job {job.id} expired at {job.not_after} (it is "
+                        f"{now.astimezone(datetime.UTC):%Y-%m-%dT%H:%M:%SZ} here); queue it again "
+                        f"(run --queue --expires) to run it; {left}")
 
 
 def queued_source(source: dict) -> dict:
