@@ -282,7 +282,9 @@ def test_search_brackets_the_simulated_capacity():
     lower, upper = m["_bounds"]["ndr"]
     assert lower <= 30_000 < upper and (upper - lower) / upper <= 0.0051
     assert m["_bounds"]["pdr"][0] >= lower  # a partial drop allows at least as much
-    assert m["ndr_pps"] == lower and m["ndr_bps"] == lower * 8 * 1300 and "generator_limit_bps" not in m
+    # what was sent at the bound's load: whole packets, at most one short of the load over 1 s
+    assert lower - 1 <= m["ndr_pps"] <= lower and m["ndr_bps"] == m["ndr_pps"] * 8 * 1300
+    assert m["ndr_load_bps"] == lower * 8 * 1300 and "generator_limit_bps" not in m
     assert m["ndr_limit_path"] == 1 and "ndr_limit_receiver" not in m  # lost before the server's device
 
 
@@ -291,8 +293,8 @@ def test_generator_limit_is_never_a_false_ndr():
     m = _search(SimulatedPath(30_000, gen_pps=20_000), _params(relative_width=0.01))
     for goal in ("ndr", "pdr"):
         assert m[f"{goal}_generator_limited"] == 1 and f"{goal}_bps" not in m
-    # the lowest load it fell more than 3 % short of
-    assert 20_000 / 0.97 * 8 * 1300 <= m["generator_limit_bps"] <= 1.05 * 20_000 / 0.97 * 8 * 1300
+    # the lowest load it fell short of by more than its pacing allows (0.2 % + one datagram)
+    assert 20_000 * 8 * 1300 < m["generator_limit_bps"] <= 1.05 * 20_000 * 8 * 1300
     assert m["generator_max_sent_bps"] == pytest.approx(20_000 * 8 * 1300)
 
 
@@ -309,7 +311,42 @@ def test_a_generator_short_over_a_rounded_up_trial_is_never_a_false_ndr():
     assert 65e6 <= m["generator_limit_bps"] <= 100e6 and m["generator_max_sent_bps"] == pytest.approx(65e6)
     from vpnbench.measure.rate_search import RateSearch
 
-    assert "NDR generator-limited at" in RateSearch.headline_text(m)
+    assert "NDR generator-limited (iperf3) at" in RateSearch.headline_text(m)
+
+
+class ShortGenerator(SimulatedPath):
+    """A generator that sends `share` of every load it is asked for, over a path of cap_pps."""
+
+    def __init__(self, cap_pps: float, share: float):
+        super().__init__(cap_pps)
+        self.share = share
+
+    def __call__(self, ctx, family, offered_bps, length, seconds):
+        return super().__call__(ctx, family, offered_bps * self.share, length, seconds)
+
+
+def test_a_generator_always_short_by_more_than_its_pacing_is_named_never_an_ndr():
+    # 2.5 % short at every load, a path of 30 kpps: with the 97 % bound the search found an NDR
+    # near 30 000 / 0.975 = 30 769 pps, above what was sent and above the path.
+    from vpnbench.measure.rate_search import RateSearch
+
+    m = _search(ShortGenerator(30_000, 0.975), _params(relative_width=0.01))
+    assert m.get("ndr_bps", 0) <= 30_000 * 8 * 1300, m
+    assert m["ndr_generator_limited"] == 1 and m["generator_limited_by_iperf3"] == 1, m
+    short = [t for t in m["_trials"] if t.data["generator_limited"]]
+    assert short and all(t.data["generator"] == "iperf3" for t in short)
+    assert all(t.data["unsent_packets"] == int(t.offered_pps * t.duration_s) - t.sent_packets for t in short)
+    assert "NDR generator-limited (iperf3) at" in RateSearch.headline_text(m)
+
+
+def test_an_ndr_is_what_was_sent_not_what_was_asked():
+    # 0.1 % short: within iperf3's pacing, so the loads count as sent; the NDR reported is the
+    # rate that was sent at the bound's load, 0.1 % under it, and never above the path's 25 kpps.
+    m = _search(ShortGenerator(25_000, 0.999), _params(relative_width=0.005))
+    lower = m["_bounds"]["ndr"][0]
+    assert m["ndr_load_bps"] == lower * 8 * 1300 and "generator_limit_bps" not in m, m
+    assert m["ndr_bps"] == pytest.approx(0.999 * lower * 8 * 1300, abs=8 * 1300)  # whole packets
+    assert m["ndr_bps"] < m["ndr_load_bps"] and m["ndr_bps"] <= 25_000 * 8 * 1300
 
 
 def test_a_lossless_search_up_to_max_rate_with_a_short_generator_says_so():
@@ -405,9 +442,15 @@ def test_a_search_whose_device_dropped_one_other_packet_per_trial_names_the_path
 def test_a_generator_slightly_under_its_target_still_counts_as_sending_the_load():
     from vpnbench.measure.search import intended_count
 
-    assert intended_count(64_004, 64_038.4, 0.97) == 64_004  # iperf3 paces ~0.05 % under: not unsent loss
-    assert intended_count(60_000, 64_038.4, 0.97) == 64_038  # 6 % short: the unsent packets count as lost
-    assert intended_count(130_000, 64_038.4, 0.97) == 130_000  # ran longer (whole seconds): never negative
+    assert intended_count(64_004, 64_038.4, 1300, 1.0) == 64_004  # iperf3 paces ~0.05 % under: not unsent loss
+    assert intended_count(60_000, 64_038.4, 1300, 1.0) == 64_038  # 6 % short: the unsent packets count as lost
+    assert intended_count(130_000, 64_038.4, 1300, 1.0) == 130_000  # ran longer (whole seconds): never negative
+    # 2.5 % short once passed as sent in full (the bound was 97 %); the pacing allows 0.2 % + 1 datagram
+    assert intended_count(62_437, 64_038.4, 1300, 1.0) == 64_038
+    assert intended_count(63_910, 64_038.4, 1300, 1.0) == 63_910  # 0.20 % short: within 0.2016 %
+    assert intended_count(63_900, 64_038.4, 1300, 1.0) == 64_038  # 0.22 % short: not
+    # over 10 s the ticks weigh a tenth: 0.1 % short is already more than the pacing allows
+    assert intended_count(639_744, 640_384, 1300, 10.0) == 640_384
 
 
 def test_rate_search_params_refuse_bad_loss_ratios():

@@ -12,8 +12,6 @@ from vpnbench.measure.gen import run_gen
 from vpnbench.measure.iperf import run_iperf
 from vpnbench.measure.udp import udp_metrics
 
-GENERATOR_SHORTFALL = 0.97  # a trial that sent less than this share of its offered load is generator-limited
-
 
 @dataclasses.dataclass
 class TrialCounts:

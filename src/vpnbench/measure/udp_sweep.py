@@ -29,6 +29,7 @@ from vpnbench.measure.generators import (
     lost_at,
 )
 from vpnbench.measure.iperf import run_iperf
+from vpnbench.measure.pacing import sending_tolerance
 from vpnbench.measure.udp import udp_metrics
 from vpnbench.store.records import Trial
 
@@ -108,20 +109,6 @@ class UdpSweep(Measurement):
         rates = self.params.rate
         label = f"udp_sweep_{format_rate(rates[0])}-{format_rate(rates[-1])}_{self.params.length}"
         return label + ("_v6" if self.params.family == "ipv6" else "")
-
-
-# iperf3 paces UDP by its average since the stream began (iperf_check_throttle: bytes sent x 8 /
-# seconds elapsed, against -b), checked again every --pacing-timer tick (1 ms by default): a sender
-# that keeps up is behind rate x seconds by at most a tick where the stream starts, a tick where
-# the test stops, and the datagram it was sending. Measured on loopback (3.12, 1300 B, 1 s): 0.83-
-# 0.96 ms of sending short at 50-400 Mbit/s. A step that sent less than that did not send its rate.
-IPERF3_PACING_TIMER_S = 0.001
-
-
-def sending_tolerance(offered_bps: float, length: int, duration: float) -> float:
-    """The share of a step's offered rate a sender that keeps up may fall short by:
-    (2 pacing ticks + one datagram's time at the offered rate) / the step's seconds."""
-    return (2 * IPERF3_PACING_TIMER_S + 8 * length / offered_bps) / duration
 
 
 class Step:
