@@ -74,10 +74,32 @@ def test_no_knee_when_first_step_loses():
     assert m["top_gap_bps"] == 140 and m["top_loss_pct"] == 70
 
 
-def test_failed_step_ends_the_knee_but_not_the_sweep():
-    steps = [_step(100, 100, 100, 0), Step(200, {}, {}, error="timeout", length=1300, duration=1.0), _step(300, 300, 300, 0)]
+def _failed(offered):
+    return Step(offered, {}, {}, error="iperf3: control socket has closed unexpectedly", length=1300, duration=1.0)
+
+
+def test_a_failed_step_is_not_a_lossy_one():
+    """A tool's error tells nothing of loss: the knee runs past it and never blames loss for it."""
+    from vpnbench.measure.udp_sweep import describe
+
+    steps = [_step(100, 100, 100, 0), _failed(200), _step(300, 300, 300, 0)]
     m = sweep_metrics(steps, 0.01)
-    assert m["knee_bps"] == 100 and m["failed_steps"] == 1 and m["top_offered_bps"] == 300
+    assert m["knee_bps"] == 300 and m["knee_at_top"] == 1 and m["failed_steps"] == 1 and m["top_offered_bps"] == 300
+    # the issue's sweep: 25M ok, 50M a tool error, 75M and 100M ok, 125M at 20 % loss
+    steps = [_step(25e6, 25e6, 25e6, 0), _failed(50e6), _step(75e6, 75e6, 75e6, 0), _step(100e6, 100e6, 100e6, 0.1),
+             _step(125e6, 125e6, 100e6, 20)]
+    assert knee(steps, 0.01).offered_bps == 100e6
+    text = describe(steps, 0.01)
+    assert "knee: 100 Mbit/s, the last step before loss first exceeded 1 % (at 125 Mbit/s)" in text, text
+    assert "1 step(s) failed (50 Mbit/s): a tool's error, not loss" in text, text
+    # failed steps at the top: the knee is the top step that ran, and may lie higher
+    m = sweep_metrics([_step(10e6, 10e6, 10e6, 0), _step(20e6, 20e6, 20e6, 0), _failed(30e6), _failed(40e6)], 0.01)
+    assert m["knee_bps"] == 20e6 and m["knee_at_top"] == 1 and m["failed_steps"] == 2
+    # the first step failed, the next lost: no knee, and the limit is the lossy step's, not the failure's
+    steps = [_failed(100_000_000), _counted(200_000_000, 19_230, 17_000, 19_233)]
+    m = sweep_metrics(steps, 0.01)
+    assert m["knee_found"] == 0 and m["knee_limit_receiver"] == 1, m
+    assert "the first step that ran (200 Mbit/s) already lost more" in describe(steps, 0.01)
 
 
 def _counted(offered, sent_pkts, received_pkts, arrived_pkts):
