@@ -29,6 +29,19 @@ def format_mean_sd(mean: float, sd: float | None) -> str:
     return f"{mean:.{digits}f} ± {sd:.{digits}f}"
 
 
+def format_summary(row, scale: float = 1.0) -> str:
+    """A summary row as a table gives it: 'mean ± sd', or where some repetitions were censored
+    (above their timeout: no mean) the median where known and how many: 'p50 0.300, 1 of 3 > timeout'."""
+    censored = getattr(row, "censored", 0) or 0
+    if not censored:
+        return format_mean_sd(row.mean * scale, row.sd * scale)
+    above = f"{censored:g} of {row.n:g} > timeout"
+    if math.isnan(row.median):
+        return above
+    median = row.median * scale
+    return f"p50 {median:.{digits_for(median)}f}, {above}"
+
+
 def mean_sd(values: list[float], scale: float) -> str:
     if not values:
         return "–"
@@ -78,7 +91,7 @@ def summary_tables(cells: list[Cell], answers: Verdicts | None = None) -> list[T
 
         def shown(technique: str, impairment: str, metric: str, scale: float = 1.0) -> str:
             row = answers.stat(label, technique, impairment, metric)
-            return "–" if row is None else format_mean_sd(row.mean * scale, row.sd * scale)
+            return "–" if row is None else format_summary(row, scale)
 
         table = Table(title=plain(label), title_justify="left")
         table.add_column("technique", no_wrap=True)
