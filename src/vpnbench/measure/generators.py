@@ -115,13 +115,32 @@ def loss_split(counters: dict) -> dict[str, int] | None:
     ones a device counted as dropped, or the client's device never sent, were lost at a tunnel
     device, the rest between the devices."""
     sent, received, arrived = (counters.get(k) for k in ("generator_sent", "generator_received", "server_rx_packets"))
-    if sent is None or received is None or arrived is None or received >= sent:
+    if sent is None or received is None or arrived is None or received >= sent or units_differ(counters):
         return None
     before_device = max(sent - arrived, 0)  # control packets in `arrived` make this a little low, never high
     receiver = min(max(arrived - received, 0), sent - received)
     unsent_by_client = max(sent - counters.get("client_tx_packets", sent), counters.get("client_tx_dropped", 0))
     device = min(unsent_by_client + counters.get("server_rx_dropped", 0), before_device)
-    return {"tunnel_device": device, "path": before_device - device, "receiver": receiver}
+    split = {"tunnel_device": device, "path": before_device - device, "receiver": receiver}
+    # in one unit the sites add up to the loss exactly (the control packets move a few from the
+    # path to the receiver, never out of the sum): where they do not, no site is named
+    return split if sum(split.values()) == sent - received else None
+
+
+def units_differ(counters: dict) -> str | None:
+    """Why the tunnel devices' packet counters are not in the generator's datagrams, or None. A
+    device that counts a GSO batch (gen's `--gso auto`: up to 64 datagrams in one buffer) or a
+    GRO-merged one as one packet shows fewer packets than the datagrams that went through it:
+    the receiver cannot have got more datagrams than the client's device sent or the server's
+    received. Then the split would blame the device for nearly every datagram of every batch."""
+    received = counters.get("generator_received")
+    if received is None:
+        return None
+    for name, role in (("client_tx_packets", "the client's"), ("server_rx_packets", "the server's")):
+        if counters.get(name) is not None and counters[name] < received:
+            return (f"{role} tunnel device counted {counters[name]} packets for {received} datagrams received "
+                    "(GSO/GRO batches): no loss site is named")
+    return None
 
 
 def loss_site(counters: dict, generator_limited: bool = False) -> str | None:

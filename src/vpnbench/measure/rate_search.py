@@ -36,6 +36,7 @@ from vpnbench.measure.generators import (
     loss_site,
     loss_split,
     lost_at,
+    units_differ,
 )
 from vpnbench.measure.pacing import sent_in_full
 from vpnbench.store.records import Trial
@@ -218,6 +219,8 @@ class TrialRunner:
             data["loss_site"] = site
         if split:
             data["loss_split"] = split
+        elif not counts.error and (mismatch := units_differ(interfaces)):
+            data["loss_site_unknown"] = mismatch
         if counts.error:
             data["error"] = counts.error
         if rekey:
