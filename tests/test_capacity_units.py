@@ -520,6 +520,7 @@ def test_no_loss_site_where_the_devices_count_gso_batches_not_datagrams():
 
 def test_a_search_trial_says_why_it_names_no_loss_site():
     from vpnbench.measure import rate_search
+    from vpnbench.measure.rate_search import RateSearch
 
     class BatchCounting(SimulatedPath):
         """The simulated path's devices counting batches of 16 datagrams."""
@@ -533,3 +534,7 @@ def test_a_search_trial_says_why_it_names_no_loss_site():
     data = runner.trials[0].data
     assert "loss_site" not in data and "loss_split" not in data
     assert "(GSO/GRO batches): no loss site is named" in data["loss_site_unknown"], data
+    # a whole search over such counters: the limit is said to be unknown, never a site
+    m = _search(BatchCounting(30_000), _params(relative_width=0.01))
+    assert m["ndr_limit_unknown"] == 1 and not any(f"ndr_limit_{site}" in m for site in ("path", "tunnel_device")), m
+    assert "(limit: not named: the tunnel devices count GSO/GRO batches, not datagrams)" in RateSearch.headline_text(m)

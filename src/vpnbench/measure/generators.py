@@ -87,7 +87,8 @@ LOSS_SITES = {"generator": "the generator (it could not send the load)",
               "tunnel_device": "a tunnel device (its queue dropped them)",
               "path": "the path between the tunnel devices (the technique or the link)",
               "receiver": "the receiving socket (the receiver could not keep up)",
-              "mixed": "several sites (none lost most of the packets)"}
+              "mixed": "several sites (none lost most of the packets)",
+              "unknown": "not named: the tunnel devices count GSO/GRO batches, not datagrams (no split in one unit)"}
 # loss_split's keys, short; and a sweep step's packets its generator did not send
 SPLIT_NAMES = {"tunnel_device": "tunnel device", "path": "path", "receiver": "receiver", "generator": "unsent"}
 

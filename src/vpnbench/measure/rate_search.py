@@ -359,6 +359,8 @@ def limit_met(trials: list[Trial], upper_pps: float | None, goal_loss: float) ->
             split[where] = split.get(where, 0) + n
     if any(data.get("loss_site") == "generator" for data in at_bound):
         return "generator", split
+    if not split and any(data.get("loss_site_unknown") for data in at_bound):
+        return "unknown", split  # lost, but the counters cannot say where (GSO batches)
     return dominant_site(split), split
 
 
