@@ -64,3 +64,47 @@ def test_render_escapes_and_lists_failures():
     assert "wg &lt;b&gt;" in html and "wg <b>" not in html
     assert "1 of 2 cells ok" in html and "iperf3 refused" in html
     assert html.count("<svg") >= 2
+
+
+def setup_cell(technique, repetition, metrics, impairment="loss 30%"):
+    return Cell("r1", "c", f"{technique}|{impairment}|setup|{repetition}", technique,
+                {"kind": technique, "backend": "userspace"}, impairment, {}, "setup", "setup", {"kind": "setup"},
+                repetition, "t0", status="ok", metrics={"cycles": 5.0, **metrics}, hosts={}, bringup_id=1,
+                bringup=BRINGUP)
+
+
+def test_a_repetition_whose_median_was_censored_is_counted_never_dropped():
+    """3 repetitions of a set-up under loss: the first packet's median known in two (0.1, 0.3 s),
+    above the timeout in the third. Averaging the two that finished said 0.2 s (n = 2 of 3); the
+    third ranks above both: n = 3, the median is the second-ranked 0.3 s, no mean."""
+    cells = [setup_cell("ipsec", 1, {"first_packet_p50_s": 0.1, "setup_p50_s": 0.5}),
+             setup_cell("ipsec", 2, {"first_packet_p50_s": 0.3, "setup_p50_s": 0.9}),
+             setup_cell("ipsec", 3, {"first_packet_p50_s_censored": 1.0, "setup_p50_s_censored": 1.0}),
+             setup_cell("wg", 1, {"first_packet_p50_s": 0.4}), setup_cell("wg", 2, {"first_packet_p50_s": 0.6})]
+    summary = summarize(metric_frame(cells)).set_index(["technique", "metric"])
+    row = summary.loc[("ipsec", "first_packet_p50_s")]
+    assert (row["n"], row["censored"], row["median"]) == (3, 1, 0.3) and math.isnan(row["mean"]), row
+    assert math.isnan(row["sd"]) and math.isnan(row["ci95"])
+    assert ("ipsec", "first_packet_p50_s_censored") not in summary.index
+    wg = summary.loc[("wg", "first_packet_p50_s")]  # nothing censored: as before
+    assert (wg["n"], wg["censored"], wg["mean"]) == (2, 0, pytest.approx(0.5))
+    # two of four censored: the median falls between a known one and a censored one: not given
+    cells = [setup_cell("ipsec", n, {"handshake_p50_s": 0.05 * n}) for n in (1, 2)]
+    cells += [setup_cell("ipsec", n, {"handshake_p50_s_censored": 1.0}) for n in (3, 4)]
+    row = summarize(metric_frame(cells)).set_index(["technique", "metric"]).loc[("ipsec", "handshake_p50_s")]
+    assert (row["n"], row["censored"]) == (4, 2) and math.isnan(row["median"]) and math.isnan(row["mean"])
+    # every repetition censored: the group is still there, n = 2, nothing known
+    cells = [setup_cell("ipsec", n, {"setup_p50_s_censored": 1.0}) for n in (1, 2)]
+    row = summarize(metric_frame(cells)).set_index(["technique", "metric"]).loc[("ipsec", "setup_p50_s")]
+    assert (row["n"], row["censored"]) == (2, 2) and math.isnan(row["median"])
+
+
+def test_a_table_gives_a_censored_group_its_median_and_how_many_were_above():
+    from vpnbench.views.tables import format_summary
+
+    cells = [setup_cell("ipsec", 1, {"first_packet_p50_s": 0.1}), setup_cell("ipsec", 2, {"first_packet_p50_s": 0.3}),
+             setup_cell("ipsec", 3, {"first_packet_p50_s_censored": 1.0})]
+    row = next(summarize(metric_frame(cells)).query("metric == 'first_packet_p50_s'").itertuples())
+    assert format_summary(row, 1e3) == "p50 300, 1 of 3 > timeout"
+    row = next(summarize(metric_frame(cells[:2])).query("metric == 'first_packet_p50_s'").itertuples())
+    assert format_summary(row, 1e3) == "200 ± 141"  # as format_mean_sd gives it

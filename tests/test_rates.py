@@ -119,6 +119,10 @@ def test_fping_argv_fits_a_round_of_every_tunnel_into_one_period():
     assert options[options.index("-p") + 1] == "10" and options[options.index("-i") + 1] == "0.1"  # 100 × 0.1 ms
     assert "-D" in options and options[options.index("-c") + 1] == "50" and "-4" in options
     assert "-6" in fping_argv(["fd00::2"], "ipv6", 0.5, 3)
+    # the reply timeout is always set: fping's default in count mode is the period (10 ms here)
+    assert options[options.index("-t") + 1] == "2000"
+    shorter = fping_argv(["10.0.0.2"], "ipv4", 0.01, 5, reply_timeout=0.25)
+    assert shorter[shorter.index("-t") + 1] == "250"
 
 
 def test_set_up_rate_is_tunnels_over_the_time_to_the_last():

@@ -258,3 +258,20 @@ def test_impairments_change_in_place_and_bring_ups_are_taken_unimpaired(lab, tmp
     tc = [argv for argv in lab.testbeds[0].client.ran + lab.testbeds[0].server.ran if argv[0] == "tc"]
     assert any("netem" in argv and "delay" in argv for argv in tc), tc
     assert lab.testbeds[0].calls[-1] == "down"
+
+
+def test_every_point_of_a_swept_axis_is_stored_on_its_cells_the_default_too(lab, tmp_path, monkeypatch):
+    """tunnels = [1, 3]: the export finds tunnels == 1 and tunnels == 3 (1 was left out, as
+    unswept cells leave it out); an unswept technique stores none, as before the axis existed."""
+    monkeypatch.setattr(FakeVpn, "tunnel_ceiling", classmethod(lambda cls, params: (3, "a test double")))
+    spec = campaign_from_dict({
+        "campaign": {"name": "axes", "repetitions": 2},
+        "testbed": SSH_INVENTORY,
+        "technique": [{"kind": "baseline"}, {"kind": "fakevpn", "tunnels": [1, 3]}],
+        "measurement": [{"kind": "ping", "count": 5, "interval": "0.01s"}]})
+    outcome, store = run(lab, tmp_path, spec)
+    cells = export_records(store)
+    swept = [c for c in cells if c["technique_params"]["kind"] == "fakevpn"]
+    assert sorted(c["technique_params"]["tunnels"] for c in swept) == [1, 1, 3, 3]
+    assert len([c for c in cells if c["technique_params"].get("tunnels") == 1]) == 2
+    assert all("tunnels" not in c["technique_params"] for c in cells if c["technique_params"]["kind"] == "baseline")

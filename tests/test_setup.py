@@ -316,3 +316,32 @@ def test_the_runners_cycle_hands_the_new_tunnel_to_the_bringup_and_leaves_a_fail
         cycler(broken, bringup)()
     assert failed.value.attempts == {"tries": 2}  # counted before the daemons were stopped
     assert broken.calls == ["down", "up userspace", "down"]  # so the next cell brings it up afresh
+
+
+def _done(up, first, handshake=None):
+    return {"up_s": up, "first_packet_s": first, "setup_s": up + first, "handshake_s": handshake, "censored": False}
+
+
+def test_the_set_up_parts_rank_censored_cycles_as_the_whole_does():
+    from vpnbench.measure.setup import censored, summary
+
+    # 3 cycles up, 3 censored for want of a reply (up() returned after 0.5 s each time)
+    cycles = [_done(0.2, 0.1, 0.05), _done(0.3, 0.2, 0.06), _done(0.4, 0.3, 0.07)]
+    cycles += [censored("no reply", {}, 0.5) for _ in range(3)]
+    m = summary(cycles, 2.0)
+    # the medians of the completed cycles alone were 0.2 s and 0.06 s: the median of six falls
+    # between the third known one and a censored one, as the whole's does
+    assert "first_packet_p50_s" not in m and m["first_packet_p50_s_censored"] == 1, m
+    assert "handshake_p50_s" not in m and m["handshake_p50_s_censored"] == 1
+    assert "setup_p50_s" not in m and m["setup_p50_s_censored"] == 1
+    assert m["up_p50_s"] == pytest.approx(0.45)  # up() returned in every cycle: [0.2, 0.3, 0.4, 0.5 x 3]
+    # 4 up and 1 censored (up() failed): the censored one ranks above, the median is the third known
+    cycles = [_done(0.1, 0.4, 0.01), _done(0.2, 0.1, 0.02), _done(0.3, 0.3, 0.03), _done(0.4, 0.2, 0.04),
+              censored("up() failed: gave up", {})]
+    m = summary(cycles, 2.0)
+    assert m["first_packet_p50_s"] == pytest.approx(0.3) and m["handshake_p50_s"] == pytest.approx(0.03)  # were 0.25, 0.025
+    assert m["up_p50_s"] == pytest.approx(0.3)  # up() has no time in the failed cycle: censored too
+    assert [name for name in m if name.endswith("_censored")] == ["setup_p95_s_censored"]  # 3.8 of 0..4: above
+    # a daemon whose log does not time the key exchange (WireGuard): no handshake, censored or not
+    m = summary([_done(0.1, 0.1), censored("no reply", {}, 0.2)], 2.0)
+    assert "handshake_p50_s" not in m and "handshake_p50_s_censored" not in m

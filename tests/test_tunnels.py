@@ -9,7 +9,7 @@ import pytest
 
 from conftest import assert_refused, run_campaign
 from vpnbench.measure.fairness import jain_index, tunnel_metrics
-from vpnbench.measure.gen import per_tunnel_rates
+from vpnbench.measure.gen import many_tunnel_metrics, per_tunnel_rates
 from vpnbench.store.database import Store
 from vpnbench.techniques.wireguard import FIRST_ENDS, INNER, TUNNEL_CEILINGS
 
@@ -47,6 +47,29 @@ def test_jain_index_is_one_for_equal_shares_and_one_over_n_for_one_taker():
     assert jain_index([0.0, 0.0]) is None  # nothing received: no share to compare
     metrics = tunnel_metrics([4.0, 0.0, 2.0])
     assert (metrics["tunnels"], metrics["tunnels_silent"], metrics["tunnel_min_bps"], metrics["tunnel_max_bps"]) == (3, 1, 0, 4)
+
+
+def test_jain_index_compares_each_tunnel_with_the_load_it_was_offered():
+    # gen, threads = 3 over 2 tunnels: streams 0 and 2 to tunnel 0, 1 to tunnel 1 (2:1), every
+    # datagram delivered. Over the raw rates the index read 0.9: (2+1)^2 / (2 x (4+1))
+    doc = {"params": {"length": 1000}, "receiver": {"seconds": 1.0, "streams": [
+        {"stream": 0, "sent": 500, "unique": 500}, {"stream": 1, "sent": 500, "unique": 500},
+        {"stream": 2, "sent": 500, "unique": 500}]}}
+    assert jain_index(per_tunnel_rates(doc, 2)) == pytest.approx(0.9)
+    assert many_tunnel_metrics(doc, 2)["jain_index"] == pytest.approx(1.0)
+    # 5 streams over 3 tunnels (2:2:1), tunnel 2 delivered half its load: shares 1, 1, 0.5
+    doc["receiver"]["streams"] = [{"stream": n, "sent": 400, "unique": 200 if n == 2 else 400} for n in range(5)]
+    assert many_tunnel_metrics(doc, 3)["jain_index"] == pytest.approx(2.5 ** 2 / (3 * 2.25))  # 0.926
+    # equal loads: the same as over the raw rates
+    assert tunnel_metrics([3.0, 1.0], [5.0, 5.0])["jain_index"] == pytest.approx(0.8)
+    with pytest.raises(ValueError, match="2 offered loads for 3 tunnels"):
+        tunnel_metrics([1.0, 1.0, 1.0], [1.0, 1.0])
+
+
+def test_tcp_over_more_tunnels_than_it_measures_says_how_many_it_left_out():
+    metrics = tunnel_metrics([1e9] * 32, of=100)  # iperf3.IPERF3_TUNNELS_MAX pairs of 100 tunnels
+    assert metrics["tunnels"] == 32 and metrics["tunnels_unmeasured"] == 68
+    assert "tunnels_unmeasured" not in tunnel_metrics([1e9] * 10, of=10)
 
 
 def test_tunnel_numbering_keeps_the_first_tunnels_addresses_and_never_repeats_one():

@@ -12,6 +12,7 @@ import pandas as pd
 
 from vpnbench.answers.distributions import t_ppf
 from vpnbench.answers.stats import cpu_seconds_per_gib
+from vpnbench.measure.setup import CENSORED, censored_percentile
 from vpnbench.store.records import Cell
 
 GROUP = ["measurement_label", "technique", "impairment", "metric"]
@@ -54,14 +55,51 @@ def metric_frame(cells: list[Cell]) -> pd.DataFrame:
 
 
 def summarize(frame: pd.DataFrame) -> pd.DataFrame:
-    """n, mean, sd, median and ci95 (half-width) per measurement × technique × impairment × metric."""
-    if frame.empty:
-        return pd.DataFrame(columns=[*GROUP, "n", "mean", "sd", "median", "ci95"])
-    grouped = frame.groupby(GROUP, sort=False)["value"]
+    """n, mean, sd, median and ci95 (half-width) per measurement × technique × impairment × metric,
+    and `censored`: how many of the n repetitions gave the metric only as above their timeout
+    (a cell's `x_censored` = 1, the setup kind's percentiles). Such a group is summarised as one
+    cell summarises its censored cycles (measure/setup.censored_percentile): the repetitions
+    ranked above every known one, the median where it falls on known ones, and no mean, sd or
+    interval (they are only bounded below), never the mean of the repetitions that finished."""
+    columns = [*GROUP, "n", "mean", "sd", "median", "ci95", "censored"]
+    known, marks = split_censored(frame)
+    if known.empty and marks.empty:
+        return pd.DataFrame(columns=columns)
+    grouped = known.groupby(GROUP, sort=False)["value"]
     summary = grouped.agg(n="count", mean="mean", sd="std", median="median").reset_index()
     summary["ci95"] = [t95(n - 1) * sd / math.sqrt(n) if n > 1 else math.nan
                        for n, sd in zip(summary["n"], summary["sd"])]
-    return summary
+    summary["censored"] = 0
+    if marks.empty:
+        return summary[columns]
+    values = {key: sorted(group) for key, group in grouped}
+    rows = {tuple(row[GROUP]): row.to_dict() for _, row in summary.iterrows()}
+    counted = marks.assign(metric=marks["metric"].str.removesuffix(CENSORED)).groupby(GROUP, sort=False).size()
+    for key, censored in counted.items():
+        finished = values.get(key, [])
+        median = censored_percentile(finished, int(censored), 0.5)
+        rows[key] = {**dict(zip(GROUP, key)), "n": len(finished) + int(censored), "mean": math.nan, "sd": math.nan,
+                     "median": math.nan if median is None else median, "ci95": math.nan, "censored": int(censored)}
+    return pd.DataFrame(list(rows.values()), columns=columns).astype({"n": int, "censored": int})
+
+
+def split_censored(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the rows of known values, the `x_censored` marks), and no known value of a group that has
+    a censored repetition is dropped: the caller sees them all."""
+    if frame.empty:
+        return frame, frame
+    marked = frame["metric"].str.endswith(CENSORED)
+    return frame[~marked], frame[marked]
+
+
+def without_censored_groups(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame without the censored marks and without every group that has one: a cost or a test
+    over only the repetitions that finished would say the technique is faster than it is."""
+    known, marks = split_censored(frame)
+    if marks.empty:
+        return known
+    hit = set(marks.assign(metric=marks["metric"].str.removesuffix(CENSORED))[GROUP].itertuples(index=False, name=None))
+    return known[[key not in hit for key in known[GROUP].itertuples(index=False, name=None)]]
 
 
 def _is_number(value) -> bool:

@@ -12,7 +12,7 @@ import math
 
 import pandas as pd
 
-from vpnbench.answers.analysis import efficiency_metrics, metric_frame, summarize
+from vpnbench.answers.analysis import efficiency_metrics, metric_frame, summarize, without_censored_groups
 from vpnbench.answers.methodology import MethodologyWarning, Ref, congestion_control_under_loss, methodology_warnings
 from vpnbench.answers.quality import Quality, monitor_frame, qualities
 from vpnbench.answers.significance import COLUMNS, compare_all
@@ -124,11 +124,12 @@ def verdicts(cells: list[Cell]) -> Verdicts:
     if baseline is None or frame.empty:
         relative, comparisons, ratios = pd.DataFrame(columns=_RELATIVE_COLUMNS), pd.DataFrame(columns=COLUMNS), {}
     else:
-        kept = {pair: answered(*pair) for pair in set(zip(frame["measurement"], frame["metric"]))}
-        asked = frame[[kept[pair] for pair in zip(frame["measurement"], frame["metric"])]]
+        known = without_censored_groups(frame)
+        kept = {pair: answered(*pair) for pair in set(zip(known["measurement"], known["metric"]))}
+        asked = known[[kept[pair] for pair in zip(known["measurement"], known["metric"])]]
         relative = relative_cost(asked, baseline)
         comparisons = compare_all(asked, baseline=baseline)
-        ratios = relative_ratios(frame, baseline)
+        ratios = relative_ratios(known, baseline)
     exports = [c.export() for c in cells]
     return Verdicts(baseline, relative, comparisons, methodology_warnings(exports), ratios, frame,
                     monitor_frame(exports), captions_of(cells, exports))

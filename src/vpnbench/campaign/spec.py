@@ -289,7 +289,9 @@ def _entries(data: dict, section: str, registry: dict) -> list[Params]:
         if section == "technique":
             for params in points:
                 _require_tunnels_allowed(params, where)
-        result += [_name_swept(params, entry, axes) for params in points] if section == "technique" else points
+        swept = tuple(k for k in axes if isinstance(entry.get(k), list))
+        named = [_name_swept(params, entry, axes) for params in points] if section == "technique" else points
+        result += [params.swept(swept) for params in named]
     return result
 
 

@@ -6,7 +6,7 @@ that names the key and the keys that are allowed.
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, StringConstraints, ValidationError
 
 from vpnbench.foundation.errors import UserError
 from vpnbench.foundation.units import parse_duration, parse_duration_or_off, parse_rate, parse_size
@@ -24,6 +24,21 @@ class Params(BaseModel):
 
     kind: str
     label: str | None = None
+    # The keys a campaign swept with a list (`tunnels = [1, 10]`): stored_settings() keeps their
+    # values even where settings() leaves a default out, so every point of the axis is on its cell.
+    _swept: tuple[str, ...] = PrivateAttr(default=())
+
+    def swept(self, keys: tuple[str, ...]) -> "Params":
+        """These params, knowing which of their keys were swept (set once, by the campaign)."""
+        self._swept = tuple(keys)
+        return self
+
+    def stored_settings(self) -> dict[str, Any]:
+        """settings(), with every swept key's value even at its default: `tunnels = [1, 10]` stores
+        tunnels = 1 on the first point's cells (settings() leaves it out for the cells stored
+        before the axis existed), so a filter on the export by tunnels == 1 finds them."""
+        dumped = self.model_dump(mode="json", include=set(self._swept))
+        return {**self.settings(), **dumped}
 
     def settings(self) -> dict[str, Any]:
         """Every parameter except the label, JSON-ready."""

@@ -108,7 +108,7 @@ def run_gen(ctx: MeasureContext, family: str, rate: int, length: int, duration: 
         metrics = gen_metrics(doc)
         if len(targets) > 1:
             rates = per_tunnel_rates(doc, len(targets))
-            metrics.update(tunnel_metrics(rates))
+            metrics.update(many_tunnel_metrics(doc, len(targets)))
             raw["per_tunnel"] = "".join(f"{index} {target} {rate:.0f}\n"
                                         for index, (target, rate) in enumerate(zip(targets, rates)))
         return MeasureResult(metrics, raw, gen_series(doc))
@@ -198,6 +198,22 @@ def per_tunnel_rates(doc: dict, tunnels: int) -> list[float]:
     for stream in receiver.get("streams") or []:
         received[int(_required(stream, "stream")) % tunnels] += _required(stream, "unique")
     return [count * length * 8 / seconds for count in received]
+
+
+def many_tunnel_metrics(doc: dict, tunnels: int) -> dict[str, float]:
+    """fairness.tunnel_metrics over the tunnels' received rates, Jain's index against each
+    tunnel's offered load (what its streams sent)."""
+    return tunnel_metrics(per_tunnel_rates(doc, tunnels), per_tunnel_sent(doc, tunnels))
+
+
+def per_tunnel_sent(doc: dict, tunnels: int) -> list[float]:
+    """Each tunnel's datagrams sent, from the receiver's per-stream `sent` (the client's DONE
+    counts): with more streams than tunnels, tunnel i gets streams i, i + N, ..., so the loads
+    differ (threads = 3 over 2 tunnels: 2:1)."""
+    sent = [0.0] * tunnels
+    for stream in _section(doc, "receiver").get("streams") or []:
+        sent[int(_required(stream, "stream")) % tunnels] += _required(stream, "sent")
+    return sent
 
 
 SENDER_SERIES = {"sent_pps": "pps", "sender_throughput_bps": "throughput_bps"}

@@ -3,10 +3,12 @@ search (the `MLRsearch` package). The search is pure: it only calls `measure(dur
 which runs one trial through a generator adapter (generators.py: iperf3 UDP now; another
 generator plugs in as one function) and stores it as a Trial.
 
-A trial whose generator could not send what was asked (sent < 0.97 x offered) tells the search
-it lost the unsent packets (MLRsearch counts unsent as loss), and the result, when the search's
-upper bound lies at or above such a load, says "generator-limited at X" instead of an NDR:
-the tunnel was not what stopped it. Otherwise each goal says which limit its upper bound met
+A trial whose generator fell short of what was asked by more than its pacing allows
+(pacing.sending_tolerance: 0.2 % and one datagram over 1 s) tells the search it lost the unsent
+packets (MLRsearch counts unsent as loss), and the result, when the search's upper bound lies at
+or above such a load, says "generator-limited (its name) at X" instead of an NDR: the tunnel was
+not what stopped it. NDR and PDR are what the generator actually sent at the search's lower
+bound (`{goal}_bps`, never above the load asked, `{goal}_load_bps`). Otherwise each goal says which limit its upper bound met
 (`{goal}_limit_{site}`: path, tunnel device, receiving socket), from both ends' interface
 counters around the trials there; a search whose lowest load already lost says so the same way.
 """
@@ -23,7 +25,6 @@ from vpnbench.foundation.params import Duration, Family, Params, Rate, Size
 from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.gen import GEN_MIN_LENGTH
 from vpnbench.measure.generators import (
-    GENERATOR_SHORTFALL,
     GENERATORS,
     LOSS_SITES,
     SPLIT_NAMES,
@@ -35,7 +36,9 @@ from vpnbench.measure.generators import (
     loss_site,
     loss_split,
     lost_at,
+    units_differ,
 )
+from vpnbench.measure.pacing import sent_in_full
 from vpnbench.store.records import Trial
 from vpnbench.techniques import is_reference
 
@@ -118,7 +121,8 @@ class RateSearch(Measurement):
             if f"{goal}_bps" in metrics:
                 parts.append(f"{goal.upper()} {metrics[f'{goal}_bps'] / 1e6:.1f} Mbit/s{at}")
             elif metrics.get(f"{goal}_generator_limited"):
-                parts.append(f"{goal.upper()} generator-limited at {metrics['generator_limit_bps'] / 1e6:.1f} Mbit/s")
+                tool = next((f" ({tool})" for tool in GENERATORS if metrics.get(f"generator_limited_by_{tool}")), "")
+                parts.append(f"{goal.upper()} generator-limited{tool} at {metrics['generator_limit_bps'] / 1e6:.1f} Mbit/s")
             elif f"{goal}_upper_bound_bps" in metrics:
                 parts.append(f"{goal.upper()} not found: even {metrics[f'{goal}_upper_bound_bps'] / 1e6:.1f} Mbit/s "
                              f"lost too much{at}")
@@ -144,7 +148,7 @@ class RateSearch(Measurement):
         measurer = TrialRunner(ctx, p)
         started = time.monotonic()
         try:
-            outcome: SearchOutcome = search(measurer, p, GENERATOR_SHORTFALL)
+            outcome: SearchOutcome = search(measurer, p)
         except RuntimeError as exc:  # MLRsearch's own: the time budget ran out
             raise MeasurementError(f"the search did not finish: {exc} ({len(measurer.trials)} trials; "
                                    "raise budget or relative_width)", measurer.raw_with_table()) from None
@@ -201,16 +205,22 @@ class TrialRunner:
         number = len(self.trials) + 1
         self.raw.update({f"trial{number}_{name}": text for name, text in counts.raw.items()})
         # Against the load over the seconds it ran: iperf3's own rate is per its own (rounded-up) seconds
-        limited = counts.sent_packets < GENERATOR_SHORTFALL * load_pps * seconds
+        intended = load_pps * seconds
+        limited = not sent_in_full(counts.sent_packets, intended, p.length, seconds)
         interfaces = counter_comparison(before, after, counts.sent_packets, counts.received_packets)
         data = {"sent_bps": counts.sent_bps, "received_bps": counts.received_bps, "generator_limited": limited,
                 "intended_duration_s": duration, "interfaces": interfaces}
+        if limited:
+            data["generator"] = p.tool
+            data["unsent_packets"] = int(intended) - counts.sent_packets  # lost, to MLRsearch
         site = None if counts.error else loss_site(interfaces, limited)  # a failed tool tells nothing of where
         split = None if counts.error else loss_split(interfaces)
         if site:
             data["loss_site"] = site
         if split:
             data["loss_split"] = split
+        elif not counts.error and (mismatch := units_differ(interfaces)):
+            data["loss_site_unknown"] = mismatch
         if counts.error:
             data["error"] = counts.error
         if rekey:
@@ -282,9 +292,9 @@ class MidTrialRekey(threading.Thread):
 
 def search_metrics(outcome, runner: TrialRunner, length: int) -> dict[str, float]:
     """NDR and PDR from the search's bounds, unless the generator stopped the search: its upper
-    bound lies at or above a load the generator fell short of (sent < 0.97 x offered): only the
-    unsent packets may have made it bad. Then the goal is "generator-limited at X", never a
-    false NDR."""
+    bound lies at or above a load the generator fell short of (beyond its pacing's tolerance):
+    only the unsent packets may have made it bad. Then the goal is "generator-limited at X", never
+    a false NDR. A found goal is the rate the generator actually sent at the lower bound's load."""
     metrics: dict[str, float] = {"trials": float(len(runner.trials))}
     short = runner.generator_limit()
     limits = []
@@ -304,19 +314,31 @@ def search_metrics(outcome, runner: TrialRunner, length: int) -> dict[str, float
             metrics[f"{goal}_limit_{site}"] = 1.0
         metrics.update({f"{goal}_lost_{where}": float(n) for where, n in split.items()})
         if lower is not None:
-            metrics[f"{goal}_pps"] = lower
-            metrics[f"{goal}_bps"] = lower * 8 * length
+            sent_pps = sent_rate(runner.trials, lower)
+            metrics[f"{goal}_load_bps"] = lower * 8 * length
+            metrics[f"{goal}_pps"] = min(lower, sent_pps)
+            metrics[f"{goal}_bps"] = metrics[f"{goal}_pps"] * 8 * length
             if upper is None:  # max_rate itself passed: the real rate may be higher
                 metrics[f"{goal}_at_max_rate"] = 1.0
     if short is not None or limits:
         metrics["generator_limit_bps"] = min([*limits, *([short] if short is not None else [])])
         metrics["generator_max_sent_bps"] = max(t.data["sent_bps"] for t in runner.trials)
+        metrics[f"generator_limited_by_{runner.params.tool}"] = 1.0
     return metrics
+
+
+def sent_rate(trials: list[Trial], load_pps: float) -> float:
+    """Packets per second the generator actually sent over the trials at this load (the load
+    itself where none says)."""
+    at = [t for t in trials if t.offered_pps is not None and t.sent_packets is not None and t.duration_s
+          and math.isclose(t.offered_pps, load_pps, rel_tol=1e-6)]
+    seconds = sum(t.duration_s for t in at)
+    return sum(t.sent_packets for t in at) / seconds if seconds else load_pps
 
 
 def _generator_stopped(upper_bps: float | None, short: float | None) -> float | None:
     """Where the generator stopped this goal's search, if it did: the upper bound lies at or above
-    the lowest load the generator fell short of (sent < 0.97 x offered). No upper bound (max_rate
+    the lowest load the generator fell short of (beyond its pacing's tolerance). No upper bound (max_rate
     itself passed) lies above every load: a shortfall anywhere stopped it."""
     if short is None:
         return None
@@ -337,6 +359,8 @@ def limit_met(trials: list[Trial], upper_pps: float | None, goal_loss: float) ->
             split[where] = split.get(where, 0) + n
     if any(data.get("loss_site") == "generator" for data in at_bound):
         return "generator", split
+    if not split and any(data.get("loss_site_unknown") for data in at_bound):
+        return "unknown", split  # lost, but the counters cannot say where (GSO batches)
     return dominant_site(split), split
 
 

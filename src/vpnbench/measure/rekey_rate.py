@@ -55,7 +55,8 @@ class RekeyRate(Measurement):
         p = self.params
         addresses = [ends.server[p.family] for ends in ctx.tunnel.every()]
         # Until the last rekey has ended: one started just before `duration` may wait for its handshake
-        probe = FpingProbe(ctx.client, addresses, p.family, p.probe_interval, p.duration + PROBE_MARGIN_S)
+        probe = FpingProbe(ctx.client, addresses, p.family, p.probe_interval, p.duration + PROBE_MARGIN_S,
+                           p.reply_timeout)
         raw: dict[str, str] = {}
         try:
             probe.start()

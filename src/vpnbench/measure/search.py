@@ -7,6 +7,8 @@ from typing import Protocol
 
 from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossRatioSearch, SearchGoal
 
+from vpnbench.measure.pacing import sent_in_full
+
 
 class TrialSource(Protocol):
     def run_trial(self, duration: float, load_pps: float): ...
@@ -18,8 +20,8 @@ class SearchOutcome:
 
 
 class _Measurer(AbstractMeasurer):
-    def __init__(self, source: TrialSource, shortfall: float):
-        self.source, self.shortfall = source, shortfall
+    def __init__(self, source: TrialSource, length: int):
+        self.source, self.length = source, length
 
     def measure(self, intended_duration: float, intended_load: float) -> MeasurementResult:
         counts = self.source.run_trial(intended_duration, intended_load)
@@ -32,18 +34,19 @@ class _Measurer(AbstractMeasurer):
                                  forwarding_count=int(min(counts.received_packets, counts.sent_packets)),
                                  offered_duration=counts.duration or ran,
                                  intended_count=intended_count(counts.sent_packets, intended_load * ran,
-                                                               self.shortfall))
+                                                               self.length, ran))
 
 
-def intended_count(sent: float, intended: float, shortfall: float) -> int:
-    """What MLRsearch should think was meant to be sent. A generator within `shortfall` of the
-    load sent it (iperf3 paces a little under its target: 0.05 % short would fail every zero-loss
-    trial); one further short did not, and MLRsearch counts its unsent packets as lost, so a
-    generator that cannot keep up never makes a load look good."""
-    return int(sent) if sent >= shortfall * intended else max(int(intended), int(sent))
+def intended_count(sent: float, intended: float, length: int, duration: float) -> int:
+    """What MLRsearch should think was meant to be sent. A generator within its pacing's own
+    tolerance of the load sent it (iperf3 paces a little under its target: 0.05 % short would
+    fail every zero-loss trial); one further short did not, and MLRsearch counts its unsent
+    packets as lost, so a generator that cannot keep up never makes a load look good (a 2.5 %
+    shortfall once passed as sent in full: the bound was 3 %, six times the pacing's)."""
+    return int(sent) if sent_in_full(sent, intended, length, duration) else max(int(intended), int(sent))
 
 
-def search(source: TrialSource, params, shortfall: float = 0.97) -> SearchOutcome:
+def search(source: TrialSource, params) -> SearchOutcome:
     """params: min_rate/max_rate (bits/s), length, ndr_loss, pdr_loss, relative_width, trial_duration,
     final_trial_duration, duration_sum, budget."""
     per_packet = 8 * params.length
@@ -61,7 +64,7 @@ def search(source: TrialSource, params, shortfall: float = 0.97) -> SearchOutcom
         config.min_load, config.max_load = low, high
     config.search_duration_max = params.budget
     config.warmup_duration = None
-    results = MultipleLossRatioSearch(config=config).search(measurer=_Measurer(source, shortfall), debug=lambda _: None)
+    results = MultipleLossRatioSearch(config=config).search(measurer=_Measurer(source, params.length), debug=lambda _: None)
     bounds = {}
     for name, goal in goals.items():
         result = results[goal]

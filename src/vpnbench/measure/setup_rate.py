@@ -77,7 +77,7 @@ class SetupRate(Measurement):
         cycled: Cycled = ctx.cycle()
         addresses = [ends.server[p.family] for ends in cycled.tunnel.every()]
         probe_at = time.monotonic() - began
-        replies, output = first_replies(ctx.client, addresses, p.family, p.timeout, p.probe_interval)
+        replies, output = first_replies(ctx.client, addresses, p.family, p.timeout, p.probe_interval, p.reply_timeout)
         cycle = cycle_rates([probe_at + replies[address] for address in addresses])
         cycle.update(up_s=round(cycled.up_s, 6), probe_at_s=round(probe_at, 6), handshake_s=cycled.handshake_s,
                      wall_s=round(time.monotonic() - began, 6))

@@ -27,6 +27,7 @@ from vpnbench.foundation.units import format_rate
 from vpnbench.hosts.base import Host, Proc
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.drift import StallDetector, by_segment, growth, parse_counters, pooled_slope, process_rss
+from vpnbench.measure.fping import REPLY_TIMEOUT_S
 from vpnbench.measure.ping import rtts
 from vpnbench.measure.traffic import Iperf3Load, PingProbe, TimeAxis
 from vpnbench.store.live import Live, MemoryLive
@@ -38,6 +39,8 @@ MIN_SEGMENT_S = 2.0  # a resumed soak killed in its last seconds still runs this
 OWN_TOOLS = frozenset({"iperf3", "ping", "cat", "ip"})  # not the technique's: left out of daemon RSS
 # iperf3 -f k server interval line: [  5]   3.00-4.00   sec  1.17 KBytes  9.60 Kbits/sec  0.015 ms  0/1 (0%)
 INTERVAL = re.compile(r"\]\s+([\d.]+)-([\d.]+)\s+sec\s.*?([\d.]+) Kbits/sec\s.*?(\d+)/(\d+) \(")
+NO_ANSWER = re.compile(r"no answer yet for icmp_seq=(\d+)")
+REPLY_SEQ = re.compile(r"icmp_seq=(\d+).*time=")
 LOAD_SERIES = ("throughput_bps", "lost_packets", "packets", "rtt_ms", "ping_loss_pct")
 DRIFT_SERIES = ("daemon_rss_bytes", "slab_bytes", "udp_rcvbuf_errors", "udp_in_errors", "xfrm_errors")
 COUNTER_NAMES = {"udp_RcvbufErrors": "udp_rcvbuf_errors", "udp_InErrors": "udp_in_errors",
@@ -127,6 +130,10 @@ class Session:
         self.ctx, self.p, self.live, self.seconds = ctx, params, live, seconds
         self.detector = StallDetector(params.stall_after)
         self.ping = PingSecond()
+        # ping -O says "no answer yet" when the next ping is due, also for a reply that is only
+        # slower than the interval (a 300 ms round trip at 0.2 s: 9 of 10 pings, none lost). A ping
+        # is unanswered once it has had no reply for REPLY_TIMEOUT_S after that: seq -> first said.
+        self.outstanding: dict[int, float] = {}
         self.counters: dict[str, list[dict]] = {}  # role -> [first sample, last sample]
         self.pending: list[SeriesPoint] = []
         self.clock = TimeAxis()
@@ -210,9 +217,15 @@ class Session:
             self.pending += self.ping.points()
             self.ping = PingSecond(second)
         if "no answer yet" in line:
-            self.ping.unanswered += 1
+            if (match := NO_ANSWER.search(line)) is not None:
+                self.outstanding.setdefault(int(match[1]), now)
         else:
             self.ping.rtts += rtts(line)  # a reply line gives its RTT, any other line nothing
+            if (match := REPLY_SEQ.search(line)) is not None:
+                self.outstanding.pop(int(match[1]), None)
+        for seq in [seq for seq, said in self.outstanding.items() if now - said >= REPLY_TIMEOUT_S]:
+            del self.outstanding[seq]
+            self.ping.unanswered += 1  # in the second it was given up: a loss shows REPLY_TIMEOUT_S late
 
     def _check_stall(self, now: float) -> None:
         stalled = self.detector.stalled_for(now)

@@ -86,7 +86,10 @@ class Tcp(Measurement):
         rates = [one["throughput_bps"] for one in each]
         raw["per_tunnel"] = "".join(f"{index} {ends.server[self.params.family]} {rate:.0f}\n"
                                     for index, (ends, rate) in enumerate(zip(ctx.tunnel.every(), rates)))
-        return MeasureResult({**metrics, **tunnel_metrics(rates)}, raw)
+        every = len(ctx.tunnel.every())
+        if every > len(rates):
+            raw["per_tunnel"] += f"# tunnels {len(rates) + 1}-{every} not measured (at most {len(rates)} iperf3 pairs)\n"
+        return MeasureResult({**metrics, **tunnel_metrics(rates, of=every)}, raw)
 
     def default_label(self) -> str:
         parts = ["tcp"]

@@ -29,6 +29,7 @@ from vpnbench.measure.generators import (
     lost_at,
 )
 from vpnbench.measure.iperf import run_iperf
+from vpnbench.measure.pacing import sending_tolerance
 from vpnbench.measure.udp import udp_metrics
 from vpnbench.store.records import Trial
 
@@ -108,20 +109,6 @@ class UdpSweep(Measurement):
         rates = self.params.rate
         label = f"udp_sweep_{format_rate(rates[0])}-{format_rate(rates[-1])}_{self.params.length}"
         return label + ("_v6" if self.params.family == "ipv6" else "")
-
-
-# iperf3 paces UDP by its average since the stream began (iperf_check_throttle: bytes sent x 8 /
-# seconds elapsed, against -b), checked again every --pacing-timer tick (1 ms by default): a sender
-# that keeps up is behind rate x seconds by at most a tick where the stream starts, a tick where
-# the test stops, and the datagram it was sending. Measured on loopback (3.12, 1300 B, 1 s): 0.83-
-# 0.96 ms of sending short at 50-400 Mbit/s. A step that sent less than that did not send its rate.
-IPERF3_PACING_TIMER_S = 0.001
-
-
-def sending_tolerance(offered_bps: float, length: int, duration: float) -> float:
-    """The share of a step's offered rate a sender that keeps up may fall short by:
-    (2 pacing ticks + one datagram's time at the offered rate) / the step's seconds."""
-    return (2 * IPERF3_PACING_TIMER_S + 8 * length / offered_bps) / duration
 
 
 class Step:
@@ -210,9 +197,13 @@ def _cpu(doc: dict) -> dict[str, float]:
 
 def knee(steps: list[Step], max_loss: float) -> Step | None:
     """The last step of the leading run of steps that keep up (loss <= max_loss): the highest
-    rate the technique kept up with before it first fell behind. None when the first step lost more."""
+    rate the technique kept up with before it first fell behind. None when the first step that
+    ran lost more. A failed step (the tool's error) tells nothing of loss: it neither ends the run
+    nor belongs to it."""
     found = None
     for step in steps:
+        if not step.ok:
+            continue
         if not step.keeps_up(max_loss):
             break
         found = step
@@ -242,16 +233,16 @@ def sweep_metrics(steps: list[Step], max_loss: float) -> dict[str, float]:
         metrics.update({f"knee_lost_{where}": float(n) for where, n in (past.limit_split or {}).items()})
     if knee_step:
         metrics["knee_bps"] = float(knee_step.offered_bps)
-        metrics["knee_at_top"] = 1.0 if knee_step is steps[-1] else 0.0  # the real knee may lie higher
+        metrics["knee_at_top"] = 1.0 if past is None else 0.0  # no step that ran lies above: it may lie higher
         metrics["knee_received_bps"] = knee_step.metrics["throughput_bps"]
     return metrics
 
 
 def step_past_knee(steps: list[Step], knee_step: Step | None) -> Step | None:
-    """The step whose loss says which limit the knee met: the first step past it (the first
-    step, without a knee)."""
+    """The step whose loss says which limit the knee met: the first step that ran (no tool
+    error) past it (from the first step, without a knee)."""
     past = steps.index(knee_step) + 1 if knee_step else 0
-    return steps[past] if past < len(steps) else None
+    return next((step for step in steps[past:] if step.ok), None)
 
 
 def sweep_series(steps: list[Step]) -> dict[str, list[tuple[float, float]]]:
@@ -282,16 +273,22 @@ def describe(steps: list[Step], max_loss: float) -> str:
                      f"{s.metrics['throughput_bps'] / 1e6:13.1f} {loss:>8} {'yes' if s.keeps_up(max_loss) else 'no':>8} "
                      f"{lost_at(s.loss_site, s.limit_split)}")
     found = knee(steps, max_loss)
+    past = step_past_knee(steps, found)
     if found is None:
-        lines.append(f"no knee: the first step ({steps[0].offered_bps / 1e6:g} Mbit/s) already lost more "
-                     f"than {max_loss * 100:g} %, was not sent in full or failed; sweep lower rates")
-    elif found is steps[-1]:
-        lines.append(f"every step was sent and kept up (loss <= {max_loss * 100:g} %): the knee is at or above "
-                     "the top step")
-    elif steps[steps.index(found) + 1].sent_short:
+        first = past.offered_bps if past is not None else steps[0].offered_bps
+        lines.append(f"no knee: the first step that ran ({first / 1e6:g} Mbit/s) already lost more "
+                     f"than {max_loss * 100:g} % or was not sent in full; sweep lower rates")
+    elif past is None:
+        lines.append(f"every step that ran was sent and kept up (loss <= {max_loss * 100:g} %): the knee is at "
+                     "or above the top step that ran")
+    elif past.sent_short:
         lines.append(f"knee: {found.offered_bps / 1e6:g} Mbit/s, the last step before the generator sent short of "
                      "the offered rate: the generator's limit, not the technique's")
     else:
         lines.append(f"knee: {found.offered_bps / 1e6:g} Mbit/s, the last step before loss first exceeded "
-                     f"{max_loss * 100:g} %")
+                     f"{max_loss * 100:g} % (at {past.offered_bps / 1e6:g} Mbit/s)")
+    failed = [s for s in steps if not s.ok]
+    if failed:
+        lines.append(f"{len(failed)} step(s) failed (" + ", ".join(f"{s.offered_bps / 1e6:g}" for s in failed)
+                     + " Mbit/s): a tool's error, not loss; skipped by the knee")
     return "\n".join(lines) + "\n"

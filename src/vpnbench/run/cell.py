@@ -22,10 +22,10 @@ from vpnbench.techniques.base import Technique
 def new_record(ctx: RunContext, cell: PlannedCell, params: Params, bringup: Bringup) -> CellRecord:
     return CellRecord(
         run_id=ctx.run_id, campaign=ctx.campaign.name, cell_key=cell.key, technique=cell.technique,
-        technique_params={**params.settings(), "backend": bringup.backend, "backend_asked": bringup.backend_asked},
+        technique_params={**params.stored_settings(), "backend": bringup.backend, "backend_asked": bringup.backend_asked},
         impairment=cell.impairment.label, impairment_params=ctx.impairments.params(cell),
         measurement=cell.measurement_params.kind, measurement_label=cell.measurement,
-        measurement_params={**cell.measurement_params.settings(), **cell.scaling_params(),
+        measurement_params={**cell.measurement_params.stored_settings(), **cell.scaling_params(),
                             **({"cores_note": SOFTIRQ_NOTE} if cell.cores is not None else {})},
         repetition=cell.repetition, started_at=now_iso(), bringup_id=bringup.id, bringup=bringup)
 

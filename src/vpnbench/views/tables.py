@@ -32,6 +32,19 @@ def format_mean_sd(mean: float, sd: float | None) -> str:
     return f"{mean:.{digits}f} ± {sd:.{digits}f}"
 
 
+def format_summary(row, scale: float = 1.0) -> str:
+    """A summary row as a table gives it: 'mean ± sd', or where some repetitions were censored
+    (above their timeout: no mean) the median where known and how many: 'p50 0.300, 1 of 3 > timeout'."""
+    censored = getattr(row, "censored", 0) or 0
+    if not censored:
+        return format_mean_sd(row.mean * scale, row.sd * scale)
+    above = f"{censored:g} of {row.n:g} > timeout"
+    if math.isnan(row.median):
+        return above
+    median = row.median * scale
+    return f"p50 {median:.{digits_for(median)}f}, {above}"
+
+
 def mean_sd(values: list[float], scale: float) -> str:
     if not values:
         return "–"
@@ -103,7 +116,7 @@ def measurement_columns(mine: list[Cell], label: str, answers: Verdicts) -> list
         values = []
         for technique, impairment in groups:
             row = answers.stat(label, technique, impairment, metric)
-            values.append("–" if row is None else format_mean_sd(row.mean * scale, row.sd * scale))
+            values.append("–" if row is None else format_summary(row, scale))
         return values
 
     columns = [Column("technique", [t for t, _ in groups], essential=True, key=True, justify="left", no_wrap=True)]

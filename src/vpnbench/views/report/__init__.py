@@ -35,7 +35,7 @@ from vpnbench.views.report.figures import (
     scaling_groups,
 )
 from vpnbench.views.report.judgement import cost_rows, significance_rows
-from vpnbench.views.tables import bringup_times, bringups_of, digits_for, format_mean_sd, mean_sd
+from vpnbench.views.tables import bringup_times, bringups_of, digits_for, format_summary, mean_sd
 
 # Methodology findings about what a run leaves out (one direction only; a UDP rate every technique
 # carried) rather than numbers that may describe something else: told as notes, not warnings.
@@ -297,7 +297,7 @@ def _value_cell(row, scale: float, insufficient: bool) -> tuple[str, str]:
     if insufficient:
         return "insufficient basis", "< 3 samples"
     ci = row.ci95 * scale
-    return (format_mean_sd(row.mean * scale, row.sd * scale),
+    return (format_summary(row, scale),
             "" if math.isnan(ci) else f"95 % CI ± {ci:.{digits_for(ci)}f}")
 
 
