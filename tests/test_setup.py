@@ -345,3 +345,31 @@ def test_the_set_up_parts_rank_censored_cycles_as_the_whole_does():
     # a daemon whose log does not time the key exchange (WireGuard): no handshake, censored or not
     m = summary([_done(0.1, 0.1), censored("no reply", {}, 0.2)], 2.0)
     assert "handshake_p50_s" not in m and "handshake_p50_s_censored" not in m
+
+
+@pytest.mark.netns
+def test_setup_rate_counts_from_when_fping_ran_not_from_when_it_was_asked_for(testbed):
+    """Over ssh or in a TCG guest fping starts tens of ms after it is asked to: a tunnel's time is
+    fping's real start (the client's clock as it was exec'd) plus its own seconds to the reply, so a
+    fping that starts 0.3 s late cannot make the set-up read shorter than those 0.3 s."""
+    from types import SimpleNamespace
+
+    from vpnbench.measure.setup_rate import SetupRate
+
+    late = 0.3
+    server = testbed.underlay_map()["server"]["ipv4"]
+
+    class LateStart:
+        """The testbed's client, whose programs start `late` s after they are asked to."""
+
+        def __getattr__(self, name):
+            return getattr(testbed.client, name)
+
+        def spawn(self, argv, name, **more):
+            return testbed.client.spawn(["sh", "-c", f'sleep {late}; exec "$@"', "late", *argv], name=name, **more)
+
+    tunnel = SimpleNamespace(every=lambda: [SimpleNamespace(server={"ipv4": server})])
+    ctx = SimpleNamespace(client=LateStart(), cycle=lambda: Cycled(tunnel, up_s=0.001))
+    cycle, output = SetupRate(SetupRate.Params(kind="setup_rate", count=1, timeout=5))._cycle(ctx)
+    assert cycle["probe_at_s"] >= late, (cycle, output)  # asked for at ~0: it ran 0.3 s later
+    assert late <= cycle["first_s"] <= cycle["wall_s"], cycle

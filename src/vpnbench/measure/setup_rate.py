@@ -4,9 +4,10 @@ up() initiates them, then one fping through every tunnel until each has answered
 
 Per cycle, from the moment the cycle started (before the technique went down — down() is part of
 what an operator waits for, and it is short beside up()): each tunnel's time to its first reply;
-the first and the last of them; and the rate, N / the time to the last. A tunnel's time is the
-controller's seconds until fping was started plus fping's own seconds from its start to the reply
-(one host's clock: fping.py). The distribution across tunnels is kept in each cycle's Trial.
+the first and the last of them; and the rate, N / the time to the last. A tunnel's time is when
+fping really started (the client's clock, printed as fping was exec'd, put on the controller's by
+Host.clock_offset: never when it was asked to start, which over ssh or in a TCG guest is tens of
+ms earlier) plus fping's own seconds from its start to the reply (one host's clock: fping.py). The distribution across tunnels is kept in each cycle's Trial.
 The technique is up when the cell ends: the next cells use it.
 """
 
@@ -18,7 +19,7 @@ from pydantic import Field
 from vpnbench.foundation.errors import MeasurementError, VpnbenchError
 from vpnbench.foundation.params import Duration
 from vpnbench.measure.base import Column, Cycled, Headline, MeasureContext, Measurement, MeasureResult
-from vpnbench.measure.fping import PACKAGES, EveryTunnelParams, first_replies
+from vpnbench.measure.fping import PACKAGES, EveryTunnelParams, first_replies, parse_first_replies
 from vpnbench.measure.ping import percentile
 from vpnbench.store.records import Trial
 
@@ -73,11 +74,13 @@ class SetupRate(Measurement):
 
     def _cycle(self, ctx: MeasureContext) -> tuple[dict, str]:
         p = self.params
+        offset, _ = ctx.client.clock_offset()  # the client's clock less ours: fping's start on the cycle's clock
         began = time.monotonic()
         cycled: Cycled = ctx.cycle()
         addresses = [ends.server[p.family] for ends in cycled.tunnel.every()]
-        probe_at = time.monotonic() - began
         replies, output = first_replies(ctx.client, addresses, p.family, p.timeout, p.probe_interval, p.reply_timeout)
+        fping_started, _ = parse_first_replies(output)  # the client's clock as fping was exec'd
+        probe_at = fping_started - (offset + began)  # when fping really started, not when it was asked to
         cycle = cycle_rates([probe_at + replies[address] for address in addresses])
         cycle.update(up_s=round(cycled.up_s, 6), probe_at_s=round(probe_at, 6), handshake_s=cycled.handshake_s,
                      wall_s=round(time.monotonic() - began, 6))
