@@ -144,6 +144,17 @@ def build_parser() -> Parser:
                             "(default: when the step is beyond its standard error from the runs' own noise, "
                             "tested at 1 %% a series)")
 
+    gate = sub.add_parser("check", help="a CI gate: exit 1 when a run regressed against a reference, beyond its "
+                                        "threshold and beyond the noise (docs/ci.md)")
+    add_db_options(gate, f"results file or {DB_URL} URL holding the runs (default: $VPNBENCH_DB)")
+    gate.add_argument("--run", help="the run checked (default: the newest in the database)")
+    gate.add_argument("--against", required=True, metavar="RUN|previous|trend",
+                      help="a run id, previous (the campaign's newest run before it) or trend (its last level)")
+    gate.add_argument("--threshold", action="append", default=[], metavar="MEASUREMENT.METRIC:LIMIT",
+                      help="e.g. tcp.throughput_bps:-5%% (may not fall by more than 5 %%), setup.setup_time_s:+20%%, "
+                           "ping.rtt_avg_ms:off; over the campaign's [check] and the headline defaults (10 %%)")
+    gate.add_argument("--junit", metavar="FILE.xml", help="also write the outcome as JUnit XML")
+
     db = sub.add_parser("db", help="the results database itself")
     db_sub = db.add_subparsers(dest="db_command", metavar="{upgrade}", required=True, parser_class=Parser)
     upgrade = db_sub.add_parser("upgrade", help="create or migrate the schema (as the database's owner), "
@@ -625,6 +636,10 @@ def dispatch(args) -> int:
         return cmd_provision(args)
     if args.command == "trend":
         return cmd_trend(database(args), args.campaign, args.output, args.min_change)
+    if args.command == "check":
+        from vpnbench.commands.check import cmd_check
+
+        return cmd_check(database(args), args.run, args.against, args.threshold, args.junit, console)
     if args.command == "keygen":
         from vpnbench.commands.lab import keygen
 

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from vpnbench.campaign.check_spec import check_spec
 from vpnbench.foundation.errors import UserError
 from vpnbench.foundation.params import DurationOrOff, Params, validate_model
 from vpnbench.impair.model import NONE as NO_IMPAIRMENT
@@ -22,7 +23,7 @@ from vpnbench.techniques import TECHNIQUES
 from vpnbench.testbeds.impair_backends import BACKENDS  # noqa: F401 - the built-in backends registered: the schema allows their names
 from vpnbench.testbeds.spec import TestbedSpec
 
-SECTIONS = ("campaign", "testbed", "technique", "impairment", "measurement")
+SECTIONS = ("campaign", "testbed", "technique", "impairment", "measurement", "check")
 
 
 def _repetitions(value):
@@ -143,6 +144,7 @@ def campaign_from_dict(data: dict) -> Campaign:
     _require_measurable(techniques, measurements, testbed)
     _require_runnable_on(techniques, testbed)
     impairments = _impairments(data, testbed) or [NO_IMPAIRMENT]
+    check_spec(data, [measurement_label(m) for m in measurements])  # `vpnbench check` reads it from the stored run
     return Campaign(info, testbed, techniques, measurements, data, impairments, _only_under(data, impairments))
 
 
