@@ -11,6 +11,8 @@ import json
 import os
 import platform
 import re
+import shlex
+import shutil
 import stat
 import subprocess
 import tempfile
@@ -26,17 +28,19 @@ from test_extension_points import PlainPad
 from vpnbench.campaign.spec import campaign_from_dict, technique_label
 from vpnbench.foundation.errors import UserError
 from vpnbench.foundation.params import TechniqueParams, validate_model
-from vpnbench.hosts import builds
+from vpnbench.hosts import build_env, builds, builds_install
 from vpnbench.hosts.builds_install import (
     TEST_SET,
     InstallError,
     build_rows,
+    builder_work_dir,
     cargo_problem,
     failure_reason,
     go_command,
     go_switches,
     install,
     parse_targets,
+    run_as_builder,
 )
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.testbeds.probe import THIS_MACHINE, NoProbe
@@ -339,6 +343,66 @@ def test_debian_12s_go_1_19_builds_with_the_toolchain_it_fetches_from_the_proxy(
     assert record["toolchain"] == f"go version {builds.GO_TOOLCHAIN} linux/{record['goarch']}"
     assert "1.10.3" in subprocess.run([str(built.path / "bin" / "nebula"), "-version"], capture_output=True,
                                       text=True, timeout=10).stdout
+
+
+BUILDER_PROBE = "id -u; grep CapEff /proc/self/status; (echo x >> {planted}) 2>/dev/null && echo wrote || echo refused"
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("name", ["wireguard-go", "boringtun"])
+def test_compilers_and_build_scripts_run_as_the_build_user_and_root_installs_a_copy(name, prefix, monkeypatch):
+    """Issue 39 item 3: go, cargo, build scripts and proc-macros run as vpnbench-build (no
+    capabilities); root copies what it made into its own prefix and records its sha256."""
+    builder = build_env.build_user()
+    planted = prefix / "root-only"  # root's, readable by all: only writing it is refused
+    planted.write_text("root's\n")
+    planted.chmod(0o644)
+    seen = []
+    real_collect = builds_install.collect
+
+    def collect_seen(work, relative, destination):
+        """While the build runs: who made the output, and who the build steps are."""
+        probe = run_as_builder(["sh", "-c", BUILDER_PROBE.format(planted=shlex.quote(str(planted)))], "probe", work,
+                               rust=name == "boringtun").split("\n")
+        seen.append({"output_owner": os.lstat(work / relative).st_uid, "work_owner": os.lstat(work).st_uid,
+                     "uid": int(probe[0]), "capabilities": probe[1].split()[1], "planted": probe[2]})
+        real_collect(work, relative, destination)
+
+    monkeypatch.setattr(builds_install, "collect", collect_seen)
+    built = install(name, root=prefix)
+    assert seen and all(step == {"output_owner": builder.pw_uid, "work_owner": builder.pw_uid, "uid": builder.pw_uid,
+                                 "capabilities": "0000000000000000", "planted": "refused"} for step in seen)
+    assert planted.read_text() == "root's\n"
+    record = json.loads((built.path / "BUILD.json").read_text())
+    for program, entry in record["programs"].items():
+        info = os.lstat(built.path / "bin" / program)
+        assert (stat.S_ISREG(info.st_mode), info.st_uid, stat.S_IMODE(info.st_mode)) == (True, 0, 0o755)
+        assert hashlib.sha256((built.path / "bin" / program).read_bytes()).hexdigest() == entry["sha256"]
+    caches = build_env.builder_caches(builder)
+    if name == "wireguard-go":  # the module was fetched into the build user's cache, by it
+        module = caches["go"] / "mod" / f"golang.zx2c4.com/wireguard@v{built.version}"
+        assert os.lstat(module).st_uid == builder.pw_uid
+    else:  # the crate cargo verified is in the build user's cache, and it is the one recorded
+        crate = caches["cargo"].glob(f"registry/cache/*/boringtun-cli-{built.version}.crate")
+        assert record["checksum"] in {"sha256:" + hashlib.sha256(path.read_bytes()).hexdigest() for path in crate}
+
+
+def test_root_installs_only_a_regular_file_the_build_user_made(tmp_path):
+    """A symlink to a root file, or a file of root's, in the build user's output is never copied."""
+    work = builder_work_dir("test")
+    try:
+        run_as_builder(["ln", "-s", "/etc/shadow", "linked"], "test", work)
+        with pytest.raises(InstallError, match="made no regular file .*linked"):
+            builds_install.collect(work, "linked", tmp_path / "linked")
+        (work / "roots").write_text("root's")
+        with pytest.raises(InstallError, match="not a regular file of vpnbench-build's"):
+            builds_install.collect(work, "roots", tmp_path / "roots")
+        run_as_builder(["sh", "-c", "echo made > made"], "test", work)
+        builds_install.collect(work, "made", tmp_path / "made")
+    finally:
+        shutil.rmtree(work)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["made"]
+    assert os.lstat(tmp_path / "made").st_uid == 0 and (tmp_path / "made").read_text() == "made\n"
 
 
 def test_make_test_builds_the_test_set_and_make_demo_builds_nothing():

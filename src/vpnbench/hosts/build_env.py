@@ -18,7 +18,9 @@ caller's values of all of these reach root. So root runs a toolchain only:
 
 import os
 import pwd
+import shlex
 import stat
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -114,3 +116,110 @@ def check_cwd(path: Path) -> None:
     if problem:
         raise UnsafeBuildPlace(f"refusing to run a toolchain in {path}: {problem} (cargo, rustup and go read "
                                f"configuration from every parent of their working directory)")
+
+
+# ---- the unprivileged build user ----
+# Compilers, Go's module downloads, and dependencies' build scripts and proc-macros run as this
+# system user, never as root; root only copies the binaries it made (builds_install.collect).
+BUILD_USER = "vpnbench-build"
+# Root's (0755, so the build user can reach its parts); each part is the build user's own, 0700.
+BUILDER_CACHE = Path("/var/cache/vpnbench-build")
+# Root's empty directory: root's rust toolchain (under /root, 0700) is bind-mounted here read-only,
+# in the build's own mount namespace only, so the build user can run cargo and rustc from it.
+RUST_MOUNT = BUILDER_CACHE / "rust"
+
+
+def build_user() -> pwd.struct_passwd:
+    """BUILD_USER, created (a system user: no home, no login shell) when missing; refused when it
+    is root in disguise (uid or gid 0) or belongs to any group besides its own."""
+    try:
+        entry = pwd.getpwnam(BUILD_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", str(BUILDER_CACHE / "home"),
+                        "--shell", "/usr/sbin/nologin", BUILD_USER], check=True, capture_output=True)
+        entry = pwd.getpwnam(BUILD_USER)
+    groups = os.getgrouplist(BUILD_USER, entry.pw_gid)
+    if entry.pw_uid == 0 or entry.pw_gid == 0 or set(groups) != {entry.pw_gid}:
+        raise UnsafeBuildPlace(f"the build user {BUILD_USER} has uid {entry.pw_uid}, gid {entry.pw_gid}, groups "
+                               f"{sorted(groups)}: allowed: a uid and gid other than 0 and no group but its own "
+                               f"(userdel {BUILD_USER}; vpnbench creates it again)")
+    return entry
+
+
+def builder_dir(path: Path, user: pwd.struct_passwd) -> Path:
+    """`path` made the build user's (0700) when missing, then refused unless it is a directory of
+    that user's that nobody else can enter (lstat: never a symlink it left there)."""
+    try:
+        path.mkdir(mode=0o700)
+        os.chown(path, user.pw_uid, user.pw_gid)
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != user.pw_uid or stat.S_IMODE(info.st_mode) != 0o700:
+        raise UnsafeBuildPlace(f"{path} is not a directory owned by {BUILD_USER} with mode 0700 (owner uid "
+                               f"{info.st_uid}, mode {stat.filemode(info.st_mode)}): remove it; vpnbench makes it again")
+    return path
+
+
+def root_shared_dir(path: Path) -> Path:
+    """`path` made root's 0755 when missing; refused unless root's alone (the build user may enter)."""
+    try:
+        path.mkdir(mode=0o755)
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+        raise UnsafeBuildPlace(f"{path} is not a directory owned by root and writable only by it (owner uid "
+                               f"{info.st_uid}, mode {stat.filemode(info.st_mode)}): remove it or fix its owner and mode")
+    check_cwd(path)
+    return path
+
+
+def builder_caches(user: pwd.struct_passwd) -> dict[str, Path]:
+    """BUILDER_CACHE (root's) and the build user's homes and caches in it, made when missing."""
+    places = {"cache": root_shared_dir(BUILDER_CACHE), "rust": root_shared_dir(RUST_MOUNT)}
+    for name in ("home", "cargo", "go", "tmp", "work"):
+        places[name] = builder_dir(BUILDER_CACHE / name, user)
+    return places
+
+
+def rust_toolchain() -> Path | None:
+    """Root's default rustup toolchain directory (what RUSTUP_TOOLCHAIN pins for root), or None."""
+    settings = rustup_settings()
+    if "RUSTUP_TOOLCHAIN" not in settings:
+        return None
+    toolchain = Path(settings["RUSTUP_HOME"]) / "toolchains" / settings["RUSTUP_TOOLCHAIN"]
+    return toolchain if (toolchain / "bin" / "cargo").is_file() and not_ours_alone(toolchain) is None else None
+
+
+def reachable_by_all(path: str) -> bool:
+    """Whether every directory from / down to `path` can be entered by any user (o+x)."""
+    real = Path(path).resolve()
+    return real.is_dir() and all(os.stat(part).st_mode & 0o001 for part in (real, *real.parents))
+
+
+def builder_environment(places: dict[str, Path], rust_mounted: bool) -> dict[str, str]:
+    """What the build user's steps run with, and nothing else: root's PATH minus what it cannot
+    reach (root's home), the mounted rust toolchain first when there is one, and its own caches."""
+    path = [entry for entry in safe_path().split(":") if entry and reachable_by_all(entry)]
+    rust = {"RUSTC": str(RUST_MOUNT / "bin" / "rustc")} if rust_mounted else {}
+    if rust_mounted:
+        path.insert(0, str(RUST_MOUNT / "bin"))
+    go = places["go"]
+    return {"PATH": ":".join(path), "HOME": str(places["home"]), "CARGO_HOME": str(places["cargo"]),
+            "TMPDIR": str(places["tmp"]), "GOPATH": str(go), "GOMODCACHE": str(go / "mod"),
+            "GOCACHE": str(go / "build"), **GO_REGISTRY, "GOENV": "off", "GOWORK": "off", "GOFLAGS": "",
+            "GOTOOLCHAIN": "local", "LANG": "C.UTF-8", **rust}
+
+
+def as_builder(argv: list[str], user: pwd.struct_passwd, toolchain: Path | None) -> list[str]:
+    """`argv` run as the build user: in a private mount namespace (where root's rust `toolchain`,
+    if any, is bind-mounted read-only at RUST_MOUNT), then setpriv drops to the user with no
+    capabilities, none inheritable or in the bounding set, and no_new_privs (no setuid regains root)."""
+    drop = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups", "--inh-caps=-all",
+            "--bounding-set=-all", "--no-new-privs", "--"]
+    mount = (["mount", "--bind", "-o", "ro,nosuid,nodev", "--", str(toolchain), str(RUST_MOUNT)] if toolchain else ["true"])
+    # sh mounts (its arguments quoted: fixed paths of root's), then becomes setpriv, in the namespace
+    # unshare made (private propagation: the mount is never seen outside it, and ends with it)
+    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-ec",
+            f'{shlex.join(mount)}; exec "$@"', "sh", *drop, *argv]

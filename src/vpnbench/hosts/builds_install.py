@@ -150,14 +150,29 @@ def build(recipe: builds.Recipe, version: str, work: Path) -> dict:
 
 
 def run(argv: list[str], what: str, cwd: Path | None = None, env: dict | None = None) -> str:
-    """Run a build step; its failure as one line: the registry's or compiler's own reason. It runs
-    with build_env's environment (nothing of the caller's) plus `env`, in `cwd` (default: /) once
-    cwd and every parent are root's alone (cargo, rustup and go read configuration from them)."""
+    """Run a step as root (apt-get); its failure as one line. It runs with build_env's environment
+    (nothing of the caller's) plus `env`, in `cwd` (default: /) once cwd and every parent are
+    root's alone (cargo, rustup and go read configuration from them)."""
     cwd = cwd or build_env.SAFE_CWD
     build_env.check_cwd(cwd)
+    return execute(argv, what, cwd, {**build_env.build_environment(), **(env or {})})
+
+
+def run_as_builder(argv: list[str], what: str, cwd: Path, env: dict | None = None, *, rust: bool = False) -> str:
+    """Run a build step (go, cargo, rustc: a compiler, a module download, a crate's build script
+    or proc-macro) as build_env.BUILD_USER, never root, with that user's own caches and nothing of
+    the caller's environment, in `cwd` (a directory of builder_work_dir); `rust`: with root's rust
+    toolchain mounted read-only where that user can run it."""
+    user = build_env.build_user()
+    toolchain = build_env.rust_toolchain() if rust else None  # None: the system's cargo on PATH
+    environment = {**build_env.builder_environment(build_env.builder_caches(user), toolchain is not None), **(env or {})}
+    return execute(build_env.as_builder(argv, user, toolchain), what, cwd, environment)
+
+
+def execute(argv: list[str], what: str, cwd: Path, env: dict) -> str:
+    """The step's output; its failure as one line: the registry's or compiler's own reason."""
     try:
-        done = subprocess.run(argv, cwd=cwd, env={**build_env.build_environment(), **(env or {})},
-                              capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
     except FileNotFoundError:
         raise InstallError(f"{what}: {argv[0]} is not installed ({install_hint(argv[0])})") from None
     except subprocess.TimeoutExpired:
@@ -193,10 +208,51 @@ def failure_reason(output: str) -> str:
     return (errors or lines[-1:] or ["failed without a message"])[0]
 
 
-def private_work_dir(name: str) -> Path:
-    """A fresh 0700 directory under root's build cache (build_env.CACHE): never in TMPDIR, whose
-    parent (/tmp, or the caller's choice) may hold anyone's go.work or .cargo/."""
-    return Path(tempfile.mkdtemp(prefix=f"vpnbench-build-{name}-", dir=build_env.build_caches()["work"]))
+def builder_work_dir(name: str) -> Path:
+    """A fresh 0700 directory of the build user's under its own cache (build_env.BUILDER_CACHE):
+    never in TMPDIR, whose parent (/tmp, or the caller's choice) may hold anyone's go.work or .cargo/."""
+    user = build_env.build_user()
+    work = Path(tempfile.mkdtemp(prefix=f"vpnbench-build-{name}-", dir=build_env.builder_caches(user)["work"]))
+    os.chown(work, user.pw_uid, user.pw_gid)
+    return work
+
+
+def open_builder_file(work: Path, relative: str) -> int:
+    """A file descriptor (read-only) on work/relative once it is a regular file of the build user's
+    reached through no symlink (O_NOFOLLOW at each step) with one link: never a root file the build
+    user pointed at. The caller closes it."""
+    uid = build_env.build_user().pw_uid
+    descriptor = os.open(work, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        *directories, name = Path(relative).parts
+        for directory in directories:
+            inner = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=descriptor)
+            os.close(descriptor)
+            descriptor = inner
+        file = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=descriptor)
+    except OSError as error:
+        raise InstallError(f"the build made no regular file {work / relative}: {error.strerror}") from None
+    finally:
+        os.close(descriptor)
+    info = os.fstat(file)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != uid or info.st_nlink != 1:
+        os.close(file)
+        raise InstallError(f"{work / relative} is not a regular file of {build_env.BUILD_USER}'s with one link "
+                           f"(owner uid {info.st_uid}, mode {stat.filemode(info.st_mode)}): not installed")
+    return file
+
+
+def collect(work: Path, relative: str, destination: Path) -> None:
+    """Copy the program the build user made at work/relative into root's `destination` (a new
+    file of root's: the build user can neither change nor replace it)."""
+    source = open_builder_file(work, relative)
+    with os.fdopen(source, "rb") as reader, open(destination, "xb") as writer:
+        shutil.copyfileobj(reader, writer, 1 << 20)
+
+
+def read_builder_text(work: Path, relative: str) -> str:
+    with os.fdopen(open_builder_file(work, relative), "rb") as reader:
+        return reader.read().decode()
 
 
 def build_go(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
@@ -204,16 +260,17 @@ def build_go(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
     (go install pkg@version refuses modules with replace directives, headscale among them)."""
     what = f"{recipe.name} {version}"
     go = go_command(what)
-    module_dir = private_work_dir(recipe.name)
+    module_dir = builder_work_dir(recipe.name)
     try:
-        (module_dir / "go.mod").write_text("module vpnbench.local/build\n\ngo 1.21\n")
+        run_as_builder(["sh", "-ec", 'printf "module vpnbench.local/build\\n\\ngo 1.21\\n" > go.mod'], what, module_dir)
         for package in dict.fromkeys(recipe.programs.values()):
-            run([go, "get", f"{package}@v{version}"], what, module_dir, GO_ENV)
+            run_as_builder([go, "get", f"{package}@v{version}"], what, module_dir, GO_ENV)
         for program, package in recipe.programs.items():
-            run([go, "build", "-trimpath", "-o", str(bin_dir / program), package], what, module_dir, GO_ENV)
-        go_sum = (module_dir / "go.sum").read_text()
-        toolchain = run([go, "version"], what, module_dir, GO_ENV).strip()
-        goos, goarch = run([go, "env", "GOOS", "GOARCH"], what, module_dir, GO_ENV).split()
+            run_as_builder([go, "build", "-trimpath", "-o", f"out/{program}", package], what, module_dir, GO_ENV)
+            collect(module_dir, f"out/{program}", bin_dir / program)
+        go_sum = read_builder_text(module_dir, "go.sum")
+        toolchain = run_as_builder([go, "version"], what, module_dir, GO_ENV).strip()
+        goos, goarch = run_as_builder([go, "env", "GOOS", "GOARCH"], what, module_dir, GO_ENV).split()
     finally:
         shutil.rmtree(module_dir, ignore_errors=True)
     found = re.search(rf"^{re.escape(recipe.source)} v{re.escape(version)} (h1:\S+)$", go_sum, re.M)
@@ -229,40 +286,48 @@ def go_command(what: str) -> str:
         install_packages(("golang-go",), what)  # Debian's, however old: it only fetches the toolchain
     if go_switches(toolchain_version(["go", "version"])):
         return "go"
-    goos, goarch = run(["go", "env", "GOOS", "GOARCH"], what, env={"GOFLAGS": ""}).split()
+    # Fetched into the build user's module cache, by that user: root never runs it or touches its files.
+    home = build_env.builder_caches(build_env.build_user())["home"]
+    goos, goarch = run_as_builder(["go", "env", "GOOS", "GOARCH"], what, home).split()
     module = f"golang.org/toolchain@v0.0.1-{builds.GO_TOOLCHAIN}.{goos}-{goarch}"
-    fetched = json.loads(run(["go", "mod", "download", "-json", module], what, env={"GOFLAGS": ""}))
-    toolchain = Path(fetched["Dir"])
-    for program in [*toolchain.glob("bin/*"), *toolchain.glob("pkg/tool/*/*")]:
-        program.chmod(0o555)  # the module cache keeps files without their execute bits
-    return str(toolchain / "bin" / "go")
+    toolchain = json.loads(run_as_builder(["go", "mod", "download", "-json", module], what, home))["Dir"]
+    # the module cache keeps files without their execute bits
+    run_as_builder(["find", f"{toolchain}/bin", f"{toolchain}/pkg/tool", "-type", "f", "-exec", "chmod", "0555", "{}", "+"],
+                   what, home)
+    return f"{toolchain}/bin/go"
 
 
 def build_rust(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
     """`cargo install --locked` (the crate's own Cargo.lock) into a private root; the crate's
     checksum is the sha256 of the .crate file cargo verified against the registry's index."""
     what = f"{recipe.name} {version}"
-    problem = cargo_problem(toolchain_version(["cargo", "--version"]))
+    cargo_root = builder_work_dir(recipe.name)
+    try:  # the cargo the build user runs: root's rustup default, mounted, before the system's
+        problem = cargo_problem(run_as_builder(["cargo", "--version"], what, cargo_root, rust=True).strip() or None)
+    except InstallError:
+        problem = cargo_problem(None)
     if problem:
+        shutil.rmtree(cargo_root, ignore_errors=True)
         raise InstallError(f"{what}: {problem}")
     install_packages(recipe.build_packages, what)
-    cargo_root = private_work_dir(recipe.name)
     try:
-        run(["cargo", "install", "--locked", "--quiet", f"{recipe.source}@{version}", "--root", str(cargo_root)], what)
+        run_as_builder(["cargo", "install", "--locked", "--quiet", f"{recipe.source}@{version}", "--root", "."],
+                       what, cargo_root, rust=True)
         for program, binary in recipe.programs.items():
-            shutil.move(cargo_root / "bin" / binary, bin_dir / program)
+            collect(cargo_root, f"bin/{binary}", bin_dir / program)
+        rustc = run_as_builder(["rustc", "-vV"], what, cargo_root, rust=True)
     finally:
         shutil.rmtree(cargo_root, ignore_errors=True)
-    rustc = run(["rustc", "-vV"], what)
     host = re.search(r"^host: (\S+)$", rustc, re.M)
     return {"crate": f"{recipe.source}@{version}", "checksum": crate_checksum(recipe.source, version),
             "toolchain": rustc.splitlines()[0], "target": host.group(1) if host else None}
 
 
 def crate_checksum(crate: str, version: str) -> str | None:
-    cargo_home = Path(build_env.build_environment()["CARGO_HOME"])
+    cargo_home = build_env.builder_caches(build_env.build_user())["cargo"]
     for path in sorted(cargo_home.glob(f"registry/cache/*/{crate}-{version}.crate")):
-        return "sha256:" + sha256(path)
+        with os.fdopen(open_builder_file(path.parent, path.name), "rb") as crate_file:
+            return "sha256:" + hashlib.file_digest(crate_file, "sha256").hexdigest()
     return None
 
 
