@@ -30,7 +30,7 @@ from vpnbench.foundation.safe_files import not_ours_alone
 CACHE = Path("/var/cache/vpnbench")  # root's build homes and caches: 0700, never shared
 SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 # Where a toolchain is installed by its own installer (rustup under the user's home, Go's tarball,
-# the rust Docker image's), searched after the system's directories, each only when ours alone.
+# the rust Docker image's), searched before the system's directories, each only when ours alone.
 TOOLCHAIN_DIRS = ("{home}/.cargo/bin", "/usr/local/go/bin", "/usr/local/cargo/bin")
 SAFE_CWD = Path("/")  # where toolchain probes run: no parent a configuration could hide in
 # The Go defaults (Go's own go.env): a caller's GOPROXY=file://... or GOSUMDB=off never reaches root.
@@ -47,9 +47,11 @@ def real_home() -> Path:
 
 
 def safe_path() -> str:
-    """PATH for a toolchain: the system's directories, then the toolchains' own, each kept only
-    when it and every directory above it are ours alone."""
-    candidates = [*SYSTEM_PATH, *(entry.format(home=real_home()) for entry in TOOLCHAIN_DIRS)]
+    """PATH for a toolchain: the toolchains' own directories, then the system's, each kept only
+    when it and every directory above it are ours alone. The toolchains' first, as the Makefile
+    has it: a rustup cargo (boringtun and rosenpass need >= 1.78) before Debian 12's 1.65, which
+    `make test` installs beside it."""
+    candidates = [*(entry.format(home=real_home()) for entry in TOOLCHAIN_DIRS), *SYSTEM_PATH]
     return ":".join(entry for entry in candidates if os.path.isdir(entry) and not_ours_alone(entry) is None)
 
 
