@@ -10,7 +10,7 @@
 
 use crate::hist::Hist;
 use crate::net::{self, RecvBatch};
-use crate::track::{Arrival, StreamTrack};
+use crate::track::{self, Arrival, StreamTrack};
 use crate::wire;
 use std::collections::BTreeMap;
 use std::os::unix::io::{AsRawFd, OwnedFd};
@@ -132,7 +132,7 @@ fn account(st: &mut RecvStats, streams: u32, index: usize, data: &[u8], rx_ns: u
             return 0;
         }
     };
-    if h.stream >= streams {
+    if h.stream >= streams || h.seq >= track::MAX_SEQ {
         st.unexpected += 1;
         return 0;
     }
@@ -197,6 +197,21 @@ mod tests {
             assert_eq!((st.unexpected, st.intervals[0].received), (unexpected, ours));
             assert!(unexpected > 20_000, "the flood must be mostly unknown ids: {unexpected}");
         }
+    }
+
+    #[test]
+    fn a_forged_sequence_number_near_u64_max_is_not_ours_and_leaves_the_loss_as_it_was() {
+        let mut st = RecvStats::default();
+        for seq in 0..10 {
+            account(&mut st, 1, 0, &datagram(0, seq), 2);
+        }
+        for forged in [u64::MAX, u64::MAX - 1, track::MAX_SEQ] {
+            account(&mut st, 1, 0, &datagram(0, forged), 2);
+        }
+        account(&mut st, 1, 0, &datagram(0, 12), 2); // 10 and 11 lost
+        let acc = &st.intervals[0];
+        assert_eq!((acc.unique, acc.advance, st.unexpected), (11, 13, 3));
+        assert_eq!(st.streams[&0].next_expected(), 13);
     }
 
     #[test]

@@ -7,6 +7,10 @@
 //! packet is counted as reordered (and `beyond_window`), since it can no longer be checked.
 
 pub const WINDOW: u64 = 1 << 16;
+/// A sender numbers its datagrams from 0, one by one: 2^48 of them is 325 days at 10 Mpps. A
+/// number at or above it is forged, and would wrap `seq + 1 - next` (one datagram near u64::MAX
+/// turned a stream's loss into ~2^64): the receiver counts it as not ours and tracks nothing of it.
+pub const MAX_SEQ: u64 = 1 << 48;
 /// Heap a tracker takes: its window of bits (8 KiB).
 pub const TRACKER_BYTES: usize = (WINDOW / 8) as usize;
 
