@@ -346,6 +346,40 @@ def test_rate_search_with_gen_counts_every_trial_by_gens_sequence_numbers(tmp_pa
     assert "trial1_gen_client" in names and not any("iperf" in name for name in names)
 
 
+def test_latency_loads_default_to_csits_four_with_gen_and_none_with_iperf3():
+    from vpnbench.measure.rate_search import LATENCY_LOADS, RateSearchParams, load_tag
+
+    assert RateSearchParams(tool="gen").latency_loads() == LATENCY_LOADS == (0.0, 0.1, 0.5, 0.9)
+    assert RateSearchParams().latency_loads() == ()  # iperf3 gives no one-way delay
+    assert [load_tag(share) for share in LATENCY_LOADS] == ["idle", "pdr10", "pdr50", "pdr90"]
+    # a search stored before the loads existed keeps its settings (--resume and comparisons match on them)
+    assert "latency_at_pdr" not in RateSearchParams(tool="gen").settings()
+    assert RateSearchParams(tool="gen", latency_at_pdr=[0.5]).settings()["latency_at_pdr"] == [0.5]
+
+
+@pytest.mark.netns
+def test_latency_at_fractions_of_the_pdr_rises_from_idle_to_ninety_percent(tmp_path, clean_machine):
+    """CSIT's latency: after the search, one-way delay at idle and at 10, 50 and 90 % of the PDR
+    found, from gen's histograms. At idle a packet meets no other in any queue; at 90 % of the rate
+    where the path starts to drop, the queues it crosses are seldom empty: idle is the lowest
+    median, 90 % the highest, for the bare path and a tunnel alike."""
+    text = SEARCH.format(max_rate="2G") + 'tool = "gen"\nlatency_trial_duration = "2s"\n'
+    _, cells = run_campaign(tmp_path, text)
+    for cell in cells:
+        m = cell["metrics"]
+        assert cell["status"] == "ok" and "pdr_bps" in m, (cell["technique"], cell["error"], m)
+        for tag, share in (("idle", 0.0), ("pdr10", 0.1), ("pdr50", 0.5), ("pdr90", 0.9)):
+            offered = m[f"latency_{tag}_offered_bps"]
+            assert offered == (100 * 8 * 1300 if share == 0 else pytest.approx(share * m["pdr_bps"]))
+            owd = [m[f"latency_{tag}_owd_{stat}_ms"] for stat in ("min", "p50", "p90", "p99", "p999", "max")]
+            assert owd == sorted(owd) and owd[0] > 0, (tag, owd)  # a distribution, each figure above the last
+        p50 = {tag: m[f"latency_{tag}_owd_p50_ms"] for tag in ("idle", "pdr10", "pdr50", "pdr90")}
+        assert min(p50, key=p50.get) == "idle" and max(p50, key=p50.get) == "pdr90", (cell["technique"], p50)
+    assert run_cli("report", str(tmp_path / "c.db"), "-o", str(tmp_path / "r.html")).returncode == 0
+    page = (tmp_path / "r.html").read_text()
+    assert all(f"one-way latency of {technique} under none" in page for technique in ("baseline", "wireguard"))
+
+
 BAD = {
     "rate range with a zero step": ('kind = "udp_sweep"\nrate = "100M..400M step 0"',
                                     "measurement[1].rate: '100M..400M step 0': the step '0' is not a positive rate"),
@@ -354,6 +388,10 @@ BAD = {
     "MTU below 576": ('kind = "mtu"\nmax_mtu = 500', "max_mtu"),
     "NDR loss ratio above 1": ('kind = "rate_search"\nndr_loss = 1.5', "ndr_loss"),
     "PDR loss ratio below 0": ('kind = "rate_search"\npdr_loss = -0.1', "pdr_loss"),
+    "latency loads with iperf3": ('kind = "rate_search"\nlatency_at_pdr = [0.5]',
+                                  'latency_at_pdr: one-way latency needs tool = "gen"'),
+    "a latency load at the PDR itself": ('kind = "rate_search"\ntool = "gen"\nlatency_at_pdr = [0, 1.0]',
+                                         "latency_at_pdr: [0.0, 1.0] is not allowed; allowed values: shares"),
 }
 
 

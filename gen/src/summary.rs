@@ -29,7 +29,9 @@ fn owd(o: &mut Obj, h: &Hist) {
     o.opt("owd_min_ms", exact(h.min))
         .opt("owd_p5_ms", ms(h, 0.05))
         .opt("owd_p50_ms", ms(h, 0.5))
+        .opt("owd_p90_ms", ms(h, 0.9))
         .opt("owd_p99_ms", ms(h, 0.99))
+        .opt("owd_p999_ms", ms(h, 0.999))
         .opt("owd_max_ms", exact(h.max));
 }
 

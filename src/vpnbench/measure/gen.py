@@ -164,6 +164,10 @@ def _required(section: dict, key: str) -> float:
     return value
 
 
+# The one-way delay's distribution as the receiver's histogram gives it (gen/src/summary.rs), in ms.
+OWD_STATS = ("min", "p50", "p90", "p99", "p999", "max")
+
+
 def gen_metrics(doc: dict) -> dict[str, float]:
     """Named like udp_metrics (iperf3), plus what only per-packet numbers can tell."""
     sender, receiver = _section(doc, "sender"), _section(doc, "receiver")
@@ -184,8 +188,8 @@ def gen_metrics(doc: dict) -> dict[str, float]:
     }
     # One-way delay needs the two ends on one clock (network namespaces share the kernel's).
     if receiver.get("clock_shared") is True:
-        metrics["owd_p50_ms"] = _number(receiver, "owd_p50_ms")
-        metrics["owd_p99_ms"] = _number(receiver, "owd_p99_ms")
+        for stat in OWD_STATS:  # a binary older than p90/p99.9 prints none of them: left out
+            metrics[f"owd_{stat}_ms"] = _number(receiver, f"owd_{stat}_ms")
     return {name: value for name, value in metrics.items() if value is not None}
 
 

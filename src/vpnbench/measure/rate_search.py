@@ -23,7 +23,7 @@ from pydantic import Field, model_validator
 from vpnbench.foundation.errors import MeasurementError, VpnbenchError
 from vpnbench.foundation.params import Duration, Family, Params, Rate, Size
 from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, Measurement, MeasureResult
-from vpnbench.measure.gen import GEN_MIN_LENGTH
+from vpnbench.measure.gen import GEN_MIN_LENGTH, run_gen
 from vpnbench.measure.generators import (
     GENERATORS,
     LOSS_SITES,
@@ -41,6 +41,11 @@ from vpnbench.measure.generators import (
 from vpnbench.measure.pacing import sent_in_full
 from vpnbench.store.records import Trial
 from vpnbench.techniques import is_reference
+
+# CSIT's latency loads: idle (a trickle whose packets never meet one another in a queue: IDLE_PPS),
+# and 10, 50 and 90 % of the PDR the search found.
+LATENCY_LOADS = (0.0, 0.1, 0.5, 0.9)
+IDLE_PPS = 100
 
 
 class RateSearchParams(Params):
@@ -64,17 +69,38 @@ class RateSearchParams(Params):
     # long runs (CSIT-1886: WireGuard with 100+ tunnels failing PDR). Its cost is the NDR against
     # the same search without it (caption "rekey_cost"); the baseline runs it without, as the control.
     rekey_in_trials: bool = False
+    # One-way latency after the search at these shares of the PDR found (0: idle, IDLE_PPS), as
+    # FD.io CSIT reports a data path's latency: at an arbitrary rate it says little. gen only (its
+    # timestamps, on the namespaces' one clock). Unset: CSIT's four loads with gen, none with iperf3.
+    latency_at_pdr: list[float] | None = None
+    latency_trial_duration: Duration = 2.0  # each latency trial's length
 
     def settings(self) -> dict:
-        """As Params.settings, without `rekey_in_trials` when off: the searches stored before it
-        existed ran without, and their settings (what --resume and comparisons match on) stay equal."""
+        """As Params.settings, without `rekey_in_trials` when off and the latency loads when left to
+        their default: the searches stored before they existed ran without, and their settings
+        (what --resume and comparisons match on) stay equal."""
         settings = super().settings()
         if not settings.get("rekey_in_trials"):
             settings.pop("rekey_in_trials", None)
+        if settings.get("latency_at_pdr") is None:
+            settings.pop("latency_at_pdr", None)
+            if settings.get("latency_trial_duration") == 2.0:
+                settings.pop("latency_trial_duration", None)
         return settings
+
+    def latency_loads(self) -> tuple[float, ...]:
+        if self.latency_at_pdr is not None:
+            return tuple(self.latency_at_pdr)
+        return LATENCY_LOADS if self.tool == "gen" else ()
 
     @model_validator(mode="after")
     def _consistent(self):
+        if self.latency_at_pdr and self.tool != "gen":
+            raise ValueError("latency_at_pdr: one-way latency needs tool = \"gen\" (its timestamps); "
+                             "allowed with iperf3: []")
+        if any(not 0 <= share < 1 for share in self.latency_at_pdr or ()):
+            raise ValueError(f"latency_at_pdr: {self.latency_at_pdr} is not allowed; allowed values: shares "
+                             "of the PDR from 0 (idle) to below 1, e.g. [0, 0.1, 0.5, 0.9]")
         if self.tool == "gen" and self.socket_buffer is not None:
             raise ValueError("socket_buffer: only iperf3 sets it (-w); allowed with tool = \"iperf3\"")
         if self.tool == "gen" and self.length < GEN_MIN_LENGTH:
@@ -99,7 +125,7 @@ class RateSearch(Measurement):
                Column("ndr_pps", "NDR kpps", 1e-3), Column("generator_limit_bps", "gen. limit Mbit/s", 1e-6),
                Column("trials", "trials"))
     headline = Headline(("ndr_bps", "pdr_bps"), "NDR / PDR (Mbit/s)", 1e-6, log=True, names=("NDR", "PDR"))
-    figures = (*Measurement.figures, *CPU_FIGURES)
+    figures = (*Measurement.figures, "latency_at_pdr", *CPU_FIGURES)
     captions = ("outcome", "rekey_cost")
 
     @classmethod
@@ -134,7 +160,8 @@ class RateSearch(Measurement):
     def rehearsed(cls, params: Params, seconds: float, pings: int) -> Params:
         return params.model_copy(update={"relative_width": max(params.relative_width, 0.1), "trial_duration": 1.0,
                                          "final_trial_duration": 1.0, "duration_sum": 1.0,
-                                         "budget": min(params.budget, 60.0)})
+                                         "budget": min(params.budget, 60.0),
+                                         "latency_trial_duration": min(params.latency_trial_duration, 1.0)})
 
     def expected_seconds(self) -> float:
         return self.params.budget
@@ -156,12 +183,44 @@ class RateSearch(Measurement):
         metrics["search_seconds"] = time.monotonic() - started
         if measurer.renew is not None:
             metrics["rekeys_in_trials"] = float(sum(1 for t in measurer.trials if t.data["rekey"].get("inside")))
-        return MeasureResult(metrics, measurer.raw_with_table(), trials=measurer.trials,
+        raw = measurer.raw_with_table()
+        if p.latency_loads() and "pdr_bps" in metrics:
+            latency, raw_latency = latency_at_loads(ctx, p, metrics["pdr_bps"])
+            metrics.update(latency)
+            raw.update(raw_latency)
+        return MeasureResult(metrics, raw, trials=measurer.trials,
                              series={"offered_bps": measurer.offered_series, "throughput_bps": measurer.received_series})
 
     def default_label(self) -> str:
         return (f"rate_search_{self.params.length}" + ("_v6" if self.params.family == "ipv6" else "")
                 + ("_gen" if self.params.tool == "gen" else "") + ("_rekeyed" if self.params.rekey_in_trials else ""))
+
+
+def load_tag(share: float) -> str:
+    """How a latency load is named in the metrics: idle, pdr10, pdr50, pdr90."""
+    return "idle" if share == 0 else f"pdr{round(share * 100):d}"
+
+
+def latency_at_loads(ctx: MeasureContext, p: RateSearchParams, pdr_bps: float) -> tuple[dict, dict]:
+    """One gen trial at each latency load: its one-way delay distribution (min, p50, p90, p99,
+    p99.9, max) as latency_<load>_owd_<stat>_ms, the load it offered and what it lost. A load
+    whose trial failed keeps its reason in the raw output and no numbers (the search stands)."""
+    metrics: dict[str, float] = {}
+    raw: dict[str, str] = {}
+    for share in p.latency_loads():
+        tag = load_tag(share)
+        offered = IDLE_PPS * 8 * p.length if share == 0 else share * pdr_bps
+        try:
+            result = run_gen(ctx, p.family, max(int(offered), 1), p.length, p.latency_trial_duration)
+        except MeasurementError as exc:
+            raw[f"latency_{tag}"] = f"{exc}\n" + "".join(exc.raw.values())
+            continue
+        raw[f"latency_{tag}"] = result.raw.get("gen_client", "")
+        metrics[f"latency_{tag}_offered_bps"] = offered
+        for name, value in result.metrics.items():
+            if name == "loss_pct" or name.startswith("owd_"):
+                metrics[f"latency_{tag}_{name}"] = value
+    return metrics, raw
 
 
 class TrialRunner:

@@ -30,6 +30,7 @@ from vpnbench.foundation.errors import VpnbenchError  # noqa: E402
 from vpnbench.foundation.figure_scale import apply_scale_rule, wants_log  # noqa: E402
 from vpnbench.measure import MEASUREMENTS  # noqa: E402
 from vpnbench.measure.base import Headline, Measurement  # noqa: E402
+from vpnbench.measure.gen import OWD_STATS  # noqa: E402
 
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False,
                      "axes.spines.right": False, "figure.dpi": 96, "svg.hashsalt": "vpnbench"})
@@ -729,10 +730,34 @@ def time_series_figures(d: Drawing) -> list[Figure]:
     return figures
 
 
+LATENCY_METRIC = re.compile(r"^latency_(?P<load>idle|pdr\d+)_owd_(?P<stat>[a-z0-9]+)_ms$")
+
+
+def latency_at_pdr_figures(d: Drawing) -> list[Figure]:
+    """One-way latency at idle and at 10, 50 and 90 % of the PDR (rate_search's latency loads, as
+    FD.io CSIT reports it): a figure per technique and impairment, a line per percentile across the
+    loads, mean over the repetitions with its 95 % CI."""
+    found = d.summary[d.summary["metric"].str.match(LATENCY_METRIC.pattern)]
+    figures = []
+    for (technique, impairment), rows in found.groupby(["technique", "impairment"], sort=False):
+        parts = rows["metric"].str.extract(LATENCY_METRIC.pattern)
+        rows = rows.assign(load=parts["load"], percentile=parts["stat"].map(lambda s: s.replace("p999", "p99.9")))
+        order = [s.replace("p999", "p99.9") for s in OWD_STATS]
+        rows = rows.sort_values("percentile", key=lambda column: column.map(order.index))
+        xs = {load: 0.0 if load == "idle" else float(load.removeprefix("pdr")) for load in rows["load"].unique()}
+        figures.append(lines_with_bands(
+            d.canvas, rows, xs, "percentile", "load", "load (% of the PDR; 0: idle)", "one-way delay (ms)", 1.0, True,
+            f"{d.label}: {technique} ({impairment})",
+            f"{d.label}: one-way latency of {technique} under {impairment} at idle and at shares of its PDR",
+            {"technique": technique, "impairment": impairment}))
+    return figures
+
+
 # What a Measurement's `figures` names: the function drawing each from a Drawing.
 FIGURES = {"headline": headline_figures, "rtt_cdf": rtt_cdfs, "time_series": time_series_figures,
            "setup_ecdf": setup_ecdfs,
            "host_cpu": single_impairment(host_cpu_bars),
            "received_vs_offered": udp_sweep_figures,
+           "latency_at_pdr": latency_at_pdr_figures,
            "cpu_per_core": cpu_figure(cpu_per_core, "busy share of each core the host owns, per technique"),
            "cpu_kinds": cpu_figure(cpu_kinds, "where the CPU time went: user space, kernel, softirq")}
