@@ -9,9 +9,9 @@ import shlex
 from pathlib import Path
 
 import pytest
+
 from conftest import run_cli
 from report_records import campaign_records, preset, store_records
-
 from vpnbench.campaign.spec import campaign_from_dict
 from vpnbench.cli import presets_runnable_line
 from vpnbench.impair.profiles import PROFILES
@@ -159,3 +159,9 @@ def test_readme_first_comparison_runs_verbatim(tmp_path, clean_machine):
     report = argv[argv.index("--report") + 1]
     assert (tmp_path / report).stat().st_size > 10_000
     assert "0 failed" in result.stdout
+
+
+def test_config_md_lists_every_profile_with_its_netem_words():
+    text = (README.parent / "docs" / "config.md").read_text()
+    for name, spec in PROFILES.items():
+        assert f"| `{name}` | {spec} |" in text, name

@@ -521,7 +521,7 @@ def cmd_doctor(as_json: bool) -> int:
         techniques.add_row(row["technique"], row["backend"], row["needs"], "yes" if row["available"] else "[red]no[/]",
                            row["reason"])
     if not all(row["available"] for row in report["techniques"]):
-        console.print("Kernel backends this machine lacks run in QEMU VMs: [testbed] kind = \"vm\" (see README).")
+        console.print("Kernel backends this machine lacks run in QEMU VMs: [testbed] kind = \"vm\" (docs/lab.md).")
     console.print(techniques)
     ipsec = Table("ipsec backend", "ciphers / features", "available", "why not", title="ipsec", title_justify="left")
     for row in ipsec_rows(report["ipsec"]):
