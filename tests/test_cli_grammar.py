@@ -165,3 +165,11 @@ def test_config_md_lists_every_profile_with_its_netem_words():
     text = (README.parent / "docs" / "config.md").read_text()
     for name, spec in PROFILES.items():
         assert f"| `{name}` | {spec} |" in text, name
+
+
+def test_compare_of_one_file_is_against_the_runs_database(demo_db):
+    run, cells = campaign_records(campaign_from_dict(preset("demo")), seed=2, run_id="other")
+    store_records(demo_db / "other.db", run, cells)
+    result = run_cli("compare", "other.db", cwd=demo_db, env=no_db_env())
+    assert result.returncode == 0, result.stderr
+    assert "compare: other.db against vpnbench.db (one results file given)" in result.stderr

@@ -170,7 +170,8 @@ def build_parser() -> Parser:
     report = sub.add_parser("report", help="write the HTML report of a run (tables and figures)")
     add_db_arguments(report)
     report.add_argument("-o", "--output", metavar="FILE.html",
-                        help="output HTML file (default: the database's name with .html, e.g. vpnbench.html)")
+                        help="output HTML file (default: the database's name with .html, e.g. vpnbench.html; "
+                             "with --queue: JOB.html)")
     report.add_argument("--run", help="run id (default: the newest run in the database)")
     report.add_argument("--queue", metavar="JOB", help="a lab job's report: its testbeds side by side (PostgreSQL)")
     report.add_argument("--figures", metavar="DIR", help="also write every figure as SVG and PNG into DIR")
@@ -762,7 +763,7 @@ def dispatch(args) -> int:
         if args.queue:
             from vpnbench.commands.lab import report_job
 
-            return report_job(database(args, None), args.queue, args.output, console)
+            return report_job(database(args, None), args.queue, args.output or f"{args.queue}.html", console)
         db = database(args)
         return cmd_report(db, args.output or default_output(db, ".html"), args.run, args.figures, args.timeseries)
     if args.command == "compare":
