@@ -22,7 +22,12 @@ README = Path(__file__).parent.parent / "README.md"
 
 
 def no_db_env() -> dict:
-    return {key: value for key, value in os.environ.items() if key != "VPNBENCH_DB"}
+    """This environment without $VPNBENCH_DB; a relative PYTHONPATH (PYTHONPATH=src) made absolute,
+    as these commands run in another directory."""
+    env = {key: value for key, value in os.environ.items() if key != "VPNBENCH_DB"}
+    if env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(part) for part in env["PYTHONPATH"].split(os.pathsep))
+    return env
 
 
 @pytest.fixture
