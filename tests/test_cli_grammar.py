@@ -75,6 +75,11 @@ def test_check_and_trend_read_the_default(demo_db):
     trend = run_cli("trend", "--campaign", "demo", cwd=demo_db, env=no_db_env())
     assert trend.returncode == 0, trend.stderr
     assert "trend: reading vpnbench.db" in trend.stderr and "demo: 1 runs" in trend.stdout
+    run, cells = campaign_records(campaign_from_dict(preset("demo")), seed=2, run_id="second")
+    store_records(demo_db / "vpnbench.db", run, cells)
+    check = run_cli("check", "--run", "second", "--against", "hand", cwd=demo_db, env=no_db_env())
+    assert check.returncode == 0, check.stderr
+    assert "check: reading vpnbench.db" in check.stderr and "0 regression(s)" in check.stdout
 
 
 def test_keygen_writes_with_dash_o(tmp_path):
