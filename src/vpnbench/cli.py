@@ -190,8 +190,9 @@ def build_parser() -> Parser:
     export = sub.add_parser("export", help="export a results database as JSON, CSV or Parquet")
     add_db_arguments(export)
     export.add_argument("--format", choices=EXPORT_FORMATS, required=True, metavar="{" + ",".join(EXPORT_FORMATS) + "}",
-                        help="json: one document of runs and cells; csv: one row per cell; parquet: the same "
-                             "rows, typed, for pandas or DuckDB")
+                        help="json: a list of every cell with its run, parameters and metrics; csv: the same, one "
+                             "flattened row per cell; parquet: the tidy metrics (a row per cell and metric), "
+                             "every other table beside it as STEM.TABLE.parquet (series, trials, …)")
     export.add_argument("-o", "--output", metavar="FILE",
                         help="output file (default: the database's name with the format's suffix, e.g. vpnbench.csv)")
 
