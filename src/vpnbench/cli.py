@@ -384,9 +384,8 @@ def presets() -> dict[str, Campaign]:
         return {name: campaign_from_dict(tomllib.loads(entry.read_text())) for name, entry in preset_files().items()}
 
 
-def presets_runnable_line(report: dict) -> str:
-    """doctor's first line: the presets this machine can run now, whole (a preset run skips what
-    is unavailable, so the others still run in part)."""
+def runnable_presets(report: dict) -> tuple[list[str], list[str]]:
+    """The presets doctor's report says this machine can run whole, and the others."""
     from vpnbench.commands.presets import needed_builds, runnable
 
     available = {row["technique"] for row in report["techniques"] if row["available"]}
@@ -395,6 +394,13 @@ def presets_runnable_line(report: dict) -> str:
     for name, campaign in presets().items():
         kinds = {technique.kind for technique in campaign.techniques}
         (can if runnable(needed_builds(campaign), kinds, available, built) else cannot).append(name)
+    return can, cannot
+
+
+def presets_runnable_line(report: dict) -> str:
+    """doctor's first line: the presets this machine can run now, whole (a preset run skips what
+    is unavailable, so the others still run in part)."""
+    can, cannot = runnable_presets(report)
     probed = "" if report["root"] else " (as this user: run as root to probe the kernel)"
     return (f"presets this machine can run now{probed}: {', '.join(can) or 'none'}"
             + (f"; in part only (see below): {', '.join(cannot)}" if cannot else ""))
@@ -478,6 +484,9 @@ def cmd_run(campaign: Campaign, db_path: Path | str, resume: bool, report: Path 
 
         write_report(db_path, report, outcome.run_id, answers=answers)  # the answers the tables printed
         console.print(f"report: {report}")
+    else:  # the next step, in the words that read this database back (none when it is the default)
+        named = "" if str(db_path) in (DEFAULT_DB, os.environ.get("VPNBENCH_DB")) else f" {display_name(db_path)}"
+        console.print(f"report: vpnbench report{named} -o FILE.html", highlight=False)
     if outcome.interrupted:
         return 130
     return 1 if outcome.failed else 0
@@ -508,6 +517,7 @@ def cmd_doctor(as_json: bool) -> int:
 
     report = diagnose()
     if as_json:
+        report["presets_runnable"], report["presets_in_part"] = runnable_presets(report)
         print(json.dumps(report, indent=1))
         return 0
     console.print(presets_runnable_line(report), highlight=False)
