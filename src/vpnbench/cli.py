@@ -294,7 +294,7 @@ def campaign_from_flags(args) -> Campaign:
             raise UserError(f"--duration: seconds above 0 (e.g. 5), not {args.duration:g}")
         timed = [m for m in measurements if m["kind"] in MEASUREMENTS
                  and "duration" in MEASUREMENTS[m["kind"]].Params.model_fields]
-        if not timed:
+        if not timed and all(kind in MEASUREMENTS for kind in kinds):  # an unknown kind: the campaign's own line
             raise UserError(f"--duration: none of {', '.join(kinds)} has a duration; measurements that have one: "
                             + ", ".join(k for k, cls in MEASUREMENTS.items() if "duration" in cls.Params.model_fields))
         for measurement in timed:
