@@ -45,7 +45,7 @@ def test_two_workers_one_killed_mid_block_the_other_finishes_nothing_lost_nothin
                                                                                            clean_machine):
     url = postgres.create_database("lab")
     (tmp_path / "lab.toml").write_text(CAMPAIGN)
-    keygen = run_cli("keygen", "--out", str(tmp_path / "enqueuer"))
+    keygen = run_cli("keygen", "-o", str(tmp_path / "enqueuer"))
     assert keygen.returncode == 0, keygen.stderr
     env = {**os.environ, "VPNBENCH_DB": url}
     queued = run_cli("run", str(tmp_path / "lab.toml"), "--queue", "--signing-key", str(tmp_path / "enqueuer"),

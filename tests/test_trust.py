@@ -261,7 +261,7 @@ def test_a_signing_key_others_may_read_is_refused_and_keygen_never_overwrites(ke
     with pytest.raises(UserError, match=r"^--signing-key: .* mode 0640; allowed: .* that only it may read \(chmod 600\)$"):
         signing.load_signing_key(str(private))
     before = private.read_bytes()
-    with pytest.raises(UserError, match=r"^--out: .* exists; keygen never overwrites a key"):
+    with pytest.raises(UserError, match=r"^-o: .* exists; keygen never overwrites a key"):
         signing.keygen(str(private))
     assert private.read_bytes() == before
 

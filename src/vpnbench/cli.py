@@ -22,12 +22,68 @@ from rich.console import Console
 from vpnbench.campaign import REHEARSAL_SECONDS, Campaign, campaign_from_dict, load_campaign, rehearsal
 from vpnbench.foundation.errors import UserError
 from vpnbench.foundation.terminal_text import plain
+from vpnbench.measure import MEASUREMENTS
+from vpnbench.techniques import TECHNIQUES
 
 # Tables are wide; a pipe or CI log should not wrap them into unreadable columns: 160, or COLUMNS where set.
 console = Console(width=None if sys.stdout.isatty()
                   else int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else 160)
 err_console = Console(stderr=True)
 DB_URL = "postgresql://…"
+DEFAULT_DB = "vpnbench.db"  # what `run` writes and every reading command reads when no database is named
+EXPORT_FORMATS = ("json", "csv", "parquet")
+
+# One grammar, said once: the database, -o and --run mean the same in every command.
+GRAMMAR = f"""\
+one grammar:
+  results     a positional FILE or --db (or --db-file, $VPNBENCH_DB); default {DEFAULT_DB},
+              the file `run` writes, so `vpnbench run … && vpnbench report` needs no --db
+  -o/--output the file a command writes (report, export, compare, trend, keygen)
+  --run RUN   the run of a database a command reads (default: its newest); compare, which
+              reads several, names each as FILE.db:RUN or URL#RUN
+
+examples:
+  vpnbench demo                                        # two techniques, a minute once installed
+  vpnbench run --technique baseline,wireguard --measure tcp,ping --report first.html
+  vpnbench report -o r.html                            # the newest run of {DEFAULT_DB}
+  vpnbench export --format parquet                     # {DEFAULT_DB} -> vpnbench.parquet
+"""
+
+# Each command's examples, shown after its options (`vpnbench CMD --help`).
+EXAMPLES = {
+    "doctor": ["vpnbench doctor", "sudo vpnbench doctor --install test-set    # the builds the mesh preset needs",
+               "vpnbench doctor --json"],
+    "run": ["sudo vpnbench run demo",
+            "sudo vpnbench run --technique baseline,wireguard --measure tcp,ping --repetitions 3 --report first.html",
+            "sudo vpnbench run --technique baseline,wireguard --measure tcp --duration 5 --netem \"delay 20ms loss 1%\"",
+            "sudo vpnbench run campaign.toml --rehearse", "sudo vpnbench run campaign.toml --resume"],
+    "worker": ["sudo vpnbench worker --db-file ~/.vpnbench-db --testbed lab.toml"],
+    "keygen": ["vpnbench keygen -o ~/.vpnbench-key"],
+    "status": ["vpnbench status --db-file ~/.vpnbench-db --all"],
+    "demo": ["sudo vpnbench demo", "sudo vpnbench demo --db demo.db --report demo.html"],
+    "report": ["vpnbench report                         # vpnbench.db's newest run -> vpnbench.html",
+               "vpnbench report results.db -o r.html --run 3", "vpnbench report -o r.html --figures figures/"],
+    "compare": ["vpnbench compare pi.db here.db:RUN -o compare.html", "vpnbench compare other.db   # with vpnbench.db"],
+    "presets": ["vpnbench presets"],
+    "export": ["vpnbench export --format csv              # vpnbench.db -> vpnbench.csv",
+               "vpnbench export results.db --format parquet -o cells.parquet"],
+    "cleanup": ["sudo vpnbench cleanup"],
+    "provision": ["vpnbench provision lab.ini --check", "vpnbench provision lab.ini --campaign mesh"],
+    "trend": ["vpnbench trend --campaign nightly -o trend.html"],
+    "check": ["vpnbench check --against previous --threshold tcp.throughput_bps:-5% --junit check.xml"],
+    "db": ["vpnbench db upgrade --db-file ~/.vpnbench-db"],
+}
+
+
+def with_examples(add_parser):
+    """sub.add_parser giving every command its examples as an epilog, laid out as written."""
+    def add(name, **kwargs):
+        examples = EXAMPLES.get(name)
+        if examples:
+            kwargs.setdefault("epilog", "examples:\n" + "\n".join(f"  {line}" for line in examples))
+            kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        return add_parser(name, **kwargs)
+    return add
 
 
 class Parser(argparse.ArgumentParser):
@@ -36,10 +92,13 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog="vpnbench", description="Benchmark network encryption techniques side by side.")
+    parser = Parser(prog="vpnbench", description="Benchmark network encryption techniques side by side.",
+                    formatter_class=argparse.RawDescriptionHelpFormatter, epilog=GRAMMAR)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    sub.add_parser = with_examples(sub.add_parser)
 
-    doctor = sub.add_parser("doctor", help="what this machine can run, and what to install")
+    doctor = sub.add_parser("doctor", help="what this machine can run (its first line: the presets it can run now), "
+                                           "and what to install")
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     doctor.add_argument("--testbed", metavar="FILE",
                         help="ask every host of this campaign's ssh or vm testbed instead of this machine")
@@ -50,13 +109,22 @@ def build_parser() -> Parser:
     run = sub.add_parser("run", help="run a campaign")
     run.add_argument("campaign", nargs="?",
                      help="campaign TOML file or preset name (see `vpnbench presets`), or use --technique/--measure")
-    add_db_options(run, f"results: an SQLite file or a {DB_URL} URL (default: $VPNBENCH_DB, else vpnbench.db)")
+    add_db_options(run, f"results: an SQLite file or a {DB_URL} URL (default: $VPNBENCH_DB, else {DEFAULT_DB})")
     run.add_argument("--resume", action="store_true", help="continue the campaign's latest run, skipping finished cells")
-    run.add_argument("--technique", help="comma-separated technique kinds, e.g. baseline,wireguard")
-    run.add_argument("--measure", help="comma-separated measurement kinds, e.g. tcp,udp,ping")
+    run.add_argument("--technique", metavar="KIND[,KIND...]",
+                     help=f"comma-separated technique kinds, e.g. baseline,wireguard; allowed: {', '.join(TECHNIQUES)}")
+    run.add_argument("--measure", metavar="KIND[,KIND...]",
+                     help=f"comma-separated measurement kinds, e.g. tcp,udp,ping; allowed: {', '.join(MEASUREMENTS)}")
+    run.add_argument("--duration", metavar="SECONDS", type=float,
+                     help="with --technique/--measure: seconds of every measurement that has a duration "
+                          "(default: each kind's own, e.g. tcp 10)")
+    run.add_argument("--netem", metavar="SPEC", action="append",
+                     help="with --technique/--measure: run every cell under this impairment, in netem's words "
+                          "(e.g. \"delay 20ms loss 1%%\") or a profile name (docs/config.md); repeat for several")
     run.add_argument("--repetitions", type=int, help="repetitions of every cell")
     run.add_argument("--name", help="campaign name")
-    run.add_argument("--report", metavar="FILE.html", help="also write the HTML report of the run")
+    run.add_argument("--report", metavar="FILE.html", help="also write the HTML report of the run "
+                                                         "(or later: vpnbench report -o FILE.html)")
     run.add_argument("--skip-unavailable", action="store_true",
                      help="run the techniques this machine can run and record the others as unavailable "
                           "(the default for presets)")
@@ -86,7 +154,8 @@ def build_parser() -> Parser:
                         help="seconds a block stays this worker's without a heartbeat (default: 60)")
 
     keygen = sub.add_parser("keygen", help="make a key pair that signs queued jobs (run --queue --signing-key)")
-    keygen.add_argument("--out", required=True, metavar="FILE", help="the private key file (0600); FILE.pub beside it")
+    keygen.add_argument("-o", "--output", required=True, metavar="FILE",
+                        help="the private key file (0600); FILE.pub beside it")
 
     status = sub.add_parser("status", help="the queue: jobs, blocks, workers and their testbeds, ETA")
     add_db_options(status, f"the queue's {DB_URL} database (default: $VPNBENCH_DB)")
@@ -100,7 +169,9 @@ def build_parser() -> Parser:
 
     report = sub.add_parser("report", help="write the HTML report of a run (tables and figures)")
     add_db_arguments(report)
-    report.add_argument("-o", "--output", required=True, help="output HTML file")
+    report.add_argument("-o", "--output", metavar="FILE.html",
+                        help="output HTML file (default: the database's name with .html, e.g. vpnbench.html; "
+                             "with --queue: JOB.html)")
     report.add_argument("--run", help="run id (default: the newest run in the database)")
     report.add_argument("--queue", metavar="JOB", help="a lab job's report: its testbeds side by side (PostgreSQL)")
     report.add_argument("--figures", metavar="DIR", help="also write every figure as SVG and PNG into DIR")
@@ -109,15 +180,21 @@ def build_parser() -> Parser:
 
     compare = sub.add_parser("compare", help="the same techniques side by side across runs or machines")
     compare.add_argument("runs", nargs="+", metavar="FILE.db[:RUN]",
-                         help=f"results files (newest run, or :RUN) or {DB_URL} URLs (newest run, or #RUN)")
+                         help=f"results files (newest run, or :RUN) or {DB_URL} URLs (newest run, or #RUN); "
+                              f"one alone is compared with $VPNBENCH_DB, else {DEFAULT_DB}")
     compare.add_argument("-o", "--output", metavar="FILE.html", help="also write the comparison as HTML")
 
-    sub.add_parser("presets", help="list the campaigns shipped with vpnbench (usable by name with `run`)")
+    sub.add_parser("presets", help="the campaigns shipped with vpnbench (usable by name with `run`): their cells, "
+                                   "expected time and the builds they need")
 
-    export = sub.add_parser("export", help="export a results database as JSON or CSV")
+    export = sub.add_parser("export", help="export a results database as JSON, CSV or Parquet")
     add_db_arguments(export)
-    export.add_argument("--format", choices=("json", "csv", "parquet"), required=True)
-    export.add_argument("-o", "--output", required=True, help="output file")
+    export.add_argument("--format", choices=EXPORT_FORMATS, required=True, metavar="{" + ",".join(EXPORT_FORMATS) + "}",
+                        help="json: a list of every cell with its run, parameters and metrics; csv: the same, one "
+                             "flattened row per cell; parquet: the tidy metrics (a row per cell and metric), "
+                             "every other table beside it as STEM.TABLE.parquet (series, trials, …)")
+    export.add_argument("-o", "--output", metavar="FILE",
+                        help="output file (default: the database's name with the format's suffix, e.g. vpnbench.csv)")
 
     sub.add_parser("cleanup", help="remove what killed runs left behind (namespaces, daemons, key files)")
 
@@ -136,7 +213,7 @@ def build_parser() -> Parser:
                                 "(ssh accept-new; a changed key is still refused)")
 
     trend = sub.add_parser("trend", help="every run of a campaign over time, with regressions and progressions")
-    add_db_options(trend, f"results file or {DB_URL} URL holding the runs (default: $VPNBENCH_DB)")
+    add_db_options(trend, f"results file or {DB_URL} URL holding the runs (default: $VPNBENCH_DB, else {DEFAULT_DB})")
     trend.add_argument("--campaign", required=True, help="the campaign's name")
     trend.add_argument("-o", "--output", metavar="FILE.html", help="also write the trend page with a figure per metric")
     trend.add_argument("--min-change", metavar="PCT",
@@ -146,7 +223,7 @@ def build_parser() -> Parser:
 
     gate = sub.add_parser("check", help="a CI gate: exit 1 when a run regressed against a reference, beyond its "
                                         "threshold and beyond the noise (docs/ci.md)")
-    add_db_options(gate, f"results file or {DB_URL} URL holding the runs (default: $VPNBENCH_DB)")
+    add_db_options(gate, f"results file or {DB_URL} URL holding the runs (default: $VPNBENCH_DB, else {DEFAULT_DB})")
     gate.add_argument("--run", help="the run checked (default: the newest in the database)")
     gate.add_argument("--against", required=True, metavar="RUN|previous|trend",
                       help="a run id, previous (the campaign's newest run before it) or trend (its last level)")
@@ -174,13 +251,13 @@ def add_db_options(parser: argparse.ArgumentParser, help_text: str) -> None:
 def add_db_arguments(parser: argparse.ArgumentParser) -> None:
     """The results a read-only command reads: a positional FILE, or --db FILE/URL, or --db-file, or $VPNBENCH_DB."""
     parser.add_argument("db_path", nargs="?", metavar="db",
-                        help=f"results: an SQLite file or a {DB_URL} URL (default: $VPNBENCH_DB)")
+                        help=f"results: an SQLite file or a {DB_URL} URL (default: $VPNBENCH_DB, else {DEFAULT_DB})")
     add_db_options(parser, "the same, as an option")
 
 
-def database(args, default: str | None = None) -> str:
+def database(args, default: str | None = DEFAULT_DB) -> str:
     """The database the command names: its FILE argument, --db or --db-file, else $VPNBENCH_DB,
-    else default."""
+    else default (the file `run` writes), said on stderr so the reader knows which file it read."""
     given = [value for value in (getattr(args, "db_path", None), args.db) if value]
     if len(set(given)) > 1 or (given and args.db_file):
         raise UserError(f"{args.command}: give the database once (a FILE, --db or --db-file)")
@@ -188,20 +265,50 @@ def database(args, default: str | None = None) -> str:
         from vpnbench.store.db_url import read_url_file
 
         return read_url_file(args.db_file)
-    db = (given[0] if given else None) or os.environ.get("VPNBENCH_DB") or default
-    if not db:
+    if given:
+        return given[0]
+    if os.environ.get("VPNBENCH_DB"):
+        return os.environ["VPNBENCH_DB"]
+    if not default:
         raise UserError(f"{args.command}: give the database with --db or --db-file (or set VPNBENCH_DB)")
-    return db
+    if args.command != "run":
+        err_console.print(f"{args.command}: reading {default} (no database given)", highlight=False)
+    return default
+
+
+def default_output(db: str, suffix: str) -> str:
+    """-o when not given: the database file's name with this suffix, in the current directory
+    (a server's URL: vpnbench.SUFFIX)."""
+    from vpnbench.store.database import is_url
+
+    return ("vpnbench" if is_url(db) else Path(db).stem) + suffix
 
 
 def campaign_from_flags(args) -> Campaign:
     if not args.technique or not args.measure:
         raise UserError("run: give a campaign file, or both --technique and --measure")
+    kinds = [kind.strip() for kind in args.measure.split(",") if kind.strip()]
+    measurements = [{"kind": kind} for kind in kinds]
+    if args.duration is not None:
+        if not (math.isfinite(args.duration) and args.duration > 0):
+            raise UserError(f"--duration: seconds above 0 (e.g. 5), not {args.duration:g}")
+        timed = [m for m in measurements if m["kind"] in MEASUREMENTS
+                 and "duration" in MEASUREMENTS[m["kind"]].Params.model_fields]
+        if not timed and all(kind in MEASUREMENTS for kind in kinds):  # an unknown kind: the campaign's own line
+            raise UserError(f"--duration: none of {', '.join(kinds)} has a duration; measurements that have one: "
+                            + ", ".join(k for k, cls in MEASUREMENTS.items() if "duration" in cls.Params.model_fields))
+        for measurement in timed:
+            measurement["duration"] = args.duration
     data = {
         "campaign": {"name": args.name or "cli", **({"repetitions": args.repetitions} if args.repetitions else {})},
         "technique": [{"kind": kind.strip()} for kind in args.technique.split(",") if kind.strip()],
-        "measurement": [{"kind": kind.strip()} for kind in args.measure.split(",") if kind.strip()],
+        "measurement": measurements,
     }
+    if args.netem:
+        # A profile's name as itself, anything else as netem's words: both checked like a campaign file's.
+        from vpnbench.impair.profiles import PROFILES
+
+        data["impairment"] = [{"profile": spec} if spec in PROFILES else {"netem": spec} for spec in args.netem]
     return campaign_from_dict(data)
 
 
@@ -255,12 +362,48 @@ def ask_user(question: str) -> bool:
 def cmd_presets() -> int:
     from rich.table import Table
 
-    table = Table("preset", "description", "file", title="presets (vpnbench run NAME)", title_justify="left")
-    for name, entry in preset_files().items():
-        data = tomllib.loads(entry.read_text())
-        table.add_row(name, data.get("campaign", {}).get("description", ""), str(entry))
+    from vpnbench.commands.presets import duration_text, preset_needs
+
+    table = Table("preset", "cells", "measuring", "builds (vpnbench doctor --install …)", "description",
+                  title="presets (vpnbench run NAME)", title_justify="left")
+    for name, campaign in presets().items():
+        needs = preset_needs(campaign)
+        table.add_row(name, str(needs.cells), duration_text(needs.measuring_seconds),
+                      " ".join(needs.builds) or "none", campaign.info.description or "")
     console.print(table)
+    console.print("measuring: the measurements' own time; bring-ups and impairment changes add to it. "
+                  f"Files: {preset_files()['demo'].parent}", highlight=False)
     return 0
+
+
+def presets() -> dict[str, Campaign]:
+    """Every preset, validated. Their warnings (a study's weak IKE proposal, kept as asked) belong to
+    running one, not to listing them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {name: campaign_from_dict(tomllib.loads(entry.read_text())) for name, entry in preset_files().items()}
+
+
+def runnable_presets(report: dict) -> tuple[list[str], list[str]]:
+    """The presets doctor's report says this machine can run whole, and the others."""
+    from vpnbench.commands.presets import needed_builds, runnable
+
+    available = {row["technique"] for row in report["techniques"] if row["available"]}
+    built = {row["daemon"] for row in report["builds"] if row["installed"]}
+    can, cannot = [], []
+    for name, campaign in presets().items():
+        kinds = {technique.kind for technique in campaign.techniques}
+        (can if runnable(needed_builds(campaign), kinds, available, built) else cannot).append(name)
+    return can, cannot
+
+
+def presets_runnable_line(report: dict) -> str:
+    """doctor's first line: the presets this machine can run now, whole (a preset run skips what
+    is unavailable, so the others still run in part)."""
+    can, cannot = runnable_presets(report)
+    probed = "" if report["root"] else " (as this user: run as root to probe the kernel)"
+    return (f"presets this machine can run now{probed}: {', '.join(can) or 'none'}"
+            + (f"; in part only (see below): {', '.join(cannot)}" if cannot else ""))
 
 
 def check_report_path(path: str | None, flag: str = "--report") -> Path | None:
@@ -341,6 +484,9 @@ def cmd_run(campaign: Campaign, db_path: Path | str, resume: bool, report: Path 
 
         write_report(db_path, report, outcome.run_id, answers=answers)  # the answers the tables printed
         console.print(f"report: {report}")
+    else:  # the next step, in the words that read this database back (none when it is the default)
+        named = "" if str(db_path) in (DEFAULT_DB, os.environ.get("VPNBENCH_DB")) else f" {display_name(db_path)}"
+        console.print(f"report: vpnbench report{named} -o FILE.html", highlight=False)
     if outcome.interrupted:
         return 130
     return 1 if outcome.failed else 0
@@ -371,8 +517,10 @@ def cmd_doctor(as_json: bool) -> int:
 
     report = diagnose()
     if as_json:
+        report["presets_runnable"], report["presets_in_part"] = runnable_presets(report)
         print(json.dumps(report, indent=1))
         return 0
+    console.print(presets_runnable_line(report), highlight=False)
     console.print(f"kernel {report['kernel']}, {report['cpus']} CPUs, root: {report['root']}; {report['pinning']}")
     tools = Table("tool", "available", "package / how to install", title="tools", title_justify="left")
     for tool in report["tools"]:
@@ -385,7 +533,7 @@ def cmd_doctor(as_json: bool) -> int:
         techniques.add_row(row["technique"], row["backend"], row["needs"], "yes" if row["available"] else "[red]no[/]",
                            row["reason"])
     if not all(row["available"] for row in report["techniques"]):
-        console.print("Kernel backends this machine lacks run in QEMU VMs: [testbed] kind = \"vm\" (see README).")
+        console.print("Kernel backends this machine lacks run in QEMU VMs: [testbed] kind = \"vm\" (docs/lab.md).")
     console.print(techniques)
     ipsec = Table("ipsec backend", "ciphers / features", "available", "why not", title="ipsec", title_justify="left")
     for row in ipsec_rows(report["ipsec"]):
@@ -601,8 +749,10 @@ def dispatch(args) -> int:
         return cmd_doctor(args.json)
     if args.command == "run":
         campaign = load_campaign_or_preset(args.campaign) if args.campaign else campaign_from_flags(args)
-        if args.campaign and (args.technique or args.measure or args.repetitions or args.name):
-            raise UserError("run: give either a campaign file or --technique/--measure flags, not both")
+        if args.campaign and (args.technique or args.measure or args.repetitions or args.name
+                              or args.duration is not None or args.netem):
+            raise UserError("run: give either a campaign file or --technique/--measure flags "
+                            "(with --duration, --netem), not both")
         if args.rehearse:
             campaign = rehearsal(campaign)
         if args.queue:
@@ -610,11 +760,11 @@ def dispatch(args) -> int:
                 raise UserError("run --queue: --resume and --report belong to a run here; workers continue a job")
             from vpnbench.commands.lab import enqueue
 
-            return enqueue(campaign, database(args, "vpnbench.db"), console, args.signing_key, args.expires)
+            return enqueue(campaign, database(args), console, args.signing_key, args.expires)
         report = check_report_path(args.report)
         require_root("run")
         skip = args.skip_unavailable or bool(args.campaign and is_preset(args.campaign))
-        return cmd_run(campaign, check_db_path(database(args, "vpnbench.db")), args.resume, report, skip)
+        return cmd_run(campaign, check_db_path(database(args)), args.resume, report, skip)
     if args.command == "demo":
         campaign = load_campaign_or_preset("demo")
         report = check_report_path(args.report)
@@ -624,14 +774,20 @@ def dispatch(args) -> int:
         if args.queue:
             from vpnbench.commands.lab import report_job
 
-            return report_job(database(args), args.queue, args.output, console)
-        return cmd_report(database(args), args.output, args.run, args.figures, args.timeseries)
+            return report_job(database(args, None), args.queue, args.output or f"{args.queue}.html", console)
+        db = database(args)
+        return cmd_report(db, args.output or default_output(db, ".html"), args.run, args.figures, args.timeseries)
     if args.command == "compare":
-        return cmd_compare(args.runs, args.output)
+        runs = args.runs
+        if len(runs) == 1 and (os.environ.get("VPNBENCH_DB") or Path(DEFAULT_DB).exists()):
+            runs = [os.environ.get("VPNBENCH_DB") or DEFAULT_DB, *runs]  # the one given, against what `run` wrote
+            err_console.print(f"compare: {runs[1]} against {runs[0]} (one results file given)", highlight=False)
+        return cmd_compare(runs, args.output)
     if args.command == "presets":
         return cmd_presets()
     if args.command == "export":
-        return cmd_export(database(args), args.format, args.output)
+        db = database(args)
+        return cmd_export(db, args.format, args.output or default_output(db, f".{args.format}"))
     if args.command == "provision":
         return cmd_provision(args)
     if args.command == "trend":
@@ -643,17 +799,17 @@ def dispatch(args) -> int:
     if args.command == "keygen":
         from vpnbench.commands.lab import keygen
 
-        return keygen(args.out, console)
+        return keygen(args.output, console)
     if args.command in ("worker", "status"):
         from vpnbench.commands import lab
 
-        db = database(args)
+        db = database(args, None)  # a queue is a server's database: no file default
         if args.command == "status":
             return lab.status(db, args.queue, args.all, console)
         require_root("worker")
         return lab.work(db, args.testbed, args.queue, args.name, args.lease, err_console)
     if args.command == "db":
-        return cmd_db_upgrade(database(args))
+        return cmd_db_upgrade(database(args, None))
     if args.command == "cleanup":
         require_root("cleanup")
         return cmd_cleanup()

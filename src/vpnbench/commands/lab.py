@@ -77,7 +77,7 @@ def enqueue(campaign: Campaign, db: str, console: Console, signing_key: str | No
 
 
 def keygen(out: str, console: Console) -> int:
-    """`vpnbench keygen --out FILE`: a key pair to sign queued jobs with, and how workers trust it."""
+    """`vpnbench keygen -o FILE`: a key pair to sign queued jobs with, and how workers trust it."""
     private_path, public_path, line = signing.keygen(out)
     console.print(f"wrote {private_path} (the private key, 0600: sign jobs with run --queue --signing-key "
                   f"{private_path}, or VPNBENCH_SIGNING_KEY) and {public_path}", highlight=False)

@@ -84,7 +84,7 @@ def load_signing_key(path: str) -> SigningKey:
     except TypeError:  # cryptography's word for a passphrase it was not given
         raise UserError(f"{where}: protected by a passphrase; allowed: an unencrypted key kept 0600") from None
     except (ValueError, UnsupportedAlgorithm):
-        raise UserError(f"{where}: not an OpenSSH private key; make one with `vpnbench keygen --out FILE`") from None
+        raise UserError(f"{where}: not an OpenSSH private key; make one with `vpnbench keygen -o FILE`") from None
     if not isinstance(key, Ed25519PrivateKey):
         raise UserError(f"{where}: not an Ed25519 key; allowed: ssh-ed25519 keys only")
     return SigningKey(key, fingerprint(key.public_key()))
@@ -105,7 +105,7 @@ def keygen(out: str) -> tuple[Path, Path, str]:
     private_path, public_path = Path(out), Path(f"{out}.pub")
     for path in (private_path, public_path):
         if os.path.lexists(path):
-            raise UserError(f"--out: {path} exists; keygen never overwrites a key (choose another name)")
+            raise UserError(f"-o: {path} exists; keygen never overwrites a key (choose another name)")
     key = Ed25519PrivateKey.generate()
     line = (key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
             .decode() + f" {getpass.getuser()}@{platform.node()}")
@@ -114,5 +114,5 @@ def keygen(out: str) -> tuple[Path, Path, str]:
                                                       serialization.NoEncryption()), 0o600)
         write_private(public_path, f"{line}\n".encode(), 0o644)
     except OSError as exc:
-        raise UserError(f"--out: {out}: {exc.strerror}") from None
+        raise UserError(f"-o: {out}: {exc.strerror}") from None
     return private_path, public_path, line
