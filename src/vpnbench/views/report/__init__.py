@@ -131,7 +131,8 @@ def _at_a_glance(run: Run, cells: list[Cell], answers: Verdicts, measurements: l
     tables: dict[tuple[str, str], dict] = {}
     for ranking in answers.rankings:
         table = tables.setdefault((ranking.measurement_label, ranking.metric), {
-            "label": ranking.measurement_label, "metric": RANKED_NAMES.get(ranking.metric, ranking.metric),
+            "label": ranking.measurement_label, "key": ranking.metric,
+            "metric": RANKED_NAMES.get(ranking.metric, ranking.metric),
             "order": "highest first" if ranking.higher_is_better else "lowest first", "rows": []})
         low, high = ranking.n
         table["rows"].append({"impairment": ranking.impairment, "n": str(low) if low == high else f"{low}–{high}",
