@@ -130,3 +130,20 @@ def test_failures_are_counted_per_technique_and_measurement_over_impairments():
     assert failures(cells) == ["tinc: setup failed under 3 of 5 impairments (mesh-medium, mesh-high, mesh-extreme)"]
     html = render(run, cells)
     assert html.index("tinc: setup failed under 3 of 5 impairments") < html.index('<section id="summary">')
+
+
+def test_the_impossible_and_the_studies_are_said_at_the_top():
+    """A tunnel at 2x the bare path under a profile (beats_bare_path) is flagged above the summary;
+    a campaign that names S1 has it spelt out."""
+    run, cells = records(preset("s1-impairments"), repetitions=1)
+    for cell in cells:
+        if cell.technique == "wireguard" and cell.measurement == "tcp" and cell.impairment == "s1-network-2":
+            bare = next(c for c in cells if c.technique == "baseline" and c.measurement_label == cell.measurement_label
+                        and c.impairment == cell.impairment)
+            cell.metrics["throughput_bps"] = 2 * bare.metrics["throughput_bps"]
+    html = render(run, cells)
+    flagged = re.search(r'<p class="warning impossible" data-code="beats_bare_path"><b>Should be impossible</b>: '
+                        r'[^<]*wireguard \(s1-network-2\)', html)
+    assert flagged and flagged.start() < html.index('<section id="summary">')
+    assert "S1 = Network encryption techniques on Raspberry Pi 4" in html
+    assert "<dt>s1-network-2</dt><dd>netem <code>delay 80ms 10ms loss 1%</code>" in html
