@@ -51,6 +51,16 @@ def test_debians_package_and_a_go_build_read_as_their_version_and_how_they_were_
     assert version_change(current, ran_version(negotiated(CURRENT))) == ""  # the same build: no change
 
 
+def test_a_daemon_without_its_build_info_reads_as_the_version_vpnbench_built():
+    """tailscale built without its ldflags says "1.102.0-ERR-BuildInfo": the report names the
+    1.102.0 BUILD.json recorded (issue 45), and keeps a version the build record does not know."""
+    record = {"implementation": "tailscale", "version": "1.102.0-ERR-BuildInfo",
+              "build": {"name": "tailscale", "version": "1.102.0", "toolchain": "go1.27.3"}}
+    assert ran_version(record).label == "tailscale 1.102.0 (go1.27.3)"
+    other = {**record, "version": "1.104.0-ERR-BuildInfo"}  # not the build's: said as it was
+    assert ran_version(other).version == "1.104.0-ERR-BuildInfo"
+
+
 @pytest.mark.parametrize("build, word", [
     ({"toolchain": "go version go1.27.3 linux/amd64"}, "go1.27.3"),
     ({"language": "rust", "toolchain": "rustc 1.85.0 (4d91de4e4 2025-02-17)"}, "rustc 1.85.0"),

@@ -61,7 +61,11 @@ def test_rehearsal_report_reads_well_in_chromium(name, tmp_path):
     # The quality column: a badge per row; the reasons only inside a closed <details>.
     results = re.findall(r'<table class="results".*?</table>', page, re.S)
     assert results and all("<details open" not in t for t in results)
-    assert re.search(r'<summary class="badge q-untrusted"[^>]*>untrusted \(\d+\)</summary>', page)
+    # A monitor's sample shortfall is a reason (the CPU figures' basis), never "untrusted" for the row's
+    # throughput and RTTs (issue 45); 9 % steal is below the limit, so nothing here is untrusted.
+    # (at n = 1 no verdict: "–", its reasons still behind the badge)
+    assert re.search(r'<summary class="badge q-(ok|noisy|–)"[^>]*>(ok|noisy|–) \(\d+\)</summary>', page)
+    assert "q-untrusted" not in page.split("</style>")[1]
     assert page.count('class="reasons"') == page.count('<td class="quality"><details>')
     # The environment in words: no JSON, no fractions of a second anywhere on the page.
     environment = re.search(r'<table id="environment">.*?</table>', page, re.S).group(0)

@@ -50,7 +50,8 @@ def test_s1_named_networks_are_grouped_bars(s1):
     for figure in bars:
         assert figure.meta["groups"] == ["s1-network-1", "s1-network-2", "s1-network-3"]
         assert len(figure.meta["bars"]) == 7
-    assert len(figures) == 16 and html.count("<svg") == 16
+    # the summary repeats each measurement's headline bars (tcp, udp, ping): every technique under every network
+    assert len(figures) == 16 and html.count("<svg") == 16 + 3 and html.count('<figure class="glance"') == 3
 
 
 def test_s1_renders_with_contents_and_one_repetition_said_in_words(s1):
@@ -177,7 +178,7 @@ def test_figures_are_written_as_svg_and_png_for_papers(tmp_path):
     svgs, pngs = sorted((tmp_path / "figures").glob("*.svg")), sorted((tmp_path / "figures").glob("*.png"))
     assert len(svgs) == len(pngs) == 2  # the delay sweep's lines, the named network's bars
     assert Image.open(pngs[0]).size[0] > 300
-    assert (tmp_path / "r.html").read_text().count("<svg") == 2
+    assert (tmp_path / "r.html").read_text().count("<svg") == 2 + 1  # and the bars again in the summary
 
 
 def test_figures_directory_in_a_missing_directory_is_one_line(tmp_path):
@@ -201,9 +202,10 @@ def test_s1_report_opens_in_a_browser(s1, tmp_path):
     assert dom.returncode == 0, dom.stderr[-2000:]
     page = dom.stdout
     assert "756 of 756 cells ok" in page
-    assert page.count("<figure") == len(figures) == 16
-    assert page.count('data-type="lines"') == 12 and page.count('data-type="bars"') == 4
-    assert page.count("<li><a href=") == 4 + 3  # contents: 4 fixed sections (no failed cells) and 3 measurements
+    glance = page.count('<figure class="glance"')  # the summary repeats each measurement's headline bars
+    assert page.count("<figure") - glance == len(figures) == 16 and glance == 3
+    assert page.count('data-type="lines"') == 12 and page.count('data-type="bars"') == 4 + glance
+    assert page.count("<li><a href=") == 5 + 3  # contents: 5 fixed sections (no failed cells) and 3 measurements
 
 
 def test_bars_go_logarithmic_when_an_error_bar_would_flatten_the_smallest_bar():

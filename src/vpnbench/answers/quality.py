@@ -69,7 +69,7 @@ def coefficient_of_variation(values: Sequence[float]) -> float:
 class Quality:
     """How far one group's numbers can be trusted."""
 
-    verdict: str  # "ok", "noisy" (spread or outliers), "untrusted" (steal, or a CPU figure without basis)
+    verdict: str  # "ok", "noisy" (spread or outliers), "untrusted" (CPU steal)
     reasons: tuple[str, ...]  # one sentence each
     cv: dict[str, float]  # metric -> coefficient of variation
     outliers: dict[str, tuple[int, ...]]  # metric -> repetitions beyond 3 scaled MADs (noisy only when material)
@@ -155,7 +155,9 @@ def _assemble(metrics: list[tuple], cv_limit: float, steal_limit: float, materia
     insufficient = tuple(m for m, *_ in metrics if any(m.startswith(f"{host}_cpu") for host in short))
     reasons += [f"{metric} rests on fewer than {MIN_SAMPLES} monitor samples: insufficient basis"
                 for metric in insufficient]
-    untrusted = any(pct > steal_limit for pct in steal.values()) or bool(insufficient)
+    # Too few monitor samples leave the CPU figures without basis (`insufficient`: the table says so
+    # in their cells), not the row: its throughput and RTTs came from the traffic tools, not the monitor.
+    untrusted = any(pct > steal_limit for pct in steal.values())
     verdict = "untrusted" if untrusted else "noisy" if noisy else "ok"
     return Quality(verdict, tuple(reasons), cv, outliers, insufficient, steal)
 

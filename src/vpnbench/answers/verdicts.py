@@ -15,6 +15,7 @@ import pandas as pd
 from vpnbench.answers.analysis import efficiency_metrics, metric_frame, summarize, without_censored_groups
 from vpnbench.answers.methodology import MethodologyWarning, Ref, congestion_control_under_loss, methodology_warnings
 from vpnbench.answers.quality import Quality, monitor_frame, qualities
+from vpnbench.answers.ranking import Ranking, rank, ranked_metrics
 from vpnbench.answers.significance import COLUMNS, compare_all
 from vpnbench.answers.stats import UNBOUNDED, relative_cost, relative_ratios
 from vpnbench.measure import MEASUREMENTS
@@ -48,6 +49,28 @@ class Verdicts:
         """n, mean, sd, median and ci95 of every measurement label × technique × impairment × metric
         (analysis.summarize): the numbers every table gives."""
         return summarize(self.frame)
+
+    @functools.cached_property
+    def rankings(self) -> list[Ranking]:
+        """Per measurement label, its ranked metrics (ranking.ranked_metrics) and impairment: the
+        techniques best first, in groups the comparisons do not separate."""
+        out = []
+        for label, rows in self.summary.groupby("measurement_label", sort=False):
+            kinds = self.frame.loc[self.frame["measurement_label"] == label, "measurement"]
+            kind = kinds.iloc[0] if len(kinds) else None
+            declared = MEASUREMENTS[kind].headline if kind in MEASUREMENTS else None
+            present = set(rows["metric"])
+            headline = declared.metrics if declared else tuple(sorted(m for m in present if m.endswith(("_bps", "_ms"))))[:1]
+            reached = {(ref.technique, ref.impairment) for w in self.warnings if w.code == "offered_rate_reached"
+                       for ref in w.concerns if ref.measurement_label == label}
+            for metric in ranked_metrics(headline, present):
+                for ranking in rank(self.summary, self.comparisons, label, metric):
+                    if metric == "throughput_bps" and all((t, ranking.impairment) in reached for t in ranking.techniques):
+                        # a fixed-rate UDP test every technique carried: the rate was the setting
+                        ranking = dataclasses.replace(ranking, collapsed="every technique delivered the offered "
+                                                      "rate: it shows they keep up, not what they can carry")
+                    out.append(ranking)
+        return out
 
     def stat(self, label: str, technique: str, impairment: str, metric: str):
         """One summary row (n, mean, sd, median, ci95), or None where the group has no such value."""

@@ -45,6 +45,11 @@ def ran_version(negotiated: dict | None) -> DaemonVersion | None:
         return None
     build = negotiated.get("build") if isinstance(negotiated.get("build"), dict) else {}
     version = negotiated.get("version") or build.get("version")
+    built = build.get("version")
+    if isinstance(version, str) and isinstance(built, str) and built and version.startswith(f"{built}-ERR-"):
+        # The daemon could not read its own build info (tailscale says "1.102.0-ERR-BuildInfo" when
+        # built without its ldflags): the version is the one vpnbench recorded when it built it.
+        version = built
     if not isinstance(version, str) or not version:
         return None
     implementation = negotiated.get("implementation") or build.get("name") or build.get("package") or ""

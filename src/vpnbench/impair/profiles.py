@@ -15,3 +15,12 @@ PROFILES: dict[str, str] = {
     "mesh-high": "delay 50ms 15ms loss 2.5% reorder 5% 50%",
     "mesh-extreme": "delay 100ms 25ms loss 5% reorder 12.5% 75%",
 }
+
+# The studies the profiles and presets name (docs STUDIES.md), spelt out where a report names one.
+STUDIES: dict[str, str] = {
+    "S1": "S1 = Network encryption techniques on Raspberry Pi 4 (Finnish bachelor thesis, 2021)",
+    "S2": "S2 = Impact of IPsec on network throughput (wiki lab notes)",
+    "S3": "S3 = Testbed for quantum-safe encryptors up to 100 Gbit/s (Czech bachelor thesis)",
+    "S4": "S4 = VPN performance in unreliable network conditions (student report)",
+    "S5": "S5 = Performance evaluation of current VPN technologies (Portuguese paper)",
+}

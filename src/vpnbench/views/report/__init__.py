@@ -15,9 +15,11 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
+from vpnbench.answers.ranking import failures, lossy_impairments
 from vpnbench.answers.verdicts import Verdicts, verdicts
 from vpnbench.foundation.daemon_version import ran_version
 from vpnbench.foundation.errors import UserError
+from vpnbench.impair.profiles import STUDIES
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.run.hostfacts import summary_line
 from vpnbench.store.database import Store, missing_file
@@ -42,6 +44,8 @@ from vpnbench.views.tables import bringup_times, bringups_of, digits_for, format
 NOTES = ("one_direction", "offered_rate_reached")
 UNAVAILABLE_PREFIX = re.compile(r"^unavailable here: ")  # run/cell.record_unavailable's words
 ISO_MOMENT = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d")
+RANKED_NAMES = {"throughput_bps": "throughput", "rtt_avg_ms": "RTT (mean)", "client_cpu_s_per_gib": "client CPU-s/GiB",
+                "setup_p50_s": "set-up time (median)", "setup_p95_s": "set-up time (p95)"}
 HOST_METRICS = [("client_cpu_pct", "client CPU %", 1.0), ("server_cpu_pct", "server CPU %", 1.0)]
 # Shown where a cell moved bytes (throughput measurements): CPU-seconds per GiB, per host.
 EFFICIENCY_METRICS = [("client_cpu_s_per_gib", "client CPU-s/GiB", 1.0), ("server_cpu_s_per_gib", "server CPU-s/GiB", 1.0)]
@@ -102,7 +106,7 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
                                lstrip_blocks=True)
     environment.filters["timestamp"] = timestamp
     template = environment.from_string(package_files.files("vpnbench.views.report").joinpath("report.html.j2").read_text())
-    html = template.render(run=run, environment=_environment_rows(run.environment),
+    html = template.render(run=run, glance=_at_a_glance(run, cells, answers, measurements, summary), environment=_environment_rows(run.environment),
                            hosts=_host_rows(host_facts, cells), baseline=baseline,
                            warnings=[w for w in found if w.code not in NOTES],
                            notes=[w for w in found if w.code in NOTES], scaling=scaling,
@@ -114,6 +118,50 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
                            n_unavailable=sum(_unavailable(c) for c in cells))
     drawn = [f for m in measurements for f in m["figures"]] + scaling
     return html, drawn
+
+
+def _at_a_glance(run: Run, cells: list[Cell], answers: Verdicts, measurements: list[dict],
+                 summary: pd.DataFrame) -> dict:
+    """What the report opens with: what the run cannot tell (a rehearsal, n < 3), what failed, what
+    should be impossible, the rankings (answers.rankings) as one table per measurement and metric,
+    and the names it uses spelt out (each impairment's netem spec, the studies S1-S5)."""
+    fewest = int(summary["n"].min()) if not summary.empty else 0
+    ranked = {r.metric for r in answers.rankings}
+    rehearsal = run.campaign.endswith("-rehearsal")
+    tables: dict[tuple[str, str], dict] = {}
+    for ranking in answers.rankings:
+        table = tables.setdefault((ranking.measurement_label, ranking.metric), {
+            "label": ranking.measurement_label, "key": ranking.metric,
+            "metric": RANKED_NAMES.get(ranking.metric, ranking.metric),
+            "order": "highest first" if ranking.higher_is_better else "lowest first", "rows": []})
+        low, high = ranking.n
+        table["rows"].append({"impairment": ranking.impairment, "n": str(low) if low == high else f"{low}–{high}",
+                              "collapsed": ranking.collapsed,
+                              "groups": [{"techniques": [p.technique for p in group], "why": why,
+                                          "means": ", ".join(f"{p.technique} {p.mean:.4g}" for p in group)}
+                                         for group, why in zip(ranking.groups, ranking.why_tied)]})
+    specs = {}
+    for cell in cells:
+        params = cell.impairment_params or {}
+        egress, ingress = params.get("egress") or "", params.get("ingress") or ""
+        text = egress if egress == ingress else f"egress {egress or 'none'} / ingress {ingress or 'none'}"
+        if text and text != cell.impairment:
+            specs.setdefault(cell.impairment, text)
+    named = " ".join([run.campaign, str(run.spec.get("campaign", {}).get("description") or ""),
+                      *(c.impairment for c in cells)]).upper()
+    return {"banner": rehearsal or fewest < 3, "rehearsal": rehearsal, "fewest": fewest,
+            "failures": failures(cells),
+            "impossible": [w for w in answers.warnings if w.code == "beats_bare_path"],
+            "lossy": lossy_impairments(cells), "tables": list(tables.values()), "specs": specs,
+            # each measurement's headline bars: every technique under every impairment, one figure
+            "figures": list(filter(None, (_glance_figure(m["figures"], ranked) for m in measurements))),
+            "studies": [text for key, text in STUDIES.items() if re.search(rf"\b{key}\b", named)]}
+
+
+def _glance_figure(figures: list, ranked: set[str]):
+    """A measurement's bars of the metric it is ranked by (else its first bars), or None."""
+    bars = [f for f in figures if f.meta.get("type") == "bars"]
+    return next((f for f in bars if f.meta.get("metric") in ranked), bars[0] if bars else None)
 
 
 class _Environment(jinja2.Environment):
@@ -231,7 +279,9 @@ def _measurement_section(number: int, label: str, summary: pd.DataFrame, cells: 
                   for metric, _, scale in columns]
         rows.append({"technique": technique, "impairment": impairment, "values": values,
                      "ok": ok[technique, impairment], "n": counts[technique, impairment],
-                     "quality": verdict.verdict if verdict else "–",
+                     # one repetition has no spread to judge: no "ok" for it (steal still makes it untrusted)
+                     "quality": "–" if not verdict or (verdict.verdict == "ok" and ok[technique, impairment] < 2)
+                     else verdict.verdict,
                      "reasons": list(verdict.reasons) if verdict else []})
     pick = headline(kind, present)
     metrics = [*(pick.metrics if pick else ()), "client_cpu_pct", "server_cpu_pct",

@@ -246,8 +246,22 @@ def lines_with_bands(canvas: Canvas, rows: pd.DataFrame, xs: dict[str, float], l
     ax.set_ylabel(ylabel)
     logarithmic = apply_scale_rule(ax, rows["mean"].tolist(), allowed=log)
     ax.set_title(title, loc="left")
-    ax.legend(frameon=False, fontsize=7)
+    legend_beside(ax)
     return canvas.finish(fig, caption, {**meta, "type": "lines", "lines": drawn, "bands": bands, "log": logarithmic})
+
+
+FIGURE_MAX_WIDTH_IN = 10.0  # with the legend beside it, about 1 000 px: within the report's 72em column at 1400 px
+
+
+def legend_beside(ax, entries: int | None = None, fontsize: int = 8) -> None:
+    """The legend right of the axes, outside them (bbox_inches="tight" keeps it in the SVG): it
+    never covers a bar or a line, and ten techniques stay one readable column."""
+    handles, labels = ax.get_legend_handles_labels()
+    if not labels:
+        return
+    count = entries or len(labels)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=fontsize,
+              ncol=1 if count <= 14 else 2, borderaxespad=0.0)
 
 
 def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: str, scale: float, title: str,
@@ -257,7 +271,8 @@ def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: 
     on a linear axis a tunnel at 1/30 of a 12 Gbit/s baseline is a bar too low to see. Each technique's
     bars carry the ids `bar-<technique>-<group>` (numbers) in the SVG, so a browser can measure them."""
     techniques = list(dict.fromkeys(rows["technique"]))
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.5 * len(techniques) * len(groups) + 1.5), 3.0))
+    fig, ax = plt.subplots(figsize=(min(FIGURE_MAX_WIDTH_IN - (2.0 if len(groups) > 1 else 0.0),
+                                        max(4.0, 0.22 * len(techniques) * len(groups) + 1.5)), 3.0))
     width = 0.8 / max(1, len(techniques))
     ax.set_ylabel(ylabel)
     logarithmic = apply_scale_rule(ax, rows["mean"].tolist(), (rows["mean"] + rows["ci95"].fillna(0)).tolist(),
@@ -268,12 +283,14 @@ def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: 
         ci = mine["ci95"].fillna(0) * scale
         # On a log axis an error bar reaching 0 or below has no place: it is clipped at the bar's half.
         low = np.minimum(ci, mine["mean"] * scale / 2) if logarithmic else ci
-        bars = ax.bar(positions, mine["mean"] * scale, width, yerr=[low, ci], capsize=2, label=technique)
+        # n = 1 has no interval: no error bar rather than a cap at the bar's top
+        errors = [low, ci] if bool((ci > 0).any()) else None
+        bars = ax.bar(positions, mine["mean"] * scale, width, yerr=errors, capsize=2, label=technique)
         for k, patch in enumerate(bars.patches):
             patch.set_gid(f"bar-{i}-{k}")
     if len(groups) > 1:
         ax.set_xticks(range(len(groups)), groups, rotation=15 if len(groups) > 3 else 0, fontsize=8)
-        ax.legend(frameon=False, fontsize=7)
+        legend_beside(ax)
     else:
         ax.set_xticks([(i - (len(techniques) - 1) / 2) * width for i in range(len(techniques))], techniques,
                       rotation=20 if len(techniques) > 4 else 0, fontsize=8)
@@ -324,7 +341,7 @@ def received_vs_offered(canvas: Canvas, curves: dict[str, list[tuple[float, floa
     ax.set_ylabel("received (Mbit/s)")
     apply_scale_rule(ax, [y for points in curves.values() for _, y in points])
     ax.set_title(title, loc="left")
-    ax.legend(frameon=False, fontsize=7)
+    legend_beside(ax)
     return canvas.finish(fig, caption, {**meta, "type": "received_vs_offered", "lines": list(curves),
                                         "knees": knees})
 
@@ -340,7 +357,7 @@ def cdf(canvas: Canvas, samples: dict[str, list[float]], xlabel: str, title: str
     ax.set_ylabel("share of packets")
     ax.set_ylim(0, 1.02)
     ax.set_title(title, loc="left")
-    ax.legend(frameon=False, fontsize=7)
+    legend_beside(ax)
     return canvas.finish(fig, caption, {**meta, "type": "cdf", "lines": list(samples)})
 
 
@@ -394,7 +411,7 @@ def cpu_per_core(canvas: Canvas, cells: list, title: str, caption: str) -> Figur
                 by_core.setdefault(key, {}).setdefault(core, []).append(busy)
     all_cores = sorted({core for cores in by_core.values() for core in cores})
     keys = list(by_core)
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(keys) + 1.5), 3.0))
+    fig, ax = plt.subplots(figsize=(min(FIGURE_MAX_WIDTH_IN - 2.0, max(4.0, 0.9 * len(keys) + 1.5)), 3.0))
     width = 0.8 / len(all_cores)
     for i, core in enumerate(all_cores):
         positions = [k + (i - (len(all_cores) - 1) / 2) * width for k in range(len(keys))]
@@ -407,7 +424,7 @@ def cpu_per_core(canvas: Canvas, cells: list, title: str, caption: str) -> Figur
     else:
         ax.set_ylim(0, 100)
     ax.set_title(title, loc="left")
-    ax.legend(frameon=False, fontsize=7, ncol=min(len(all_cores), 4))
+    legend_beside(ax)
     return canvas.finish(fig, caption, {"type": "cpu_per_core"})
 
 
@@ -419,7 +436,7 @@ def cpu_kinds(canvas: Canvas, cells: list, title: str, caption: str) -> Figure |
     if not data:
         return None
     keys = list(data)
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(keys) + 1.5), 3.0))
+    fig, ax = plt.subplots(figsize=(min(FIGURE_MAX_WIDTH_IN - 2.0, max(4.0, 0.9 * len(keys) + 1.5)), 3.0))
     bottom = [0.0] * len(keys)
     for field, name in kinds:
         heights = [_mean([facts.get(field) or 0 for facts in data[key]]) for key in keys]
@@ -429,7 +446,7 @@ def cpu_kinds(canvas: Canvas, cells: list, title: str, caption: str) -> Figure |
     ax.set_ylabel("CPU (% of the host's cores)")
     apply_scale_rule(ax, bottom)  # the stacks' totals
     ax.set_title(title, loc="left")
-    ax.legend(frameon=False, fontsize=7)
+    legend_beside(ax)
     return canvas.finish(fig, caption, {"type": "cpu_kinds"})
 
 
@@ -692,7 +709,7 @@ def censored_ecdf(canvas: Canvas, samples: dict[str, list[float | None]], timeou
     ax.set_ylabel("share of set-ups")
     ax.set_ylim(0, 1.02)
     ax.set_title(title, loc="left")
-    ax.legend(frameon=False, fontsize=7)
+    legend_beside(ax)
     return canvas.finish(fig, caption, {**meta, "type": "setup_ecdf", "lines": list(samples),
                                         "censored": censored, "timeouts_s": timeouts})
 
