@@ -67,8 +67,8 @@ def test_vpnbench_db_overrides_the_default_and_is_not_announced(demo_db, tmp_pat
 
 def test_no_database_at_all_is_one_line_naming_the_default(tmp_path):
     result = run_cli("report", cwd=tmp_path, env=no_db_env())
-    assert result.returncode == 2
-    assert "vpnbench.db" in result.stderr.splitlines()[-1] and "does not exist" in result.stderr
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "vpnbench.db" in result.stderr and "does not exist" in result.stderr and "VPNBENCH_DB" in result.stderr
 
 
 def test_check_and_trend_read_the_default(demo_db):

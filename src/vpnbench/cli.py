@@ -272,6 +272,9 @@ def database(args, default: str | None = DEFAULT_DB) -> str:
     if not default:
         raise UserError(f"{args.command}: give the database with --db or --db-file (or set VPNBENCH_DB)")
     if args.command != "run":
+        if not Path(default).exists():  # one line: what was looked for, and how to name another
+            raise UserError(f"--db: no database given, and the default {default} (what `vpnbench run` writes) does "
+                            "not exist here; give a FILE, --db or --db-file, or set VPNBENCH_DB")
         err_console.print(f"{args.command}: reading {default} (no database given)", highlight=False)
     return default
 
