@@ -358,11 +358,14 @@ def test_latency_loads_default_to_csits_four_with_gen_and_none_with_iperf3():
 
 
 @pytest.mark.netns
-def test_latency_at_fractions_of_the_pdr_rises_from_idle_to_ninety_percent(tmp_path, clean_machine):
+def test_latency_at_fractions_of_the_pdr_rises_from_ten_to_ninety_percent(tmp_path, clean_machine):
     """CSIT's latency: after the search, one-way delay at idle and at 10, 50 and 90 % of the PDR
-    found, from gen's histograms. At idle a packet meets no other in any queue; at 90 % of the rate
-    where the path starts to drop, the queues it crosses are seldom empty: idle is the lowest
-    median, 90 % the highest, for the bare path and a tunnel alike."""
+    found, from gen's histograms. Where the search found the path's limit (a tunnel's PDR, below
+    max_rate), the queues towards it fill as the load nears it: the median at 90 % lies above the
+    one at 10 %. Idle is not asserted to be the lowest: over the kernel's sockets a trickle pays the
+    wake-up of a sleeping receiver (and tunnel daemon) for every packet, which a loaded one does not
+    (here: baseline 41.6 µs idle vs 11.6 µs at 10 %; wireguard-go 429 vs 245 µs; bench/RESULTS.md);
+    CSIT's forwarders busy-poll, so their idle figure is their lowest."""
     text = SEARCH.format(max_rate="2G") + 'tool = "gen"\nlatency_trial_duration = "2s"\n'
     _, cells = run_campaign(tmp_path, text)
     for cell in cells:
@@ -373,8 +376,9 @@ def test_latency_at_fractions_of_the_pdr_rises_from_idle_to_ninety_percent(tmp_p
             assert offered == (100 * 8 * 1300 if share == 0 else pytest.approx(share * m["pdr_bps"]))
             owd = [m[f"latency_{tag}_owd_{stat}_ms"] for stat in ("min", "p50", "p90", "p99", "p999", "max")]
             assert owd == sorted(owd) and owd[0] > 0, (tag, owd)  # a distribution, each figure above the last
-        p50 = {tag: m[f"latency_{tag}_owd_p50_ms"] for tag in ("idle", "pdr10", "pdr50", "pdr90")}
-        assert min(p50, key=p50.get) == "idle" and max(p50, key=p50.get) == "pdr90", (cell["technique"], p50)
+        if not m.get("pdr_at_max_rate"):  # the limit was found: 90 % of it queues more than 10 %
+            assert m["latency_pdr90_owd_p50_ms"] > m["latency_pdr10_owd_p50_ms"], (cell["technique"], m)
+    assert any(not c["metrics"].get("pdr_at_max_rate") for c in cells)  # wireguard-go's limit lies below 2G
     assert run_cli("report", str(tmp_path / "c.db"), "-o", str(tmp_path / "r.html")).returncode == 0
     page = (tmp_path / "r.html").read_text()
     assert all(f"one-way latency of {technique} under none" in page for technique in ("baseline", "wireguard"))
