@@ -365,12 +365,25 @@ def test_latency_at_fractions_of_the_pdr_rises_from_ten_to_ninety_percent(tmp_pa
     one at 10 %. Idle is not asserted to be the lowest: over the kernel's sockets a trickle pays the
     wake-up of a sleeping receiver (and tunnel daemon) for every packet, which a loaded one does not
     (here: baseline 41.6 µs idle vs 11.6 µs at 10 %; wireguard-go 429 vs 245 µs; bench/RESULTS.md);
-    CSIT's forwarders busy-poll, so their idle figure is their lowest."""
-    text = SEARCH.format(max_rate="2G") + 'tool = "gen"\nlatency_trial_duration = "2s"\n'
+    CSIT's forwarders busy-poll, so their idle figure is their lowest.
+    Where the generator stopped the search (the bare path outran gen on a busy host, as on CI),
+    there is no PDR to take shares of: the cell says so and holds no latency figures. wireguard-go
+    does gen's work plus a TUN read, a seal and a send per packet on the same host, so its limit
+    lies below gen's and below max_rate (10G): its PDR is found on any host."""
+    text = SEARCH.format(max_rate="10G") + 'tool = "gen"\nlatency_trial_duration = "2s"\n'
     _, cells = run_campaign(tmp_path, text)
+    from vpnbench.store.database import Store
+
+    store = Store(tmp_path / "c.db", read_only=True)
+    raw = {cell["cell_id"]: store.raw_outputs(cell["cell_id"]) for cell in cells}
+    store.close()
     for cell in cells:
         m = cell["metrics"]
-        assert cell["status"] == "ok" and "pdr_bps" in m, (cell["technique"], cell["error"], m)
+        assert cell["status"] == "ok", (cell["technique"], cell["error"])
+        if "pdr_bps" not in m:
+            assert m.get("pdr_generator_limited") and not any(k.startswith("latency_") for k in m), m
+            assert "no latency at shares of the PDR" in raw[cell["cell_id"]]["latency"]
+            continue
         for tag, share in (("idle", 0.0), ("pdr10", 0.1), ("pdr50", 0.5), ("pdr90", 0.9)):
             offered = m[f"latency_{tag}_offered_bps"]
             assert offered == (100 * 8 * 1300 if share == 0 else pytest.approx(share * m["pdr_bps"]))
@@ -378,10 +391,11 @@ def test_latency_at_fractions_of_the_pdr_rises_from_ten_to_ninety_percent(tmp_pa
             assert owd == sorted(owd) and owd[0] > 0, (tag, owd)  # a distribution, each figure above the last
         if not m.get("pdr_at_max_rate"):  # the limit was found: 90 % of it queues more than 10 %
             assert m["latency_pdr90_owd_p50_ms"] > m["latency_pdr10_owd_p50_ms"], (cell["technique"], m)
-    assert any(not c["metrics"].get("pdr_at_max_rate") for c in cells)  # wireguard-go's limit lies below 2G
+    tunnel = next(c["metrics"] for c in cells if c["technique"].startswith("wireguard"))
+    assert "pdr_bps" in tunnel and not tunnel.get("pdr_at_max_rate"), tunnel
     assert run_cli("report", str(tmp_path / "c.db"), "-o", str(tmp_path / "r.html")).returncode == 0
     page = (tmp_path / "r.html").read_text()
-    assert all(f"one-way latency of {technique} under none" in page for technique in ("baseline", "wireguard"))
+    assert "one-way latency of wireguard under none" in page
 
 
 BAD = {

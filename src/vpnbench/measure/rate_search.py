@@ -188,6 +188,9 @@ class RateSearch(Measurement):
             latency, raw_latency = latency_at_loads(ctx, p, metrics["pdr_bps"])
             metrics.update(latency)
             raw.update(raw_latency)
+        elif p.latency_loads():  # shares of an unknown PDR are no loads: say so, measure none
+            raw["latency"] = ("no latency at shares of the PDR: the search found none ("
+                              + self.headline_text(metrics) + ")\n")
         return MeasureResult(metrics, raw, trials=measurer.trials,
                              series={"offered_bps": measurer.offered_series, "throughput_bps": measurer.received_series})
 
