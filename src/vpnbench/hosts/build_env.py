@@ -163,17 +163,20 @@ def builder_dir(path: Path, user: pwd.struct_passwd) -> Path:
     return path
 
 
-def root_shared_dir(path: Path) -> Path:
-    """`path` made root's 0755 when missing; refused unless root's alone (the build user may enter)."""
+def root_shared_dir(path: Path, error: type[UserError] = UnsafeBuildPlace, *, parents: bool = True) -> Path:
+    """`path` made root's 0755 when missing; refused (with `error`) unless root's alone (others
+    may enter). With `parents`, every parent must be ours alone too (a toolchain runs there)."""
     try:
         path.mkdir(mode=0o755)
     except FileExistsError:
         pass
     info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
-        raise UnsafeBuildPlace(f"{path} is not a directory owned by root and writable only by it (owner uid "
-                               f"{info.st_uid}, mode {stat.filemode(info.st_mode)}): remove it or fix its owner and mode")
-    check_cwd(path)
+        raise error(f"{path} is not a directory owned by root and writable only by it (owner uid "
+                    f"{info.st_uid}, mode {stat.filemode(info.st_mode)}): vpnbench builds in no path another "
+                    f"user could have made; remove it or fix its owner and mode")
+    if parents:
+        check_cwd(path)
     return path
 
 

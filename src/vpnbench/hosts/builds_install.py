@@ -75,19 +75,6 @@ def read_record(path: Path) -> dict | None:
     return None
 
 
-def check_root_owned(directory: Path) -> None:
-    """Create `directory` 0755 if missing; refuse one another user could have made or can write."""
-    try:
-        directory.mkdir(mode=0o755)
-    except FileExistsError:
-        pass
-    info = os.lstat(directory)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
-        raise InstallError(f"{directory} is not a directory owned by root and writable only by it "
-                           f"(owner uid {info.st_uid}, mode {stat.filemode(info.st_mode)}): vpnbench builds into "
-                           f"no path another user could have made; remove it or fix its owner and mode")
-
-
 def install(name: str, version: str | None = None, *, root: Path = builds.PREFIX) -> Installed:
     """Build `name` at `version` (default: the pinned one) into root/<name>/<version>, unless a
     complete build is there already. `root` is a parameter only so tests can build elsewhere."""
@@ -96,10 +83,11 @@ def install(name: str, version: str | None = None, *, root: Path = builds.PREFIX
         raise InstallError(f"{name}@{builds.DEBIAN} is the distribution's package, not a build: "
                            f"apt-get install {builds.recipe(name).debian_package}")
     started = time.monotonic()
-    check_root_owned(root)
+    # Tests install under a temporary root, whose parents (/tmp) are not root's alone.
+    build_env.root_shared_dir(root, InstallError, parents=False)
     parent = root / name
     made_parent = not parent.exists()
-    check_root_owned(parent)
+    build_env.root_shared_dir(parent, InstallError, parents=False)
     target = parent / chosen
     held = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
