@@ -89,6 +89,21 @@ def test_a_campaign_version_field_takes_git_and_path_versions(tmp_path):
         validate_model(NebulaParams, {"kind": "nebula", "version": "path:ci"}, "technique[1]")
 
 
+def test_reports_name_a_git_or_path_build_with_its_revision():
+    from vpnbench.foundation.daemon_version import ran_version
+
+    build = {"name": "wireguard-go", "version": "path:/src/wg", "toolchain": "go version go1.27.3 linux/amd64",
+             "built_from": "/src/wg", "revision": "1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d"}
+    said = ran_version({"implementation": "wireguard-go", "version": "path:/src/wg", "build": build})
+    assert said.label == "wireguard-go path:/src/wg@1a2b3c4d5e6f (go1.27.3)"
+    tree = ran_version({"implementation": "wireguard-go", "version": "path:/src/wg",
+                        "build": {**build, "revision": "sha256:" + "ab" * 32}})
+    assert tree.label == "wireguard-go path:/src/wg@abababababab (go1.27.3)" and tree != said  # two commits, two builds
+    pinned = ran_version({"implementation": "wireguard-go", "version": WIREGUARD.default,
+                          "build": {**build, "version": WIREGUARD.default, "revision": WIREGUARD.default}})
+    assert pinned.version == WIREGUARD.default  # a registry version is its own revision
+
+
 # ---- the copy a path: build is made from ----
 
 def test_the_copy_is_roots_links_stay_links_and_special_files_are_refused(tmp_path):
@@ -275,4 +290,20 @@ def test_a_commit_the_proxy_does_not_have_fails_in_one_line_and_leaves_nothing(p
     message = str(refused.value)
     assert message.startswith("wireguard-go git:0000000000ab: ") and "\n" not in message
     assert "0000000000ab" in message.split(": ", 1)[1]  # the proxy's reason names what it refused
+    assert list(prefix.iterdir()) == []
+
+
+def test_a_crate_is_found_in_its_workspace_and_a_foreign_module_is_refused(tmp_path, prefix):
+    (tmp_path / "ws" / "boringtun-cli").mkdir(parents=True)
+    (tmp_path / "ws" / "Cargo.toml").write_text('[workspace]\nmembers = ["boringtun-cli"]\n')
+    (tmp_path / "ws" / "boringtun-cli" / "Cargo.toml").write_text('[package]\nname = "boringtun-cli"\n')
+    assert builds_install.crate_directory(tmp_path / "ws", "boringtun-cli") == tmp_path / "ws" / "boringtun-cli"
+    assert builds_install.crate_directory(tmp_path / "ws", "rosenpass") is None
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "go.mod").write_text("module example.com/other\n\ngo 1.21\n")
+    with pytest.raises(InstallError) as refused:
+        install("wireguard-go", f"path:{other}", root=prefix)
+    assert str(refused.value) == (f"wireguard-go path:{other}: the directory holds module example.com/other, not "
+                                  f"golang.zx2c4.com/wireguard: give its module's root directory")
     assert list(prefix.iterdir()) == []
