@@ -112,7 +112,9 @@ def test_a_version_field_is_the_exact_version_and_refuses_others_in_one_line():
     assert technique_label(VersionedParams(version="1.9.7")) == "versioned version=1.9.7"
     with pytest.raises(UserError) as refused:
         validate_model(VersionedParams, {"kind": "versioned", "version": "latest"}, "technique[1]")
-    assert str(refused.value) == "technique[1].version: 'latest' is not a version (digits, dots, letters; e.g. '1.10.3' or 'debian')"
+    assert str(refused.value) == ("technique[1].version: 'latest' is not a version (digits, dots, letters); allowed: a "
+                                  "version such as '1.10.3', 'debian', git:REF (a commit, tag or branch of "
+                                  "github.com/slackhq/nebula) or path:/DIR (a local source directory)")
 
     class Debian(BaseModel):
         version: builds.version_type("wireguard-go") = None
@@ -289,7 +291,9 @@ def test_the_cli_refuses_a_bad_install_in_one_line_with_exit_2():
                           timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "vpnbench: error: --install nebula@VERSION: 'latest' is not a version (digits, dots, letters; e.g. '1.10.3' or 'debian')"]
+        "vpnbench: error: --install nebula@VERSION: 'latest' is not a version (digits, dots, letters); allowed: a "
+        "version such as '1.10.3', 'debian', git:REF (a commit, tag or branch of github.com/slackhq/nebula) or "
+        "path:/DIR (a local source directory)"]
 
 
 def test_a_prefix_another_user_could_have_made_is_never_written_into(prefix):

@@ -31,7 +31,9 @@ needs_builds = pytest.mark.skipif(not all(Path(p).exists() for p in BUILDS),
 
 @pytest.mark.parametrize("entry, expected", [
     ({"path": "x"}, "technique[1].path: 'x' is not allowed; allowed values: 'direct', 'relayed'"),
-    ({"version": "a b"}, "technique[1].version: 'a b' is not a version (digits, dots, letters; e.g. '1.102.0')"),
+    ({"version": "a b"}, "technique[1].version: 'a b' is not a version (digits, dots, letters); allowed: a version "
+                         "such as '1.102.0', git:REF (a commit, tag or branch of tailscale.com) or path:/DIR (a local "
+                         "source directory)"),
     ({"headscale_version": "debian"}, "technique[1].headscale_version: headscale has no Debian package"),
     ({"port": 0}, "technique[1].port:"),
 ])

@@ -125,7 +125,8 @@ def campaign(entry: dict) -> dict:
     ({"implementation": "foo"},
      "technique[1].implementation: 'foo' is not allowed; allowed values: 'auto', 'kernel', 'wireguard-go', 'boringtun'"),
     ({"implementation": "wireguard-go", "version": "x y"},
-     f"technique[1].version: 'x y' is not a version (digits, dots, letters; e.g. '{CURRENT}' or 'debian')"),
+     f"technique[1].version: 'x y' is not a version (digits, dots, letters); allowed: a version such as '{CURRENT}', "
+     f"'debian', git:REF (a commit, tag or branch of golang.zx2c4.com/wireguard) or path:/DIR (a local source directory)"),
     ({"implementation": "kernel", "version": "1.0"},
      "technique[1].version: not allowed with implementation = 'kernel' (the kernel's own WireGuard has no version "
      "to choose); set implementation to one of 'wireguard-go', 'boringtun'"),

@@ -6,7 +6,8 @@ record: "implementation" ("wireguard-go"), "version" (the exact version string t
 checksum, toolchain, architecture …; for a distribution's package {"source": "debian", "package",
 "version", "architecture"}). The report, `compare` and `trend` name a version only through
 `ran_version`, so they say it in the same words: "wireguard-go 0.0.20220316 (debian)",
-"wireguard-go 0.0.0-20260522210424-ecfc5a8d5446 (go1.27.3)".
+"wireguard-go 0.0.0-20260522210424-ecfc5a8d5446 (go1.27.3)"; a git: or path: version with the
+first 12 hex digits of the revision its build recorded: "wireguard-go path:/src/wg@1a2b3c4d5e6f (go1.27.3)".
 """
 
 import dataclasses
@@ -52,6 +53,10 @@ def ran_version(negotiated: dict | None) -> DaemonVersion | None:
         version = built
     if not isinstance(version, str) or not version:
         return None
+    revision = build.get("revision")
+    if version.startswith(("git:", "path:")) and isinstance(revision, str) and revision:
+        # a branch or a directory is a different build at each commit: the label says which
+        version = f"{version}@{revision.removeprefix('sha256:')[:12]}"
     implementation = negotiated.get("implementation") or build.get("name") or build.get("package") or ""
     return DaemonVersion(str(implementation), version, build_word(build), dict(build))
 

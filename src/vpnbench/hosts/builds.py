@@ -7,7 +7,18 @@ BUILD.json beside its programs (module and version, checksum, toolchain, archite
 cell that used it records that, so a result says exactly what ran.
 
 The version "debian" of a daemon with a Debian package means the distribution's own program on
-the host's PATH (not built, nothing under the prefix).
+the host's PATH (not built, nothing under the prefix). Two more forms name a build of any source,
+so a VPN project's CI can benchmark its own branch (builds_install.py makes them):
+
+- `git:REF`: a commit, tag or branch of a Go daemon's module, resolved by the Go module proxy to
+  the (pseudo-)version it serves, built like a registry version. Crates cannot be fetched at a
+  git ref here (crates.io serves releases only; this machine reaches no git host): refused.
+- `path:/DIR`: the sources in a local directory (a checkout of the module or of the crate's
+  workspace), copied by root into a place of root's and built from that copy.
+
+These two live under /opt/vpnbench/<name>/git-<ref> and path-<hash of DIR> (directory()), and,
+unlike a registry version, are built again (and replaced whole) when what they name has moved:
+the ref resolves to another version, the directory's sources differ.
 
 Techniques ask this module for a program's path (program()) and its build record
 (record_command(): a fixed command the host itself runs, so the record is read on the host that
@@ -18,7 +29,9 @@ parameter is of version_type(name). builds_install.py makes the builds.
 """
 
 import dataclasses
+import hashlib
 import json
+import os
 import re
 from pathlib import Path
 from typing import Annotated, Literal
@@ -33,6 +46,34 @@ PREFIX = Path("/opt/vpnbench")
 GO_TOOLCHAIN = "go1.27.3"
 DEBIAN = "debian"  # the version that means "the distribution's package", where there is one
 VERSION_PATTERN = re.compile(r"[0-9][0-9A-Za-z.+~-]{0,63}\Z")  # \Z: "$" would also match before a final newline
+GIT = "git:"  # git:REF, a commit, tag or branch of a Go module
+PATH = "path:"  # path:/DIR, a local source directory
+# What the go command queries as a module version: a commit (hex), a tag, a branch (may hold "/").
+GIT_REF_PATTERN = re.compile(r"[0-9A-Za-z][0-9A-Za-z._/+-]{0,127}\Z")
+PATH_MAX = 4096
+
+
+def version_kind(version: str) -> Literal["debian", "git", "path", "registry"]:
+    if version == DEBIAN:
+        return "debian"
+    if version.startswith(GIT):
+        return "git"
+    if version.startswith(PATH):
+        return "path"
+    return "registry"
+
+
+def directory(version: str) -> str:
+    """The directory name of a build under /opt/vpnbench/<name>/: a registry version is its own;
+    git:REF is git-REF (git-<hash> where REF holds a "/"), path:/DIR is path-<hash of DIR>. None
+    begins with a digit, so none can be a registry version's."""
+    kind = version_kind(version)
+    if kind == "registry":
+        return version
+    named = version.removeprefix(GIT if kind == "git" else PATH)
+    if kind == "git" and "/" not in named:
+        return f"git-{named}"
+    return f"{kind}-{hashlib.sha256(named.encode()).hexdigest()[:16]}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,15 +89,38 @@ class Recipe:
     build_packages: tuple[str, ...] = ()  # Debian packages the build itself needs
     why_pinned: str = ""
 
+    def allowed_forms(self) -> str:
+        """The version forms this daemon takes, for a refusal's one line."""
+        forms = [f"a version such as {self.default!r}"]
+        if self.debian_package:
+            forms.append(repr(DEBIAN))
+        if self.language == "go":
+            forms.append(f"{GIT}REF (a commit, tag or branch of {self.source})")
+        return ", ".join(forms) + f" or {PATH}/DIR (a local source directory)"
+
     def check_version(self, version: str) -> None:
-        """Raise ValueError (one line naming the allowed values) for a version this cannot mean."""
-        if version == DEBIAN:
+        """Raise ValueError (one line naming the allowed values) for a version this cannot mean.
+        Pure: a path: directory is looked at only by the installer (a campaign names a build
+        made from it, which its hosts hold; the sources need not be where the campaign runs)."""
+        kind = version_kind(version)
+        if kind == "debian":
             if self.debian_package is None:
-                raise ValueError(f"{self.name} has no Debian package; give a version such as {self.default!r}")
-            return
-        if not VERSION_PATTERN.match(version):
-            allowed = f"{self.default!r}" + (f" or {DEBIAN!r}" if self.debian_package else "")
-            raise ValueError(f"{version!r} is not a version (digits, dots, letters; e.g. {allowed})")
+                raise ValueError(f"{self.name} has no Debian package; give {self.allowed_forms()}")
+        elif kind == "git":
+            ref = version.removeprefix(GIT)
+            if self.language != "go":
+                raise ValueError(f"{version!r}: {self.name} is a crate, and crates.io serves no git refs (nor does this "
+                                 f"machine reach a git host); allowed: {self.allowed_forms()}")
+            if not GIT_REF_PATTERN.match(ref) or ".." in ref:
+                raise ValueError(f"{version!r} is not a git ref (a commit, tag or branch: letters, digits and . _ / + -, "
+                                 f"e.g. 'git:ecfc5a8d5446'); allowed: {self.allowed_forms()}")
+        elif kind == "path":
+            place = version.removeprefix(PATH)
+            if not place.startswith("/") or len(place) > PATH_MAX or any(ord(c) < 32 or c == "\x7f" for c in place):
+                raise ValueError(f"{version!r} is not a source directory: {PATH} takes an absolute path, e.g. "
+                                 f"'{PATH}/src/{self.name}'")
+        elif not VERSION_PATTERN.match(version):
+            raise ValueError(f"{version!r} is not a version (digits, dots, letters); allowed: {self.allowed_forms()}")
 
 
 RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
@@ -97,12 +161,14 @@ def resolve(name: str, version: str | None) -> str:
     the wireguard technique's unset version is Debian's wireguard-go, so `make demo` builds nothing.)"""
     chosen = version or recipe(name).default
     recipe(name).check_version(chosen)
+    if version_kind(chosen) == "path":  # one spelling per directory: "/src/wg/" and "/src//wg" are "/src/wg"
+        return PATH + os.path.normpath(chosen.removeprefix(PATH))
     return chosen
 
 
 def prefix(name: str, version: str | None = None) -> Path:
     """Where that build lives (on every host that runs it): /opt/vpnbench/<name>/<version>."""
-    return PREFIX / name / resolve(name, version)
+    return PREFIX / name / directory(resolve(name, version))
 
 
 def program(name: str, program_name: str, version: str | None = None) -> str:
@@ -113,7 +179,7 @@ def program(name: str, program_name: str, version: str | None = None) -> str:
         raise ValueError(f"{name} builds no program {program_name!r}; it builds {', '.join(recipe(name).programs)}")
     if chosen == DEBIAN:
         return program_name
-    return str(PREFIX / name / chosen / "bin" / program_name)
+    return str(PREFIX / name / directory(chosen) / "bin" / program_name)
 
 
 def record_path(name: str, version: str | None = None) -> str:
@@ -157,13 +223,17 @@ def arch_mismatch(record: dict, host_arch: str) -> str | None:
 
 
 def installed(name: str, root: Path = PREFIX) -> dict[str, dict]:
-    """The builds of `name` on this machine, version -> its BUILD.json (those with a readable one)."""
+    """The builds of `name` on this machine, version -> its BUILD.json (those with a readable one):
+    a git: or path: build by the version it was asked as, which its record holds."""
     found = {}
     for path in sorted((root / name).glob("*/BUILD.json")):
         try:
-            found[path.parent.name] = json.loads(path.read_text())
+            record = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
+        asked = record.get("version") if isinstance(record, dict) else None
+        known = isinstance(asked, str) and version_kind(asked) in ("git", "path") and directory(asked) == path.parent.name
+        found[asked if known else path.parent.name] = record
     return found
 
 

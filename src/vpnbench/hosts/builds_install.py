@@ -8,6 +8,15 @@ prefix either holds a complete build with its BUILD.json or does not exist; a pr
 valid BUILD.json is done and never written again. A version the registries refuse fails with
 their own reason, in one line, leaving nothing behind.
 
+A `git:REF` version (Go daemons) is first resolved to the version the module proxy serves for
+it, then built as that version; a `path:/DIR` version is copied by root into a directory of root's
+(the build user may read it, nobody else write it) and built from that copy, never in place: the
+directory may be another user's, who could change it during the build. Either is built again,
+and its prefix replaced whole, when it has moved (another resolved version, another source tree).
+Every build's BUILD.json says what it was made from: built_from (module@version, module@REF,
+crate@version or the directory), revision (the version, the commit, the directory's git HEAD or
+its tree's sha256) and, for a directory, tree_sha256 of the copy that was built.
+
 Everything runs on this machine (the builds are for its architecture, recorded in BUILD.json):
 a host of another architecture builds its own there (builds.arch_mismatch says so).
 """
@@ -25,11 +34,14 @@ import stat
 import subprocess
 import tempfile
 import time
+import tomllib
+import urllib.parse
+import urllib.request
 from pathlib import Path
 
 import vpnbench
 from vpnbench.foundation.errors import UserError
-from vpnbench.hosts import build_env, builds
+from vpnbench.hosts import build_env, build_sources, builds
 
 # -mod=mod: `go build` may record go.sum lines a package needs that `go get` did not.
 GO_ENV = {"GOTOOLCHAIN": builds.GO_TOOLCHAIN, "GOFLAGS": "-buildvcs=false -mod=mod"}
@@ -48,10 +60,26 @@ class Installed:
     path: Path
     seconds: float
     cached: bool
+    revision: str = ""  # for git: and path: builds, what the version resolved to
 
     def line(self) -> str:
         how = "cached" if self.cached else f"built in {self.seconds:.0f} s"
-        return f"{self.name} {self.version}: {how} ({self.path})"
+        at = f" at {self.revision}" if self.revision else ""
+        return f"{self.name} {self.version}{at}: {how} ({self.path})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """What one build is made from, and what its BUILD.json says of that."""
+
+    version: str  # as asked (builds.resolve's): "1.10.3", "git:master", "path:/src/wireguard-go"
+    fetched: str | None  # the version `go get`/`cargo install` fetch (a registry or git: version)
+    tree: Path | None  # a path: version's copy, root's
+    facts: dict  # built_from, revision, and resolved (git:) or tree_sha256 (path:)
+
+    def same_as(self, record: dict | None) -> bool:
+        """Whether a complete build's record is of this very source (nothing moved since)."""
+        return record is not None and all(record.get(key) == value for key, value in self.facts.items())
 
 
 def sha256(path: Path) -> str:
@@ -82,37 +110,63 @@ def install(name: str, version: str | None = None, *, root: Path = builds.PREFIX
     if chosen == builds.DEBIAN:
         raise InstallError(f"{name}@{builds.DEBIAN} is the distribution's package, not a build: "
                            f"apt-get install {builds.recipe(name).debian_package}")
+    kind = builds.version_kind(chosen)
     started = time.monotonic()
     # Tests install under a temporary root, whose parents (/tmp) are not root's alone.
     build_env.root_shared_dir(root, InstallError, parents=False)
     parent = root / name
     made_parent = not parent.exists()
     build_env.root_shared_dir(parent, InstallError, parents=False)
-    target = parent / chosen
+    directory = builds.directory(chosen)
+    target = parent / directory
     held = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    source = None
     try:
         fcntl.flock(held, fcntl.LOCK_EX)  # one installer per daemon at a time
         for stale in parent.glob(f".*{BUILDING}*"):  # its installer died (holding the lock, it would be alive)
             shutil.rmtree(stale, ignore_errors=True)
-        if read_record(target) is not None:
+        existing = read_record(target)
+        if existing is not None and kind == "registry":
             return Installed(name, chosen, target, time.monotonic() - started, cached=True)
-        if target.exists() or target.is_symlink():
+        if existing is None and (target.exists() or target.is_symlink()):
             raise InstallError(f"{target} exists but holds no complete build (no valid BUILD.json): "
                                f"remove it, then install again")
-        work = Path(tempfile.mkdtemp(prefix=f".{chosen}{BUILDING}", dir=parent))
         try:
-            record = build(builds.recipe(name), chosen, work)
-            (work / "BUILD.json").write_text(json.dumps(record, indent=2) + "\n")
-            work.chmod(0o755)
-            os.rename(work, target)
+            source = prepare_source(builds.recipe(name), chosen)
+            # what the line shows: the version a ref resolved to, the commit or tree a directory held
+            revision = "" if kind == "registry" else source.facts.get("resolved") or source.facts["revision"]
+            if source.same_as(existing):
+                return Installed(name, chosen, target, time.monotonic() - started, cached=True, revision=revision)
+            work = Path(tempfile.mkdtemp(prefix=f".{directory}{BUILDING}", dir=parent))
+            try:
+                record = build(builds.recipe(name), source, work)
+                (work / "BUILD.json").write_text(json.dumps(record, indent=2) + "\n")
+                work.chmod(0o755)
+                replace(work, target, parent, directory)
+            except BaseException:
+                shutil.rmtree(work, ignore_errors=True)
+                raise
         except BaseException:
-            shutil.rmtree(work, ignore_errors=True)
             if made_parent:
                 remove_if_empty(parent)
             raise
     finally:
+        if source is not None and source.tree is not None:
+            shutil.rmtree(source.tree.parent, ignore_errors=True)
         os.close(held)
-    return Installed(name, chosen, target, time.monotonic() - started, cached=False)
+    return Installed(name, chosen, target, time.monotonic() - started, cached=False, revision=revision)
+
+
+def replace(work: Path, target: Path, parent: Path, directory: str) -> None:
+    """Rename the finished build into place; a git: or path: build whose source has moved is
+    replaced whole (renamed aside first: a run never sees half of either)."""
+    if not target.exists():
+        os.rename(work, target)
+        return
+    aside = Path(tempfile.mkdtemp(prefix=f".{directory}{BUILDING}replaced-", dir=parent))
+    os.rename(target, aside)  # over the empty directory mkdtemp made
+    os.rename(work, target)
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def remove_if_empty(directory: Path) -> None:
@@ -122,17 +176,21 @@ def remove_if_empty(directory: Path) -> None:
         pass
 
 
-def build(recipe: builds.Recipe, version: str, work: Path) -> dict:
+def build(recipe: builds.Recipe, source: Source, work: Path) -> dict:
     """Build every program of the recipe into work/bin; the record of what was built."""
     (work / "bin").mkdir(mode=0o755)
-    made = (build_go if recipe.language == "go" else build_rust)(recipe, version, work / "bin")
+    what = f"{recipe.name} {source.version}"
+    if source.tree is not None:
+        made = (build_go_tree if recipe.language == "go" else build_rust_tree)(recipe, source.tree, work / "bin", what)
+    else:
+        made = (build_go if recipe.language == "go" else build_rust)(recipe, source.fetched, work / "bin")
     programs = {}
     for program in recipe.programs:
         path = work / "bin" / program
         path.chmod(0o755)
         programs[program] = {"sha256": sha256(path), "size_bytes": path.stat().st_size}
-    return {"name": recipe.name, "version": version, "language": recipe.language, "source": recipe.source,
-            **made, "machine": platform.machine(), "programs": programs,
+    return {"name": recipe.name, "version": source.version, "language": recipe.language, "source": recipe.source,
+            **made, **source.facts, "machine": platform.machine(), "programs": programs,
             "built_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "vpnbench": vpnbench.__version__}
 
@@ -266,6 +324,149 @@ def build_go(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
             "toolchain": toolchain, "goos": goos, "goarch": goarch}
 
 
+# ---- git: and path: versions ----
+
+PSEUDO_COMMIT = re.compile(r"\d{14}-([0-9a-f]{12})\Z")  # a pseudo-version ends in its commit's 12 hex digits
+HEX_REF = re.compile(r"[0-9a-f]{7,40}\Z")
+
+
+def prepare_source(recipe: builds.Recipe, version: str) -> Source:
+    """What `version` builds: a registry version as it is; git:REF resolved through the module
+    proxy; path:/DIR copied (the caller removes source.tree's parent)."""
+    kind = builds.version_kind(version)
+    if kind == "registry":
+        built_from = f"{recipe.source}@v{version}" if recipe.language == "go" else f"{recipe.source}@{version}"
+        return Source(version, version, None, {"built_from": built_from, "revision": version})
+    what = f"{recipe.name} {version}"
+    if kind == "git":
+        ref = version.removeprefix(builds.GIT)
+        resolved, commit = resolve_git_ref(recipe, ref, what)
+        return Source(version, resolved, None, {"built_from": f"{recipe.source}@{ref}", "revision": commit,
+                                                "resolved": resolved})
+    place = version.removeprefix(builds.PATH)
+    if not os.path.isdir(place):
+        raise InstallError(f"{what}: {place} is not a directory (path: names the directory of {recipe.name}'s sources)")
+    commit = build_sources.git_head(place)
+    tree, tree_sha256 = build_sources.copy_sources(place, build_env.build_user().pw_gid)
+    return Source(version, None, tree, {"built_from": place, "revision": commit or tree_sha256,
+                                        "tree_sha256": tree_sha256})
+
+
+def resolve_git_ref(recipe: builds.Recipe, ref: str, what: str) -> tuple[str, str]:
+    """The version (without its "v") the module proxy serves for a commit, tag or branch of the
+    recipe's module, and the commit: the go command's own query (`go list -m module@REF`, as the
+    build user). A proxy that answers no queries (this machine's serves only versions) still
+    lists the pseudo-versions it holds: a commit hash is matched against their commits."""
+    go = go_command(what)
+    cwd = builder_work_dir(recipe.name)
+    try:
+        try:
+            info = json.loads(run_as_builder([go, "list", "-m", "-json", f"{recipe.source}@{ref}"], what, cwd, GO_ENV))
+        except InstallError as refused:
+            if not HEX_REF.match(ref):
+                raise
+            listed = listed_commit(recipe.source, ref)
+            if listed is None:
+                raise InstallError(f"{refused}; nor does the proxy list a version of commit {ref}") from None
+            info = json.loads(run_as_builder([go, "list", "-m", "-json", f"{recipe.source}@{listed}"], what, cwd, GO_ENV))
+    finally:
+        shutil.rmtree(cwd, ignore_errors=True)
+    version = str(info.get("Version") or "")
+    if not version.startswith("v"):
+        raise InstallError(f"{what}: the Go module proxy resolved {recipe.source}@{ref} to no version")
+    origin = info.get("Origin") if isinstance(info.get("Origin"), dict) else {}
+    pseudo = PSEUDO_COMMIT.search(version)
+    commit = origin.get("Hash") or (pseudo.group(1) if pseudo else version)
+    return version.removeprefix("v"), str(commit)
+
+
+def listed_commit(module: str, ref: str) -> str | None:
+    """The one version the module proxy lists (its @v/list) whose commit begins with `ref` (hex),
+    or None; several are refused as ambiguous."""
+    proxy = build_env.GO_REGISTRY["GOPROXY"].split(",")[0]
+    escaped = re.sub(r"[A-Z]", lambda upper: "!" + upper.group(0).lower(), module)  # the proxy's case encoding
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # as the go command runs: no caller's proxy
+    try:
+        with opener.open(f"{proxy}/{urllib.parse.quote(escaped)}/@v/list", timeout=60) as answer:
+            listed = answer.read(1 << 20).decode(errors="replace").split()
+    except OSError:
+        return None
+    matching = [version for version in listed
+                if (found := PSEUDO_COMMIT.search(version)) and found.group(1).startswith(ref[:12])]
+    if len(matching) > 1:
+        raise InstallError(f"{module}@{ref}: the commit prefix matches {len(matching)} versions ({', '.join(matching)}): "
+                           f"give more of the commit's hash")
+    return matching[0] if matching else None
+
+
+def go_module_of(tree: Path) -> str | None:
+    """The module path a source tree's go.mod declares (root reads root's copy)."""
+    try:
+        text = (tree / "go.mod").read_text(errors="replace")
+    except OSError:
+        return None
+    found = re.search(r"^module\s+\"?([^\s\"]+)\"?\s*$", text, re.M)
+    return found.group(1) if found else None
+
+
+def build_go_tree(recipe: builds.Recipe, tree: Path, bin_dir: Path, what: str) -> dict:
+    """Each program's package built from the copied module (its own go.mod and go.sum; no
+    changes to them: the copy is root's, read-only to the build user), output in a directory of
+    the build user's and copied out as in build_go."""
+    module = go_module_of(tree)
+    if module != recipe.source:
+        raise InstallError(f"{what}: the directory holds {'module ' + module if module else 'no go.mod'}, not "
+                           f"{recipe.source}: give its module's root directory")
+    go = go_command(what)
+    out = builder_work_dir(recipe.name)
+    env = {"GOTOOLCHAIN": builds.GO_TOOLCHAIN, "GOFLAGS": "-buildvcs=false"}
+    try:
+        for program, package in recipe.programs.items():
+            relative = "." + package.removeprefix(recipe.source)  # the module root's "." or "./cmd/tailscaled"
+            run_as_builder([go, "build", "-trimpath", "-o", str(out / program), relative], what, tree, env)
+            collect(out, program, bin_dir / program)
+        toolchain = run_as_builder([go, "version"], what, tree, env).strip()
+        goos, goarch = run_as_builder([go, "env", "GOOS", "GOARCH"], what, tree, env).split()
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return {"module": recipe.source, "checksum": None, "toolchain": toolchain, "goos": goos, "goarch": goarch}
+
+
+def crate_directory(tree: Path, crate: str) -> Path | None:
+    """The directory in a copied tree (itself, or a workspace member up to two levels down) whose
+    Cargo.toml is the package `crate`."""
+    for manifest in sorted((*tree.glob("Cargo.toml"), *tree.glob("*/Cargo.toml"), *tree.glob("*/*/Cargo.toml"))):
+        try:
+            package = tomllib.loads(manifest.read_text(errors="replace")).get("package") or {}
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        if isinstance(package, dict) and package.get("name") == crate:
+            return manifest.parent
+    return None
+
+
+def build_rust_tree(recipe: builds.Recipe, tree: Path, bin_dir: Path, what: str) -> dict:
+    """`cargo install --locked --path` of the copied crate (its workspace's Cargo.lock), its
+    target directory the build user's own: the copy is never written."""
+    crate = crate_directory(tree, recipe.source)
+    if crate is None:
+        raise InstallError(f"{what}: the directory holds no crate {recipe.source} (a Cargo.toml with that package "
+                           f"name, at most two levels down)")
+    cargo_root = builder_work_dir(recipe.name)
+    check_cargo(recipe, what, cargo_root)
+    try:
+        run_as_builder(["cargo", "install", "--locked", "--quiet", "--path", str(crate), "--root", "."], what,
+                       cargo_root, {"CARGO_TARGET_DIR": str(cargo_root / "target")}, rust=True)
+        for program, binary in recipe.programs.items():
+            collect(cargo_root, f"bin/{binary}", bin_dir / program)
+        rustc = run_as_builder(["rustc", "-vV"], what, cargo_root, rust=True)
+    finally:
+        shutil.rmtree(cargo_root, ignore_errors=True)
+    host = re.search(r"^host: (\S+)$", rustc, re.M)
+    return {"crate": recipe.source, "checksum": None, "toolchain": rustc.splitlines()[0],
+            "target": host.group(1) if host else None}
+
+
 def go_command(what: str) -> str:
     """A go that builds with GO_TOOLCHAIN: this machine's own where it is Go 1.21 or newer (it
     fetches GO_TOOLCHAIN itself), else GO_TOOLCHAIN fetched by the older go from the module proxy
@@ -290,14 +491,7 @@ def build_rust(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
     checksum is the sha256 of the .crate file cargo verified against the registry's index."""
     what = f"{recipe.name} {version}"
     cargo_root = builder_work_dir(recipe.name)
-    try:  # the cargo the build user runs: root's rustup default, mounted, before the system's
-        problem = cargo_problem(run_as_builder(["cargo", "--version"], what, cargo_root, rust=True).strip() or None)
-    except InstallError:
-        problem = cargo_problem(None)
-    if problem:
-        shutil.rmtree(cargo_root, ignore_errors=True)
-        raise InstallError(f"{what}: {problem}")
-    install_packages(recipe.build_packages, what)
+    check_cargo(recipe, what, cargo_root)
     try:
         run_as_builder(["cargo", "install", "--locked", "--quiet", f"{recipe.source}@{version}", "--root", "."],
                        what, cargo_root, rust=True)
@@ -309,6 +503,19 @@ def build_rust(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
     host = re.search(r"^host: (\S+)$", rustc, re.M)
     return {"crate": f"{recipe.source}@{version}", "checksum": crate_checksum(recipe.source, version),
             "toolchain": rustc.splitlines()[0], "target": host.group(1) if host else None}
+
+
+def check_cargo(recipe: builds.Recipe, what: str, cargo_root: Path) -> None:
+    """Refuse (removing cargo_root) when the build user's cargo cannot build the crates; install
+    the Debian packages the build needs."""
+    try:  # the cargo the build user runs: root's rustup default, mounted, before the system's
+        problem = cargo_problem(run_as_builder(["cargo", "--version"], what, cargo_root, rust=True).strip() or None)
+    except InstallError:
+        problem = cargo_problem(None)
+    if problem:
+        shutil.rmtree(cargo_root, ignore_errors=True)
+        raise InstallError(f"{what}: {problem}")
+    install_packages(recipe.build_packages, what)
 
 
 def crate_checksum(crate: str, version: str) -> str | None:
@@ -345,9 +552,14 @@ def parse_targets(items: list[str]) -> list[tuple[str, str]]:
             raise UserError(f"--install: {name!r} is not a daemon vpnbench builds; allowed: "
                             f"{', '.join(builds.RECIPES)} (each as NAME or NAME@VERSION), or {TEST_SET}")
         try:
-            targets.append((name, builds.resolve(name, version or None)))
+            chosen = builds.resolve(name, version or None)
         except ValueError as error:
             raise UserError(f"--install {name}@VERSION: {error}") from None
+        place = chosen.removeprefix(builds.PATH)
+        if builds.version_kind(chosen) == "path" and not os.path.isdir(place):
+            raise UserError(f"--install {name}@{chosen}: {place} is not a directory (path: names the directory "
+                            f"of {name}'s sources on this machine)")
+        targets.append((name, chosen))
     return list(dict.fromkeys(targets))
 
 
