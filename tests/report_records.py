@@ -92,3 +92,43 @@ def udp_trials(knee: float, rng: random.Random) -> list[Trial]:
 
 def rtt_points(mean: float, rng: random.Random, count: int = 50) -> list[SeriesPoint]:
     return [SeriesPoint("rtt_ms", i * 0.01, rng.gauss(mean, mean * 0.05)) for i in range(count)]
+
+
+def archived_run(spec: dict, run_id: str, testbed: str, started_at: str, seed: int = 1,
+                 throughput_scale: float = 1.0) -> tuple[Run, list[Cell]]:
+    """A finished run of `spec` as a lab's archive holds it: on a named testbed (as a worker's run
+    names it), started at `started_at`, its throughputs scaled (a slower build, a slower machine)."""
+    run, cells = records(spec, seed=seed, run_id=run_id)
+    run.environment = {"vpnbench": "test", "hostname": "lab", "testbed": {"kind": "ssh", "name": testbed}}
+    run.started_at = started_at
+    for cell in cells:
+        cell.started_at = started_at
+        if "throughput_bps" in cell.metrics and cell.technique != "baseline":
+            cell.metrics["throughput_bps"] *= throughput_scale
+    return run, cells
+
+
+def store_versioned(db: Path, run: Run, cells: list[Cell], versions: dict[str, dict]) -> None:
+    """store_records, with a bring-up per technique that names its daemon's build where `versions`
+    (technique label -> negotiated record, daemon_version.py's keys) gives one."""
+    from vpnbench.store.records import Bringup
+
+    store = Store(db)
+    try:
+        store.start_run(run)
+        bringups = {}
+        for technique in dict.fromkeys(cell.technique for cell in cells):
+            bringup = Bringup(run.run_id, technique, technique, "userspace", run.started_at,
+                              negotiated=versions.get(technique, {}))
+            bringups[technique] = store.save_bringup(bringup)
+        for cell in cells:
+            cell.id, cell.bringup_id = None, bringups[cell.technique]
+            store.save_cell(cell)
+    finally:
+        store.close()
+
+
+def daemon_build(implementation: str, version: str) -> dict:
+    """A negotiated record naming a Debian build of a daemon, as a technique driving one stores it."""
+    return {"implementation": implementation, "version": version,
+            "build": {"source": "debian", "package": implementation, "version": f"{version}-1", "architecture": "amd64"}}

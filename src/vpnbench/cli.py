@@ -32,13 +32,14 @@ err_console = Console(stderr=True)
 DB_URL = "postgresql://…"
 DEFAULT_DB = "vpnbench.db"  # what `run` writes and every reading command reads when no database is named
 EXPORT_FORMATS = ("json", "csv", "parquet")
+SITE_REPORTS = 20  # views.site.REPORTS, said here so `vpnbench --help` need not load the views
 
 # One grammar, said once: the database, -o and --run mean the same in every command.
 GRAMMAR = f"""\
 one grammar:
   results     a positional FILE or --db (or --db-file, $VPNBENCH_DB); default {DEFAULT_DB},
               the file `run` writes, so `vpnbench run … && vpnbench report` needs no --db
-  -o/--output the file a command writes (report, export, compare, trend, keygen)
+  -o/--output the file a command writes (report, export, compare, trend, keygen; site: a directory)
   --run RUN   the run of a database a command reads (default: its newest); compare, which
               reads several, names each as FILE.db:RUN or URL#RUN
 
@@ -70,6 +71,8 @@ EXAMPLES = {
     "cleanup": ["sudo vpnbench cleanup"],
     "provision": ["vpnbench provision lab.ini --check", "vpnbench provision lab.ini --campaign mesh"],
     "trend": ["vpnbench trend --campaign nightly -o trend.html"],
+    "site": ["vpnbench site --db lab.db -o site/         # then open site/index.html",
+             "vpnbench site --db lab.db -o site/ --reports 100"],
     "check": ["vpnbench check --against previous --threshold tcp.throughput_bps:-5% --junit check.xml"],
     "db": ["vpnbench db upgrade --db-file ~/.vpnbench-db"],
 }
@@ -220,6 +223,17 @@ def build_parser() -> Parser:
                        help="tell a change point when its step is at least PCT %% of the level before "
                             "(default: when the step is beyond its standard error from the runs' own noise, "
                             "tested at 1 %% a series)")
+
+    site = sub.add_parser("site", help="write the archive as a static site (open DIR/index.html, or publish DIR): "
+                                       "campaigns, testbeds, a page per technique version, trends, runs, reports")
+    add_db_arguments(site)
+    site.add_argument("-o", "--output", metavar="DIR",
+                      help="the site's directory, made if missing (default: the database's name with -site, "
+                           "e.g. vpnbench-site)")
+    site.add_argument("--reports", metavar="N", default=str(SITE_REPORTS),
+                      help=f"write the full report of the newest N runs (default: {SITE_REPORTS}); every run has "
+                           "a page of its cells either way (a report costs about a second a run)")
+    site.add_argument("--min-change", metavar="PCT", help="the trend pages' threshold, as `trend --min-change`")
 
     gate = sub.add_parser("check", help="a CI gate: exit 1 when a run regressed against a reference, beyond its "
                                         "threshold and beyond the noise (docs/ci.md)")
@@ -689,6 +703,46 @@ def cmd_trend(db: str, campaign: str, output: str | None, min_change: str | None
     return 0
 
 
+def site_directory(output: str) -> Path:
+    """-o of `site`: a directory, new (its parent exists) or existing; never a file."""
+    out = Path(output)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"-o: {output!r} is a file; the site is a directory (give a new or existing directory)")
+    if not out.exists() and not out.parent.is_dir():
+        raise UserError(f"-o: directory {str(out.parent)!r} does not exist")
+    return out
+
+
+def cmd_site(db: str, output: str, reports: str, min_change: str | None) -> int:
+    """Everything checked and read before the first file is written: bad input writes nothing."""
+    from vpnbench.answers.site import read_archive
+    from vpnbench.foundation.progress import LongWork
+    from vpnbench.store.database import Store, missing_file
+    from vpnbench.views.site import write_site
+
+    if not reports.isdigit():
+        raise UserError(f"--reports: how many of the newest runs get a full report, 0 or more (e.g. 20), "
+                        f"not {reports!r}")
+    threshold = min_change_share(min_change)
+    if missing_file(db):
+        raise UserError(f"--db: database {db!r} does not exist")
+    out = site_directory(output)
+    store = Store(db, read_only=True)
+    try:
+        with LongWork("site: reading the archive", console=err_console) as progress:
+            archive = read_archive(store, threshold, progress.begin)
+        with LongWork("site", console=err_console, may_count=True) as progress:
+            def written(what: str, done: int, total: int) -> None:
+                progress.begin(f"{what} {done}/{total}")
+
+            counts = write_site(archive, out, store, int(reports), written)
+    finally:
+        store.close()
+    console.print(f"wrote the site of {counts['runs']} runs to {out}/index.html: {counts['techniques']} technique "
+                  f"versions, {counts['trends']} trend pages, {counts['reports']} full reports", highlight=False)
+    return 0
+
+
 def cmd_db_upgrade(db: str) -> int:
     """The schema created or migrated, the lab's queue tables with it: what `run` and `worker`
     do on open, done once by the database's owner so readers need only SELECT."""
@@ -795,6 +849,9 @@ def dispatch(args) -> int:
         return cmd_provision(args)
     if args.command == "trend":
         return cmd_trend(database(args), args.campaign, args.output, args.min_change)
+    if args.command == "site":
+        db = database(args)
+        return cmd_site(db, args.output or default_output(db, "-site"), args.reports, args.min_change)
     if args.command == "check":
         from vpnbench.commands.check import cmd_check
 

@@ -835,13 +835,14 @@ PAGE = """<!doctype html>
 <style>body{font-family:sans-serif;max-width:72rem;margin:1rem auto;padding:0 1rem}
 table{border-collapse:collapse;font-size:.85rem}td,th{border:1px solid #ccc;padding:.2rem .4rem;text-align:left}
 .regression{color:#b00}.progression{color:#070}svg{max-width:100%;height:auto}</style></head>
-<body><h1>{{ campaign }}: {{ runs }} runs, {{ first }} to {{ last }}</h1>
+<body>{% if home %}<nav><a href="{{ home }}">index</a></nav>{% endif %}
+<h1>{{ campaign }}: {{ runs }} runs, {{ first }} to {{ last }}</h1>
 <h2>Change points</h2>
 {% if changes %}<table><tr><th>run</th><th>testbed</th><th>technique</th><th>measurement</th><th>impairment</th>
 <th>metric</th><th>change</th><th>what changed at that run</th></tr>
-{% for c in changes %}<tr class="{{ c.kind }}"><td>{{ c.started_at[:16] }} ({{ c.run_id }})</td><td>{{ c.key.testbed }}</td>
+{% for c in changes %}<tr class="{{ c.kind }}"><td>{% if run_href %}<a href="{{ run_href(c.run_id) }}">{% endif %}{{ c.started_at[:16] }} ({{ c.run_id }}){% if run_href %}</a>{% endif %}</td><td>{{ c.key.testbed }}</td>
 <td>{{ c.key.technique }}</td><td>{{ c.key.measurement }}</td><td>{{ c.key.impairment }}</td><td>{{ c.key.metric }}</td>
-<td>{{ c.kind }} {{ "%+.1f"|format(c.relative * 100) }} %</td><td>{% if c.version_change %}<b class="version-change">{{ c.version_change }}</b>{% if c.changed %}; {% endif %}{% endif %}{{ c.changed|join("; ") or ("" if c.version_change else "no recorded fact") }}</td></tr>
+<td>{% if run_href %}<a href="{{ run_href(c.run_id) }}">{% endif %}{{ c.kind }} {{ "%+.1f"|format(c.relative * 100) }} %{% if run_href %}</a>{% endif %}</td><td>{% if c.version_change %}<b class="version-change">{{ c.version_change }}</b>{% if c.changed %}; {% endif %}{% endif %}{{ c.changed|join("; ") or ("" if c.version_change else "no recorded fact") }}</td></tr>
 {% endfor %}</table>{% else %}<p>No change point: no series moved beyond its runs' noise.</p>{% endif %}
 {% if versioned %}<h2>Versions</h2><table id="versions"><tr><th>testbed</th><th>technique</th><th>the versions its runs ran, in turn</th></tr>
 {% for t in versioned %}<tr><td>{{ t.key.testbed }}</td><td>{{ t.key.technique }}</td><td>{{ versions_text(t, 20) }}</td></tr>
@@ -851,7 +852,10 @@ table{border-collapse:collapse;font-size:.85rem}td,th{border:1px solid #ccc;padd
 </body></html>"""
 
 
-def render_html(history: History, found: list[Trend]) -> str:
+def render_html(history: History, found: list[Trend], run_href: Callable[[str], str] | None = None,
+                home: str | None = None) -> str:
+    """The trend page. In a site (`vpnbench site`), `run_href(run_id)` links each change point to
+    the run it was found at, and `home` to the site's index."""
     import jinja2  # only for the HTML page
 
     by_figure: dict[tuple, list[Trend]] = defaultdict(list)
@@ -861,7 +865,7 @@ def render_html(history: History, found: list[Trend]) -> str:
     figures = [(" · ".join(key), figure_svg(" · ".join(key), group)) for key, group in by_figure.items()]
     changes = sorted((change for trend in found for change in trend.changes), key=lambda c: c.started_at)
     return jinja2.Environment(autoescape=True).from_string(PAGE).render(
-        campaign=history.campaign, runs=len(history.runs), first=history.runs[0].started_at[:10],
+        campaign=history.campaign, runs=len(history.runs), run_href=run_href, home=home, first=history.runs[0].started_at[:10],
         last=history.runs[-1].started_at[:10], changes=changes, figures=figures,
         notes=[trend for trend in found if trend.note], versions_text=versions_text,
         versioned=list({(t.key.testbed, t.key.technique): t for t in found if t.versions}.values()))

@@ -532,9 +532,18 @@ class Store:
         query = table.select().order_by(table.c.id)
         if run_id:
             query = query.where(table.c.run_id == run_id)
+        bringup_table = T["bringups"]
         with self._tx():
             cells = self._select(Cell, query)
-            bringups = {b.id: b for b in self._select(Bringup, T["bringups"].select())}
+            if run_id:  # the run's own bring-ups, not an archive's every one (30 000 decoded a run's report)
+                bringups = {b.id: b for b in self._select(Bringup, bringup_table.select()
+                                                          .where(bringup_table.c.run_id == run_id))}
+                elsewhere = sorted({c.bringup_id for c in cells if c.bringup_id and c.bringup_id not in bringups})
+                if elsewhere:  # a cell whose bring-up another run recorded, if ever: read by id
+                    bringups.update((b.id, b) for b in self._select(Bringup, bringup_table.select()
+                                                                    .where(bringup_table.c.id.in_(elsewhere))))
+            else:
+                bringups = {b.id: b for b in self._select(Bringup, bringup_table.select())}
         for cell in cells:
             cell.bringup = bringups.get(cell.bringup_id)
         return cells
@@ -549,9 +558,26 @@ class Store:
                            cells.c.measurement_label, cells.c.metrics)
                  .join(runs, runs.c.run_id == cells.c.run_id)
                  .where(runs.c.campaign == campaign, cells.c.status == "ok").order_by(cells.c.id))
+        rows = self._tuples(query)
+        # One JSON array for all: a json.loads per cell spends more in its own call than in the text.
+        metrics = json.loads("[" + ",".join(row[5] for row in rows) + "]")
+        return [(*row[:5], found) for row, found in zip(rows, metrics)]
+
+    def cell_rows(self) -> list[tuple[int, str, str, str, str, str, int, str, dict]]:
+        """(id, run_id, technique, impairment, measurement, measurement_label, repetition, status,
+        metrics) of every cell of every run, in the order they ran: what `site` shows of each cell,
+        in one query as cell_metrics reads them (`cells` decodes every field: some 30 s over 600 000)."""
+        cells = T["cells"]
+        rows = self._tuples(sa.select(cells.c.id, cells.c.run_id, cells.c.technique, cells.c.impairment,
+                                      cells.c.measurement, cells.c.measurement_label, cells.c.repetition,
+                                      cells.c.status, cells.c.metrics).order_by(cells.c.id))
+        metrics = json.loads("[" + ",".join(row[8] for row in rows) + "]")
+        return [(*row[:8], found) for row, found in zip(rows, metrics)]
+
+    def _tuples(self, query) -> list[tuple]:
+        """The query's rows as plain tuples, through the driver's own cursor: SQLAlchemy's Row per
+        cell cost 0.7 s of CPU over 600 000 cells (bench/trend.py) for nothing a tuple does not give."""
         with self._tx() as conn:
-            # Through the driver's own cursor: SQLAlchemy's Row per cell cost 0.7 s of CPU over
-            # 600 000 cells (bench/trend.py) for nothing a tuple does not give here.
             compiled = query.compile(dialect=conn.dialect)
             params = compiled.params
             if compiled.positional:  # sqlite's "?" marks take the values in order
@@ -559,14 +585,11 @@ class Store:
             cursor = conn.connection.dbapi_connection.cursor()
             try:
                 cursor.execute(str(compiled), params)
-                rows = cursor.fetchall()
+                return cursor.fetchall()
             finally:
                 cursor.close()
-        # One JSON array for all: a json.loads per cell spends more in its own call than in the text.
-        metrics = json.loads("[" + ",".join(row[5] for row in rows) + "]")
-        return [(*row[:5], found) for row, found in zip(rows, metrics)]
 
-    def versioned_bringups(self, campaign: str) -> list[tuple[str, str, dict]]:
+    def versioned_bringups(self, campaign: str | None = None) -> list[tuple[str, str, dict]]:
         """(run_id, technique, negotiated) of every bring-up of a campaign's runs whose negotiated
         record names a version (a built daemon's, daemon_version.py), in the order they were made.
         The text is matched before it is decoded: most bring-ups (the baseline, kernel paths) name
@@ -574,8 +597,9 @@ class Store:
         bringups, runs = T["bringups"], T["runs"]
         query = (sa.select(bringups.c.run_id, bringups.c.technique, bringups.c.negotiated)
                  .join(runs, runs.c.run_id == bringups.c.run_id)
-                 .where(runs.c.campaign == campaign, bringups.c.negotiated.like('%"version"%'))
-                 .order_by(bringups.c.id))
+                 .where(bringups.c.negotiated.like('%"version"%')).order_by(bringups.c.id))
+        if campaign is not None:  # None: every campaign's (the site's version pages)
+            query = query.where(runs.c.campaign == campaign)
         with self._tx() as conn:
             rows = conn.execute(query).all()
         records = json.loads("[" + ",".join(row[2] for row in rows) + "]")  # one decoding, as cell_metrics
