@@ -4,19 +4,22 @@ tell said once at the top, the names it uses spelt out, and figures that fit a 1
 Stored records shaped like runs (report_records), no traffic; the page as headless Chromium
 lays it out."""
 
+import gzip
 import json
 import re
 import subprocess
+from pathlib import Path
 
 from report_browser import chromium_args
 from report_records import campaign_records, preset, records, store_records
-from vpnbench.answers.ranking import failures
+from vpnbench.answers.ranking import SEPARATED, failures
 from vpnbench.answers.verdicts import verdicts
 from vpnbench.campaign.spec import campaign_from_dict, rehearsal
 from vpnbench.views.report import render, write_report
 
 WIDTH, HEIGHT = 1400, 900
 MESH_TECHNIQUES = 9
+DATA = Path(__file__).parent / "data"
 MESH_PROFILES = ["none", "mesh-low", "mesh-medium", "mesh-high", "mesh-extreme"]
 
 FIRST_SCREEN = """<script>
@@ -57,8 +60,19 @@ def mesh_report(tmp_path, repetitions: int, rehearse: bool = True):
     return html
 
 
-def test_mesh_rehearsal_opens_with_a_ranking_of_every_technique_under_every_profile(tmp_path):
-    html = mesh_report(tmp_path, repetitions=1)
+def stored_mesh_report(tmp_path):
+    """The report of a real `vpnbench run mesh --rehearse` (9 VPNs x 5 profiles x tcp, udp, ping,
+    set-up; 180 cells, run 316edb on 2026-11-29, 2 cores, linkem), kept as test data."""
+    db = tmp_path / "mesh.db"
+    db.write_bytes(gzip.decompress((DATA / "mesh-rehearsal.db.gz").read_bytes()))
+    html = tmp_path / "mesh.html"
+    write_report(db, html)
+    return html
+
+
+def assert_answers_first(html, tmp_path) -> str:
+    """What a reader of the mesh rehearsal sees at 1400 x 900 (issue 45): the banner, then the
+    summary ranking every technique under every profile, no figure wider than the page."""
     page = html.read_text()
     measured = in_chromium(html, tmp_path)
     assert measured["page"] == WIDTH  # --hide-scrollbars: the whole window is the page
@@ -78,13 +92,25 @@ def test_mesh_rehearsal_opens_with_a_ranking_of_every_technique_under_every_prof
         assert [name for name, _ in rows] == MESH_PROFILES
         for _, row in rows:
             assert row.count('<span class="technique">') == MESH_TECHNIQUES and "<td class=\"num\">1</td>" in row
-    # The names it uses: each profile's netem spec, and the studies named.
+    # The names it uses: each profile's netem spec.
     assert re.search(r"<dt>mesh-medium</dt><dd>netem <code>delay 25ms 7ms loss 1% reorder 2.5% 50%</code>", page)
-    # The fixed-rate UDP test every technique carried and the profiles' own loss: said once, not ranked.
-    assert "not ranked: every technique delivered the offered rate" in page
+    # The profiles' own loss: said once, not a finding about a technique.
     assert re.search(r'id="inevitable-loss">Loss under mesh-low, mesh-medium, mesh-high, mesh-extreme ', page)
     # n = 1: no "ok" verdict a reader could take for a judgement.
     assert '<span class="badge q-ok">ok</span>' not in page
+    return page
+
+
+def test_mesh_rehearsal_opens_with_a_ranking_of_every_technique_under_every_profile(tmp_path):
+    page = assert_answers_first(mesh_report(tmp_path, repetitions=1), tmp_path)
+    # The fixed-rate UDP test every hand-made technique carried: said once, not ranked.
+    assert "not ranked: every technique delivered the offered rate" in page
+
+
+def test_the_stored_real_mesh_rehearsal_answers_first(tmp_path):
+    page = assert_answers_first(stored_mesh_report(tmp_path), tmp_path)
+    # Real daemons under the lossy profiles fell short of 100 Mbit/s: that UDP test is ranked.
+    assert re.search(r'<table class="ranking" data-label="udp_100M_1200" data-metric="throughput_bps">', page)
 
 
 def test_no_banner_with_three_repetitions(tmp_path):
@@ -147,3 +173,53 @@ def test_the_impossible_and_the_studies_are_said_at_the_top():
     assert flagged and flagged.start() < html.index('<section id="summary">')
     assert "S1 = Network encryption techniques on Raspberry Pi 4" in html
     assert "<dt>s1-network-2</dt><dd>netem <code>delay 80ms 10ms loss 1%</code>" in html
+
+
+def test_a_real_three_repetition_run_groups_ties_by_its_own_verdicts(tmp_path, clean_machine):
+    """A real run (no records made by hand): baseline and wireguard-go twice under two labels,
+    tcp and ping, three repetitions. Each ranking's groups are what the run's comparisons said:
+    neighbours in one group were not told apart, neighbours in two were; the report shows them."""
+    from conftest import run_campaign
+
+    text = """[campaign]
+name = "three"
+repetitions = 3
+[[technique]]
+kind = "baseline"
+[[technique]]
+kind = "wireguard"
+label = "wg-a"
+[[technique]]
+kind = "wireguard"
+label = "wg-b"
+[[measurement]]
+kind = "tcp"
+duration = "2s"
+[[measurement]]
+kind = "ping"
+count = 20
+interval = "0.02s"
+"""
+    run_campaign(tmp_path, text)
+    from vpnbench.store.database import Store
+
+    store = Store(tmp_path / "c.db", read_only=True)
+    [run] = store.runs()
+    cells = store.cells(run.run_id)
+    store.close()
+    answers = verdicts(cells)
+    said = {(r.measurement_label, r.metric, frozenset((r.a, r.b))): r.verdict for r in answers.comparisons.itertuples()}
+    rankings = [r for r in answers.rankings if r.metric in ("throughput_bps", "rtt_avg_ms")]
+    assert {r.metric for r in rankings} == {"throughput_bps", "rtt_avg_ms"}
+    for ranking in rankings:
+        assert sorted(ranking.techniques) == ["baseline", "wg-a", "wg-b"] and ranking.n == (3, 3)
+        groups = [[p.technique for p in group] for group in ranking.groups]
+        for group, why in zip(groups, ranking.why_tied):
+            for a, b in zip(group, group[1:]):  # joined: their test did not separate them
+                verdict = said[(ranking.measurement_label, ranking.metric, frozenset((a, b)))]
+                assert not verdict.endswith(SEPARATED) and verdict == why, (groups, verdict)
+        for upper, lower in zip(groups, groups[1:]):  # split: their test did
+            verdict = said[(ranking.measurement_label, ranking.metric, frozenset((upper[-1], lower[0])))]
+            assert verdict.endswith(SEPARATED), (groups, verdict)
+    html = render(run, cells)
+    assert "not-for-decisions" not in html and html.index('<section id="summary">') < html.index('id="methodology"')
