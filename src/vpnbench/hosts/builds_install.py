@@ -452,19 +452,8 @@ def build_rust_tree(recipe: builds.Recipe, tree: Path, bin_dir: Path, what: str)
     if crate is None:
         raise InstallError(f"{what}: the directory holds no crate {recipe.source} (a Cargo.toml with that package "
                            f"name, at most two levels down)")
-    cargo_root = builder_work_dir(recipe.name)
-    check_cargo(recipe, what, cargo_root)
-    try:
-        run_as_builder(["cargo", "install", "--locked", "--quiet", "--path", str(crate), "--root", "."], what,
-                       cargo_root, {"CARGO_TARGET_DIR": str(cargo_root / "target")}, rust=True)
-        for program, binary in recipe.programs.items():
-            collect(cargo_root, f"bin/{binary}", bin_dir / program)
-        rustc = run_as_builder(["rustc", "-vV"], what, cargo_root, rust=True)
-    finally:
-        shutil.rmtree(cargo_root, ignore_errors=True)
-    host = re.search(r"^host: (\S+)$", rustc, re.M)
-    return {"crate": recipe.source, "checksum": None, "toolchain": rustc.splitlines()[0],
-            "target": host.group(1) if host else None}
+    built = cargo_install(recipe, ["--path", str(crate)], bin_dir, what, own_target=True)
+    return {"crate": recipe.source, "checksum": None, **built}
 
 
 def go_command(what: str) -> str:
@@ -490,19 +479,26 @@ def build_rust(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
     """`cargo install --locked` (the crate's own Cargo.lock) into a private root; the crate's
     checksum is the sha256 of the .crate file cargo verified against the registry's index."""
     what = f"{recipe.name} {version}"
+    built = cargo_install(recipe, [f"{recipe.source}@{version}"], bin_dir, what)
+    return {"crate": f"{recipe.source}@{version}", "checksum": crate_checksum(recipe.source, version), **built}
+
+
+def cargo_install(recipe: builds.Recipe, source: list[str], bin_dir: Path, what: str, own_target: bool = False) -> dict:
+    """`cargo install --locked SOURCE` as the build user into a private root, the programs
+    collected into bin_dir; the toolchain and target that built them. `own_target`: the target
+    directory in that root too (a --path build's sources are a copy the build user cannot write)."""
     cargo_root = builder_work_dir(recipe.name)
     check_cargo(recipe, what, cargo_root)
     try:
-        run_as_builder(["cargo", "install", "--locked", "--quiet", f"{recipe.source}@{version}", "--root", "."],
-                       what, cargo_root, rust=True)
+        run_as_builder(["cargo", "install", "--locked", "--quiet", *source, "--root", "."], what, cargo_root,
+                       {"CARGO_TARGET_DIR": str(cargo_root / "target")} if own_target else None, rust=True)
         for program, binary in recipe.programs.items():
             collect(cargo_root, f"bin/{binary}", bin_dir / program)
         rustc = run_as_builder(["rustc", "-vV"], what, cargo_root, rust=True)
     finally:
         shutil.rmtree(cargo_root, ignore_errors=True)
     host = re.search(r"^host: (\S+)$", rustc, re.M)
-    return {"crate": f"{recipe.source}@{version}", "checksum": crate_checksum(recipe.source, version),
-            "toolchain": rustc.splitlines()[0], "target": host.group(1) if host else None}
+    return {"toolchain": rustc.splitlines()[0], "target": host.group(1) if host else None}
 
 
 def check_cargo(recipe: builds.Recipe, what: str, cargo_root: Path) -> None:
