@@ -19,11 +19,12 @@ import platform
 import secrets
 from collections.abc import Callable
 
+import croniter
 import sqlalchemy as sa
 from procrastinate.schema import SchemaManager
 from procrastinate.sql import queries as PROCRASTINATE_QUERIES
 
-from vpnbench.campaign import Campaign, TechniqueBlock, expand
+from vpnbench.campaign import Campaign, TechniqueBlock, campaign_from_dict, expand
 from vpnbench.foundation.errors import UserError
 from vpnbench.lab.engine import BLOCK_RETRY, BLOCK_TASK, MAX_ATTEMPTS, block_queue
 from vpnbench.store.database import Store
@@ -45,6 +46,22 @@ JOBS = sa.Table(
     sa.Column("not_after", sa.Text),
     sa.Column("created_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False),
     sa.Column("finished_at", sa.DateTime(timezone=True)),
+    sa.Column("schedule", sa.Text),  # the schedule it is an occurrence of, whose signature it carries
+)
+# A campaign on a schedule (`run --queue --every CRON`): signed as a job is (its id in the job's
+# place); `vpnbench scheduler` defers it on its cron as a procrastinate periodic task, and each
+# occurrence is a job of its own, id SCHEDULE-TIMESTAMP, carrying the schedule's signature.
+SCHEDULES = sa.Table(
+    "lab_schedules", METADATA,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("campaign", sa.Text, nullable=False),
+    sa.Column("cron", sa.Text, nullable=False),
+    sa.Column("source", sa.Text, nullable=False),
+    sa.Column("key_id", sa.Text),
+    sa.Column("signature", sa.Text),
+    sa.Column("lab", sa.Text),
+    sa.Column("not_after", sa.Text),
+    sa.Column("created_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False),
 )
 # The lab's name, made once with the queue: an enqueuer signs it into each job, and a worker runs
 # only jobs signed for the lab its own file names, so a job copied into another lab's database
@@ -90,10 +107,17 @@ class Job:
     signature: str | None = None
     lab: str | None = None  # what the signature binds (None in jobs signed before it did)
     not_after: str | None = None
+    schedule: str | None = None  # an occurrence of this schedule: its signature is the schedule's
+
+    @property
+    def signed_id(self) -> str:
+        """The id its signature covers: the job's, or its schedule's."""
+        return self.schedule or self.id
 
     @classmethod
     def from_row(cls, row) -> "Job":
-        return cls(row.id, row.campaign, json.loads(row.source), row.key_id, row.signature, row.lab, row.not_after)
+        return cls(row.id, row.campaign, json.loads(row.source), row.key_id, row.signature, row.lab, row.not_after,
+                   getattr(row, "schedule", None))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,7 +199,7 @@ class WorkQueue:
                 conn.exec_driver_sql(SchemaManager.get_schema().replace("%", "%%"))  # the engine's tables and functions
             METADATA.create_all(conn)
             known = {column["name"] for column in sa.inspect(conn).get_columns(JOBS.name)}
-            for column in ("key_id", "signature", "lab", "not_after"):  # a database queued into before
+            for column in ("key_id", "signature", "lab", "not_after", "schedule"):  # a database queued into before
                 if column not in known:                                 # jobs were signed, or bound to a lab
                     conn.execute(sa.text(f"ALTER TABLE {JOBS.name} ADD COLUMN {column} TEXT"))
             known = {column["name"] for column in sa.inspect(conn).get_columns(WORKERS.name)}
@@ -196,7 +220,7 @@ class WorkQueue:
     # --- jobs -------------------------------------------------------------------------------
 
     def enqueue(self, campaign: Campaign, sign: Callable[[str, str, str, dict], tuple[str, str]] | None = None,
-                expires: float = 7 * 86400, job_id: str | None = None) -> tuple[Job, int]:
+                expires: float = 7 * 86400) -> tuple[Job, int]:
         """A job of the campaign's shared blocks, signed when sign (job id, lab, not_after, source ->
         key id, signature) is given, for this database's lab and until `expires` seconds from now
         (this machine's clock); returns it and how many cells were queued. Each block is deferred
@@ -204,28 +228,70 @@ class WorkQueue:
         if campaign.info.adaptive:
             raise UserError("--queue: repetitions = \"auto\" decides each round from the last one, which "
                             "workers on several testbeds cannot share; give a number of repetitions")
-        job_id, text = job_id or secrets.token_hex(4), json.dumps(campaign.source)
-        source = json.loads(text)  # signed as a worker reads it back
+        job = self._signed(secrets.token_hex(4), campaign, sign, expires)
+        with self.engine.begin() as conn:
+            return job, self._defer(conn, job, campaign)
+
+    def _signed(self, job_id: str, campaign: Campaign, sign, expires: float) -> Job:
+        source = json.loads(json.dumps(campaign.source))  # signed as a worker reads it back
         if sign:
             lab = self.lab()
             not_after = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=expires)
                          ).strftime("%Y-%m-%dT%H:%M:%SZ")
-            job = Job(job_id, campaign.info.name, source, *sign(job_id, lab, not_after, source), lab, not_after)
-        else:  # nothing binds an unsigned job: a database writer could write any (lab/trust.py)
-            job = Job(job_id, campaign.info.name, source)
-        shared = queued_blocks(campaign)
+            return Job(job_id, campaign.info.name, source, *sign(job_id, lab, not_after, source), lab, not_after)
+        return Job(job_id, campaign.info.name, source)  # nothing binds an unsigned job: a database writer could write any
+
+    def schedule(self, campaign: Campaign, cron: str, sign=None, expires: float = 7 * 86400) -> Job:
+        """A campaign on a schedule, signed as a job is; `vpnbench scheduler` queues it on its cron."""
+        if campaign.info.adaptive:
+            raise UserError("--queue: repetitions = \"auto\" decides each round from the last one, which "
+                            "workers on several testbeds cannot share; give a number of repetitions")
+        try:
+            croniter.croniter(cron)
+        except (ValueError, KeyError) as exc:
+            raise UserError(f"--every: {cron!r} is not a cron line ({exc}); allowed: five fields (minute hour "
+                            "day month weekday), and a sixth for seconds, e.g. \"0 2 * * *\" nightly") from None
+        schedule = self._signed(f"s{secrets.token_hex(4)}", campaign, sign, expires)
         with self.engine.begin() as conn:
-            conn.execute(JOBS.insert().values(id=job.id, campaign=job.campaign, source=text, key_id=job.key_id,
-                                              signature=job.signature, lab=job.lab, not_after=job.not_after))
-            for position, block in shared:
-                engine_id = conn.scalar(sa.text(
-                    "SELECT unnest(procrastinate_defer_jobs_v1(ARRAY[ROW(:queue, :task, :priority, NULL, NULL, "
-                    "CAST(:args AS jsonb), NULL)::procrastinate_job_to_defer_v1]))"),
-                    {"queue": block_queue(job.id, block.index), "task": BLOCK_TASK, "priority": -position,
-                     "args": json.dumps({"job": job.id, "position": position})})
-                conn.execute(BLOCKS.insert().values(id=engine_id, job_id=job.id, position=position, label=block.label,
-                                                    cell_keys=json.dumps([c.key for c in block.cells])))
-        return job, sum(len(block.cells) for _, block in shared)
+            conn.execute(SCHEDULES.insert().values(id=schedule.id, campaign=schedule.campaign, cron=cron,
+                                                   source=json.dumps(schedule.source), key_id=schedule.key_id,
+                                                   signature=schedule.signature, lab=schedule.lab,
+                                                   not_after=schedule.not_after))
+        return schedule
+
+    def schedules(self) -> list[tuple[str, str]]:
+        """(schedule id, cron) of every schedule."""
+        with self.engine.connect() as conn:
+            return [(r.id, r.cron) for r in conn.execute(sa.select(SCHEDULES).order_by(SCHEDULES.c.created_at))]
+
+    def occur(self, schedule_id: str, timestamp: int) -> Job | None:
+        """The schedule's occurrence at this time (procrastinate's periodic timestamp) queued as a
+        job; None when it was already (procrastinate defers each timestamp once)."""
+        with self.engine.begin() as conn:
+            row = conn.execute(sa.select(SCHEDULES).where(SCHEDULES.c.id == schedule_id)).first()
+            if row is None:
+                return None
+            job = Job(f"{schedule_id}-{timestamp}", row.campaign, json.loads(row.source), row.key_id, row.signature,
+                      row.lab, row.not_after, schedule_id)
+            if conn.scalar(sa.select(sa.func.count()).where(JOBS.c.id == job.id)):
+                return None
+            self._defer(conn, job, campaign_from_dict(job.source))
+        return job
+
+    def _defer(self, conn: sa.Connection, job: Job, campaign: Campaign) -> int:
+        shared = queued_blocks(campaign)
+        conn.execute(JOBS.insert().values(id=job.id, campaign=job.campaign, source=json.dumps(job.source),
+                                          key_id=job.key_id, signature=job.signature, lab=job.lab,
+                                          not_after=job.not_after, schedule=job.schedule))
+        for position, block in shared:
+            engine_id = conn.scalar(sa.text(
+                "SELECT unnest(procrastinate_defer_jobs_v1(ARRAY[ROW(:queue, :task, :priority, NULL, NULL, "
+                "CAST(:args AS jsonb), NULL)::procrastinate_job_to_defer_v1]))"),
+                {"queue": block_queue(job.id, block.index), "task": BLOCK_TASK, "priority": -position,
+                 "args": json.dumps({"job": job.id, "position": position})})
+            conn.execute(BLOCKS.insert().values(id=engine_id, job_id=job.id, position=position, label=block.label,
+                                                cell_keys=json.dumps([c.key for c in block.cells])))
+        return sum(len(block.cells) for _, block in shared)
 
     def job(self, job_id: str | None) -> Job:
         """The job asked for, or the oldest one not finished."""

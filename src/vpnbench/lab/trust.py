@@ -115,7 +115,7 @@ def _check_signature(job: Job, policy: WorkerPolicy, left: str) -> None:
     if job.lab is None or job.not_after is None:
         raise UserError(f"queue_jobs.lab: job {job.id} was signed without a lab and an expiry (the first "
                         f"version of job signatures); queue it again with run --queue --signing-key; {left}")
-    if not verify(key, job.id, job.lab, job.not_after, job.source, job.signature):
+    if not verify(key, job.signed_id, job.lab, job.not_after, job.source, job.signature):
         raise UserError(f"queue_jobs.source: job {job.id} does not match its signature by {job.key_id}: it was "
                         f"changed after it was queued; {left}")
 
