@@ -308,7 +308,7 @@ def worker_refuses(postgres, database: str, url: str, worker_file: Path) -> str:
     """Run a worker; assert it refused with one line, exit 2, and wrote nothing; the line."""
     result = run_cli("worker", "--db", url, "--testbed", str(worker_file), "--lease", "3", timeout=60)
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stdout + result.stderr
-    assert postgres.query(database, "SELECT state, worker_id FROM queue_blocks") == [("queued", None)]
+    assert postgres.query(database, "SELECT status::text FROM procrastinate_jobs") == [("todo",)]
     assert postgres.query(database, "SELECT count(*) FROM queue_workers") == [(0,)]
     assert postgres.query(database, "SELECT count(*) FROM runs") == [(0,)]
     return result.stderr
@@ -399,7 +399,7 @@ def test_a_signed_job_copied_into_another_labs_database_is_refused_there(postgre
     [(lab_b,)] = postgres.query("trust_lab_b", "SELECT name FROM queue_lab")
     assert lab_a != lab_b and re.fullmatch(r"lab-[0-9a-f]{8}", lab_b)
     copy_rows(postgres, "trust_lab_a", "trust_lab_b", "queue_jobs", "id, campaign, source, key_id, signature, lab, not_after")
-    copy_rows(postgres, "trust_lab_a", "trust_lab_b", "queue_blocks", "job_id, position, label, cell_keys")
+    # (its blocks need not be copied: the worker refuses the job before it fetches any)
     worker_file = tmp_path / "tb.toml"
     worker_file.write_text(f"[testbed]\n[worker]\ntrusted_keys = [\"{line}\"]\nlab = \"{lab_b}\"\n"
                            f"jobs_file = \"{tmp_path / 'worker-jobs'}\"\n")
@@ -444,13 +444,13 @@ def test_a_worker_whose_file_trusts_the_signer_and_allows_the_hook_runs_it(postg
     result = run_cli("worker", "--db", url, "--testbed", str(tmp_path / "tb.toml"), "--lease", "3", timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert hook.exists()
-    assert postgres.query("trust_allowed", "SELECT state FROM queue_blocks") == [("done",)]
+    assert postgres.query("trust_allowed", "SELECT status::text FROM procrastinate_jobs") == [("succeeded",)]
     assert postgres.query("trust_allowed", "SELECT technique, status FROM cells ORDER BY id") == [
         ("baseline", "ok"), ("box", "ok")]
 
     # A database writer re-opens the finished job: its signature still verifies, but this worker ran it.
     hook.unlink()
-    postgres.query("trust_allowed", "UPDATE queue_blocks SET state = 'queued', worker_id = NULL")
+    postgres.query("trust_allowed", "UPDATE procrastinate_jobs SET status = 'todo', worker_id = NULL")
     postgres.query("trust_allowed", "UPDATE queue_jobs SET finished_at = NULL")
     replayed = run_cli("worker", "--db", url, "--testbed", str(tmp_path / "tb.toml"), "--lease", "3", timeout=60)
     assert replayed.returncode == 2 and replayed.stderr.count("\n") == 1, replayed.stdout + replayed.stderr
@@ -459,7 +459,7 @@ def test_a_worker_whose_file_trusts_the_signer_and_allows_the_hook_runs_it(postg
                         r"\(re-opened in the database\?\); job left queued\n", replayed.stderr), replayed.stderr
     assert not hook.exists()  # the hook did not run again
     assert postgres.query("trust_allowed", "SELECT count(*) FROM runs") == [(1,)]
-    assert postgres.query("trust_allowed", "SELECT state FROM queue_blocks") == [("queued",)]
+    assert postgres.query("trust_allowed", "SELECT status::text FROM procrastinate_jobs") == [("todo",)]
 
 
 def result_job(said: str) -> str:
