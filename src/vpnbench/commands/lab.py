@@ -167,7 +167,7 @@ def scheduler(db: str, console: Console) -> int:
         if not schedules:
             raise UserError(f"--db: no schedule in {display_name(db)}; make one with "
                             "`vpnbench run CAMPAIGN --queue --every CRON`")
-        app = make_app(str(store.target))
+        app = make_app(str(store.target), worker=True)
 
         @app.task(name=SCHEDULE_TASK, queue=SCHEDULE_QUEUE)
         def occur(timestamp: int, schedule: str) -> None:

@@ -27,7 +27,7 @@ stored procedures, so its tooling (`procrastinate shell`, its admin) reads the s
 import contextlib
 from collections.abc import Iterator
 
-from procrastinate import App, RetryStrategy, SyncPsycopgConnector
+from procrastinate import App, PsycopgConnector, RetryStrategy, SyncPsycopgConnector
 
 BLOCK_TASK = "vpnbench.lab.block"
 SCHEDULE_TASK = "vpnbench.lab.scheduled"
@@ -41,9 +41,11 @@ def block_queue(job_id: str, technique_index: int) -> str:
     return f"vpnbench.{job_id}.t{technique_index}"
 
 
-def make_app(conninfo: str) -> App:
-    """The procrastinate app of the lab: its one block task (retried per BLOCK_RETRY)."""
-    app = App(connector=SyncPsycopgConnector(conninfo=conninfo))
+def make_app(conninfo: str, worker: bool = False) -> App:
+    """The procrastinate app of the lab: its one block task (retried per BLOCK_RETRY). worker: an
+    app whose own worker runs (the scheduler's), which needs procrastinate's async connector."""
+    connector = PsycopgConnector(conninfo=conninfo) if worker else SyncPsycopgConnector(conninfo=conninfo)
+    app = App(connector=connector)
 
     @app.task(name=BLOCK_TASK, retry=BLOCK_RETRY, pass_context=True)
     def block(context, job: str, position: int) -> None:  # noqa: ARG001 - run by vpnbench worker, not here
