@@ -1,6 +1,7 @@
 """The lab on procrastinate (issue 43 item 3), with real parts: a real PostgreSQL, real
 `vpnbench` processes, namespace testbeds. A campaign on a schedule of every 2 s is queued twice
-by `vpnbench scheduler` on its own, and each occurrence runs; a cancelled job stops between cells
+by `vpnbench scheduler` on its own, and each occurrence runs (one a database writer added at
+a time the cron does not name is refused); a cancelled job stops between cells
 and leaves nothing behind (clean_machine). The kill -9 of one of two workers: test_queue.py."""
 
 import os
@@ -40,7 +41,7 @@ def setup_lab(postgres, tmp_path, database: str, name: str, repetitions: int) ->
 def test_a_campaign_on_a_schedule_is_queued_twice_on_its_own_and_each_occurrence_runs(postgres, tmp_path,
                                                                                     clean_machine):
     env = setup_lab(postgres, tmp_path, "scheduled", "nightly", 1)
-    scheduled = run_cli("run", str(tmp_path / "lab.toml"), "--queue", "--every", "*/2 * * * * *", env=env)
+    scheduled = run_cli("run", str(tmp_path / "lab.toml"), "--queue", "--every", "* * * * * */2", env=env)
     assert scheduled.returncode == 0, scheduled.stderr
     scheduler = subprocess.Popen([*VPNBENCH, "scheduler"], env=env, stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True)
@@ -56,6 +57,13 @@ def test_a_campaign_on_a_schedule_is_queued_twice_on_its_own_and_each_occurrence
         said = scheduler.communicate(timeout=30)[0]
     assert said.count("queued job ") >= 2, said
     jobs = [job for (job,) in postgres.query("scheduled", "SELECT id FROM queue_jobs ORDER BY id")][:2]
+    # a database writer's extra occurrence, at an odd second the cron (every even one) never names: refused
+    forged = f"{jobs[0].rsplit('-', 1)[0]}-{int(jobs[0].rsplit('-', 1)[1]) + 1}"
+    postgres.query("scheduled", f"INSERT INTO queue_jobs (id, campaign, source, schedule, cron) SELECT '{forged}', "
+                                f"campaign, source, schedule, cron FROM queue_jobs WHERE id = '{jobs[0]}'")
+    refused = run_cli("worker", "--testbed", str(tmp_path / "tb.toml"), "--queue", forged, env=env)
+    assert refused.returncode == 2 and "names no such time: not queued by the scheduler" in refused.stderr, \
+        refused.stdout + refused.stderr
     for job in jobs:  # each occurrence is a job of its own: its own worker run, its own cells
         worked = run_cli("worker", "--testbed", str(tmp_path / "tb.toml"), "--queue", job, "--lease", "3", env=env)
         assert worked.returncode == 0, worked.stdout + worked.stderr

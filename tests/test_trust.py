@@ -27,7 +27,7 @@ from vpnbench.commands.lab import expiry_seconds
 from vpnbench.foundation.errors import UserError
 from vpnbench.impair.model import ImpairmentParams
 from vpnbench.lab import signing
-from vpnbench.lab.queue import Job, WorkQueue
+from vpnbench.lab.queue import Job, WorkQueue, schedule_signed_id
 from vpnbench.lab.ran_jobs import RanJobs
 from vpnbench.lab.trust import WorkerPolicy, admit, read_worker_file
 from vpnbench.measure import MEASUREMENTS
@@ -196,6 +196,34 @@ def test_a_job_signed_for_another_lab_or_past_its_expiry_is_refused_and_neither_
     # a job signed before signatures bound a lab and an expiry
     assert refusal(dataclasses.replace(job, lab=None, not_after=None), policy(key_pair)).startswith(
         "queue_jobs.lab: job job1 was signed without a lab and an expiry")
+
+
+def test_a_forged_occurrence_of_a_signed_schedule_is_refused_and_its_cron_cannot_be_edited(key_pair):
+    """A database writer can insert jobs carrying a schedule's signature (issue 43 item 3): only
+    the times its signed cron names run. Nightly at 02:00 UTC: 2029-06-01T02:00:00Z is one."""
+    key = signing.load_signing_key(str(key_pair[0]))
+    cron = "0 2 * * *"
+    signed = key.sign(schedule_signed_id("s1", cron), "lab-a", LATER, HOOKED)
+
+    def occurrence(at: datetime.datetime, cron: str = cron) -> Job:
+        return Job(f"s1-{int(at.timestamp())}", "c", HOOKED, *signed, "lab-a", LATER, "s1", cron)
+
+    nightly = datetime.datetime(2029, 6, 1, 2, tzinfo=datetime.UTC)
+    admit(occurrence(nightly), policy(key_pair), nightly)
+    admit(occurrence(nightly - datetime.timedelta(days=3)), policy(key_pair), nightly)  # one waiting in the queue
+    forged = occurrence(nightly + datetime.timedelta(hours=1))  # 03:00: no occurrence of 0 2 * * *
+    assert refusal(forged, policy(key_pair), nightly + datetime.timedelta(hours=2)) == (
+        f"queue_jobs.id: job {forged.id} claims an occurrence at 2029-06-01T03:00:00Z of schedule s1, whose cron "
+        f"'0 2 * * *' names no such time: not queued by the scheduler; job {forged.id} left queued")
+    assert refusal(occurrence(nightly + datetime.timedelta(days=1)), policy(key_pair), nightly).startswith(
+        f"queue_jobs.id: job s1-{int(nightly.timestamp()) + 86400} is the occurrence at 2029-06-02T02:00:00Z of "
+        "schedule s1, not due yet")
+    assert refusal(dataclasses.replace(occurrence(nightly), id="s1-tonight"), policy(key_pair), nightly).startswith(
+        "queue_jobs.id: job s1-tonight is not an occurrence of schedule s1")
+    # the cron edited to name the forged time breaks the signature
+    hourly = occurrence(nightly + datetime.timedelta(hours=1), cron="0 * * * *")
+    assert refusal(hourly, policy(key_pair), nightly + datetime.timedelta(hours=2)).startswith(
+        f"queue_jobs.source: job {hourly.id} does not match its signature by SHA256:")
 
 
 def test_an_unsigned_job_runs_no_privileged_field_even_where_allowed_so_a_stripped_signature_gains_nothing(key_pair):

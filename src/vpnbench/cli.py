@@ -149,7 +149,7 @@ def build_parser() -> Parser:
                           "(signed; 1m to 365d; default: 7d)")
     run.add_argument("--every", metavar="CRON",
                      help="with --queue: a schedule instead of one job, queued on this cron line by `vpnbench "
-                          "scheduler` (five fields, a sixth for seconds; e.g. '0 2 * * *' nightly)")
+                          "scheduler` (five fields, and a sixth, last, for seconds: '0 2 * * *' nightly, '* * * * * */30' every 30 s)")
 
     worker = sub.add_parser("worker", help="run queued blocks on a testbed until the job is done")
     add_db_options(worker, f"the queue's {DB_URL} database (default: $VPNBENCH_DB)")

@@ -15,7 +15,7 @@ What procrastinate holds and decides:
 - cancelling is procrastinate's `cancel_job_by_id(abort=True)`: a queued block is cancelled, a
   running one gets `abort_requested`, which the worker reads between cells;
 - a campaign on a schedule is a procrastinate periodic task (`vpnbench scheduler`), deferred by
-  procrastinate's own worker on its cron (a 6th field gives seconds).
+  procrastinate's own worker on its cron (a 6th field, last, gives seconds: croniter's order).
 
 vpnbench's worker drives the fetch/finish/retry calls itself rather than running procrastinate's
 worker loop for blocks: a block's cells must be measured in the main thread, where Ctrl-C and

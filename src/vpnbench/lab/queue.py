@@ -47,10 +47,13 @@ JOBS = sa.Table(
     sa.Column("created_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False),
     sa.Column("finished_at", sa.DateTime(timezone=True)),
     sa.Column("schedule", sa.Text),  # the schedule it is an occurrence of, whose signature it carries
+    sa.Column("cron", sa.Text),  # that schedule's cron, which its signature covers (schedule_signed_id)
 )
 # A campaign on a schedule (`run --queue --every CRON`): signed as a job is (its id in the job's
-# place); `vpnbench scheduler` defers it on its cron as a procrastinate periodic task, and each
-# occurrence is a job of its own, id SCHEDULE-TIMESTAMP, carrying the schedule's signature.
+# place, with its cron: schedule_signed_id); `vpnbench scheduler` defers it on its cron as a
+# procrastinate periodic task, and each occurrence is a job of its own, id SCHEDULE-TIMESTAMP,
+# carrying the schedule's signature: a worker runs it only at a time the signed cron names
+# (lab/trust.py), so a database writer cannot add occurrences of their own.
 SCHEDULES = sa.Table(
     "lab_schedules", METADATA,
     sa.Column("id", sa.Text, primary_key=True),
@@ -108,16 +111,23 @@ class Job:
     lab: str | None = None  # what the signature binds (None in jobs signed before it did)
     not_after: str | None = None
     schedule: str | None = None  # an occurrence of this schedule: its signature is the schedule's
+    cron: str | None = None  # the schedule's cron (an occurrence's)
 
     @property
     def signed_id(self) -> str:
-        """The id its signature covers: the job's, or its schedule's."""
-        return self.schedule or self.id
+        """The id its signature covers: the job's, or its schedule's with the cron."""
+        return schedule_signed_id(self.schedule, self.cron) if self.schedule else self.id
 
     @classmethod
     def from_row(cls, row) -> "Job":
         return cls(row.id, row.campaign, json.loads(row.source), row.key_id, row.signature, row.lab, row.not_after,
-                   getattr(row, "schedule", None))
+                   getattr(row, "schedule", None), getattr(row, "cron", None))
+
+
+def schedule_signed_id(schedule_id: str, cron: str | None) -> str:
+    """What a schedule's signature covers in a job id's place: its id and its cron, so an edited
+    cron breaks the signature and a worker can tell an occurrence the enqueuer signed from a forged one."""
+    return f"{schedule_id} every {cron}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,7 +209,7 @@ class WorkQueue:
                 conn.exec_driver_sql(SchemaManager.get_schema().replace("%", "%%"))  # the engine's tables and functions
             METADATA.create_all(conn)
             known = {column["name"] for column in sa.inspect(conn).get_columns(JOBS.name)}
-            for column in ("key_id", "signature", "lab", "not_after", "schedule"):  # a database queued into before
+            for column in ("key_id", "signature", "lab", "not_after", "schedule", "cron"):  # a database queued into before
                 if column not in known:                                 # jobs were signed, or bound to a lab
                     conn.execute(sa.text(f"ALTER TABLE {JOBS.name} ADD COLUMN {column} TEXT"))
             known = {column["name"] for column in sa.inspect(conn).get_columns(WORKERS.name)}
@@ -232,13 +242,14 @@ class WorkQueue:
         with self.engine.begin() as conn:
             return job, self._defer(conn, job, campaign)
 
-    def _signed(self, job_id: str, campaign: Campaign, sign, expires: float) -> Job:
+    def _signed(self, job_id: str, campaign: Campaign, sign, expires: float, signed_id: str | None = None) -> Job:
         source = json.loads(json.dumps(campaign.source))  # signed as a worker reads it back
         if sign:
             lab = self.lab()
             not_after = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=expires)
                          ).strftime("%Y-%m-%dT%H:%M:%SZ")
-            return Job(job_id, campaign.info.name, source, *sign(job_id, lab, not_after, source), lab, not_after)
+            return Job(job_id, campaign.info.name, source, *sign(signed_id or job_id, lab, not_after, source), lab,
+                       not_after)
         return Job(job_id, campaign.info.name, source)  # nothing binds an unsigned job: a database writer could write any
 
     def schedule(self, campaign: Campaign, cron: str, sign=None, expires: float = 7 * 86400) -> Job:
@@ -250,8 +261,9 @@ class WorkQueue:
             croniter.croniter(cron)
         except (ValueError, KeyError) as exc:
             raise UserError(f"--every: {cron!r} is not a cron line ({exc}); allowed: five fields (minute hour "
-                            "day month weekday), and a sixth for seconds, e.g. \"0 2 * * *\" nightly") from None
-        schedule = self._signed(f"s{secrets.token_hex(4)}", campaign, sign, expires)
+                            "day month weekday), and a sixth, last, for seconds, e.g. \"0 2 * * *\" nightly") from None
+        schedule_id = f"s{secrets.token_hex(4)}"
+        schedule = self._signed(schedule_id, campaign, sign, expires, schedule_signed_id(schedule_id, cron))
         with self.engine.begin() as conn:
             conn.execute(SCHEDULES.insert().values(id=schedule.id, campaign=schedule.campaign, cron=cron,
                                                    source=json.dumps(schedule.source), key_id=schedule.key_id,
@@ -272,7 +284,7 @@ class WorkQueue:
             if row is None:
                 return None
             job = Job(f"{schedule_id}-{timestamp}", row.campaign, json.loads(row.source), row.key_id, row.signature,
-                      row.lab, row.not_after, schedule_id)
+                      row.lab, row.not_after, schedule_id, row.cron)
             if conn.scalar(sa.select(sa.func.count()).where(JOBS.c.id == job.id)):
                 return None
             self._defer(conn, job, campaign_from_dict(job.source))
@@ -282,7 +294,7 @@ class WorkQueue:
         shared = queued_blocks(campaign)
         conn.execute(JOBS.insert().values(id=job.id, campaign=job.campaign, source=json.dumps(job.source),
                                           key_id=job.key_id, signature=job.signature, lab=job.lab,
-                                          not_after=job.not_after, schedule=job.schedule))
+                                          not_after=job.not_after, schedule=job.schedule, cron=job.cron))
         for position, block in shared:
             engine_id = conn.scalar(sa.text(
                 "SELECT unnest(procrastinate_defer_jobs_v1(ARRAY[ROW(:queue, :task, :priority, NULL, NULL, "
