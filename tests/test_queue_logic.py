@@ -20,7 +20,7 @@ from vpnbench.campaign import campaign_from_dict
 from vpnbench.commands import lab as commands
 from vpnbench.foundation.errors import UserError
 from vpnbench.lab import worker as worker_module
-from vpnbench.lab.queue import BLOCKS, WORKERS, WorkerRow, WorkQueue
+from vpnbench.lab.queue import WORKERS, WorkerRow, WorkQueue
 from vpnbench.lab.worker import Heartbeat, Worker
 from vpnbench.run.lifecycle import Interrupted
 from vpnbench.run.runner import Runner
@@ -116,8 +116,18 @@ def test_an_interrupted_worker_gives_its_block_back_at_once(queue, lab):  # noqa
 
     outcome = worker(queue, lab, job, "tb1", cls=Interruptible).run()
     assert outcome.interrupted and outcome.ok == 1  # its baseline
-    assert [(b.state, b.worker_id) for b in queue.blocks(job)] == [("queued", None)]
+    [(state, reason)] = [(b.state, b.reason) for b in queue.blocks(job)]
+    assert state == "queued" and reason.endswith(" interrupted"), reason
     assert [w.state for w in queue.workers(job)] == ["interrupted"]
+
+
+def steal(queue) -> None:
+    """Another worker fetched the block (procrastinate's job row now its engine worker's), and
+    its heartbeat has since stopped: the block is to be put back for whoever looks next."""
+    with queue.engine.begin() as conn:
+        other = conn.scalar(sa.text("INSERT INTO procrastinate_workers (last_heartbeat) "
+                                    "VALUES (now() - interval '1 hour') RETURNING id"))
+        conn.execute(sa.text("UPDATE procrastinate_jobs SET worker_id = :w WHERE status = 'doing'"), {"w": other})
 
 
 def test_a_lost_lease_stops_the_block_before_its_next_cell(queue, lab):  # noqa: F811
@@ -129,8 +139,7 @@ def test_a_lost_lease_stops_the_block_before_its_next_cell(queue, lab):  # noqa:
         def before_cell(self):
             if self.heartbeat.block_id is not None and not self.stolen:  # taken over (its lease then runs out)
                 self.stolen = True
-                with queue.engine.begin() as conn:
-                    conn.execute(BLOCKS.update().values(worker_id="someone-else", lease_until=sa.func.now()))
+                steal(queue)
                 self.heartbeat.lost = not queue.renew(self.heartbeat.worker_id, self.heartbeat.block_id, 60)
             super().before_cell()
 
@@ -199,8 +208,7 @@ def test_a_cell_measured_while_its_block_was_taken_over_is_not_stored_ok(queue, 
     def steal_once() -> float:  # mid-cell: the block's lease ran out and another worker took it
         if not stolen:
             stolen.append(True)
-            with queue.engine.begin() as conn:
-                conn.execute(BLOCKS.update().values(worker_id="someone-else", lease_until=sa.func.now()))
+            steal(queue)
         return 0.5
 
     lab.network.rtt[VPN] = steal_once

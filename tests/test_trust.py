@@ -27,7 +27,7 @@ from vpnbench.commands.lab import expiry_seconds
 from vpnbench.foundation.errors import UserError
 from vpnbench.impair.model import ImpairmentParams
 from vpnbench.lab import signing
-from vpnbench.lab.queue import Job, WorkQueue
+from vpnbench.lab.queue import Job, WorkQueue, schedule_signed_id
 from vpnbench.lab.ran_jobs import RanJobs
 from vpnbench.lab.trust import WorkerPolicy, admit, read_worker_file
 from vpnbench.measure import MEASUREMENTS
@@ -198,6 +198,34 @@ def test_a_job_signed_for_another_lab_or_past_its_expiry_is_refused_and_neither_
         "queue_jobs.lab: job job1 was signed without a lab and an expiry")
 
 
+def test_a_forged_occurrence_of_a_signed_schedule_is_refused_and_its_cron_cannot_be_edited(key_pair):
+    """A database writer can insert jobs carrying a schedule's signature (issue 43 item 3): only
+    the times its signed cron names run. Nightly at 02:00 UTC: 2029-06-01T02:00:00Z is one."""
+    key = signing.load_signing_key(str(key_pair[0]))
+    cron = "0 2 * * *"
+    signed = key.sign(schedule_signed_id("s1", cron), "lab-a", LATER, HOOKED)
+
+    def occurrence(at: datetime.datetime, cron: str = cron) -> Job:
+        return Job(f"s1-{int(at.timestamp())}", "c", HOOKED, *signed, "lab-a", LATER, "s1", cron)
+
+    nightly = datetime.datetime(2029, 6, 1, 2, tzinfo=datetime.UTC)
+    admit(occurrence(nightly), policy(key_pair), nightly)
+    admit(occurrence(nightly - datetime.timedelta(days=3)), policy(key_pair), nightly)  # one waiting in the queue
+    forged = occurrence(nightly + datetime.timedelta(hours=1))  # 03:00: no occurrence of 0 2 * * *
+    assert refusal(forged, policy(key_pair), nightly + datetime.timedelta(hours=2)) == (
+        f"queue_jobs.id: job {forged.id} claims an occurrence at 2029-06-01T03:00:00Z of schedule s1, whose cron "
+        f"'0 2 * * *' names no such time: not queued by the scheduler; job {forged.id} left queued")
+    assert refusal(occurrence(nightly + datetime.timedelta(days=1)), policy(key_pair), nightly).startswith(
+        f"queue_jobs.id: job s1-{int(nightly.timestamp()) + 86400} is the occurrence at 2029-06-02T02:00:00Z of "
+        "schedule s1, not due yet")
+    assert refusal(dataclasses.replace(occurrence(nightly), id="s1-tonight"), policy(key_pair), nightly).startswith(
+        "queue_jobs.id: job s1-tonight is not an occurrence of schedule s1")
+    # the cron edited to name the forged time breaks the signature
+    hourly = occurrence(nightly + datetime.timedelta(hours=1), cron="0 * * * *")
+    assert refusal(hourly, policy(key_pair), nightly + datetime.timedelta(hours=2)).startswith(
+        f"queue_jobs.source: job {hourly.id} does not match its signature by SHA256:")
+
+
 def test_an_unsigned_job_runs_no_privileged_field_even_where_allowed_so_a_stripped_signature_gains_nothing(key_pair):
     job = signed_job(key_pair)
     stripped = dataclasses.replace(job, key_id=None, signature=None)
@@ -308,7 +336,7 @@ def worker_refuses(postgres, database: str, url: str, worker_file: Path) -> str:
     """Run a worker; assert it refused with one line, exit 2, and wrote nothing; the line."""
     result = run_cli("worker", "--db", url, "--testbed", str(worker_file), "--lease", "3", timeout=60)
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stdout + result.stderr
-    assert postgres.query(database, "SELECT state, worker_id FROM queue_blocks") == [("queued", None)]
+    assert postgres.query(database, "SELECT count(*) FROM procrastinate_jobs WHERE status <> 'todo'") == [(0,)]
     assert postgres.query(database, "SELECT count(*) FROM queue_workers") == [(0,)]
     assert postgres.query(database, "SELECT count(*) FROM runs") == [(0,)]
     return result.stderr
@@ -399,7 +427,7 @@ def test_a_signed_job_copied_into_another_labs_database_is_refused_there(postgre
     [(lab_b,)] = postgres.query("trust_lab_b", "SELECT name FROM queue_lab")
     assert lab_a != lab_b and re.fullmatch(r"lab-[0-9a-f]{8}", lab_b)
     copy_rows(postgres, "trust_lab_a", "trust_lab_b", "queue_jobs", "id, campaign, source, key_id, signature, lab, not_after")
-    copy_rows(postgres, "trust_lab_a", "trust_lab_b", "queue_blocks", "job_id, position, label, cell_keys")
+    # (its blocks need not be copied: the worker refuses the job before it fetches any)
     worker_file = tmp_path / "tb.toml"
     worker_file.write_text(f"[testbed]\n[worker]\ntrusted_keys = [\"{line}\"]\nlab = \"{lab_b}\"\n"
                            f"jobs_file = \"{tmp_path / 'worker-jobs'}\"\n")
@@ -444,13 +472,13 @@ def test_a_worker_whose_file_trusts_the_signer_and_allows_the_hook_runs_it(postg
     result = run_cli("worker", "--db", url, "--testbed", str(tmp_path / "tb.toml"), "--lease", "3", timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert hook.exists()
-    assert postgres.query("trust_allowed", "SELECT state FROM queue_blocks") == [("done",)]
+    assert postgres.query("trust_allowed", "SELECT status::text FROM procrastinate_jobs") == [("succeeded",)]
     assert postgres.query("trust_allowed", "SELECT technique, status FROM cells ORDER BY id") == [
         ("baseline", "ok"), ("box", "ok")]
 
     # A database writer re-opens the finished job: its signature still verifies, but this worker ran it.
     hook.unlink()
-    postgres.query("trust_allowed", "UPDATE queue_blocks SET state = 'queued', worker_id = NULL")
+    postgres.query("trust_allowed", "UPDATE procrastinate_jobs SET status = 'todo', worker_id = NULL")
     postgres.query("trust_allowed", "UPDATE queue_jobs SET finished_at = NULL")
     replayed = run_cli("worker", "--db", url, "--testbed", str(tmp_path / "tb.toml"), "--lease", "3", timeout=60)
     assert replayed.returncode == 2 and replayed.stderr.count("\n") == 1, replayed.stdout + replayed.stderr
@@ -459,7 +487,7 @@ def test_a_worker_whose_file_trusts_the_signer_and_allows_the_hook_runs_it(postg
                         r"\(re-opened in the database\?\); job left queued\n", replayed.stderr), replayed.stderr
     assert not hook.exists()  # the hook did not run again
     assert postgres.query("trust_allowed", "SELECT count(*) FROM runs") == [(1,)]
-    assert postgres.query("trust_allowed", "SELECT state FROM queue_blocks") == [("queued",)]
+    assert postgres.query("trust_allowed", "SELECT status::text FROM procrastinate_jobs") == [("todo",)]
 
 
 def result_job(said: str) -> str:

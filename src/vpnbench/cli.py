@@ -61,6 +61,8 @@ EXAMPLES = {
     "worker": ["sudo vpnbench worker --db-file ~/.vpnbench-db --testbed lab.toml"],
     "keygen": ["vpnbench keygen -o ~/.vpnbench-key"],
     "status": ["vpnbench status --db-file ~/.vpnbench-db --all"],
+    "cancel": ["vpnbench cancel --db-file ~/.vpnbench-db --queue 1a2b3c4d"],
+    "scheduler": ["vpnbench scheduler --db-file ~/.vpnbench-db   # after run nightly.toml --queue --every '0 2 * * *'"],
     "demo": ["sudo vpnbench demo", "sudo vpnbench demo --db demo.db --report demo.html"],
     "report": ["vpnbench report                         # vpnbench.db's newest run -> vpnbench.html",
                "vpnbench report results.db -o r.html --run 3", "vpnbench report -o r.html --figures figures/"],
@@ -145,6 +147,9 @@ def build_parser() -> Parser:
     run.add_argument("--expires", metavar="DURATION", default="7d",
                      help="with --queue and a signing key: workers start the job only within this time "
                           "(signed; 1m to 365d; default: 7d)")
+    run.add_argument("--every", metavar="CRON",
+                     help="with --queue: a schedule instead of one job, queued on this cron line by `vpnbench "
+                          "scheduler` (five fields, and a sixth, last, for seconds: '0 2 * * *' nightly, '* * * * * */30' every 30 s)")
 
     worker = sub.add_parser("worker", help="run queued blocks on a testbed until the job is done")
     add_db_options(worker, f"the queue's {DB_URL} database (default: $VPNBENCH_DB)")
@@ -159,6 +164,13 @@ def build_parser() -> Parser:
     keygen = sub.add_parser("keygen", help="make a key pair that signs queued jobs (run --queue --signing-key)")
     keygen.add_argument("-o", "--output", required=True, metavar="FILE",
                         help="the private key file (0600); FILE.pub beside it")
+
+    cancel = sub.add_parser("cancel", help="cancel a queued job: its blocks stop between cells")
+    add_db_options(cancel, f"the queue's {DB_URL} database (default: $VPNBENCH_DB)")
+    cancel.add_argument("--queue", metavar="JOB", required=True, help="the job to cancel")
+
+    scheduler = sub.add_parser("scheduler", help="queue each campaign on a schedule (run --queue --every) on its cron")
+    add_db_options(scheduler, f"the queue's {DB_URL} database (default: $VPNBENCH_DB)")
 
     status = sub.add_parser("status", help="the queue: jobs, blocks, workers and their testbeds, ETA")
     add_db_options(status, f"the queue's {DB_URL} database (default: $VPNBENCH_DB)")
@@ -817,7 +829,7 @@ def dispatch(args) -> int:
                 raise UserError("run --queue: --resume and --report belong to a run here; workers continue a job")
             from vpnbench.commands.lab import enqueue
 
-            return enqueue(campaign, database(args), console, args.signing_key, args.expires)
+            return enqueue(campaign, database(args), console, args.signing_key, args.expires, args.every)
         report = check_report_path(args.report)
         require_root("run")
         skip = args.skip_unavailable or bool(args.campaign and is_preset(args.campaign))
@@ -860,10 +872,14 @@ def dispatch(args) -> int:
         from vpnbench.commands.lab import keygen
 
         return keygen(args.output, console)
-    if args.command in ("worker", "status"):
+    if args.command in ("worker", "status", "cancel", "scheduler"):
         from vpnbench.commands import lab
 
         db = database(args, None)  # a queue is a server's database: no file default
+        if args.command == "cancel":
+            return lab.cancel(db, args.queue, console)
+        if args.command == "scheduler":
+            return lab.scheduler(db, console)
         if args.command == "status":
             return lab.status(db, args.queue, args.all, console)
         require_root("worker")

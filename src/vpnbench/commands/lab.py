@@ -1,4 +1,5 @@
-"""The lab's commands: `run --queue` (enqueue), `worker` and `status`."""
+"""The lab's commands: `run --queue` (enqueue; with --every, a schedule), `worker`, `status`,
+`cancel` and `scheduler`."""
 
 import dataclasses
 import datetime
@@ -51,14 +52,20 @@ def open_queue(db: str, read_only: bool = False) -> tuple[Store, WorkQueue]:
 
 
 def enqueue(campaign: Campaign, db: str, console: Console, signing_key: str | None = None,
-            expires: str = "7d") -> int:
+            expires: str = "7d", every: str | None = None) -> int:
     """Queue the campaign's blocks, signed with the key in the file signing_key (None: unsigned)
-    for the database's lab, to be started by workers within `expires` (--expires)."""
+    for the database's lab, to be started by workers within `expires` (--expires); with every (a
+    cron line), a schedule that `vpnbench scheduler` queues on its cron."""
     seconds = expiry_seconds(expires)
     key = signing.load_signing_key(signing_key) if signing_key else None
     campaign = dataclasses.replace(campaign, source=queued_source(campaign.source))
     store, queue = open_queue(db)
     try:
+        if every is not None:
+            schedule = queue.schedule(campaign, every, key.sign if key else None, seconds)
+            console.print(f"scheduled {schedule.id}: {campaign.name} on cron {every!r} in {display_name(db)}; "
+                          "`vpnbench scheduler --db URL` queues each occurrence as a job", highlight=False)
+            return 0
         job, cells = queue.enqueue(campaign, key.sign if key else None, seconds)
     finally:
         store.close()
@@ -134,6 +141,49 @@ def work(db: str, testbed_file: str, job_id: str | None, name: str | None, lease
     return 1 if outcome.failed else 0
 
 
+def cancel(db: str, job_id: str, console: Console) -> int:
+    """`vpnbench cancel --queue JOB`: procrastinate's cancel with abort on each of the job's blocks.
+    Queued ones never start; a running one stops before its next cell, its testbed torn down as
+    after any block."""
+    store, queue = open_queue(db)
+    try:
+        job = queue.job(job_id)
+        cancelled, stopping = queue.cancel(job)
+    finally:
+        store.close()
+    console.print(f"job {job.id}: {cancelled} queued blocks cancelled, {stopping} running ones stop before their "
+                  "next cell", highlight=False)
+    return 0
+
+
+def scheduler(db: str, console: Console) -> int:
+    """`vpnbench scheduler`: procrastinate's worker deferring each schedule (lab_schedules) on its
+    cron as a periodic task, whose run queues the occurrence as a job. Runs until SIGINT/SIGTERM."""
+    from vpnbench.lab.engine import SCHEDULE_QUEUE, SCHEDULE_TASK, make_app
+
+    store, queue = open_queue(db)
+    try:
+        schedules = queue.schedules()
+        if not schedules:
+            raise UserError(f"--db: no schedule in {display_name(db)}; make one with "
+                            "`vpnbench run CAMPAIGN --queue --every CRON`")
+        app = make_app(str(store.target), worker=True)
+
+        @app.task(name=SCHEDULE_TASK, queue=SCHEDULE_QUEUE)
+        def occur(timestamp: int, schedule: str) -> None:
+            job = queue.occur(schedule, timestamp)
+            if job is not None:
+                console.print(f"queued job {job.id}: {job.campaign} (schedule {schedule})", highlight=False)
+
+        for schedule_id, cron in schedules:
+            app.periodic(cron=cron, periodic_id=schedule_id, task_kwargs={"schedule": schedule_id})(occur)
+            console.print(f"schedule {schedule_id}: cron {cron!r}", highlight=False)
+        app.run_worker(queues=[SCHEDULE_QUEUE], wait=True, install_signal_handlers=True)
+    finally:
+        store.close()
+    return 0
+
+
 def status(db: str, job_id: str | None, every: bool, console: Console) -> int:
     store, queue = open_queue(db, read_only=True)
     try:
@@ -151,19 +201,28 @@ def status(db: str, job_id: str | None, every: bool, console: Console) -> int:
 
 def show_job(store: Store, queue: WorkQueue, job: Job, console: Console) -> None:
     blocks, workers = queue.blocks(job), queue.workers(job)
-    states = {state: sum(1 for b in blocks if b.state == state) for state in ("done", "running", "queued")}
+    states = {state: sum(1 for b in blocks if b.state == state)
+              for state in ("done", "running", "queued", "failed", "cancelled", "stopping")}
     done_keys = queue.done_keys(job)
     cells_total = sum(b.cells for b in blocks)
     live = [w for w in workers if w.state == "working" and w.seen_ago <= w.lease]
-    left = sum(b.cells for b in blocks if b.state != "done")
+    left = sum(b.cells for b in blocks if b.state in ("queued", "running", "stopping"))
     console.print(f"[bold]job {plain(job.id)}[/] {plain(job.campaign)}: {states['done']} of {len(blocks)} blocks done, "
-                  f"{states['running']} running, {states['queued']} queued; {left} of {cells_total} queued cells "
+                  f"{states['running']} running, {states['queued']} queued"
+                  + "".join(f", {states[s]} {s}" for s in ("failed", "cancelled", "stopping") if states[s])
+                  + f"; {left} of {cells_total} queued cells "
                   f"left; {len(done_keys)} cells ok in all; {eta(queue.cell_seconds(job), left, len(live))}")
     table = Table("worker", "host", "testbed", "state", "last seen", "block", "cells ok", "run", title_justify="left")
     for w in workers:
         table.add_row(*map(plain, (w.id, w.hostname, w.testbed, w.state, f"{w.seen_ago:.0f} s ago", w.block or "",
                                    w.cells_ok, w.run_id or "")))
     console.print(table)
+    ended = [b for b in blocks if b.reason]
+    if ended:  # the operator's why: procrastinate's state and attempts, vpnbench's reason
+        why = Table("block", "state", "attempts", "why", title_justify="left")
+        for b in ended:
+            why.add_row(*map(plain, (b.label, b.state, b.claims, b.reason)))
+        console.print(why)
     for warning in facts_differ(store, workers):
         console.print(f"[yellow]warning:[/] {plain(warning)}")
 

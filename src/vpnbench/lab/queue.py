@@ -19,10 +19,14 @@ import platform
 import secrets
 from collections.abc import Callable
 
+import croniter
 import sqlalchemy as sa
+from procrastinate.schema import SchemaManager
+from procrastinate.sql import queries as PROCRASTINATE_QUERIES
 
-from vpnbench.campaign import Campaign, TechniqueBlock, expand
+from vpnbench.campaign import Campaign, TechniqueBlock, campaign_from_dict, expand
 from vpnbench.foundation.errors import UserError
+from vpnbench.lab.engine import BLOCK_RETRY, BLOCK_TASK, MAX_ATTEMPTS, block_queue
 from vpnbench.store.database import Store
 from vpnbench.store.database import T as RESULT_TABLES
 from vpnbench.techniques import TECHNIQUES
@@ -42,23 +46,43 @@ JOBS = sa.Table(
     sa.Column("not_after", sa.Text),
     sa.Column("created_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False),
     sa.Column("finished_at", sa.DateTime(timezone=True)),
+    sa.Column("schedule", sa.Text),  # the schedule it is an occurrence of, whose signature it carries
+    sa.Column("cron", sa.Text),  # that schedule's cron, which its signature covers (schedule_signed_id)
+)
+# A campaign on a schedule (`run --queue --every CRON`): signed as a job is (its id in the job's
+# place, with its cron: schedule_signed_id); `vpnbench scheduler` defers it on its cron as a
+# procrastinate periodic task, and each occurrence is a job of its own, id SCHEDULE-TIMESTAMP,
+# carrying the schedule's signature: a worker runs it only at a time the signed cron names
+# (lab/trust.py), so a database writer cannot add occurrences of their own.
+SCHEDULES = sa.Table(
+    "lab_schedules", METADATA,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("campaign", sa.Text, nullable=False),
+    sa.Column("cron", sa.Text, nullable=False),
+    sa.Column("source", sa.Text, nullable=False),
+    sa.Column("key_id", sa.Text),
+    sa.Column("signature", sa.Text),
+    sa.Column("lab", sa.Text),
+    sa.Column("not_after", sa.Text),
+    sa.Column("created_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False),
 )
 # The lab's name, made once with the queue: an enqueuer signs it into each job, and a worker runs
 # only jobs signed for the lab its own file names, so a job copied into another lab's database
 # is refused there. One row.
 LAB = sa.Table("queue_lab", METADATA, sa.Column("name", sa.Text, primary_key=True))
+# A block is a procrastinate job (procrastinate_jobs: its state, attempts, the engine worker
+# holding it, an abort request); this row ties it to its lab job, its place in the campaign and
+# its cells, and says why it failed or stopped.
 BLOCKS = sa.Table(
-    "queue_blocks", METADATA,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    "lab_blocks", METADATA,
+    sa.Column("id", sa.BigInteger, primary_key=True, autoincrement=False),  # procrastinate_jobs.id
     sa.Column("job_id", sa.Text, sa.ForeignKey("queue_jobs.id"), nullable=False),
     sa.Column("position", sa.Integer, nullable=False),  # the block's place in campaign.expand's list
     sa.Column("label", sa.Text, nullable=False),
     sa.Column("cell_keys", sa.Text, nullable=False),  # JSON list: how many cells, and which
-    sa.Column("state", sa.Text, nullable=False, server_default="queued"),  # queued, running, done
-    sa.Column("worker_id", sa.Text),
-    sa.Column("lease_until", sa.DateTime(timezone=True)),
-    sa.Column("claims", sa.Integer, nullable=False, server_default="0"),
-    sa.Index("queue_blocks_job_state", "job_id", "state"),
+    sa.Column("worker_id", sa.Text),  # the vpnbench worker that last held it
+    sa.Column("reason", sa.Text),  # why its last attempt ended other than done (error, cancelled, lost)
+    sa.Index("lab_blocks_job", "job_id"),
 )
 WORKERS = sa.Table(
     "queue_workers", METADATA,
@@ -71,8 +95,9 @@ WORKERS = sa.Table(
     sa.Column("lease_seconds", sa.Float, nullable=False),
     sa.Column("started_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False),
     sa.Column("last_seen", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False),
-    sa.Column("state", sa.Text, nullable=False),  # working, finished, interrupted, failed, lost
-    sa.Column("block_id", sa.Integer),  # the block it holds now
+    sa.Column("state", sa.Text, nullable=False),  # working, finished, interrupted, failed, lost, cancelled
+    sa.Column("block_id", sa.BigInteger),  # the block it holds now
+    sa.Column("engine_worker", sa.BigInteger),  # its procrastinate_workers.id: the heartbeat procrastinate reads
 )
 
 
@@ -85,17 +110,31 @@ class Job:
     signature: str | None = None
     lab: str | None = None  # what the signature binds (None in jobs signed before it did)
     not_after: str | None = None
+    schedule: str | None = None  # an occurrence of this schedule: its signature is the schedule's
+    cron: str | None = None  # the schedule's cron (an occurrence's)
+
+    @property
+    def signed_id(self) -> str:
+        """The id its signature covers: the job's, or its schedule's with the cron."""
+        return schedule_signed_id(self.schedule, self.cron) if self.schedule else self.id
 
     @classmethod
     def from_row(cls, row) -> "Job":
-        return cls(row.id, row.campaign, json.loads(row.source), row.key_id, row.signature, row.lab, row.not_after)
+        return cls(row.id, row.campaign, json.loads(row.source), row.key_id, row.signature, row.lab, row.not_after,
+                   getattr(row, "schedule", None), getattr(row, "cron", None))
+
+
+def schedule_signed_id(schedule_id: str, cron: str | None) -> str:
+    """What a schedule's signature covers in a job id's place: its id and its cron, so an edited
+    cron breaks the signature and a worker can tell an occurrence the enqueuer signed from a forged one."""
+    return f"{schedule_id} every {cron}"
 
 
 @dataclasses.dataclass(frozen=True)
 class Claim:
     """A block a worker holds: its row and its place in the campaign's expansion."""
 
-    block_id: int
+    block_id: int  # its procrastinate job's id
     position: int
     label: str
     took_over_from: str | None  # the worker whose lease ran out, when this continues its block
@@ -106,9 +145,10 @@ class BlockRow:
     position: int
     label: str
     cells: int
-    state: str
+    state: str  # queued, running, stopping (cancelled while running), done, failed, cancelled
     worker_id: str | None
-    claims: int
+    claims: int  # attempts: procrastinate's, the running one counted
+    reason: str | None = None  # why its last attempt ended other than done
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,9 +177,20 @@ def is_reference_block(campaign: Campaign, block: TechniqueBlock) -> bool:
     return TECHNIQUES[campaign.techniques[block.index].kind].is_reference
 
 
+ENGINE_STATES = {"todo": "queued", "doing": "running", "succeeded": "done", "failed": "failed",
+                 "cancelled": "cancelled", "aborted": "cancelled"}  # procrastinate's job status: the block's
+OPEN = ("todo", "doing")  # procrastinate's states of a block not ended
+
+
+def _call(conn: sa.Connection, query: str, **params):
+    """One of procrastinate's own queries (procrastinate/sql/queries.sql) on this connection."""
+    return conn.exec_driver_sql(PROCRASTINATE_QUERIES[query], params)
+
+
 class WorkQueue:
-    """The queue tables in the store's PostgreSQL database. Every call is its own short
-    transaction on its own connection (the heartbeat thread calls in beside the worker)."""
+    """The lab's tables and procrastinate's (lab/engine.py) in the store's PostgreSQL database.
+    Every call is its own short transaction on its own connection (the heartbeat thread calls in
+    beside the worker)."""
 
     def __init__(self, store: Store):
         if store.sqlite:
@@ -154,11 +205,16 @@ class WorkQueue:
             return
         with self.engine.begin() as conn:
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(20200002)"))  # workers starting at once
+            if conn.scalar(sa.text("SELECT to_regclass('procrastinate_jobs')")) is None:
+                conn.exec_driver_sql(SchemaManager.get_schema().replace("%", "%%"))  # the engine's tables and functions
             METADATA.create_all(conn)
             known = {column["name"] for column in sa.inspect(conn).get_columns(JOBS.name)}
-            for column in ("key_id", "signature", "lab", "not_after"):  # a database queued into before
+            for column in ("key_id", "signature", "lab", "not_after", "schedule", "cron"):  # a database queued into before
                 if column not in known:                                 # jobs were signed, or bound to a lab
                     conn.execute(sa.text(f"ALTER TABLE {JOBS.name} ADD COLUMN {column} TEXT"))
+            known = {column["name"] for column in sa.inspect(conn).get_columns(WORKERS.name)}
+            if "engine_worker" not in known:  # a database queued into before the engine was procrastinate
+                conn.execute(sa.text(f"ALTER TABLE {WORKERS.name} ADD COLUMN engine_worker BIGINT"))
             if conn.scalar(sa.select(sa.func.count()).select_from(LAB)) == 0:
                 conn.execute(LAB.insert().values(name=f"lab-{secrets.token_hex(4)}"))
 
@@ -177,27 +233,77 @@ class WorkQueue:
                 expires: float = 7 * 86400) -> tuple[Job, int]:
         """A job of the campaign's shared blocks, signed when sign (job id, lab, not_after, source ->
         key id, signature) is given, for this database's lab and until `expires` seconds from now
-        (this machine's clock); returns it and how many cells were queued."""
+        (this machine's clock); returns it and how many cells were queued. Each block is deferred
+        as a procrastinate job on its technique's queue, in the transaction that stores the job."""
         if campaign.info.adaptive:
             raise UserError("--queue: repetitions = \"auto\" decides each round from the last one, which "
                             "workers on several testbeds cannot share; give a number of repetitions")
-        job_id, text = secrets.token_hex(4), json.dumps(campaign.source)
-        source = json.loads(text)  # signed as a worker reads it back
+        job = self._signed(secrets.token_hex(4), campaign, sign, expires)
+        with self.engine.begin() as conn:
+            return job, self._defer(conn, job, campaign)
+
+    def _signed(self, job_id: str, campaign: Campaign, sign, expires: float, signed_id: str | None = None) -> Job:
+        source = json.loads(json.dumps(campaign.source))  # signed as a worker reads it back
         if sign:
             lab = self.lab()
             not_after = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=expires)
                          ).strftime("%Y-%m-%dT%H:%M:%SZ")
-            job = Job(job_id, campaign.info.name, source, *sign(job_id, lab, not_after, source), lab, not_after)
-        else:  # nothing binds an unsigned job: a database writer could write any (lab/trust.py)
-            job = Job(job_id, campaign.info.name, source)
-        shared = queued_blocks(campaign)
+            return Job(job_id, campaign.info.name, source, *sign(signed_id or job_id, lab, not_after, source), lab,
+                       not_after)
+        return Job(job_id, campaign.info.name, source)  # nothing binds an unsigned job: a database writer could write any
+
+    def schedule(self, campaign: Campaign, cron: str, sign=None, expires: float = 7 * 86400) -> Job:
+        """A campaign on a schedule, signed as a job is; `vpnbench scheduler` queues it on its cron."""
+        if campaign.info.adaptive:
+            raise UserError("--queue: repetitions = \"auto\" decides each round from the last one, which "
+                            "workers on several testbeds cannot share; give a number of repetitions")
+        try:
+            croniter.croniter(cron)
+        except (ValueError, KeyError) as exc:
+            raise UserError(f"--every: {cron!r} is not a cron line ({exc}); allowed: five fields (minute hour "
+                            "day month weekday), and a sixth, last, for seconds, e.g. \"0 2 * * *\" nightly") from None
+        schedule_id = f"s{secrets.token_hex(4)}"
+        schedule = self._signed(schedule_id, campaign, sign, expires, schedule_signed_id(schedule_id, cron))
         with self.engine.begin() as conn:
-            conn.execute(JOBS.insert().values(id=job.id, campaign=job.campaign, source=text, key_id=job.key_id,
-                                              signature=job.signature, lab=job.lab, not_after=job.not_after))
-            conn.execute(BLOCKS.insert(), [{"job_id": job.id, "position": position, "label": block.label,
-                                            "cell_keys": json.dumps([c.key for c in block.cells])}
-                                           for position, block in shared])
-        return job, sum(len(block.cells) for _, block in shared)
+            conn.execute(SCHEDULES.insert().values(id=schedule.id, campaign=schedule.campaign, cron=cron,
+                                                   source=json.dumps(schedule.source), key_id=schedule.key_id,
+                                                   signature=schedule.signature, lab=schedule.lab,
+                                                   not_after=schedule.not_after))
+        return schedule
+
+    def schedules(self) -> list[tuple[str, str]]:
+        """(schedule id, cron) of every schedule."""
+        with self.engine.connect() as conn:
+            return [(r.id, r.cron) for r in conn.execute(sa.select(SCHEDULES).order_by(SCHEDULES.c.created_at))]
+
+    def occur(self, schedule_id: str, timestamp: int) -> Job | None:
+        """The schedule's occurrence at this time (procrastinate's periodic timestamp) queued as a
+        job; None when it was already (procrastinate defers each timestamp once)."""
+        with self.engine.begin() as conn:
+            row = conn.execute(sa.select(SCHEDULES).where(SCHEDULES.c.id == schedule_id)).first()
+            if row is None:
+                return None
+            job = Job(f"{schedule_id}-{timestamp}", row.campaign, json.loads(row.source), row.key_id, row.signature,
+                      row.lab, row.not_after, schedule_id, row.cron)
+            if conn.scalar(sa.select(sa.func.count()).where(JOBS.c.id == job.id)):
+                return None
+            self._defer(conn, job, campaign_from_dict(job.source))
+        return job
+
+    def _defer(self, conn: sa.Connection, job: Job, campaign: Campaign) -> int:
+        shared = queued_blocks(campaign)
+        conn.execute(JOBS.insert().values(id=job.id, campaign=job.campaign, source=json.dumps(job.source),
+                                          key_id=job.key_id, signature=job.signature, lab=job.lab,
+                                          not_after=job.not_after, schedule=job.schedule, cron=job.cron))
+        for position, block in shared:
+            engine_id = conn.scalar(sa.text(
+                "SELECT unnest(procrastinate_defer_jobs_v1(ARRAY[ROW(:queue, :task, :priority, NULL, NULL, "
+                "CAST(:args AS jsonb), NULL)::procrastinate_job_to_defer_v1]))"),
+                {"queue": block_queue(job.id, block.index), "task": BLOCK_TASK, "priority": -position,
+                 "args": json.dumps({"job": job.id, "position": position})})
+            conn.execute(BLOCKS.insert().values(id=engine_id, job_id=job.id, position=position, label=block.label,
+                                                cell_keys=json.dumps([c.key for c in block.cells])))
+        return sum(len(block.cells) for _, block in shared)
 
     def job(self, job_id: str | None) -> Job:
         """The job asked for, or the oldest one not finished."""
@@ -225,74 +331,150 @@ class WorkQueue:
         with self.engine.connect() as conn:
             return set(conn.scalars(sa.select(BLOCKS.c.position).where(BLOCKS.c.job_id == job.id)))
 
+    def cancel(self, job: Job) -> tuple[int, int]:
+        """procrastinate's cancel with abort: queued blocks cancelled, running ones asked to stop
+        (their worker stops before its next cell). Returns (cancelled, asked to stop)."""
+        with self.engine.begin() as conn:
+            rows = conn.execute(sa.text(
+                "SELECT j.id, j.status FROM procrastinate_jobs j JOIN lab_blocks b ON b.id = j.id "
+                "WHERE b.job_id = :job AND j.status IN ('todo', 'doing') FOR UPDATE OF j"), {"job": job.id}).all()
+            for row in rows:
+                _call(conn, "cancel_job", job_id=row.id, abort=True, delete_job=False)
+            conn.execute(BLOCKS.update().where(BLOCKS.c.id.in_([r.id for r in rows]))
+                         .values(reason="cancelled by the operator"))
+            self._finish_if_done(conn, job)
+        return sum(r.status == "todo" for r in rows), sum(r.status == "doing" for r in rows)
+
     # --- workers ----------------------------------------------------------------------------
 
     def register(self, job: Job, testbed: str, run_id: str, lease: float) -> str:
         worker_id = f"{platform.node()}-{os.getpid()}-{secrets.token_hex(2)}"
         with self.engine.begin() as conn:
+            engine_worker = _call(conn, "register_worker").first().worker_id
             conn.execute(WORKERS.insert().values(id=worker_id, job_id=job.id, run_id=run_id, hostname=platform.node(),
                                                  pid=os.getpid(), testbed=testbed, lease_seconds=lease,
-                                                 state="working"))
+                                                 state="working", engine_worker=engine_worker))
         return worker_id
 
-    def set_state(self, worker_id: str, state: str) -> None:
+    def set_state(self, worker_id: str, state: str, reason: str | None = None) -> None:
+        """How the worker ended. One that did not finish gives its block back at once (procrastinate's
+        retry, its heartbeat not awaited); its engine worker row is removed either way."""
         with self.engine.begin() as conn:
+            engine_worker = conn.scalar(sa.select(WORKERS.c.engine_worker).where(WORKERS.c.id == worker_id))
+            if state != "finished":
+                held = conn.scalars(sa.text("SELECT id FROM procrastinate_jobs WHERE worker_id = :w AND "
+                                            "status = 'doing' FOR UPDATE"), {"w": engine_worker}).all()
+                for block_id in held:
+                    _call(conn, "retry_job", job_id=block_id, retry_at=datetime.datetime.now(datetime.UTC),
+                          new_priority=None, new_queue_name=None, new_lock=None)
+                conn.execute(BLOCKS.update().where(BLOCKS.c.id.in_(held))
+                             .values(reason=f"worker {worker_id} {state}" + (f": {reason}" if reason else "")))
             conn.execute(WORKERS.update().where(WORKERS.c.id == worker_id)
                          .values(state=state, block_id=None, last_seen=sa.func.now()))
-            if state != "finished":  # an interrupted worker's block goes back at once, its lease not awaited
-                conn.execute(BLOCKS.update().where(BLOCKS.c.worker_id == worker_id, BLOCKS.c.state == "running")
-                             .values(state="queued", worker_id=None, lease_until=None))
+            if engine_worker is not None:
+                _call(conn, "unregister_worker", worker_id=engine_worker)
+
+    def _engine_worker(self, conn: sa.Connection, worker_id: str) -> int:
+        return conn.scalar(sa.select(WORKERS.c.engine_worker).where(WORKERS.c.id == worker_id))
 
     # --- blocks -----------------------------------------------------------------------------
 
-    def claim(self, job: Job, worker_id: str, positions: set[int], lease: float) -> Claim | None:
-        """The first block this worker can run that is queued or whose holder's lease ran out."""
-        claimable = sa.or_(BLOCKS.c.state == "queued",
-                           sa.and_(BLOCKS.c.state == "running", BLOCKS.c.lease_until < sa.func.now()))
+    def retry_stalled(self, job: Job, lease: float) -> list[tuple[int, str | None]]:
+        """The job's blocks held by a worker whose procrastinate heartbeat is older than the lease
+        (procrastinate's stalled jobs) put back to be fetched again; their workers marked lost.
+        Returns (block, the worker that held it)."""
         with self.engine.begin() as conn:
-            row = conn.execute(
-                sa.select(BLOCKS).where(BLOCKS.c.job_id == job.id, BLOCKS.c.position.in_(positions), claimable)
-                .order_by(BLOCKS.c.position).limit(1).with_for_update(skip_locked=True)).first()
-            if row is None:
-                return None
-            previous = row.worker_id if row.state == "running" else None
-            conn.execute(BLOCKS.update().where(BLOCKS.c.id == row.id).values(
-                state="running", worker_id=worker_id, claims=BLOCKS.c.claims + 1,
-                lease_until=sa.func.now() + datetime.timedelta(seconds=lease)))
-            conn.execute(WORKERS.update().where(WORKERS.c.id == worker_id).values(block_id=row.id))
-            if previous is not None:
-                conn.execute(WORKERS.update().where(WORKERS.c.id == previous, WORKERS.c.state == "working")
+            stalled = conn.execute(sa.text(
+                "SELECT j.id, b.worker_id FROM procrastinate_jobs j JOIN lab_blocks b ON b.id = j.id "
+                "LEFT JOIN procrastinate_workers w ON w.id = j.worker_id "
+                "WHERE b.job_id = :job AND j.status = 'doing' "
+                "AND (w.id IS NULL OR w.last_heartbeat < now() - make_interval(secs => :lease)) "
+                "FOR UPDATE OF j SKIP LOCKED"), {"job": job.id, "lease": lease}).all()
+            for row in stalled:
+                _call(conn, "retry_job", job_id=row.id, retry_at=datetime.datetime.now(datetime.UTC),
+                      new_priority=None, new_queue_name=None, new_lock=None)
+                conn.execute(BLOCKS.update().where(BLOCKS.c.id == row.id)
+                             .values(reason=f"worker {row.worker_id} stopped beating (no heartbeat for {lease:g} s)"))
+                conn.execute(WORKERS.update().where(WORKERS.c.id == row.worker_id, WORKERS.c.state == "working")
                              .values(state="lost", block_id=None))
-        return Claim(row.id, row.position, row.label, previous)
+        return [(row.id, row.worker_id) for row in stalled]
+
+    def claim(self, job: Job, worker_id: str, queues: set[str], lease: float) -> Claim | None:
+        """The next block on these queues (procrastinate's fetch), after putting back those whose
+        worker's heartbeat stopped."""
+        took_over = dict(self.retry_stalled(job, lease))
+        with self.engine.begin() as conn:
+            engine_worker = self._engine_worker(conn, worker_id)
+            row = _call(conn, "fetch_job", queues=sorted(queues), worker_id=engine_worker).first()
+            if row is None or row.id is None:
+                return None
+            block = conn.execute(sa.select(BLOCKS).where(BLOCKS.c.id == row.id)).first()
+            previous = took_over.get(row.id) or (block.worker_id if row.attempts and block.worker_id != worker_id
+                                                 else None)
+            conn.execute(BLOCKS.update().where(BLOCKS.c.id == row.id).values(worker_id=worker_id))
+            conn.execute(WORKERS.update().where(WORKERS.c.id == worker_id).values(block_id=row.id))
+        return Claim(row.id, block.position, block.label, previous)
 
     def renew(self, worker_id: str, block_id: int | None, lease: float, within: sa.Connection | None = None) -> bool:
-        """The heartbeat: the worker seen now, its block's lease extended. False when the block is
-        no longer this worker's (its lease ran out and another worker took it). within: a transaction
-        of the caller's, which then holds the block's row locked until it commits (the worker's fence)."""
+        """The heartbeat: procrastinate's worker heartbeat and ours beaten. False when the block is
+        no longer this worker's (its heartbeat stopped long enough that another worker put it back).
+        within: a transaction of the caller's, which then holds the block's job row locked until it
+        commits (the worker's fence): procrastinate's retry waits for that lock."""
         with contextlib.nullcontext(within) if within is not None else self.engine.begin() as conn:
+            engine_worker = self._engine_worker(conn, worker_id)
+            if engine_worker is not None:
+                _call(conn, "update_heartbeat", worker_id=engine_worker)
             conn.execute(WORKERS.update().where(WORKERS.c.id == worker_id).values(last_seen=sa.func.now()))
             if block_id is None:
                 return True
-            held = conn.execute(BLOCKS.update().where(BLOCKS.c.id == block_id, BLOCKS.c.worker_id == worker_id,
-                                                      BLOCKS.c.state == "running")
-                                .values(lease_until=sa.func.now() + datetime.timedelta(seconds=lease)))
-            return held.rowcount == 1
+            held = conn.scalar(sa.text("SELECT count(*) FROM (SELECT 1 FROM procrastinate_jobs WHERE id = :b AND "
+                                       "status = 'doing' AND worker_id = :w FOR UPDATE) AS mine"),
+                               {"b": block_id, "w": engine_worker})
+            return held == 1
+
+    def abort_requested(self, block_id: int) -> bool:
+        """procrastinate's abort request on the block (the operator cancelled its job)."""
+        with self.engine.connect() as conn:
+            return bool(conn.scalar(sa.text("SELECT abort_requested FROM procrastinate_jobs WHERE id = :b"),
+                                    {"b": block_id}))
+
+    def end(self, job: Job, worker_id: str, block_id: int, status: str, reason: str | None = None) -> None:
+        """The block's attempt over: succeeded, aborted (cancelled), or failed, which procrastinate's
+        retry strategy (engine.BLOCK_RETRY) turns into another attempt while attempts are left."""
+        with self.engine.begin() as conn:
+            engine_worker = self._engine_worker(conn, worker_id)
+            row = conn.execute(sa.text("SELECT id, attempts FROM procrastinate_jobs WHERE id = :b AND "
+                                       "status = 'doing' AND worker_id = :w FOR UPDATE"),
+                               {"b": block_id, "w": engine_worker}).first()
+            if row is not None:
+                if status == "failed" and BLOCK_RETRY.get_retry_decision(
+                        exception=RuntimeError(reason), job=_attempts(row.attempts)) is not None:
+                    _call(conn, "retry_job", job_id=block_id, retry_at=datetime.datetime.now(datetime.UTC),
+                          new_priority=None, new_queue_name=None, new_lock=None)
+                    reason = f"attempt {row.attempts + 1} of {MAX_ATTEMPTS} failed, retried: {reason}"
+                else:
+                    _call(conn, "finish_job", job_id=block_id, status=status, delete_job=False)
+                conn.execute(BLOCKS.update().where(BLOCKS.c.id == block_id).values(reason=reason))
+            conn.execute(WORKERS.update().where(WORKERS.c.id == worker_id).values(block_id=None))
+            self._finish_if_done(conn, job)
 
     def finish(self, job: Job, worker_id: str, block_id: int) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(BLOCKS.update().where(BLOCKS.c.id == block_id, BLOCKS.c.worker_id == worker_id)
-                         .values(state="done", lease_until=None))
-            conn.execute(WORKERS.update().where(WORKERS.c.id == worker_id).values(block_id=None))
-            left = conn.scalar(sa.select(sa.func.count()).where(BLOCKS.c.job_id == job.id, BLOCKS.c.state != "done"))
-            if left == 0:
-                conn.execute(JOBS.update().where(JOBS.c.id == job.id, JOBS.c.finished_at.is_(None))
-                             .values(finished_at=sa.func.now()))
+        self.end(job, worker_id, block_id, "succeeded")
+
+    def _finish_if_done(self, conn: sa.Connection, job: Job) -> None:
+        left = conn.scalar(sa.text("SELECT count(*) FROM procrastinate_jobs j JOIN lab_blocks b ON b.id = j.id "
+                                   "WHERE b.job_id = :job AND j.status IN ('todo', 'doing')"), {"job": job.id})
+        if left == 0:
+            conn.execute(JOBS.update().where(JOBS.c.id == job.id, JOBS.c.finished_at.is_(None))
+                         .values(finished_at=sa.func.now()))
 
     def outstanding(self, job: Job, positions: set[int]) -> int:
-        """Blocks among these not done yet (queued, or held by a worker)."""
+        """Blocks among these not ended yet (queued, or held by a worker)."""
         with self.engine.connect() as conn:
-            return conn.scalar(sa.select(sa.func.count()).where(
-                BLOCKS.c.job_id == job.id, BLOCKS.c.position.in_(positions), BLOCKS.c.state != "done"))
+            return conn.scalar(sa.text(
+                "SELECT count(*) FROM procrastinate_jobs j JOIN lab_blocks b ON b.id = j.id "
+                "WHERE b.job_id = :job AND b.position = ANY(:positions) AND j.status IN ('todo', 'doing')"),
+                {"job": job.id, "positions": sorted(positions)})
 
     def done_keys(self, job: Job) -> set[str]:
         """The cells stored ok by any worker of the job: not measured again."""
@@ -305,10 +487,14 @@ class WorkQueue:
     # --- what `vpnbench status` shows --------------------------------------------------------
 
     def blocks(self, job: Job) -> list[BlockRow]:
+        query = sa.text("SELECT b.position, b.label, b.cell_keys, b.worker_id, b.reason, j.status, j.attempts, "
+                        "j.abort_requested FROM lab_blocks b JOIN procrastinate_jobs j ON j.id = b.id "
+                        "WHERE b.job_id = :job ORDER BY b.position")
         with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(BLOCKS).where(BLOCKS.c.job_id == job.id).order_by(BLOCKS.c.position))
-            return [BlockRow(r.position, r.label, len(json.loads(r.cell_keys)), r.state, r.worker_id, r.claims)
-                    for r in rows]
+            return [BlockRow(r.position, r.label, len(json.loads(r.cell_keys)),
+                             "stopping" if r.abort_requested and r.status == "doing" else ENGINE_STATES[r.status],
+                             r.worker_id, r.attempts + (r.status == "doing"), r.reason)
+                    for r in conn.execute(query, {"job": job.id})]
 
     def workers(self, job: Job) -> list[WorkerRow]:
         cells = RESULT_TABLES["cells"]
@@ -332,6 +518,11 @@ class WorkQueue:
             spans = [_seconds(r.started_at, r.finished_at) for r in conn.execute(query)]
         spans = [s for s in spans if s is not None]
         return sum(spans) / len(spans) if spans else None
+
+
+def _attempts(attempts: int):
+    """What procrastinate's RetryStrategy reads of a job: its attempts so far."""
+    return dataclasses.make_dataclass("AttemptsSoFar", [("attempts", int)])(attempts)
 
 
 def _seconds(started: str | None, finished: str | None) -> float | None:

@@ -36,7 +36,8 @@ class RanJobs:
         """Nothing, unless this machine finished the job: then UserError, one line."""
         with self._locked() as fd:
             finished = [entry for entry in self._entries(fd) if entry.get("event") == "finished"]
-        signature = digest(job.signature) if job.signature else None
+        # an occurrence of a schedule carries the schedule's signature: its id (SCHEDULE-TIMESTAMP) says which
+        signature = digest(job.signature) if job.signature and job.schedule is None else None
         for entry in finished:
             if entry.get("job") == job.id or (signature and entry.get("signature_sha256") == signature):
                 raise UserError(f"queue_jobs.finished_at: job {job.id} was finished by this machine's worker at "

@@ -28,6 +28,7 @@ import datetime
 from pathlib import Path
 from typing import Literal
 
+import croniter
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -86,6 +87,8 @@ def admit(job: Job, policy: WorkerPolicy, now: datetime.datetime) -> None:
     _check_signature(job, policy, f"{left} for a worker that trusts its signer")
     if job.signature is not None:
         _check_scope(job, policy, now, left)
+    if job.schedule is not None:
+        _check_occurrence(job, now, left)
     if not isinstance(job.source, dict):
         raise UserError(f"queue_jobs.source: job {job.id} holds no campaign (a JSON object); {left}")
     for setting in privileged_settings(job.source):
@@ -115,7 +118,7 @@ def _check_signature(job: Job, policy: WorkerPolicy, left: str) -> None:
     if job.lab is None or job.not_after is None:
         raise UserError(f"queue_jobs.lab: job {job.id} was signed without a lab and an expiry (the first "
                         f"version of job signatures); queue it again with run --queue --signing-key; {left}")
-    if not verify(key, job.id, job.lab, job.not_after, job.source, job.signature):
+    if not verify(key, job.signed_id, job.lab, job.not_after, job.source, job.signature):
         raise UserError(f"queue_jobs.source: job {job.id} does not match its signature by {job.key_id}: it was "
                         f"changed after it was queued; {left}")
 
@@ -139,6 +142,31 @@ def _check_scope(job: Job, policy: WorkerPolicy, now: datetime.datetime, left: s
         raise UserError(f"queue_jobs.not_after: job {job.id} expired at {job.not_after} (it is "
                         f"{now.astimezone(datetime.UTC):%Y-%m-%dT%H:%M:%SZ} here); queue it again "
                         f"(run --queue --expires) to run it; {left}")
+
+
+CLOCKS_APART = 600  # seconds the scheduler's clock may run ahead of a worker's (docs: within minutes)
+
+
+def _check_occurrence(job: Job, now: datetime.datetime, left: str) -> None:
+    """An occurrence of a schedule (id SCHEDULE-TIMESTAMP) at a time its cron names, and not one
+    to come: a database writer may insert jobs that carry a schedule's signature, but only at the
+    times the enqueuer signed (each once per machine: ran_jobs)."""
+    stamp = job.id.removeprefix(f"{job.schedule}-")
+    if stamp == job.id or not stamp.isdigit():
+        raise UserError(f"queue_jobs.id: job {job.id} is not an occurrence of schedule {job.schedule} (its id is "
+                        f"{job.schedule}-TIMESTAMP); {left}")
+    at = int(stamp)
+    try:  # as procrastinate's periodic deferrer counts: croniter on the epoch seconds (UTC)
+        named = round(croniter.croniter(job.cron or "", at - 1).get_next(float))
+    except (ValueError, KeyError, TypeError):
+        named = None
+    when = f"{datetime.datetime.fromtimestamp(at, datetime.UTC):%Y-%m-%dT%H:%M:%SZ}"
+    if named != at:
+        raise UserError(f"queue_jobs.id: job {job.id} claims an occurrence at {when} of schedule {job.schedule}, "
+                        f"whose cron {job.cron!r} names no such time: not queued by the scheduler; {left}")
+    if at > now.timestamp() + CLOCKS_APART:
+        raise UserError(f"queue_jobs.id: job {job.id} is the occurrence at {when} of schedule {job.schedule}, not "
+                        f"due yet (it is {now.astimezone(datetime.UTC):%Y-%m-%dT%H:%M:%SZ} here); {left}")
 
 
 def queued_source(source: dict) -> dict:

@@ -6,9 +6,13 @@ it, then block after block claimed, run and marked done, until no block it can r
 cells go into a run of its own, named after its testbed, so each testbed's costs are against its
 own baseline.
 
-A heartbeat thread renews the lease of the block it holds. Should a lease be lost anyway (the
-database unreachable for a whole lease, another worker took the block), the block stops before
-its next cell, so a cell is never measured twice."""
+Its blocks are procrastinate jobs (lab/engine.py): it fetches them only from the queues of the
+techniques its testbed can run. A heartbeat thread beats procrastinate's worker heartbeat; a
+worker whose heartbeat stopped for a lease (kill -9) has its block put back by the next worker
+that looks (procrastinate's stalled jobs, retried). Should a block be lost anyway (the database
+unreachable for a whole lease), it stops before its next cell, so a cell is never measured twice.
+A block whose job was cancelled (procrastinate's abort request) stops there too; a block that
+failed is tried again while procrastinate's retry strategy allows."""
 
 import threading
 import time
@@ -20,6 +24,7 @@ from rich.markup import escape
 from vpnbench.campaign import Campaign, TechniqueBlock, expand
 from vpnbench.foundation.errors import UserError, VpnbenchError
 from vpnbench.hosts.resources import RunResources
+from vpnbench.lab.engine import block_queue
 from vpnbench.lab.queue import Claim, Job, WorkQueue
 from vpnbench.run.blocks import BlockStage, open_run
 from vpnbench.run.context import Clock, RunOutcome
@@ -32,6 +37,10 @@ from vpnbench.testbeds.make import make_testbed
 
 class LeaseLost(VpnbenchError):
     """Another worker holds this block now."""
+
+
+class Cancelled(VpnbenchError):
+    """The operator cancelled the block's job (vpnbench cancel): it stops between cells."""
 
 
 class Heartbeat:
@@ -90,9 +99,13 @@ class Worker:
         return found
 
     def before_cell(self) -> None:
-        """A block whose lease was lost stops here, before its next cell."""
-        if self.heartbeat is not None and self.heartbeat.lost:
+        """A block whose lease was lost, or whose job was cancelled, stops here, before its next cell."""
+        if self.heartbeat is None:
+            return
+        if self.heartbeat.lost:
             raise LeaseLost("the block's lease ran out and another worker holds it")
+        if self.heartbeat.block_id is not None and self.queue.abort_requested(self.heartbeat.block_id):
+            raise Cancelled("its job was cancelled (vpnbench cancel)")
 
     def _fence(self, worker_id: str) -> str | None:
         """Asked before a cell of a queued block is stored ok: the lease renewed there and then,
@@ -120,6 +133,7 @@ class Worker:
         blocks = expand(self.campaign)
         shared = self.queue.positions(self.job)
         mine = {p for p in shared if not isinstance(prepared.backends[blocks[p].index], Unavailable)}
+        queues = {block_queue(self.job.id, blocks[p].index) for p in mine}  # what this testbed can run
         if not mine:
             prepared.testbed.down()
             reason = next(str(b) for b in prepared.backends if isinstance(b, Unavailable))
@@ -145,13 +159,14 @@ class Worker:
                        ended),
               self.display.cells(sum(len(b.cells) for p, b in enumerate(blocks) if p in mine or p not in shared))):
             stage.run_all(references)  # this testbed's own baseline, before any shared block
-            self._work(stage, blocks, mine, worker_id)
+            self._work(stage, blocks, mine, queues, worker_id)
         return outcome
 
-    def _work(self, stage: BlockStage, blocks: list[TechniqueBlock], mine: set[int], worker_id: str) -> None:
-        """Claim, run, finish, until no block this testbed can run is left undone."""
+    def _work(self, stage: BlockStage, blocks: list[TechniqueBlock], mine: set[int], queues: set[str],
+              worker_id: str) -> None:
+        """Fetch, run, end, until no block this testbed can run is left undone."""
         while True:
-            claim = self.queue.claim(self.job, worker_id, mine, self.lease)
+            claim = self.queue.claim(self.job, worker_id, queues, self.lease)
             if claim is None:
                 if self.queue.outstanding(self.job, mine) == 0:
                     return
@@ -166,6 +181,14 @@ class Worker:
                 stage.run_all([block], self.queue.done_keys(self.job))  # what other workers stored ok is done
             except LeaseLost as exc:
                 self.display.say(f"  [yellow]left {escape(block.label)}[/]: {exc}")
+                continue
+            except Cancelled as exc:
+                self.display.say(f"  [yellow]stopped {escape(block.label)}[/]: {exc}")
+                self.queue.end(self.job, worker_id, claim.block_id, "aborted", str(exc))
+                continue
+            except (VpnbenchError, OSError) as exc:  # the block's attempt failed: retried while attempts are left
+                self.display.say(f"  [red]block {escape(block.label)} failed[/]: {escape(str(exc))}")
+                self.queue.end(self.job, worker_id, claim.block_id, "failed", str(exc))
                 continue
             finally:
                 self.heartbeat.hold(None)
