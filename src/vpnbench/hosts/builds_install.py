@@ -309,10 +309,13 @@ def build_go(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
     module_dir = builder_work_dir(recipe.name)
     try:
         run_as_builder(["sh", "-ec", 'printf "module vpnbench.local/build\\n\\ngo 1.21\\n" > go.mod'], what, module_dir)
+        replaced = add_go_stubs(recipe, go, module_dir, what)
         for package in dict.fromkeys(recipe.programs.values()):
             run_as_builder([go, "get", f"{package}@v{version}"], what, module_dir, GO_ENV)
+        ldflags = " ".join(f"-X {name}={value.format(version=version)}" for name, value in recipe.go_version_vars)
         for program, package in recipe.programs.items():
-            run_as_builder([go, "build", "-trimpath", "-o", f"out/{program}", package], what, module_dir, GO_ENV)
+            run_as_builder([go, "build", "-trimpath", *(["-ldflags", ldflags] if ldflags else []), "-o", f"out/{program}",
+                            package], what, module_dir, GO_ENV)
             collect(module_dir, f"out/{program}", bin_dir / program)
         go_sum = read_builder_text(module_dir, "go.sum")
         toolchain = run_as_builder([go, "version"], what, module_dir, GO_ENV).strip()
@@ -321,7 +324,22 @@ def build_go(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
         shutil.rmtree(module_dir, ignore_errors=True)
     found = re.search(rf"^{re.escape(recipe.source)} v{re.escape(version)} (h1:\S+)$", go_sum, re.M)
     return {"module": f"{recipe.source}@v{version}", "checksum": found.group(1) if found else None,
-            "toolchain": toolchain, "goos": goos, "goarch": goarch}
+            "toolchain": toolchain, "goos": goos, "goarch": goarch, **({"replaced": replaced} if replaced else {})}
+
+
+def add_go_stubs(recipe: builds.Recipe, go: str, module_dir: Path, what: str) -> dict[str, str]:
+    """Each of the recipe's stubs as a local module of the throwaway one, which replaces the real
+    module with it (a replace in the main module binds every version the build requires); what
+    was replaced and why, for BUILD.json."""
+    replaced = {}
+    for number, (module, why, source) in enumerate(recipe.go_stubs):
+        place = f"stub{number}"
+        run_as_builder(["sh", "-ec", 'mkdir "$STUB" && printf "module %s\\n\\ngo 1.21\\n" "$MODULE" > "$STUB/go.mod" '
+                                     '&& printf "%s" "$SOURCE" > "$STUB/stub.go"'], what, module_dir,
+                       {"STUB": place, "MODULE": module, "SOURCE": source})
+        run_as_builder([go, "mod", "edit", f"-replace={module}=./{place}"], what, module_dir, GO_ENV)
+        replaced[module] = f"a stub of vpnbench's: {why}"
+    return replaced
 
 
 # ---- git: and path: versions ----

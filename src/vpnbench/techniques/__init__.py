@@ -15,6 +15,7 @@ from vpnbench.techniques.rosenpass import Rosenpass
 from vpnbench.techniques.tailscale import Tailscale
 from vpnbench.techniques.tinc import Tinc
 from vpnbench.techniques.wireguard import WireGuard
+from vpnbench.techniques.yggdrasil import Yggdrasil
 
 TECHNIQUES: dict[str, type[Technique]] = {}
 
@@ -32,6 +33,7 @@ register(Nebula)
 register(Tailscale)
 register(Rosenpass)
 register(Tinc)
+register(Yggdrasil)
 
 
 def technique_class(settings: dict) -> type[Technique]:
