@@ -167,6 +167,8 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
                       "pledge(2) and unveil(2) and does nothing on Linux, as this stub does",
                       YGGDRASIL_PROTECT_STUB),),
            why_pinned="the only version the proxy lists, and the 0.5 protocol; Debian's 0.4.7 speaks 0.4's"),
+    Recipe("vpncloud", "2.3.0", "rust", "vpncloud", {"vpncloud": "vpncloud"},
+           why_pinned="the newest on crates.io (2021); upstream has released nothing since"),
     Recipe("boringtun", "0.7.1", "rust", "boringtun-cli", {"boringtun-cli": "boringtun-cli"}),
     Recipe("rosenpass", "0.2.3", "rust", "rosenpass", {"rosenpass": "rosenpass"},
            build_packages=("cmake", "libclang-dev", "libsodium-dev")),
