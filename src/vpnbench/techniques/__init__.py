@@ -14,6 +14,7 @@ from vpnbench.techniques.overhead import Expectation
 from vpnbench.techniques.rosenpass import Rosenpass
 from vpnbench.techniques.tailscale import Tailscale
 from vpnbench.techniques.tinc import Tinc
+from vpnbench.techniques.vpncloud import VpnCloud
 from vpnbench.techniques.wireguard import WireGuard
 from vpnbench.techniques.yggdrasil import Yggdrasil
 
@@ -34,6 +35,7 @@ register(Tailscale)
 register(Rosenpass)
 register(Tinc)
 register(Yggdrasil)
+register(VpnCloud)
 
 
 def technique_class(settings: dict) -> type[Technique]:

@@ -222,12 +222,23 @@ def is_yggdrasil(payload: bytes) -> bool:
     return frames > 0
 
 
+def is_vpncloud(payload: bytes) -> bool:
+    """A VpnCloud 2 UDP message (crypto/common.rs, core.rs): a handshake (first byte 0xff); a sealed
+    message (key id 0-3, the nonce's 7 low bytes, at least the type byte and the 16-byte tag); or,
+    with the algorithm "plain", a data message in clear (type 0, then an IPv4 or IPv6 header)."""
+    if len(payload) < 2:
+        return False
+    return (payload[0] == 0xFF or (payload[0] <= 3 and len(payload) >= 8 + 1 + 16)
+            or (payload[0] == 0 and payload[1] >> 4 in (4, 6)))
+
+
 # The protocols the proof can name: name -> (transport, does this payload carry it).
 RECOGNISERS: dict[str, tuple[str, Callable[[bytes], bool]]] = {
     "WireGuard": ("udp", is_wireguard),
     "TLS": ("tcp", is_tls_record),
     "nebula": ("udp", is_nebula),
     "yggdrasil": ("tcp", is_yggdrasil),
+    "vpncloud": ("udp", is_vpncloud),
 }
 # Link-layer header length and where its EtherType sits, by pcap link type: Ethernet, Linux cooked v1.
 LINK_TYPES = {1: (14, 12), 113: (16, 14)}
