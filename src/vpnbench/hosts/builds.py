@@ -157,6 +157,9 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
     Recipe("wireguard-go", "0.0.0-20260522210424-ecfc5a8d5446", "go", "golang.zx2c4.com/wireguard",
            {"wireguard-go": "golang.zx2c4.com/wireguard"}, debian_package="wireguard-go",
            why_pinned="the newest commit the proxy serves (wireguard-go has no module tags), after the 2023 GSO/GRO rework; Debian 12 has 0.0.20220316"),
+    Recipe("boringtun", "0.7.1", "rust", "boringtun-cli", {"boringtun-cli": "boringtun-cli"}),
+    Recipe("rosenpass", "0.2.3", "rust", "rosenpass", {"rosenpass": "rosenpass"},
+           build_packages=("cmake", "libclang-dev", "libsodium-dev")),
     Recipe("yggdrasil", "0.5.14", "go", "github.com/yggdrasil-network/yggdrasil-go",
            {"yggdrasil": "github.com/yggdrasil-network/yggdrasil-go/cmd/yggdrasil",
             "yggdrasilctl": "github.com/yggdrasil-network/yggdrasil-go/cmd/yggdrasilctl"},
@@ -169,9 +172,6 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
            why_pinned="the only version the proxy lists, and the 0.5 protocol; Debian's 0.4.7 speaks 0.4's"),
     Recipe("vpncloud", "2.3.0", "rust", "vpncloud", {"vpncloud": "vpncloud"},
            why_pinned="the newest on crates.io (2021); upstream has released nothing since"),
-    Recipe("boringtun", "0.7.1", "rust", "boringtun-cli", {"boringtun-cli": "boringtun-cli"}),
-    Recipe("rosenpass", "0.2.3", "rust", "rosenpass", {"rosenpass": "rosenpass"},
-           build_packages=("cmake", "libclang-dev", "libsodium-dev")),
 )}
 
 # Daemons teams ask about that vpnbench cannot install here, each with the reason (doctor shows them).
