@@ -241,16 +241,26 @@ def install_hint(command: str) -> str:
 GO_REFUSED = re.compile(r"(\S+@v[^\s:]+): ")
 
 
+# A module the proxy would not serve, as the go command reports it while loading a package's imports
+# ("\tsuah.dev/protect: suah.dev/protect@v1.2.4: reading https://…/v1.2.4.zip: 403 Forbidden").
+GO_READING_REFUSED = re.compile(r"(\S+@v[^\s:]+): reading \S+: (\d{3}\b.*)$")
+GO_PROGRESS = ("go: downloading ", "go: finding ", "go: found ", "go: added ", "go: upgraded ")
+
+
 def failure_reason(output: str) -> str:
     """One line from a failed go/cargo: the registry's answer where there is one, else the last
-    error line."""
+    error line (never the go command's progress lines)."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     for number, line in enumerate(lines):
         if line.startswith("server response:"):
             refused = GO_REFUSED.search(lines[number - 1]) if number else None
             said = line.removeprefix("server response:").strip()
             return f"the Go module proxy refused {refused.group(1)}: {said}" if refused else said
-    errors = [line for line in lines if line.startswith(("error", "go: "))]
+    for line in lines:  # no words of the proxy's own: its status
+        reading = GO_READING_REFUSED.search(line)
+        if reading:
+            return f"the Go module proxy refused {reading.group(1)}: {reading.group(2)}"
+    errors = [line for line in lines if line.startswith(("error", "go: ")) and not line.startswith(GO_PROGRESS)]
     return (errors or lines[-1:] or ["failed without a message"])[0]
 
 
