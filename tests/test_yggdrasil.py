@@ -4,6 +4,7 @@ and wiped, nothing left behind; its bad input; its recogniser; its build record.
 
 import json
 import stat
+import subprocess
 import time
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 import machine_places
 import vpnbench
 from bounds import assert_tcp_measured
-from conftest import assert_refused, run_campaign
+from conftest import VPNBENCH, assert_refused, leftovers, run_campaign, run_cli
 from pcaps import pcap_of
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.foundation.errors import UserError
@@ -85,7 +86,6 @@ def test_the_build_records_its_stub_and_its_version():
     record = json.loads(Path(builds.record_path("yggdrasil", PINNED)).read_text())
     assert record["module"] == f"github.com/yggdrasil-network/yggdrasil-go@v{PINNED}" and record["checksum"]
     assert "suah.dev/protect" in record["replaced"]
-    import subprocess
     said = subprocess.run([builds.program("yggdrasil", "yggdrasil", PINNED), "-version"], capture_output=True, text=True)
     assert f"Build version: {PINNED}" in said.stdout  # injected at the build (-X), else "unknown"
 
@@ -233,6 +233,38 @@ def test_an_ipv4_measurement_through_an_ipv6_overlay_says_what_to_set():
     assert ctx.target("ipv6") == "200::2"
     with pytest.raises(MeasurementError, match=r'^family: the tunnel carries only ipv6 inside; set family = "ipv6"'):
         ctx.target("ipv4")
+
+
+@needs_yggdrasil
+@pytest.mark.netns
+def test_kill9_mid_run_then_cleanup_leaves_no_daemon_key_or_device(tmp_path, clean_machine):
+    (tmp_path / "c.toml").write_text(KILLED_RUN)
+    run = subprocess.Popen([*VPNBENCH, "run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db")],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(p.endswith(" iperf3") for p in leftovers()):  # the tunnel is up, traffic flows
+            assert time.monotonic() < deadline and run.poll() is None, "the run never started traffic"
+            time.sleep(0.2)
+    finally:
+        run.kill()
+        run.wait()
+    # its configurations (keys) are left; its daemons may be too (or died writing to the dead run's pipe)
+    assert list(Path("/run/vpnbench").glob("*/yggdrasil-*"))
+    result = run_cli("cleanup")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert leftovers() == []  # daemons, namespaces (their TUN devices with them) and the run dir with its keys
+
+
+KILLED_RUN = """[campaign]
+name = "killed"
+[[technique]]
+kind = "yggdrasil"
+[[measurement]]
+kind = "tcp"
+duration = "30s"
+family = "ipv6"
+"""
 
 
 class _HostsWithout:
