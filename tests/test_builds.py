@@ -6,6 +6,7 @@ architecture rule and the registries' refusals read into one line; then real bui
 sha256, a second install cached), a version the module proxy refuses (one line, nothing left
 behind), and prefixes another user could have made (refused, nothing written)."""
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -172,6 +173,13 @@ def test_the_probe_tells_whether_the_hosts_can_run_a_build():
 
 # ---- the registries' answers, and what a machine needs ----
 
+# What the go command printed here for yggdrasil 0.5.14 without its stub (a host the proxy refuses).
+REFUSED_YGGDRASIL = """go: downloading suah.dev/protect v1.2.4
+go: github.com/yggdrasil-network/yggdrasil-go/cmd/yggdrasil imports
+\tsuah.dev/protect: suah.dev/protect@v1.2.4: reading https://proxy.golang.org/suah.dev/protect/@v/v1.2.4.zip: 403 Forbidden
+"""
+
+
 def test_a_refused_go_module_is_the_proxys_own_reason_in_one_line():
     assert failure_reason(REFUSED_TAILSCALE) == (
         "the Go module proxy refused gvisor.dev/gvisor@v0.0.0-20260915211658-a6f909f08a72: "
@@ -180,6 +188,7 @@ def test_a_refused_go_module_is_the_proxys_own_reason_in_one_line():
         "go: golang.zx2c4.com/wireguard@v1.0: module golang.zx2c4.com: reading https://proxy.golang.org/golang.zx2c4"
         ".com/@v/list: 403 Forbidden\n\tserver response: This module version is not available.\n") == \
         "the Go module proxy refused golang.zx2c4.com/wireguard@v1.0: This module version is not available."
+    assert failure_reason(REFUSED_YGGDRASIL) == "the Go module proxy refused suah.dev/protect@v1.2.4: 403 Forbidden"
     assert failure_reason("   Compiling x\nerror: package `y` cannot be built\nwarning: z\n") == \
         "error: package `y` cannot be built"
 
@@ -251,6 +260,29 @@ def test_nebula_builds_once_records_what_it_is_and_is_cached_after(prefix):
     assert again.cached and time.monotonic() - started < 1
     assert again.line() == f"nebula 1.10.3: cached ({target})"
     assert json.loads((target / "BUILD.json").read_text()) == record  # never written again
+
+
+@pytest.mark.build
+def test_yggdrasil_builds_with_its_refused_module_stubbed_recorded_and_its_version_injected(prefix):
+    """Every yggdrasil-go release imports suah.dev/protect, whose host the proxy here refuses (403):
+    without the recipe's stub the build fails; with it, BUILD.json says what was replaced and why."""
+    recipe = builds.RECIPES["yggdrasil"]
+    unstubbed = dataclasses.replace(recipe, go_stubs=())
+    with pytest.raises(InstallError, match=r"^yggdrasil 0\.5\.14: the Go module proxy refused suah\.dev/protect@v1\.2\.4: "
+                                           r"403 Forbidden$"):
+        builds_install.build(unstubbed, builds_install.prepare_source(unstubbed, "0.5.14"), _work_dir(prefix))
+    built = install("yggdrasil", root=prefix)
+    record = json.loads((built.path / "BUILD.json").read_text())
+    assert set(record["replaced"]) == {"suah.dev/protect"} and "403" in record["replaced"]["suah.dev/protect"]
+    assert record["module"] == "github.com/yggdrasil-network/yggdrasil-go@v0.5.14" and record["checksum"].startswith("h1:")
+    said = subprocess.run([str(built.path / "bin" / "yggdrasil"), "-version"], capture_output=True, text=True, timeout=10)
+    assert "Build version: 0.5.14" in said.stdout  # -X at the build, as upstream's releases; else "unknown"
+
+
+def _work_dir(prefix: Path) -> Path:
+    work = prefix / "work"
+    work.mkdir(mode=0o755)
+    return work
 
 
 @pytest.mark.build

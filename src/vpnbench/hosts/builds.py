@@ -88,6 +88,12 @@ class Recipe:
     debian_package: str | None = None  # the package the version "debian" means, if any
     build_packages: tuple[str, ...] = ()  # Debian packages the build itself needs
     why_pinned: str = ""
+    # Go: -X settings (package.variable -> value, "{version}" the version built) for a daemon that
+    # reports its version only when its release build injects it
+    go_version_vars: tuple[tuple[str, str], ...] = ()
+    # Go: modules the proxy here does not serve, replaced by a stub that does what the real one
+    # does on Linux (module -> (why, its one Go file)); BUILD.json records each replacement
+    go_stubs: tuple[tuple[str, str, str], ...] = ()
 
     def allowed_forms(self) -> str:
         """The version forms this daemon takes, for a refusal's one line."""
@@ -123,6 +129,20 @@ class Recipe:
             raise ValueError(f"{version!r} is not a version (digits, dots, letters); allowed: {self.allowed_forms()}")
 
 
+# yggdrasil, yggdrasilctl and genkeys call only Pledge (cmd/*/main.go of 0.5.14).
+YGGDRASIL_PROTECT_STUB = """// Package protect stands in for suah.dev/protect (vpnbench's build: see builds.py).
+package protect
+
+// Pledge is OpenBSD's pledge(2); elsewhere the real package returns nil, as this does.
+func Pledge(promises string) error { return nil }
+
+// Unveil is OpenBSD's unveil(2); elsewhere the real package returns nil, as this does.
+func Unveil(path string, flags string) error { return nil }
+
+// UnveilBlock ends unveil's changes on OpenBSD; elsewhere it returns nil.
+func UnveilBlock() error { return nil }
+"""
+
 RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
     Recipe("tailscale", "1.102.0", "go", "tailscale.com",
            {"tailscaled": "tailscale.com/cmd/tailscaled", "tailscale": "tailscale.com/cmd/tailscale"},
@@ -140,6 +160,18 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
     Recipe("boringtun", "0.7.1", "rust", "boringtun-cli", {"boringtun-cli": "boringtun-cli"}),
     Recipe("rosenpass", "0.2.3", "rust", "rosenpass", {"rosenpass": "rosenpass"},
            build_packages=("cmake", "libclang-dev", "libsodium-dev")),
+    Recipe("yggdrasil", "0.5.14", "go", "github.com/yggdrasil-network/yggdrasil-go",
+           {"yggdrasil": "github.com/yggdrasil-network/yggdrasil-go/cmd/yggdrasil",
+            "yggdrasilctl": "github.com/yggdrasil-network/yggdrasil-go/cmd/yggdrasilctl"},
+           go_version_vars=(("github.com/yggdrasil-network/yggdrasil-go/src/version.buildName", "yggdrasil"),
+                            ("github.com/yggdrasil-network/yggdrasil-go/src/version.buildVersion", "{version}")),
+           go_stubs=(("suah.dev/protect",
+                      "its host is not one the Go module proxy here serves (403); the real package wraps OpenBSD's "
+                      "pledge(2) and unveil(2) and does nothing on Linux, as this stub does",
+                      YGGDRASIL_PROTECT_STUB),),
+           why_pinned="the only version the proxy lists, and the 0.5 protocol; Debian's 0.4.7 speaks 0.4's"),
+    Recipe("vpncloud", "2.3.0", "rust", "vpncloud", {"vpncloud": "vpncloud"},
+           why_pinned="the newest on crates.io (2021); upstream has released nothing since"),
 )}
 
 # Daemons teams ask about that vpnbench cannot install here, each with the reason (doctor shows them).

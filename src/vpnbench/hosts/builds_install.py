@@ -241,16 +241,26 @@ def install_hint(command: str) -> str:
 GO_REFUSED = re.compile(r"(\S+@v[^\s:]+): ")
 
 
+# A module the proxy would not serve, as the go command reports it while loading a package's imports
+# ("\tsuah.dev/protect: suah.dev/protect@v1.2.4: reading https://…/v1.2.4.zip: 403 Forbidden").
+GO_READING_REFUSED = re.compile(r"(\S+@v[^\s:]+): reading \S+: (\d{3}\b.*)$")
+GO_PROGRESS = ("go: downloading ", "go: finding ", "go: found ", "go: added ", "go: upgraded ")
+
+
 def failure_reason(output: str) -> str:
     """One line from a failed go/cargo: the registry's answer where there is one, else the last
-    error line."""
+    error line (never the go command's progress lines)."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     for number, line in enumerate(lines):
         if line.startswith("server response:"):
             refused = GO_REFUSED.search(lines[number - 1]) if number else None
             said = line.removeprefix("server response:").strip()
             return f"the Go module proxy refused {refused.group(1)}: {said}" if refused else said
-    errors = [line for line in lines if line.startswith(("error", "go: "))]
+    for line in lines:  # no words of the proxy's own: its status
+        reading = GO_READING_REFUSED.search(line)
+        if reading:
+            return f"the Go module proxy refused {reading.group(1)}: {reading.group(2)}"
+    errors = [line for line in lines if line.startswith(("error", "go: ")) and not line.startswith(GO_PROGRESS)]
     return (errors or lines[-1:] or ["failed without a message"])[0]
 
 
@@ -309,10 +319,13 @@ def build_go(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
     module_dir = builder_work_dir(recipe.name)
     try:
         run_as_builder(["sh", "-ec", 'printf "module vpnbench.local/build\\n\\ngo 1.21\\n" > go.mod'], what, module_dir)
+        replaced = add_go_stubs(recipe, go, module_dir, what)
         for package in dict.fromkeys(recipe.programs.values()):
             run_as_builder([go, "get", f"{package}@v{version}"], what, module_dir, GO_ENV)
+        ldflags = " ".join(f"-X {name}={value.format(version=version)}" for name, value in recipe.go_version_vars)
         for program, package in recipe.programs.items():
-            run_as_builder([go, "build", "-trimpath", "-o", f"out/{program}", package], what, module_dir, GO_ENV)
+            run_as_builder([go, "build", "-trimpath", *(["-ldflags", ldflags] if ldflags else []), "-o", f"out/{program}",
+                            package], what, module_dir, GO_ENV)
             collect(module_dir, f"out/{program}", bin_dir / program)
         go_sum = read_builder_text(module_dir, "go.sum")
         toolchain = run_as_builder([go, "version"], what, module_dir, GO_ENV).strip()
@@ -321,7 +334,22 @@ def build_go(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
         shutil.rmtree(module_dir, ignore_errors=True)
     found = re.search(rf"^{re.escape(recipe.source)} v{re.escape(version)} (h1:\S+)$", go_sum, re.M)
     return {"module": f"{recipe.source}@v{version}", "checksum": found.group(1) if found else None,
-            "toolchain": toolchain, "goos": goos, "goarch": goarch}
+            "toolchain": toolchain, "goos": goos, "goarch": goarch, **({"replaced": replaced} if replaced else {})}
+
+
+def add_go_stubs(recipe: builds.Recipe, go: str, module_dir: Path, what: str) -> dict[str, str]:
+    """Each of the recipe's stubs as a local module of the throwaway one, which replaces the real
+    module with it (a replace in the main module binds every version the build requires); what
+    was replaced and why, for BUILD.json."""
+    replaced = {}
+    for number, (module, why, source) in enumerate(recipe.go_stubs):
+        place = f"stub{number}"
+        run_as_builder(["sh", "-ec", 'mkdir "$STUB" && printf "module %s\\n\\ngo 1.21\\n" "$MODULE" > "$STUB/go.mod" '
+                                     '&& printf "%s" "$SOURCE" > "$STUB/stub.go"'], what, module_dir,
+                       {"STUB": place, "MODULE": module, "SOURCE": source})
+        run_as_builder([go, "mod", "edit", f"-replace={module}=./{place}"], what, module_dir, GO_ENV)
+        replaced[module] = f"a stub of vpnbench's: {why}"
+    return replaced
 
 
 # ---- git: and path: versions ----

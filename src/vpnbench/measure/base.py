@@ -5,7 +5,7 @@ import dataclasses
 import itertools
 from typing import Callable, ClassVar, Literal
 
-from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.errors import MeasurementError, TechniqueError
 from vpnbench.foundation.params import Params
 from vpnbench.hosts.base import Host
 from vpnbench.store.live import Live
@@ -62,6 +62,9 @@ class MeasureContext:
     run_id: str = ""  # names what a kind makes on a host (an nft table), so `vpnbench cleanup` knows it
 
     def target(self, family: str) -> str:
+        if family not in self.tunnel.server_addrs:  # an overlay of one family (Yggdrasil's is IPv6 only)
+            raise MeasurementError(f"family: the tunnel carries only {', '.join(self.tunnel.server_addrs)} inside; "
+                                 f"set family = \"{next(iter(self.tunnel.server_addrs))}\" on this measurement")
         return self.tunnel.server_addrs[family]
 
 

@@ -14,7 +14,9 @@ from vpnbench.techniques.overhead import Expectation
 from vpnbench.techniques.rosenpass import Rosenpass
 from vpnbench.techniques.tailscale import Tailscale
 from vpnbench.techniques.tinc import Tinc
+from vpnbench.techniques.vpncloud import VpnCloud
 from vpnbench.techniques.wireguard import WireGuard
+from vpnbench.techniques.yggdrasil import Yggdrasil
 
 TECHNIQUES: dict[str, type[Technique]] = {}
 
@@ -32,6 +34,8 @@ register(Nebula)
 register(Tailscale)
 register(Rosenpass)
 register(Tinc)
+register(Yggdrasil)
+register(VpnCloud)
 
 
 def technique_class(settings: dict) -> type[Technique]:

@@ -197,11 +197,48 @@ def is_nebula(payload: bytes) -> bool:
     return len(payload) >= 16 and payload[0] >> 4 == 1 and payload[0] & 0x0F <= 6 and payload[2:4] == b"\0\0"
 
 
+YGGDRASIL_FRAME_TYPES = range(1, 10)  # ironwood's wire types: keep-alive 1 ... traffic 9 (network/wire.go)
+
+
+def is_yggdrasil(payload: bytes) -> bool:
+    """A TCP segment of a Yggdrasil peering that holds whole ironwood frames, as a small packet's
+    does: each a uvarint length, then that many bytes beginning with a type 1-9; the frames end
+    exactly where the segment does (a segment in the middle of a large frame is not counted)."""
+    offset, frames = 0, 0
+    while offset < len(payload):
+        length, shift, start = 0, 0, offset
+        while offset < len(payload) and offset - start < 3:  # frames are at most 65535 bytes: 3 bytes of uvarint
+            byte = payload[offset]
+            offset += 1
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        else:
+            return False
+        if length == 0 or offset + length > len(payload) or payload[offset] not in YGGDRASIL_FRAME_TYPES:
+            return False
+        offset, frames = offset + length, frames + 1
+    return frames > 0
+
+
+def is_vpncloud(payload: bytes) -> bool:
+    """A VpnCloud 2 UDP message (crypto/common.rs, core.rs): a handshake (first byte 0xff); a sealed
+    message (key id 0-3, the nonce's 7 low bytes, at least the type byte and the 16-byte tag); or,
+    with the algorithm "plain", a data message in clear (type 0, then an IPv4 or IPv6 header)."""
+    if len(payload) < 2:
+        return False
+    return (payload[0] == 0xFF or (payload[0] <= 3 and len(payload) >= 8 + 1 + 16)
+            or (payload[0] == 0 and payload[1] >> 4 in (4, 6)))
+
+
 # The protocols the proof can name: name -> (transport, does this payload carry it).
 RECOGNISERS: dict[str, tuple[str, Callable[[bytes], bool]]] = {
     "WireGuard": ("udp", is_wireguard),
     "TLS": ("tcp", is_tls_record),
     "nebula": ("udp", is_nebula),
+    "yggdrasil": ("tcp", is_yggdrasil),
+    "vpncloud": ("udp", is_vpncloud),
 }
 # Link-layer header length and where its EtherType sits, by pcap link type: Ethernet, Linux cooked v1.
 LINK_TYPES = {1: (14, 12), 113: (16, 14)}

@@ -1,0 +1,220 @@
+"""VpnCloud 2 (dswd/vpncloud): a peer-to-peer mesh over UDP; each node an Ed25519 key pair and a
+list of trusted public keys, an ECDH handshake per peer, then AES-128-GCM, AES-256-GCM or
+ChaCha20-Poly1305 (ring) on the data path, or nothing at all ("plain").
+
+Per bring-up each node makes its own key pair (`vpncloud genkey`, on its host, through a pipe);
+both nodes trust exactly the two public keys. Each node's configuration (YAML; JSON is YAML)
+holds its private key, is written 0600 into the run's directory on its host, is given as a path
+(never a key on a command line), and is wiped at down(). Port forwarding (UPnP), beacons, the
+stats file and the pid file are off: nothing is written outside the run, nothing is asked of
+the network beyond the peer. Both nodes offer exactly the campaign's one `algorithm`, so the
+handshake can agree on nothing else.
+
+On the wire a data packet is UDP: a key id 1 and the nonce's 7 low bytes, then (encrypted) the
+message type 1 and the packet, then the AEAD tag 16; with "plain" it is the message type and
+the packet in clear. Handshake messages begin with 0xff. VpnCloud sets its TUN MTU itself, to the
+underlay's MTU less 73 (an outer IPv6 header 40 whatever the peers speak, UDP 8, 8 + 16 + 1).
+"""
+
+import json
+import re
+import time
+from typing import Literal
+
+from pydantic import Field
+
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.params import Family, TechniqueParams
+from vpnbench.foundation.safe_files import wipe
+from vpnbench.hosts import builds, evidence
+from vpnbench.hosts.base import Host, stop_all
+from vpnbench.techniques.base import BackendStatus, Technique, TechniqueContext, Tunnel
+from vpnbench.techniques.overhead import IP_HEADER, POLY1305_TAG, UDP_HEADER, Expectation, expectation_of
+from vpnbench.testbeds.probe import KernelProbe
+
+NAME = "vpncloud"
+ROLES = ("server", "client")
+INNER = {"client": "10.97.0.1", "server": "10.97.0.2"}
+AEADS = {"aes128": "AES-128-GCM", "aes256": "AES-256-GCM", "chacha20": "ChaCha20-Poly1305", "plain": "none"}
+EXTRA = 8  # key id 1 + the nonce's low 7 bytes (crypto/core.rs EXTRA_LEN)
+TAG = POLY1305_TAG  # 16 for each AEAD (TAG_LEN)
+MESSAGE_TYPE = 1
+# What vpncloud subtracts from the underlay's MTU for its TUN device (device.rs get_overhead):
+# an IPv6 header whatever the peers speak, UDP, EXTRA, TAG and the message type.
+MTU_RESERVE = 40 + UDP_HEADER + EXTRA + TAG + MESSAGE_TYPE
+START_TIMEOUT = 20.0
+ADDED = "Added peer"  # the handshake with that peer is done
+
+
+def vpncloud_outer(inner: int, family: str, algorithm: str) -> int:
+    sealed = EXTRA + TAG if algorithm != "plain" else 0
+    return inner + IP_HEADER[family] + UDP_HEADER + MESSAGE_TYPE + sealed
+
+
+class VpnCloudParams(TechniqueParams):
+    kind: Literal["vpncloud"] = "vpncloud"
+    version: builds.version_type(NAME) = None
+    # the one algorithm both nodes offer; "plain" sends the packets in clear (the wire proof then
+    # must see its marker, as for the baseline)
+    algorithm: Literal["aes128", "aes256", "chacha20", "plain"] = "aes128"
+    family: Family = "ipv4"  # underlay family
+    port: int | None = Field(None, ge=1, le=65535)  # None: a port of this run's own (run_port)
+
+
+class VpnCloud(Technique):
+    kind = "vpncloud"
+    kernel_features = {"userspace": "TUN (/dev/net/tun)"}
+    Params = VpnCloudParams
+    description = "VpnCloud 2 (Ed25519 trust, ECDH; AES-GCM or ChaCha20-Poly1305 over UDP)"
+    versions = {NAME: f"{builds.program(NAME, NAME, builds.RECIPES[NAME].default)} --version 2>/dev/null"}
+
+    @classmethod
+    def tunnel_ceiling(cls, params) -> tuple[int, str]:
+        return 1, "a VpnCloud node has one device and one address; N tunnels would be N nodes"
+
+    @classmethod
+    def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
+        family, algorithm = settings.get("family", "ipv4"), settings.get("algorithm", "aes128")
+        return expectation_of(lambda n: vpncloud_outer(n, family, algorithm), underlay_mtu,
+                              underlay_mtu - MTU_RESERVE, False,
+                              f"VpnCloud {algorithm} over {family}: its TUN MTU is the underlay's less {MTU_RESERVE} "
+                              f"(it reserves an IPv6 header 40 + UDP 8 + key id and nonce {EXTRA} + tag {TAG} + type "
+                              f"{MESSAGE_TYPE}); a packet takes IP {IP_HEADER[family]} + UDP 8 + type 1"
+                              + (f" + {EXTRA} + tag {TAG}" if algorithm != "plain" else " (in clear)"))
+
+    @classmethod
+    def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
+        return [cls._status(probe, builds.RECIPES[NAME].default)]
+
+    @classmethod
+    def resolve_backend(cls, params: VpnCloudParams, probe: KernelProbe) -> str:
+        status = cls._status(probe, params.version)
+        if not status.available:
+            raise ValueError(f"backend 'userspace' is not available: {status.reason}")
+        return status.name
+
+    @classmethod
+    def _status(cls, probe: KernelProbe, version: str) -> BackendStatus:
+        lacking = probe.host_lacking(builds.program(NAME, NAME, version))
+        if lacking is not None:
+            return BackendStatus("userspace", False, builds.missing_reason(NAME, version, lacking))
+        tun = probe.host_lacking("/dev/net/tun")
+        if tun is not None:
+            return BackendStatus("userspace", False, f"{tun} lacks TUN (/dev/net/tun)")
+        return BackendStatus("userspace", True)
+
+    def __init__(self, params: VpnCloudParams, ctx: TechniqueContext):
+        super().__init__(params, ctx)
+        self.nodes: dict[str, Host] = {"server": ctx.server, "client": ctx.client}
+        self.procs: dict = {}
+        self.ifaces: dict[str, str] = {}
+        self.build_record: dict | None = None
+
+    def up(self, backend: str) -> Tunnel:
+        p, res = self.params, self.ctx.resources
+        program = builds.program(NAME, NAME, p.version)
+        port = p.port or run_port(res.run_id)
+        self.ifaces = {role: res.iface_name("v" + role[0]) for role in ROLES}
+        keys = {role: _genkey(self.nodes[role], program) for role in ROLES}
+        trusted = [keys[role][1] for role in ROLES]
+        server_at = _endpoint(self.ctx.underlay["server"][p.family], port)
+        configs = {role: res.path(f"vpncloud-{role}.yml") for role in ROLES}
+        for role in ROLES:
+            mine = self.ctx.underlay[role][p.family]
+            config = {
+                "device": {"type": "tun", "name": self.ifaces[role]},
+                # Not vpncloud's own `ip`: 2.3.0's ioctl gives the device 0.1.0.0/8 for 10.97.0.1/24 here
+                # (its "Auto-claiming 0.0.0.1/32" follows from that); vpnbench sets the address, and the
+                # node claims its one address, once the device is open.
+                "claims": [f"{INNER[role]}/32"],
+                "auto-claim": False,
+                "listen": _endpoint(mine, port),
+                "peers": [server_at] if role == "client" else [],
+                "crypto": {"private-key": keys[role][0], "public-key": keys[role][1], "trusted-keys": trusted,
+                           "algorithms": [p.algorithm]},
+                "mode": "normal",
+                "port-forwarding": False,  # no UPnP: nothing but the peer is asked anything
+            }
+            self.nodes[role].write_file(configs[role], json.dumps(config, indent=1), 0o600)
+            self.undo.defer(wipe, self.nodes[role], configs[role])
+        self.tunnel = Tunnel(
+            backend=backend,
+            server_addrs={"ipv4": INNER["server"]},
+            client_addrs={"ipv4": INNER["client"]},
+            protection="none" if p.algorithm == "plain" else "encrypted",
+            wire_filter=f"udp port {port}",
+            wire_protocol="vpncloud",
+            negotiated={"implementation": NAME, "algorithm": p.algorithm, "aead": AEADS[p.algorithm],
+                        "key_exchange": "ECDH, Ed25519-signed, keys per bring-up", "port": port,
+                        "underlay_family": p.family, "mode": "normal (tun)", "trusted_keys": len(trusted)},
+        )
+        self.undo.defer(stop_all, self.tunnel.procs)  # before their files are wiped
+        for role in ROLES:
+            if role == "client":
+                started = time.monotonic()
+            self.procs[role] = proc = self.nodes[role].spawn([program, "--config", str(configs[role])], name=NAME)
+            self.tunnel.procs.append(proc)
+            self._wait(role, lambda log: "Opened device" in log and ("Setting MTU" in log or "Error setting" in log))
+            self.nodes[role].run(["ip", "-batch", "-"], input=f"addr add {INNER[role]}/24 dev {self.ifaces[role]}\n"
+                                                           f"link set {self.ifaces[role]} up\n")
+        for role in ROLES:
+            self._wait(role, lambda log: ADDED in log)
+        self.handshake_s = round(time.monotonic() - started, 3)  # the client's start to both peers added (10 ms polls)
+        self.tunnel.negotiated.update(self._what_ran())
+        return self.tunnel
+
+    def _wait(self, role: str, ready) -> None:
+        proc = self.procs[role]
+        deadline = time.monotonic() + START_TIMEOUT
+        while not ready(proc.output()):
+            if not proc.alive():
+                raise TechniqueError(f"vpncloud ({role}) exited: {_tail(proc.output())}")
+            if time.monotonic() > deadline:
+                raise TechniqueError(f"vpncloud ({role}) not ready within {START_TIMEOUT:g} s: {_tail(proc.output())}")
+            time.sleep(0.01)
+
+    def _what_ran(self) -> dict:
+        found: dict = {}
+        client = self.nodes["client"]
+        said = client.run([builds.program(NAME, NAME, self.params.version), "--version"], timeout=10, check=False)
+        version = re.search(r"v(\S+)", said.stdout)
+        found["version"] = version.group(1) if version else None
+        if self.build_record is None:
+            result = client.run(builds.record_command(NAME, self.params.version), timeout=10, check=False)
+            try:
+                self.build_record = json.loads(result.stdout)
+            except ValueError:
+                self.build_record = {"unreadable": (result.stderr or result.stdout).strip()[-200:]}
+        found["build"] = self.build_record
+        mtu = re.search(r"Setting MTU (\d+)", self.procs["client"].output())
+        found["mtu"] = int(mtu.group(1)) if mtu else None
+        return found
+
+    def evidence(self) -> dict[str, str]:
+        pieces = [(f"{role}: vpncloud log", lambda proc=proc: evidence.log_tail(proc)) for role, proc in self.procs.items()]
+        pieces += [(f"{role}: ip addr (vpncloud tun)", lambda role=role, iface=iface: evidence.command(
+            self.nodes[role], ["ip", "addr", "show", "dev", iface])) for role, iface in self.ifaces.items()]
+        return evidence.gather(pieces)
+
+
+def _genkey(host: Host, program: str) -> tuple[str, str]:
+    """A new key pair (private, public; base62), made by vpncloud on the host (stdout, a pipe)."""
+    result = host.run([program, "genkey"], timeout=30, check=False)
+    private = re.search(r"^Private key: (\S+)$", result.stdout, re.M)
+    public = re.search(r"^Public key: (\S+)$", result.stdout, re.M)
+    if not result.ok or not private or not public:
+        raise TechniqueError(f"vpncloud genkey made no key pair on the {host.role}: {_tail(result.stderr or 'no output')}")
+    return private.group(1), public.group(1)
+
+
+def run_port(run_id: str) -> int:
+    """This run's UDP port (5700-6399) for both nodes, from the run id."""
+    return 5700 + (int(run_id, 16) >> 8) % 700
+
+
+def _endpoint(address: str, port: int) -> str:
+    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+
+
+def _tail(output: str, lines: int = 5) -> str:
+    return " | ".join(output.strip().splitlines()[-lines:]) or "no output"

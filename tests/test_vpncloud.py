@@ -1,0 +1,219 @@
+"""VpnCloud between namespaces: every algorithm carries traffic, the wire proof names vpncloud (and
+sees the marker in clear with "plain"), each packet framed as the MTU arithmetic says (from a
+capture), keys private and wiped, nothing left behind; its bad input; its recogniser."""
+
+import json
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+import machine_places
+import vpnbench
+from bounds import assert_tcp_measured
+from conftest import VPNBENCH, assert_refused, leftovers, run_campaign, run_cli
+from pcaps import pcap_of, udp_frame
+from vpnbench.campaign import campaign_from_dict
+from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.tools import which
+from vpnbench.hosts import builds
+from vpnbench.run.bringup import wait_through
+from vpnbench.techniques import expect
+from vpnbench.techniques.base import TechniqueContext
+from vpnbench.techniques.vpncloud import VpnCloud, VpnCloudParams
+from vpnbench.techniques.wirecheck import check_wire, is_vpncloud, recognise, transport_payloads
+from vpnbench.testbeds.probe import LocalKernelProbe
+
+PINNED = VpnCloudParams().version
+LACKING = None if which(builds.program("vpncloud", "vpncloud", PINNED)) else \
+    builds.missing_reason("vpncloud", PINNED, "this machine")
+needs_vpncloud = pytest.mark.skipif(LACKING is not None, reason=str(LACKING))
+ALGORITHMS = ("aes128", "aes256", "chacha20", "plain")
+
+
+@pytest.mark.parametrize("entry, expected", [
+    ({"algorithm": "aes"}, "technique[1].algorithm: 'aes' is not allowed; allowed values: 'aes128', 'aes256', "
+                           "'chacha20', 'plain'"),
+    ({"version": "2.3.0; reboot"}, "technique[1].version: '2.3.0; reboot' is not a version"),
+    ({"version": "git:master"}, "technique[1].version: 'git:master': vpncloud is a crate"),
+    ({"port": 0}, "technique[1].port:"),
+    ({"password": "x"}, "technique[1].password: unknown key"),
+])
+def test_bad_input_names_the_field_and_allowed_values(entry, expected):
+    with pytest.raises(UserError) as info:
+        campaign_from_dict({"campaign": {"name": "vc"}, "technique": [{"kind": "vpncloud", **entry}],
+                            "measurement": [{"kind": "ping"}]})
+    assert str(info.value).startswith(expected), str(info.value)
+
+
+def test_bad_input_exits_2_with_one_line_before_anything_is_touched(tmp_path):
+    assert_refused(tmp_path, '[[technique]]\nkind = "vpncloud"\nalgorithm = "des"\n[[measurement]]\nkind = "ping"\n',
+                   "technique[1].algorithm: 'des' is not allowed; allowed values: 'aes128', 'aes256', 'chacha20', 'plain'")
+
+
+def test_mtu_expectation_is_vpnclouds_own_reserve():
+    """vpncloud sets its TUN MTU to the underlay's less 73 (an IPv6 header whatever the family):
+    1427 of 1500, below the 1447 an IPv4 underlay would carry (20 + 8 + type 1 + 8 + tag 16)."""
+    for algorithm in ALGORITHMS:
+        settings = VpnCloudParams(algorithm=algorithm).settings()
+        assert expect(settings, 1500).expected_mtu == 1427
+    assert expect(VpnCloudParams().settings(), 1500).protocol_mtu == 1500 - 20 - 8 - 1 - 8 - 16
+    assert expect(VpnCloudParams(algorithm="plain", family="ipv6").settings(), 1500).protocol_mtu == 1500 - 40 - 8 - 1
+
+
+def test_the_recogniser_takes_vpnclouds_messages():
+    sealed = bytes([1]) + bytes(range(7)) + b"\x8f" * 40  # key id 1, nonce, type + packet + tag
+    init = bytes([0xFF, 0]) + b"\x01" * 60
+    plain = bytes([0, 0x45]) + bytes(27)  # data type 0, then an IPv4 header
+    assert is_vpncloud(sealed) and is_vpncloud(init) and is_vpncloud(plain)
+    assert not is_vpncloud(bytes([7]) + bytes(40))  # key ids end at 3
+    assert not is_vpncloud(bytes([2]) + bytes(10))  # shorter than nonce + type + tag
+    pcap = pcap_of([udp_frame(sealed), udp_frame(init), udp_frame(bytes([0x10]) + bytes(40))])
+    assert recognise(pcap, "vpncloud") == 2
+
+
+CELLS = "[campaign]\nname = \"vpncloud\"\n" + "".join(
+    f'[[technique]]\nkind = "vpncloud"\nlabel = "{algorithm}"\nalgorithm = "{algorithm}"\n'
+    + (f'version = "{PINNED}"\n' if algorithm == "aes128" else "") for algorithm in ALGORITHMS) + """
+[[measurement]]
+kind = "tcp"
+duration = "1s"
+[[measurement]]
+kind = "ping"
+count = 5
+interval = "0.05s"
+"""
+
+
+@needs_vpncloud
+@pytest.mark.netns
+def test_every_algorithm_carries_traffic_with_the_proof_and_leaves_nothing(tmp_path, clean_machine):
+    before = machine_places.snapshot()
+    _, cells = run_campaign(tmp_path, CELLS)
+    assert len(cells) == 8
+    for cell in cells:
+        label, params, metrics = cell["technique"], cell["technique_params"], cell["metrics"]
+        assert cell["status"] == "ok", (label, cell["error"])
+        assert cell["wire_check"] == ("cleartext" if params["algorithm"] == "plain" else "encrypted"), label
+        negotiated = cell["negotiated"]
+        assert negotiated["implementation"] == "vpncloud" and negotiated["version"] == PINNED, negotiated
+        assert negotiated["build"]["version"] == PINNED and negotiated["algorithm"] == params["algorithm"]
+        assert negotiated["mtu"] == cell["tunnel"]["interface_mtu"] == 1500 - 73  # the testbed's veths: 1500
+        if cell["measurement"] == "tcp":
+            assert_tcp_measured(cell)
+            assert all(cell["hosts"][role]["procs_cpu_pct"]["vpncloud"] > 0 for role in ("client", "server"))
+        if cell["measurement"] == "ping":
+            assert metrics["received"] > 0 and metrics["rtt_min_ms"] > 0, metrics
+    wire = vpnbench.load(tmp_path / "c.db").bringups["wire_check"]
+    assert sorted(check["verdict"] for check in wire) == ["cleartext"] + ["encrypted"] * 3, list(wire)
+    assert all(check["protocol"] == "vpncloud" for check in wire if check["verdict"] == "encrypted"), list(wire)
+    assert not _vpncloud_processes()
+    assert machine_places.changed(before) == []
+
+
+@needs_vpncloud
+@pytest.mark.netns
+@pytest.mark.parametrize("algorithm, sealed", [("chacha20", 8 + 16), ("plain", 0)])
+def test_keys_are_private_wiped_and_each_packet_framed_as_the_arithmetic_says(testbed, algorithm, sealed):
+    ctx = TechniqueContext(testbed.client, testbed.server, testbed.underlay_map(), testbed.resources,
+                           LocalKernelProbe(testbed.resources), testbed.router)
+    technique = VpnCloud(VpnCloudParams(algorithm=algorithm), ctx)
+    run_dir = ctx.resources.dir
+    try:
+        tunnel = technique.up("userspace")
+        wait_through(testbed.client, tunnel.server_addrs["ipv4"], 10)
+        configs = sorted(run_dir.glob("vpncloud-*.yml"))
+        assert [p.name for p in configs] == ["vpncloud-client.yml", "vpncloud-server.yml"]
+        assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in configs)
+        crypto = [json.loads(p.read_text())["crypto"] for p in configs]
+        keys = [c["private-key"] for c in crypto]
+        assert len(set(keys)) == 2 and crypto[0]["trusted-keys"] == crypto[1]["trusted-keys"]
+        assert all(c["algorithms"] == [algorithm] for c in crypto)
+        for proc in tunnel.procs:
+            argv = Path(f"/proc/{proc.pid}/cmdline").read_text().rstrip("\0").split("\0")
+            assert argv[-2] == "--config" and argv[-1].startswith(str(run_dir))
+            assert not any(key in " ".join(argv) or key in proc.output() for key in keys)
+        if algorithm != "plain":
+            proof = check_wire(tunnel, testbed.client, testbed.capture_points(), ctx.resources)
+            assert (proof.verdict, proof.protocol) == ("encrypted", "vpncloud"), proof
+        # An IPv4 ping of 200 bytes is a 228-byte packet: its UDP payload is type 1 + it (+ nonce and tag)
+        assert 228 + 1 + sealed in _captured_payloads(testbed, ctx, tunnel, 200)
+        ifaces = technique.ifaces
+        tunnel.procs[0].stop()
+        assert "vpncloud exited" in technique.failure()
+    finally:
+        technique.down()
+    assert not list(run_dir.glob("vpncloud-*"))
+    assert not _vpncloud_processes()
+    assert not any(host.run(["ip", "link", "show", "dev", ifaces[role]], check=False).ok
+                   for role, host in (("client", testbed.client), ("server", testbed.server)))
+
+
+def _captured_payloads(testbed, ctx, tunnel, size: int) -> set[int]:
+    point = testbed.capture_points()[0]
+    pcap = ctx.resources.path("framing.pcap")
+    capture = point.host.spawn(["tcpdump", "-Z", "root", "--immediate-mode", *point.tcpdump_args(), "-n", "-U",
+                                "-s", "0", "-w", str(pcap), "udp"], name="tcpdump")
+    try:
+        deadline = time.monotonic() + 5
+        while "listening on" not in capture.output() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        testbed.client.run(["ping", "-n", "-c", "3", "-i", "0.05", "-s", str(size), tunnel.server_addrs["ipv4"]],
+                           timeout=10)
+        time.sleep(0.1)
+    finally:
+        capture.interrupt()
+        capture.wait(3)
+    data = point.host.read_file(pcap)
+    point.host.remove_file(pcap)
+    return {len(payload) for proto, payload in transport_payloads(data) if proto == "udp" and is_vpncloud(payload)}
+
+
+def _vpncloud_processes() -> list[int]:
+    return [proc.pid for proc in psutil.process_iter(["name", "cmdline"])
+            if proc.info["name"] == "vpncloud" and any(arg.startswith("/run/vpnbench/") for arg in proc.info["cmdline"] or [])]
+
+
+@needs_vpncloud
+@pytest.mark.netns
+def test_kill9_mid_run_then_cleanup_leaves_no_daemon_key_or_device(tmp_path, clean_machine):
+    (tmp_path / "c.toml").write_text(KILLED_RUN)
+    run = subprocess.Popen([*VPNBENCH, "run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db")],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(p.endswith(" iperf3") for p in leftovers()):  # the tunnel is up, traffic flows
+            assert time.monotonic() < deadline and run.poll() is None, "the run never started traffic"
+            time.sleep(0.2)
+    finally:
+        run.kill()
+        run.wait()
+    # its configurations (keys) are left; its daemons may be too (or died writing to the dead run's pipe)
+    assert list(Path("/run/vpnbench").glob("*/vpncloud-*"))
+    result = run_cli("cleanup")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert leftovers() == []  # daemons, namespaces (their TUN devices with them) and the run dir with its keys
+
+
+KILLED_RUN = """[campaign]
+name = "killed"
+[[technique]]
+kind = "vpncloud"
+[[measurement]]
+kind = "tcp"
+duration = "30s"
+"""
+
+
+class _HostsWithout:
+    def host_lacking(self, path: str) -> str | None:
+        return "server" if path.startswith(str(builds.PREFIX)) else None
+
+
+def test_a_missing_build_is_unavailable_with_the_way_to_get_it():
+    with pytest.raises(ValueError, match=r"server lacks vpncloud 2\.2\.0 .*vpnbench doctor --install vpncloud@2\.2\.0"):
+        VpnCloud.resolve_backend(VpnCloudParams(version="2.2.0"), _HostsWithout())
+    assert not VpnCloud.backends(_HostsWithout())[0].available
