@@ -8,6 +8,7 @@ from typing import Callable, ClassVar, Literal
 
 from vpnbench.foundation.errors import TechniqueError, VpnbenchError
 from vpnbench.foundation.params import Params
+from vpnbench.hosts import builds
 from vpnbench.hosts.base import Host, Proc
 from vpnbench.hosts.resources import RunResources
 from vpnbench.techniques.overhead import Expectation
@@ -268,3 +269,32 @@ class Technique(abc.ABC):
                 tail = "\n".join(proc.output().strip().splitlines()[-5:])
                 return f"{proc.name} exited: {tail or 'no output'}"
         return None
+
+
+class BuiltTunDaemon(Technique):
+    """A technique whose one data path is a daemon vpnbench builds (builds.RECIPES[BUILD], the
+    campaign's `version`) on TUN: available where its build and /dev/net/tun are on the host."""
+
+    BUILD: ClassVar[str]
+
+    @classmethod
+    def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
+        return [cls._status(probe, builds.RECIPES[cls.BUILD].default)]
+
+    @classmethod
+    def resolve_backend(cls, params, probe: KernelProbe) -> str:
+        status = cls._status(probe, params.version)
+        if not status.available:
+            raise ValueError(f"backend 'userspace' is not available: {status.reason}")
+        return status.name
+
+    @classmethod
+    def _status(cls, probe: KernelProbe, version: str) -> BackendStatus:
+        lacking = probe.host_lacking(builds.program(cls.BUILD, cls.BUILD, version))
+        if lacking is not None:
+            return BackendStatus("userspace", False, builds.missing_reason(cls.BUILD, version, lacking))
+        tun = probe.host_lacking("/dev/net/tun")
+        if tun is not None:
+            return BackendStatus("userspace", False, f"{tun} lacks TUN (/dev/net/tun)")
+        return BackendStatus("userspace", True)
+

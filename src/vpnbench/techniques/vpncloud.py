@@ -28,9 +28,8 @@ from vpnbench.foundation.params import Family, TechniqueParams
 from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import Host, stop_all
-from vpnbench.techniques.base import BackendStatus, Technique, TechniqueContext, Tunnel
+from vpnbench.techniques.base import BuiltTunDaemon, TechniqueContext, Tunnel
 from vpnbench.techniques.overhead import IP_HEADER, POLY1305_TAG, UDP_HEADER, Expectation, expectation_of
-from vpnbench.testbeds.probe import KernelProbe
 
 NAME = "vpncloud"
 ROLES = ("server", "client")
@@ -61,7 +60,8 @@ class VpnCloudParams(TechniqueParams):
     port: int | None = Field(None, ge=1, le=65535)  # None: a port of this run's own (run_port)
 
 
-class VpnCloud(Technique):
+class VpnCloud(BuiltTunDaemon):
+    BUILD = NAME
     kind = "vpncloud"
     kernel_features = {"userspace": "TUN (/dev/net/tun)"}
     Params = VpnCloudParams
@@ -81,27 +81,6 @@ class VpnCloud(Technique):
                               f"(it reserves an IPv6 header 40 + UDP 8 + key id and nonce {EXTRA} + tag {TAG} + type "
                               f"{MESSAGE_TYPE}); a packet takes IP {IP_HEADER[family]} + UDP 8 + type 1"
                               + (f" + {EXTRA} + tag {TAG}" if algorithm != "plain" else " (in clear)"))
-
-    @classmethod
-    def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
-        return [cls._status(probe, builds.RECIPES[NAME].default)]
-
-    @classmethod
-    def resolve_backend(cls, params: VpnCloudParams, probe: KernelProbe) -> str:
-        status = cls._status(probe, params.version)
-        if not status.available:
-            raise ValueError(f"backend 'userspace' is not available: {status.reason}")
-        return status.name
-
-    @classmethod
-    def _status(cls, probe: KernelProbe, version: str) -> BackendStatus:
-        lacking = probe.host_lacking(builds.program(NAME, NAME, version))
-        if lacking is not None:
-            return BackendStatus("userspace", False, builds.missing_reason(NAME, version, lacking))
-        tun = probe.host_lacking("/dev/net/tun")
-        if tun is not None:
-            return BackendStatus("userspace", False, f"{tun} lacks TUN (/dev/net/tun)")
-        return BackendStatus("userspace", True)
 
     def __init__(self, params: VpnCloudParams, ctx: TechniqueContext):
         super().__init__(params, ctx)

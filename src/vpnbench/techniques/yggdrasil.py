@@ -30,9 +30,8 @@ from vpnbench.foundation.params import Family, TechniqueParams
 from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import Host, stop_all
-from vpnbench.techniques.base import BackendStatus, Technique, TechniqueContext, Tunnel
+from vpnbench.techniques.base import BuiltTunDaemon, TechniqueContext, Tunnel
 from vpnbench.techniques.overhead import IP_HEADER, TCP_HEADER, Expectation, expectation_of
-from vpnbench.testbeds.probe import KernelProbe
 
 NAME = "yggdrasil"
 ROLES = ("server", "client")  # the listener first: the client's peering finds it
@@ -62,7 +61,8 @@ class YggdrasilParams(TechniqueParams):
     mtu: int = Field(MAX_MTU, ge=1280, le=MAX_MTU)  # the TUN device's (IfMTU); TCP segments the frames
 
 
-class Yggdrasil(Technique):
+class Yggdrasil(BuiltTunDaemon):
+    BUILD = NAME
     kind = "yggdrasil"
     kernel_features = {"userspace": "TUN (/dev/net/tun)"}
     Params = YggdrasilParams
@@ -83,27 +83,6 @@ class Yggdrasil(Technique):
                               + (f", in a TLS 1.3 record {TLS13_RECORD}" if transport == "tls" else "")
                               + f") in a TCP stream (IP {IP_HEADER[family]} + TCP {TCP_HEADER}), which segments "
                               "larger packets")
-
-    @classmethod
-    def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
-        return [cls._status(probe, builds.RECIPES[NAME].default)]
-
-    @classmethod
-    def resolve_backend(cls, params: YggdrasilParams, probe: KernelProbe) -> str:
-        status = cls._status(probe, params.version)
-        if not status.available:
-            raise ValueError(f"backend 'userspace' is not available: {status.reason}")
-        return status.name
-
-    @classmethod
-    def _status(cls, probe: KernelProbe, version: str) -> BackendStatus:
-        lacking = probe.host_lacking(builds.program(NAME, NAME, version))
-        if lacking is not None:
-            return BackendStatus("userspace", False, builds.missing_reason(NAME, version, lacking))
-        tun = probe.host_lacking("/dev/net/tun")
-        if tun is not None:
-            return BackendStatus("userspace", False, f"{tun} lacks TUN (/dev/net/tun)")
-        return BackendStatus("userspace", True)
 
     def __init__(self, params: YggdrasilParams, ctx: TechniqueContext):
         super().__init__(params, ctx)
