@@ -32,7 +32,7 @@ from vpnbench.foundation.tools import which
 from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import Host, Proc, stop_all
 from vpnbench.hosts.route import route_mtu
-from vpnbench.techniques.base import BackendStatus, Technique, TechniqueContext, Tunnel
+from vpnbench.techniques.base import BackendStatus, BuiltTunDaemon, TechniqueContext, Tunnel
 from vpnbench.techniques.overhead import IP_HEADER, POLY1305_TAG, UDP_HEADER, Expectation, expectation_of, max_inner
 from vpnbench.testbeds.probe import KernelProbe
 
@@ -65,7 +65,8 @@ class NebulaParams(TechniqueParams):
     mtu: int | None = Field(None, ge=1280, le=9000)  # None: the most the underlay carries in one packet
 
 
-class Nebula(Technique):
+class Nebula(BuiltTunDaemon):
+    BUILD = "nebula"
     kind = "nebula"
     kernel_features = {"userspace": "TUN (/dev/net/tun)"}
     Params = NebulaParams
@@ -85,20 +86,9 @@ class Nebula(Technique):
                               f"+ tag {AEAD_TAG}; the TUN MTU is set to what fits unless mtu is given")
 
     @classmethod
-    def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
-        """Its one data path (userspace, TUN) with the pinned build."""
-        return [cls._status(probe, builds.RECIPES["nebula"].default)]
-
-    @classmethod
-    def resolve_backend(cls, params: NebulaParams, probe: KernelProbe) -> str:
-        status = cls._status(probe, params.version)
-        if not status.available:
-            raise ValueError(f"backend 'userspace' is not available: {status.reason}")
-        return status.name
-
-    @classmethod
     def _status(cls, probe: KernelProbe, version: str) -> BackendStatus:
-        """nebula on the hosts (asked of the probe), nebula-cert on the controller, which signs."""
+        """nebula on the hosts (asked of the probe; Debian's on the PATH), nebula-cert on the
+        controller, which signs; TUN."""
         if version == builds.DEBIAN:
             lacking = None if probe.has_command("nebula") else "a host"
         else:
