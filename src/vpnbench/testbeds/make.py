@@ -14,4 +14,7 @@ def make_testbed(spec: TestbedSpec, resources: RunResources, bump: bool = False)
     if spec.kind == "vm":
         from vpnbench.testbeds.vm import VmTestbed  # QEMU's machinery: loaded only when asked for
         return VmTestbed(spec, resources)
+    if spec.nodes is not None:
+        from vpnbench.testbeds.mesh import MeshTestbed  # only mesh runs load the NAT machinery
+        return MeshTestbed(spec, resources)
     return LocalTestbed(spec, resources, bump)

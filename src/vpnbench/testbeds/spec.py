@@ -14,6 +14,7 @@ from vpnbench.foundation.params import MAX_MTU, MIN_MTU, Duration, core_range_er
 from vpnbench.hosts.inventory import inventory_hosts
 from vpnbench.hosts.ssh import SshSettings, SshTarget
 from vpnbench.impair.registry import BackendName, allowed_here, wrong_kind
+from vpnbench.testbeds.mesh_spec import NatSetting, Nodes, nat_list_error
 
 
 class VmSettings(BaseModel):
@@ -61,6 +62,18 @@ class TestbedSpec(BaseModel):
     # more cores than a host may use: an error, or (skip: presets made for bigger machines) left out
     cores_above: Literal["error", "skip"] = "error"
     mtu: Annotated[list[int], _whole_numbers(MIN_MTU, MAX_MTU, " (IPv4's minimum to veth's maximum)")] = []
+    # A mesh testbed (mesh.py): N node namespaces on a routed "internet", each behind its NAT.
+    nodes: Nodes = None
+    nat: NatSetting = "none"
+
+    @model_validator(mode="after")
+    def _mesh_fits(self):
+        if self.nodes is not None and self.kind != "local":
+            raise ValueError(f"nodes: only for kind = 'local' so far (here kind = {self.kind!r}); "
+                             "allowed here: leave nodes out")
+        if error := nat_list_error(self.nat, self.nodes):
+            raise ValueError(error)
+        return self
 
     @model_validator(mode="before")
     @classmethod
