@@ -210,11 +210,14 @@ def test_doctor_rows_name_each_recipe_its_builds_here_and_what_cannot_be_install
     built.mkdir(parents=True)
     (built / "BUILD.json").write_text(json.dumps({"name": "nebula", "version": "1.9.7"}))
     rows = {row["daemon"]: row for row in build_rows(tmp_path)}
-    assert list(rows) == [*builds.RECIPES, "zerotier"]
+    assert list(rows) == [*builds.RECIPES, "zerotier", "hyprspace", "mycelium"]
     assert rows["nebula"]["installed"] == ["1.9.7"] and rows["tailscale"]["installed"] == []
     assert builds.GO_TOOLCHAIN in rows["headscale"]["needs"]
     assert "libclang-dev" in rows["rosenpass"]["needs"]
     assert not rows["zerotier"]["buildable"] and "no package in the registries" in rows["zerotier"]["reason"]
+    assert not rows["hyprspace"]["buildable"] and "proxy refuses github.com/hyprspace/hyprspace" in rows["hyprspace"]["reason"]
+    assert "generated code" in rows["hyprspace"]["reason"] and rows["hyprspace"]["install"] is None
+    assert not rows["mycelium"]["buildable"] and "myceliumd crate) is not on crates.io" in rows["mycelium"]["reason"]
 
 
 # ---- real builds ----

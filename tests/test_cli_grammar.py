@@ -145,7 +145,8 @@ def test_run_netem_takes_a_profile_name_and_duration_reaches_timed_measurements(
     assert [m.duration for m in campaign.measurements if m.kind == "tcp"] == [3.0]
     assert [i.profile for i in campaign.impairments] == ["mesh-low", None]
     assert str(campaign.impairments[1].egress) == "delay 10ms"
-    assert PROFILES["mesh-low"].split()[1] in str(campaign.impairments[0].egress)
+    assert str(campaign.impairments[0].egress) == PROFILES["mesh-low"].netem
+    assert campaign.impairments[0].placement == "endpoints"  # the profile's own, vpn-bench's hosts' egress
 
 
 def readme_first_comparison() -> list[str]:
@@ -171,10 +172,10 @@ def test_readme_first_comparison_runs_verbatim(tmp_path, clean_machine):
     assert "0 failed" in result.stdout
 
 
-def test_config_md_lists_every_profile_with_its_netem_words():
+def test_config_md_lists_every_profile_with_its_netem_words_and_placement():
     text = (README.parent / "docs" / "config.md").read_text()
-    for name, spec in PROFILES.items():
-        assert f"| `{name}` | {spec} |" in text, name
+    for name, profile in PROFILES.items():
+        assert f"| `{name}` | {profile.netem} | {profile.placement} |" in text, name
 
 
 def test_compare_of_one_file_is_against_the_runs_database(demo_db):

@@ -119,6 +119,26 @@ def test_netem_backend_commands():
     assert backend._active == {}
 
 
+def test_the_current_mesh_profile_goes_on_each_hosts_egress_not_the_router():
+    """vpn-bench applies its profiles since 4 Dec 2025 on every host's egress: with a router whose
+    kernel has netem (where auto would pick the router), mesh-low's qdiscs are the client's c0 and
+    the server's s0, the router is left alone; the dated November profile stays on the router."""
+    bed = LocalTestbed.__new__(LocalTestbed)
+    bed.links = plan_links(True)
+    bed.hosts = {role: RecordingHost(role) for role in ("client", "server", "router")}
+    backend = NetemBackend(bed)
+    [low] = expand_impairment(ImpairmentParams(profile="mesh-low"))
+    backend.apply(low)
+    words = ["netem", "delay", "2ms", "2ms", "loss", "0.25%", "reorder", "0.5%", "25%"]
+    assert backend.placement_of(low) == "endpoints" and bed.hosts["router"].commands == []
+    assert bed.hosts["client"].commands == [["tc", "qdisc", "replace", "dev", "c0", "root", *words]]
+    assert bed.hosts["server"].commands == [["tc", "qdisc", "replace", "dev", "s0", "root", *words]]
+    [old] = expand_impairment(ImpairmentParams(profile="mesh-low-2025-11-21"))
+    backend.apply(old)
+    assert backend.placement_of(old) == "router"
+    assert [argv[4] for argv in bed.hosts["router"].commands] == ["r1", "r0"]
+
+
 def test_netem_backend_rebuilds_only_when_a_change_would_keep_stale_settings():
     bed = LocalTestbed.__new__(LocalTestbed)
     bed.links = plan_links(True)

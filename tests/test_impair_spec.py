@@ -2,9 +2,11 @@
 
 import pytest
 
+from conftest import assert_refused
 from vpnbench.campaign import campaign_from_dict, expand
 from vpnbench.foundation.errors import UserError
 from vpnbench.impair.model import ImpairmentParams, expand_impairment
+from vpnbench.impair.profiles import PROFILES, Profile
 from vpnbench.impair.spec import NetemSpec, SpecError, parse_netem
 from vpnbench.impair.sweep import expand_sweep
 
@@ -131,3 +133,55 @@ def test_loss_bursts():
     from vpnbench.impair.bursts import loss_bursts
     assert loss_bursts([True, True, False, True, False, False, True]) == [2, 1, 1]
     assert loss_bursts([]) == [] and loss_bursts([False]) == []
+
+
+def test_the_current_mesh_profiles_are_vpn_benchs_of_december_placed_on_each_hosts_egress():
+    """vpn-bench since 4 Dec 2025: low 2 ms ± 2 ms, 0.25 % loss, 0.5 % reordering (25 %); medium
+    4 ± 7 ms, 1 %, 2.5 % (50 %); high 6 ± 15 ms, 2.5 %, 5 % (50 %); on every host's egress."""
+    wanted = {"mesh-low": (2000, 2000, 0.25, 0.5, 25), "mesh-medium": (4000, 7000, 1, 2.5, 50),
+              "mesh-high": (6000, 15000, 2.5, 5, 50)}
+    for name, (delay, jitter, loss, reorder, corr) in wanted.items():
+        [impairment] = expand_impairment(ImpairmentParams(profile=name))
+        spec = impairment.egress
+        assert (spec.delay_us, spec.jitter_us, spec.loss_pct, spec.reorder_pct, spec.reorder_corr_pct) == \
+            (delay, jitter, loss, reorder, corr), name
+        assert impairment.ingress == spec and impairment.placement == "endpoints" and impairment.label == name
+        assert "4 Dec 2025" in PROFILES[name].source
+    assert "mesh-extreme" not in PROFILES  # dropped by the peer
+
+
+def test_the_november_mesh_profiles_keep_their_words_and_placement_under_dated_names():
+    old = {"mesh-low": "delay 10ms 2ms loss 0.25% reorder 0.5% 25%", "mesh-medium": "delay 25ms 7ms loss 1% reorder 2.5% 50%",
+           "mesh-high": "delay 50ms 15ms loss 2.5% reorder 5% 50%", "mesh-extreme": "delay 100ms 25ms loss 5% reorder 12.5% 75%"}
+    for name, words in old.items():
+        [impairment] = expand_impairment(ImpairmentParams(profile=f"{name}-2025-11-21"))
+        assert str(impairment.egress) == words == str(impairment.ingress)
+        assert impairment.placement == "auto"  # as vpnbench applied them: the router where there is one
+        assert "21 Nov 2025" in PROFILES[f"{name}-2025-11-21"].source
+
+
+def test_an_entrys_own_placement_overrides_its_profiles():
+    [router] = expand_impairment(ImpairmentParams(profile="mesh-low", placement="router"))
+    assert router.placement == "router"
+    [plain] = expand_impairment(ImpairmentParams(netem="delay 2ms"))
+    assert plain.placement == "auto"
+
+
+def test_a_profile_names_a_known_placement_and_words_netem_takes():
+    with pytest.raises(ValueError, match=r"^placement 'hosts-egress' is not allowed; allowed: auto, router, endpoints$"):
+        Profile("delay 2ms", "hosts-egress")
+    with pytest.raises(SpecError, match="'reorder' needs a 'delay'"):
+        Profile("reorder 1%", "endpoints")
+
+
+def test_jitter_at_or_above_the_delay_is_a_valid_spec():
+    """netem takes jitter >= delay (its uniform draw below zero is sent at once): the peer's
+    profiles are written so and must parse, and render back unchanged for tc and linkem."""
+    for text in ("delay 2ms 2ms", "delay 4ms 7ms loss 1% reorder 2.5% 50%", "delay 6ms 15ms"):
+        assert str(parse_netem(text)) == text
+
+
+def test_a_bad_placement_is_one_line_naming_the_field_and_the_allowed_values(tmp_path):
+    assert_refused(tmp_path, '[[technique]]\nkind = "baseline"\n[[measurement]]\nkind = "ping"\n'
+                   '[[impairment]]\nprofile = "mesh-low"\nplacement = "hosts-egress"\n',
+                   "impairment[1].placement: 'hosts-egress' is not allowed; allowed values: 'auto', 'router', 'endpoints'")

@@ -18,9 +18,13 @@ from vpnbench.campaign.spec import campaign_from_dict, rehearsal
 from vpnbench.views.report import render, write_report
 
 WIDTH, HEIGHT = 1400, 900
-MESH_TECHNIQUES = 9
+MESH_TECHNIQUES = 10
 DATA = Path(__file__).parent / "data"
-MESH_PROFILES = ["none", "mesh-low", "mesh-medium", "mesh-high", "mesh-extreme"]
+MESH_PROFILES = ["none", "mesh-low", "mesh-medium", "mesh-high"]  # vpn-bench's since 4 Dec 2025
+# The stored real rehearsal ran before: 9 techniques (no VpnCloud) under vpn-bench's four profiles of
+# 21 Nov 2025, then named mesh-low ... mesh-extreme (now mesh-low-2025-11-21 ...).
+STORED_TECHNIQUES = 9
+STORED_PROFILES = ["none", "mesh-low", "mesh-medium", "mesh-high", "mesh-extreme"]
 
 FIRST_SCREEN = """<script>
 const page = document.documentElement.clientWidth;
@@ -70,7 +74,8 @@ def stored_mesh_report(tmp_path):
     return html
 
 
-def assert_answers_first(html, tmp_path) -> str:
+def assert_answers_first(html, tmp_path, techniques: int = MESH_TECHNIQUES, profiles: list[str] = MESH_PROFILES,
+                         medium: str = "delay 4ms 7ms loss 1% reorder 2.5% 50%") -> str:
     """What a reader of the mesh rehearsal sees at 1400 x 900 (issue 45): the banner, then the
     summary ranking every technique under every profile, no figure wider than the page."""
     page = html.read_text()
@@ -89,13 +94,13 @@ def assert_answers_first(html, tmp_path) -> str:
         tables = re.findall(rf'<table class="ranking" data-label="[^"]+" data-metric="{metric}">.*?</table>', page, re.S)
         assert tables, metric
         rows = re.findall(r'<tr data-impairment="([^"]+)">(.*?)</tr>', tables[0], re.S)
-        assert [name for name, _ in rows] == MESH_PROFILES
+        assert [name for name, _ in rows] == profiles
         for _, row in rows:
-            assert row.count('<span class="technique">') == MESH_TECHNIQUES and "<td class=\"num\">1</td>" in row
+            assert row.count('<span class="technique">') == techniques and "<td class=\"num\">1</td>" in row
     # The names it uses: each profile's netem spec.
-    assert re.search(r"<dt>mesh-medium</dt><dd>netem <code>delay 25ms 7ms loss 1% reorder 2.5% 50%</code>", page)
+    assert f"<dt>mesh-medium</dt><dd>netem <code>{medium}</code>" in page
     # The profiles' own loss: said once, not a finding about a technique.
-    assert re.search(r'id="inevitable-loss">Loss under mesh-low, mesh-medium, mesh-high, mesh-extreme ', page)
+    assert f'id="inevitable-loss">Loss under {", ".join(profiles[1:])} ' in page
     # n = 1: no "ok" verdict a reader could take for a judgement.
     assert '<span class="badge q-ok">ok</span>' not in page
     return page
@@ -108,7 +113,8 @@ def test_mesh_rehearsal_opens_with_a_ranking_of_every_technique_under_every_prof
 
 
 def test_the_stored_real_mesh_rehearsal_answers_first(tmp_path):
-    page = assert_answers_first(stored_mesh_report(tmp_path), tmp_path)
+    page = assert_answers_first(stored_mesh_report(tmp_path), tmp_path, STORED_TECHNIQUES, STORED_PROFILES,
+                                "delay 25ms 7ms loss 1% reorder 2.5% 50%")
     # Real daemons under the lossy profiles fell short of 100 Mbit/s: that UDP test is ranked.
     assert re.search(r'<table class="ranking" data-label="udp_100M_1200" data-metric="throughput_bps">', page)
 
@@ -153,9 +159,9 @@ def test_failures_are_counted_per_technique_and_measurement_over_impairments():
     for cell in cells:
         if cell.technique == "tinc" and cell.measurement == "setup" and cell.impairment in MESH_PROFILES[2:]:
             cell.status, cell.error = "failed", "no handshake"
-    assert failures(cells) == ["tinc: setup failed under 3 of 5 impairments (mesh-medium, mesh-high, mesh-extreme)"]
+    assert failures(cells) == ["tinc: setup failed under 2 of 4 impairments (mesh-medium, mesh-high)"]
     html = render(run, cells)
-    assert html.index("tinc: setup failed under 3 of 5 impairments") < html.index('<section id="summary">')
+    assert html.index("tinc: setup failed under 2 of 4 impairments") < html.index('<section id="summary">')
 
 
 def test_the_impossible_and_the_studies_are_said_at_the_top():

@@ -191,7 +191,7 @@ def _impairment_entries(data: dict, testbed: TestbedSpec) -> list[list[Impairmen
         except SpecError as exc:
             field = next((k for k in ("netem", "egress", "ingress") if entry.get(k) is not None), "spec")
             raise UserError(f"{where}.{field}: {exc}") from None
-        if params.placement == "router" and not testbed.router:
+        if any(one.placement == "router" for one in expanded) and not testbed.router:
             raise UserError(f"{where}.placement: 'router' needs [testbed] router = true; allowed here: auto, endpoints")
         if params.backend != "auto":
             backends.setdefault(params.backend, number)

@@ -175,9 +175,16 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
 )}
 
 # Daemons teams ask about that vpnbench cannot install here, each with the reason (doctor shows them).
+# Checked against the registries this machine reaches (the Go module proxy as GOPROXY names it,
+# crates.io through cargo); the peer mesh benchmark (vpn-bench) compares all three.
 NOT_INSTALLABLE = {
     "zerotier": "no package in the registries vpnbench installs from (Debian has no zerotier-one; it is "
                 "neither a Go module nor a crate): ZeroTier ships only its own apt repository",
+    "hyprspace": "the Go module proxy refuses github.com/hyprspace/hyprspace (403 \"This module version is not "
+                 "available\", its version list included), and its build needs generated code: the schema "
+                 "package comes from a Nix job (//go:generate nix run ..#dev-generate-schemas), not the module",
+    "mycelium": "its daemon (threefoldtech/mycelium's myceliumd crate) is not on crates.io; the crates named "
+                "mycelium, mycelium-cli and mycelium-api there are other projects",
 }
 
 

@@ -7,11 +7,10 @@ written as a range (`delay 0..100ms step 10ms`) makes the entry a sweep.
 """
 
 import dataclasses
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from vpnbench.impair.profiles import PROFILES
+from vpnbench.impair.profiles import PROFILES, Placement
 from vpnbench.impair.registry import BackendName
 from vpnbench.impair.spec import NetemSpec, SpecError, parse_netem
 from vpnbench.impair.sweep import expand_sweep
@@ -39,7 +38,7 @@ class ImpairmentParams(BaseModel):
     corrupt: str | None = None
     rate: str | None = None
     limit: int | None = None
-    placement: Literal["auto", "router", "endpoints"] = "auto"
+    placement: Placement = "auto"  # auto: the profile's own placement, if it names one (profiles.py)
     backend: BackendName = "auto"
 
     @model_validator(mode="after")
@@ -54,12 +53,18 @@ class ImpairmentParams(BaseModel):
             raise ValueError(f"profile {self.profile!r} is not known; allowed: {', '.join(PROFILES)}")
         return self
 
+    def placement_meant(self) -> str:
+        """Where the entry acts: its own placement, else (auto) its profile's."""
+        if self.placement == "auto" and self.profile is not None:
+            return PROFILES[self.profile].placement
+        return self.placement
+
     def spec_text(self) -> str:
         """Both directions' spec as netem words ('' for no impairment)."""
         if self.netem is not None:
             return self.netem
         if self.profile is not None:
-            return PROFILES[self.profile]
+            return PROFILES[self.profile].netem
         words = []
         if self.delay is not None or self.jitter is not None:
             words += ["delay", self.delay or "0ms"]
@@ -110,7 +115,7 @@ def expand_impairment(params: ImpairmentParams) -> list[Impairment]:
     for egress_text, ingress_text in pairs:
         egress, ingress = parse_netem(egress_text), parse_netem(ingress_text)
         result.append(Impairment(_label(params, egress_text, ingress_text, len(pairs) > 1), egress, ingress,
-                                 params.backend, params.placement, params.profile))
+                                 params.backend, params.placement_meant(), params.profile))
     return result
 
 

@@ -277,7 +277,16 @@ class LinkemBackend(ImpairmentBackend):
             raise ImpairmentError(f"linkem did not start: {line} {self.proc.output().strip()[-300:]}")
 
     def placement_of(self, impairment: Impairment) -> str:
-        return "link"  # the bump sits on the link next to the server, whatever was asked
+        """The bump sits on the link next to the server, whatever was asked. linkem cannot sit on
+        a host's egress: it bridges two interfaces of its own namespace and is no qdisc in the
+        sender's stack. For "endpoints" (each host's egress: vpn-bench's profiles since Dec 2025)
+        it is the closest equivalent there is: on a path of two hosts a packet meets exactly one
+        egress impairment per direction either way, the client's spec (a2b) going to the server
+        and the server's (b2a) coming back, so each direction's delay, jitter, loss and
+        reordering are drawn from the same numbers. What differs is only where the queue is: in
+        the sending host's stack for a host's netem, on the wire for linkem, as on a router.
+        Recorded as "link"."""
+        return "link"
 
     def _set(self, direction: str, spec: NetemSpec) -> None:
         reply = self.proc.request(f"set {direction} {spec}".rstrip())
