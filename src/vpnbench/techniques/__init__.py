@@ -8,6 +8,7 @@ from vpnbench.techniques.baseline import Baseline
 from vpnbench.techniques.external import External
 from vpnbench.techniques.ipsec import IPsec
 from vpnbench.techniques.macsec import MACsec
+from vpnbench.techniques.n2n import N2n
 from vpnbench.techniques.nebula import Nebula
 from vpnbench.techniques.openvpn import OpenVPN
 from vpnbench.techniques.overhead import Expectation
@@ -36,6 +37,7 @@ register(Rosenpass)
 register(Tinc)
 register(Yggdrasil)
 register(VpnCloud)
+register(N2n)
 
 
 def technique_class(settings: dict) -> type[Technique]:

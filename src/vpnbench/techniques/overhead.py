@@ -8,7 +8,7 @@ CBC) makes the overhead depend on the packet's alignment: one more inner byte ca
 outer bytes.
 
 Sizes (RFC 4303 ESP, RFC 4106 GCM, RFC 7634 ChaCha20-Poly1305, RFC 4868 HMAC-SHA-256-128,
-the WireGuard paper §5.4, OpenVPN's data channel format, tinc 1.0's UDP packets, RFC 2661 L2TPv2 and RFC 1662 PPP in
+the WireGuard paper §5.4, OpenVPN's data channel format, tinc 1.0's UDP packets, n2n 1.x's UDP messages, RFC 2661 L2TPv2 and RFC 1662 PPP in
 HDLC-like framing):
 """
 
@@ -107,6 +107,35 @@ ETHERNET_HEADER = 14
 
 def tinc_outer(inner: int, family: str, mac_length: int, block: int = 16) -> int:
     return IP_HEADER[family] + UDP_HEADER + _pad(TINC_SEQNO + ETHERNET_HEADER + inner + 1, block) + mac_length
+
+
+# n2n 1.x's UDP message (Debian 12's n2n 1.3.2; n2n.h, n2n.c, edge.c): the header as its C struct
+# lies in memory, 84 bytes (version, message type, TTL and supernode flag 4, community 16, source
+# and destination MAC 12, two peer addresses of 20 with their padding, the packet type as an enum 4,
+# sequence id 4, CRC 4; marshalled into 81, sent as 84), then the Ethernet frame (TAP: 14 + packet)
+# Twofish-CBC-encrypted to its own length (no IV, padding or MAC on the wire), then LZO1X-1
+# compressed, always: ciphertext does not compress, so the frame goes out as one literal run (a
+# length of 1 byte up to 238 bytes, else a 0 byte, a 0 byte per further 255 and a remainder byte)
+# and the 3-byte end-of-stream marker 0x11 0 0. Checked against tcpdump here: ping -s 200 (a
+# 228-byte IP packet, a 242-byte frame) is a 331-byte UDP payload (84 + 5 + 242), ping -s 1372
+# (1414-byte frame) 1508 (84 + 10 + 1414).
+N2N_V1_HEADER = 84
+LZO_END_OF_STREAM = 3
+LZO_FIRST_RUN_ONE_BYTE = 238  # lzo1x_1's first literal run up to this length: one length byte
+
+
+def lzo_literal_run(length: int) -> int:
+    """Bytes LZO1X-1 makes of `length` incompressible bytes: the literal run's length encoding,
+    the bytes, and the end-of-stream marker."""
+    if length == 0:
+        return LZO_END_OF_STREAM
+    if length <= LZO_FIRST_RUN_ONE_BYTE:
+        return 1 + length + LZO_END_OF_STREAM
+    return 2 + (length - 18 - 1) // 255 + length + LZO_END_OF_STREAM
+
+
+def n2n_outer(inner: int, family: str = "ipv4") -> int:
+    return IP_HEADER[family] + UDP_HEADER + N2N_V1_HEADER + lzo_literal_run(ETHERNET_HEADER + inner)
 
 
 def max_inner(outer_size: Callable[[int], int], underlay_mtu: int) -> int:

@@ -24,6 +24,7 @@ from vpnbench.foundation.errors import TechniqueError
 from vpnbench.hosts.base import Host
 from vpnbench.hosts.resources import RunResources
 from vpnbench.techniques.base import Tunnel
+from vpnbench.techniques.overhead import N2N_V1_HEADER
 from vpnbench.testbeds.base import CapturePoint
 
 MARKER_PINGS = 5
@@ -232,6 +233,19 @@ def is_vpncloud(payload: bytes) -> bool:
             or (payload[0] == 0 and payload[1] >> 4 in (4, 6)))
 
 
+N2N_V1_MESSAGES = range(1, 6)  # REGISTER 1, DEREGISTER 2, PACKET 3, REGISTER_ACK 4, ACK_RESPONSE 5 (n2n.h)
+LZO_END_MARKER = b"\x11\x00\x00"  # LZO1X's end of stream: an M4 match of distance 0
+
+
+def is_n2n(payload: bytes) -> bool:
+    """An n2n 1.x UDP message (n2n.c marshall_n2n_packet_header, edge.c, supernode.c): version 1,
+    a message type 1-5, a TTL of at most 2 (edges send 0 and the supernode adds 1 per relay), the
+    supernode flag 0 or 1, the 84-byte header, then the LZO1X stream every body is compressed
+    into (an empty one for a registration), which ends with its end marker 0x11 0 0."""
+    return (len(payload) >= N2N_V1_HEADER + len(LZO_END_MARKER) and payload[0] == 1 and payload[1] in N2N_V1_MESSAGES
+            and payload[2] <= 2 and payload[3] <= 1 and payload.endswith(LZO_END_MARKER))
+
+
 # The protocols the proof can name: name -> (transport, does this payload carry it).
 RECOGNISERS: dict[str, tuple[str, Callable[[bytes], bool]]] = {
     "WireGuard": ("udp", is_wireguard),
@@ -239,6 +253,7 @@ RECOGNISERS: dict[str, tuple[str, Callable[[bytes], bool]]] = {
     "nebula": ("udp", is_nebula),
     "yggdrasil": ("tcp", is_yggdrasil),
     "vpncloud": ("udp", is_vpncloud),
+    "n2n": ("udp", is_n2n),
 }
 # Link-layer header length and where its EtherType sits, by pcap link type: Ethernet, Linux cooked v1.
 LINK_TYPES = {1: (14, 12), 113: (16, 14)}
