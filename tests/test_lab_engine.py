@@ -102,3 +102,51 @@ def test_a_cancelled_job_stops_between_cells_and_leaves_nothing_behind(postgres,
     status = run_cli("status", "--all", env=env)
     assert status.returncode == 0 and "1 cancelled" in status.stdout and "its job was cancelled" in status.stdout, \
         status.stdout
+
+
+def test_a_following_worker_runs_two_jobs_queued_one_after_the_other_then_stops_on_sigterm(postgres, tmp_path,
+                                                                                         clean_machine):
+    """Issue 43: `worker --follow` is a lab's service: it takes the second job, queued only after
+    the first finished, with nobody starting it, shows in `status` idle between them, leaves
+    `cleanup` nothing of its own while it lives, and ends 0 on SIGTERM with nothing left behind."""
+    env = setup_lab(postgres, tmp_path, "follow", "followed", 1)
+
+    def wireguard_ok() -> list[str]:
+        return [job for (job,) in postgres.query("follow", "SELECT w.job_id FROM cells c JOIN queue_workers w ON "
+                                                           "w.run_id = c.run_id WHERE c.status = 'ok' AND "
+                                                           "c.technique = 'wireguard' ORDER BY c.id")]
+
+    def until(done, what: str) -> None:
+        deadline = time.monotonic() + 120
+        while not done():
+            if time.monotonic() > deadline or worker.poll() is not None:
+                worker.kill()
+                pytest.fail(f"{what}: {worker.communicate()[0]}")
+            time.sleep(0.2)
+
+    worker = subprocess.Popen([*VPNBENCH, "worker", "--testbed", str(tmp_path / "tb.toml"), "--lease", "3",
+                               "--follow"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        first = run_cli("run", str(tmp_path / "lab.toml"), "--queue", env=env)
+        assert first.returncode == 0, first.stderr
+        until(lambda: postgres.query("follow", "SELECT 1 FROM queue_jobs WHERE finished_at IS NOT NULL")
+              and postgres.query("follow", "SELECT 1 FROM lab_followers WHERE state = 'idle'"), "first job not run")
+        status = run_cli("status", "--all", env=env)
+        assert status.returncode == 0 and "following worker" in status.stdout and "idle" in status.stdout, \
+            status.stdout
+        swept = run_cli("cleanup")  # the live worker's nothing is stale: cleanup leaves it be
+        assert swept.returncode == 0 and "nothing left behind" in swept.stdout, swept.stdout + swept.stderr
+        second = run_cli("run", str(tmp_path / "lab.toml"), "--queue", env=env)
+        assert second.returncode == 0, second.stderr
+        until(lambda: len(postgres.query("follow", "SELECT 1 FROM queue_jobs WHERE finished_at IS NOT NULL")) == 2,
+              "second job not run")
+        worker.send_signal(signal.SIGTERM)
+        said = worker.communicate(timeout=60)[0]
+    finally:
+        worker.kill()
+        worker.wait()
+    assert worker.returncode == 0, said
+    jobs = [job for (job,) in postgres.query("follow", "SELECT id FROM queue_jobs ORDER BY created_at")]
+    assert wireguard_ok() == jobs  # each job's one wireguard cell, once, by the one worker
+    assert said.count("follows the queue") == 1 and "stopped" in said, said
+    assert postgres.query("follow", "SELECT state FROM lab_followers") == [("stopped",)]

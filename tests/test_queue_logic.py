@@ -6,6 +6,7 @@ nothing doubled. Bad input is one line and writes nothing. The same with real pr
 namespace testbeds: test_queue.py."""
 
 import ast
+import datetime
 import inspect
 import itertools
 import time
@@ -20,7 +21,9 @@ from vpnbench.campaign import campaign_from_dict
 from vpnbench.commands import lab as commands
 from vpnbench.foundation.errors import UserError
 from vpnbench.lab import worker as worker_module
+from vpnbench.lab.engine import MAX_ATTEMPTS, block_queue
 from vpnbench.lab.queue import WORKERS, WorkerRow, WorkQueue
+from vpnbench.lab.trust import read_worker_file
 from vpnbench.lab.worker import Heartbeat, Worker
 from vpnbench.run.lifecycle import Interrupted
 from vpnbench.run.runner import Runner
@@ -248,3 +251,65 @@ def test_a_worker_stalled_between_its_lease_check_and_the_cell_write_keeps_its_b
     assert [(c.technique, c.repetition, c.status) for c in queue.store.cells(outcome.run_id)] == [
         ("baseline", 1, "ok"), ("baseline", 2, "ok"), ("fakevpn", 1, "ok"), ("fakevpn", 2, "ok")]
     assert [(b.state, b.worker_id is not None, b.claims) for b in queue.blocks(job)] == [("done", True, 1)]
+
+
+def test_a_stalled_or_stopped_attempt_does_not_count_toward_the_retry_limit(queue, lab):  # noqa: F811
+    """Issue 43: a killed worker's block is put back (a stall), and so is a stopped one's
+    (SIGTERM: set_state interrupted); neither is the block's failure. Twice put back, then one
+    failed attempt: the block is still retried (3 failed attempts are its limit, not 3 claims)."""
+    job, _ = queue.enqueue(campaign(techniques=("baseline", "fakevpn")))
+    queues = {block_queue(job.id, 1)}
+    killed = queue.register(job, "tb1", None, 60.0)
+    assert queue.claim(job, killed, queues, 60.0) is not None
+    with queue.engine.begin() as conn:  # its heartbeat stopped an hour ago (kill -9)
+        conn.execute(sa.text("UPDATE procrastinate_workers SET last_heartbeat = now() - interval '1 hour'"))
+    stopped = queue.register(job, "tb2", None, 60.0)
+    assert queue.claim(job, stopped, queues, 60.0).took_over_from == killed
+    queue.set_state(stopped, "interrupted")  # SIGTERM: its block given back at once
+    failing = queue.register(job, "tb3", None, 60.0)
+    claim = queue.claim(job, failing, queues, 60.0)
+    queue.end(job, failing, claim.block_id, "failed", "the testbed's link went away")
+    [block] = queue.blocks(job)
+    assert (block.state, block.claims) == ("queued", 3), block  # procrastinate's 3 attempts, 1 of them failed
+    assert block.reason.startswith(f"attempt 1 of {MAX_ATTEMPTS} failed, retried"), block.reason
+    for attempt in (2, 3):  # the limit still holds for failures
+        claim = queue.claim(job, failing, queues, 60.0)
+        queue.end(job, failing, claim.block_id, "failed", "again")
+    assert [b.state for b in queue.blocks(job)] == ["failed"]
+
+
+def test_the_scheduler_queues_the_latest_occurrence_never_a_backlog_nor_one_before_the_schedule(queue, lab):  # noqa: F811
+    """Issue 43: a scheduler down for a day catches up with one run, not one per missed hour, and a
+    new schedule does not run at once for a time before it existed."""
+    schedule = queue.schedule(campaign(techniques=("baseline", "fakevpn")), "0 * * * *")  # hourly
+    now = time.time() + 2 * 86400  # two days after the schedule was made
+    latest = int(now // 3600 * 3600)
+    for hours_ago in (24, 2, 1):  # the backlog of a scheduler down for a day
+        assert queue.occur(schedule.id, latest - 3600 * hours_ago, now=now) is None
+    assert queue.occur(schedule.id, latest, now=now).id == f"{schedule.id}-{latest}"
+    assert queue.occur(schedule.id, latest, now=now) is None  # once
+    made = int(time.time() // 3600 * 3600)  # the hour the schedule was made in, before it existed
+    assert queue.occur(schedule.id, made, now=made + 60) is None
+    assert [job.id for job in queue.jobs()] == [f"{schedule.id}-{latest}"]
+
+
+def test_a_cancelled_schedule_queues_nothing_more_and_its_waiting_occurrence_does_not_run(queue, lab, tmp_path):  # noqa: F811
+    schedule = queue.schedule(campaign(techniques=("baseline", "fakevpn"), testbed={}), "* * * * * */2")
+    at = (int(time.time()) // 2 + 1) * 2  # the next even second: none before the schedule was made
+    queued = queue.occur(schedule.id, at, now=at)
+    (tmp_path / "tb.toml").write_text("[testbed]\nkind = \"local\"\n[worker]\naccept_unsigned = true\n")
+    own = read_worker_file(str(tmp_path / "tb.toml"))
+    commands.campaign_for(queue, queued, own, datetime.datetime.fromtimestamp(at, datetime.UTC))
+    with queue.engine.begin() as conn:  # cleared by hand: the waiting occurrence must not run once more
+        conn.execute(sa.text("DELETE FROM lab_schedules"))
+    with pytest.raises(UserError, match=rf"^queue_jobs.schedule: job {queued.id} is an occurrence of schedule "):
+        commands.campaign_for(queue, queued, own, datetime.datetime.fromtimestamp(at, datetime.UTC))
+    assert queue.occur(schedule.id, at + 2, now=at + 2) is None
+
+    again = queue.schedule(campaign(techniques=("baseline", "fakevpn"), testbed={}), "* * * * * */2")
+    waiting = queue.occur(again.id, at + 2, now=at + 2)
+    [(job, cancelled, stopping)] = queue.cancel_schedule(again.id)  # `vpnbench cancel --queue sXXXXXXXX`
+    assert (job.id, cancelled, stopping) == (waiting.id, 1, 0)
+    assert queue.occur(again.id, at + 4, now=at + 4) is None
+    assert queue.cancel_schedule(again.id) is None
+    assert [j.id for j in queue.jobs()] == [queued.id]  # the hand-cleared one's occurrence left, refused

@@ -210,7 +210,8 @@ def test_a_forged_occurrence_of_a_signed_schedule_is_refused_and_its_cron_cannot
 
     nightly = datetime.datetime(2029, 6, 1, 2, tzinfo=datetime.UTC)
     admit(occurrence(nightly), policy(key_pair), nightly)
-    admit(occurrence(nightly - datetime.timedelta(days=3)), policy(key_pair), nightly)  # one waiting in the queue
+    # yesterday's, waiting in the queue at 01:59 today: still the latest the cron named
+    admit(occurrence(nightly - datetime.timedelta(days=1)), policy(key_pair), nightly - datetime.timedelta(minutes=1))
     forged = occurrence(nightly + datetime.timedelta(hours=1))  # 03:00: no occurrence of 0 2 * * *
     assert refusal(forged, policy(key_pair), nightly + datetime.timedelta(hours=2)) == (
         f"queue_jobs.id: job {forged.id} claims an occurrence at 2029-06-01T03:00:00Z of schedule s1, whose cron "
@@ -224,6 +225,27 @@ def test_a_forged_occurrence_of_a_signed_schedule_is_refused_and_its_cron_cannot
     hourly = occurrence(nightly + datetime.timedelta(hours=1), cron="0 * * * *")
     assert refusal(hourly, policy(key_pair), nightly + datetime.timedelta(hours=2)).startswith(
         f"queue_jobs.source: job {hourly.id} does not match its signature by SHA256:")
+
+
+def test_a_backlog_of_a_signed_schedules_past_occurrences_is_refused(key_pair):
+    """Issue 43: a database writer could insert every past occurrence the cron names within the
+    signed expiry (7 days: 7 nightly runs, 168 hourly ones). A worker runs an occurrence only while
+    it is the latest one due, within the clocks' slack (CLOCKS_APART, 600 s)."""
+    key = signing.load_signing_key(str(key_pair[0]))
+    cron = "0 * * * *"  # hourly
+    signed = key.sign(schedule_signed_id("s1", cron), "lab-a", LATER, HOOKED)
+    now = datetime.datetime(2029, 6, 1, 12, 30, tzinfo=datetime.UTC)
+
+    def occurrence(hours_ago: int) -> Job:
+        at = int((now.replace(minute=0) - datetime.timedelta(hours=hours_ago)).timestamp())
+        return Job(f"s1-{at}", "c", HOOKED, *signed, "lab-a", LATER, "s1", cron)
+
+    admit(occurrence(0), policy(key_pair), now)  # 12:00, the latest
+    admit(occurrence(1), policy(key_pair), now.replace(minute=9))  # 11:00 at 12:09: within the slack
+    for hours_ago in (1, 5, 24 * 3):
+        assert refusal(occurrence(hours_ago), policy(key_pair), now).startswith(
+            f"queue_jobs.id: job {occurrence(hours_ago).id} is the occurrence at ")
+        assert "superseded by the one at " in refusal(occurrence(hours_ago), policy(key_pair), now)
 
 
 def test_an_unsigned_job_runs_no_privileged_field_even_where_allowed_so_a_stripped_signature_gains_nothing(key_pair):

@@ -58,7 +58,8 @@ EXAMPLES = {
             "sudo vpnbench run --technique baseline,wireguard --measure tcp,ping --repetitions 3 --report first.html",
             "sudo vpnbench run --technique baseline,wireguard --measure tcp --duration 5 --netem \"delay 20ms loss 1%\"",
             "sudo vpnbench run campaign.toml --rehearse", "sudo vpnbench run campaign.toml --resume"],
-    "worker": ["sudo vpnbench worker --db-file ~/.vpnbench-db --testbed lab.toml"],
+    "worker": ["sudo vpnbench worker --db-file ~/.vpnbench-db --testbed lab.toml",
+               "sudo vpnbench worker --db-file ~/.vpnbench-db --testbed lab.toml --follow   # a service: job after job"],
     "keygen": ["vpnbench keygen -o ~/.vpnbench-key"],
     "status": ["vpnbench status --db-file ~/.vpnbench-db --all"],
     "cancel": ["vpnbench cancel --db-file ~/.vpnbench-db --queue 1a2b3c4d"],
@@ -160,6 +161,9 @@ def build_parser() -> Parser:
     worker.add_argument("--name", help="the testbed's name in results and reports (default: the file's name)")
     worker.add_argument("--lease", type=float, default=60.0,
                         help="seconds a block stays this worker's without a heartbeat (default: 60)")
+    worker.add_argument("--follow", action="store_true",
+                        help="keep taking jobs (each the oldest unfinished one this testbed may run), waiting for "
+                             "new ones between them, until SIGTERM or SIGINT: a lab's service (docs/config.md)")
 
     keygen = sub.add_parser("keygen", help="make a key pair that signs queued jobs (run --queue --signing-key)")
     keygen.add_argument("-o", "--output", required=True, metavar="FILE",
@@ -883,7 +887,7 @@ def dispatch(args) -> int:
         if args.command == "status":
             return lab.status(db, args.queue, args.all, console)
         require_root("worker")
-        return lab.work(db, args.testbed, args.queue, args.name, args.lease, err_console)
+        return lab.work(db, args.testbed, args.queue, args.name, args.lease, err_console, args.follow)
     if args.command == "db":
         return cmd_db_upgrade(database(args, None))
     if args.command == "cleanup":

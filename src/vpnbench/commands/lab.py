@@ -12,14 +12,17 @@ from rich.table import Table
 
 from vpnbench.campaign import Campaign, campaign_from_dict
 from vpnbench.campaign.privileged import privileged_settings
-from vpnbench.foundation.errors import UserError
+from vpnbench.foundation.errors import UserError, VpnbenchError
 from vpnbench.foundation.terminal_text import plain
 from vpnbench.foundation.units import parse_duration
 from vpnbench.lab import signing
-from vpnbench.lab.queue import Job, WorkerRow, WorkQueue, queued_blocks
+from vpnbench.lab.engine import FETCH_POLL
+from vpnbench.lab.queue import FollowerRow, Job, WorkerRow, WorkQueue, queued_blocks
 from vpnbench.lab.ran_jobs import RanJobs
 from vpnbench.lab.trust import WorkerFile, admit, queued_source, read_worker_file, without_testbed_owned
+from vpnbench.run.context import RunOutcome
 from vpnbench.run.hostfacts import summary_line
+from vpnbench.run.lifecycle import Interrupted, stop_signals_raise
 from vpnbench.store.database import Store, display_name, is_url
 
 PLAN_AXES = ("cores", "mtu")  # [testbed] keys that shape the plan: the campaign's, never a worker's
@@ -116,23 +119,18 @@ def campaign_on(job: Job, own: WorkerFile, now: datetime.datetime) -> Campaign:
     return campaign_from_dict({**source, "testbed": {**queued, **own.testbed}})
 
 
-def work(db: str, testbed_file: str, job_id: str | None, name: str | None, lease: float, console: Console) -> int:
-    from vpnbench.lab.worker import Worker  # the runner (~0.5 s to load) only for `lab work`
-
+def work(db: str, testbed_file: str, job_id: str | None, name: str | None, lease: float, console: Console,
+         follow: bool = False) -> int:
     if not lease >= 3:
         raise UserError(f"--lease: {lease:g} s; allowed: 3 s or more (the heartbeat renews it every third)")
+    if follow and job_id:
+        raise UserError(f"--queue: {job_id}: a worker that follows the queue takes every job it may run in turn; "
+                        "allowed: --follow or --queue JOB, not both")
     store, queue = open_queue(db)
     try:
-        job = queue.job(job_id)
-        own = read_worker_file(testbed_file)
-        campaign = campaign_on(job, own, datetime.datetime.now(datetime.UTC))
-        ran = RanJobs(own.policy.jobs_file)
-        ran.refuse_finished(job)  # the database cannot say: its writers can re-open a finished job
-        worker = Worker(queue, job, campaign, name or Path(testbed_file).stem, lease=lease, console=console)
-        ran.started(job)
-        outcome = worker.run()
-        if not outcome.interrupted:
-            ran.finished(job)  # no block this testbed can run is left: never again here
+        if follow:
+            return follow_queue(queue, testbed_file, name, lease, console)
+        outcome = work_on(queue, queue.job(job_id), testbed_file, name, lease, console)
     finally:
         store.close()
     console.print(f"{outcome.ok} ok, {outcome.failed} failed — results in {display_name(db)} (run {outcome.run_id})")
@@ -141,12 +139,86 @@ def work(db: str, testbed_file: str, job_id: str | None, name: str | None, lease
     return 1 if outcome.failed else 0
 
 
+def work_on(queue: WorkQueue, job: Job, testbed_file: str, name: str | None, lease: float,
+            console: Console) -> RunOutcome:
+    """One job worked on this testbed until no block it can run is left, if its file lets it."""
+    from vpnbench.lab.worker import Worker  # the runner (~0.5 s to load) only for `lab work`
+
+    own = read_worker_file(testbed_file)
+    campaign = campaign_for(queue, job, own, datetime.datetime.now(datetime.UTC))
+    ran = RanJobs(own.policy.jobs_file)
+    ran.refuse_finished(job)  # the database cannot say: its writers can re-open a finished job
+    worker = Worker(queue, job, campaign, name or Path(testbed_file).stem, lease=lease, console=console)
+    ran.started(job)
+    outcome = worker.run()
+    if not outcome.interrupted:
+        ran.finished(job)  # no block this testbed can run is left: never again here
+    return outcome
+
+
+def campaign_for(queue: WorkQueue, job: Job, own: WorkerFile, now: datetime.datetime) -> Campaign:
+    """campaign_on, and an occurrence of a schedule only while the schedule is there: a cancelled
+    (or deleted) schedule's occurrence left in the queue does not run once more."""
+    if job.schedule is not None and not queue.schedule_exists(job.schedule):
+        raise UserError(f"queue_jobs.schedule: job {job.id} is an occurrence of schedule {job.schedule}, which is "
+                        "no longer in lab_schedules (cancelled); job left queued")
+    return campaign_on(job, own, now)
+
+
+def follow_queue(queue: WorkQueue, testbed_file: str, name: str | None, lease: float, console: Console) -> int:
+    """`vpnbench worker --follow`: job after job, the oldest unfinished one this worker has not
+    passed, until SIGTERM or SIGINT. Idle, it waits on procrastinate's NOTIFY of a deferred job
+    (WorkQueue.listening), looking anyway every FETCH_POLL seconds as procrastinate's worker does.
+    A signal while a job runs stops it as it stops `vpnbench worker` (the cell in flight torn
+    down, not stored ok; its block back in the queue for any worker, which measures that cell;
+    nothing left on this machine: run/lifecycle.py); then the worker ends with 0, as a service
+    that was told to stop does."""
+    testbed = name or Path(testbed_file).stem
+    read_worker_file(testbed_file)  # a bad file is one line now, not at the first job
+    passed: set[str] = set()  # jobs this process worked on, or may not run: not looked at again
+    follower = queue.follow(testbed)
+    console.print(f"worker {follower} follows the queue on testbed {testbed}: every job it may run, until SIGTERM",
+                  highlight=False)
+    try:
+        with stop_signals_raise(), queue.listening() as wait:
+            while True:
+                job = next((j for j in queue.jobs() if j.id not in passed), None)
+                if job is None:
+                    queue.follower_state(follower, "idle")
+                    wait(FETCH_POLL)
+                    continue
+                passed.add(job.id)
+                queue.follower_state(follower, "working", job.id)
+                try:
+                    outcome = work_on(queue, job, testbed_file, name, lease, console)
+                except VpnbenchError as exc:  # refused here (one line), or its testbed failed: the next job
+                    console.print(f"passed job {job.id}: {exc}", highlight=False, markup=False)
+                    continue
+                console.print(f"job {job.id}: {outcome.ok} ok, {outcome.failed} failed (run {outcome.run_id})",
+                              highlight=False)
+                if outcome.interrupted:
+                    break
+    except Interrupted:
+        pass  # between jobs, or while one was being started: nothing of a job's to give back
+    finally:
+        queue.follower_state(follower, "stopped")
+    console.print(f"worker {follower} stopped", highlight=False)
+    return 0
+
+
 def cancel(db: str, job_id: str, console: Console) -> int:
     """`vpnbench cancel --queue JOB`: procrastinate's cancel with abort on each of the job's blocks.
     Queued ones never start; a running one stops before its next cell, its testbed torn down as
-    after any block."""
+    after any block. A schedule's id (sXXXXXXXX) cancels the schedule and its unfinished occurrences."""
     store, queue = open_queue(db)
     try:
+        occurrences = queue.cancel_schedule(job_id)
+        if occurrences is not None:
+            console.print(f"schedule {job_id} cancelled: the scheduler queues no more of it", highlight=False)
+            for job, cancelled, stopping in occurrences:
+                console.print(f"job {job.id}: {cancelled} queued blocks cancelled, {stopping} running ones stop "
+                              "before their next cell", highlight=False)
+            return 0
         job = queue.job(job_id)
         cancelled, stopping = queue.cancel(job)
     finally:
@@ -194,6 +266,7 @@ def status(db: str, job_id: str | None, every: bool, console: Console) -> int:
             console.print(f"no unfinished job in {display_name(db)} (--all lists the finished ones)")
         for job in jobs:
             show_job(store, queue, job, console)
+        show_followers(queue.followers(), console)
     finally:
         store.close()
     return 0
@@ -225,6 +298,19 @@ def show_job(store: Store, queue: WorkQueue, job: Job, console: Console) -> None
         console.print(why)
     for warning in facts_differ(store, workers):
         console.print(f"[yellow]warning:[/] {plain(warning)}")
+
+
+def show_followers(followers: list[FollowerRow], console: Console) -> None:
+    """The workers that follow the queue (worker --follow), idle between jobs or working on one."""
+    if not followers:
+        return
+    table = Table("following worker", "host", "testbed", "state", "last seen", title_justify="left")
+    for f in followers:
+        # an idle one looks every FETCH_POLL s: three looks missed, it was killed (kill -9, a reboot)
+        state = (f"working on job {f.job_id}" if f.state == "working"
+                 else "gone? (idle, not seen for 3 looks)" if f.seen_ago > 3 * FETCH_POLL else f.state)
+        table.add_row(*map(plain, (f.id, f.hostname, f.testbed, state, f"{f.seen_ago:.0f} s ago")))
+    console.print(table)
 
 
 def eta(cell_seconds: float | None, cells_left: int, live_workers: int) -> str:

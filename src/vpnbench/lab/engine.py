@@ -27,6 +27,7 @@ stored procedures, so its tooling (`procrastinate shell`, its admin) reads the s
 import contextlib
 from collections.abc import Iterator
 
+import croniter
 from procrastinate import App, PsycopgConnector, RetryStrategy, SyncPsycopgConnector
 
 BLOCK_TASK = "vpnbench.lab.block"
@@ -34,6 +35,15 @@ SCHEDULE_TASK = "vpnbench.lab.scheduled"
 SCHEDULE_QUEUE = "vpnbench.schedule"
 MAX_ATTEMPTS = 3  # a block that failed (not a killed worker's) is tried at most this many times in all
 BLOCK_RETRY = RetryStrategy(max_attempts=MAX_ATTEMPTS - 1)  # procrastinate counts the retries after the first
+# How late the scheduler defers a missed occurrence when it starts (procrastinate's periodic
+# max_delay, 10 min by default, after which a missed run is dropped). A user whose scheduler was
+# down for a day expects one catch-up run of the nightly campaign, not none and not 24 of an
+# hourly one: procrastinate defers only the latest missed occurrence at start, however late (a
+# year: longer than any signed expiry), and WorkQueue.occur queues an occurrence only while it is
+# the latest the cron names (no backlog older than one period) and not before its schedule existed.
+CATCH_UP = 366 * 86400.0
+FETCH_POLL = 5.0  # seconds an idle worker waits for a notification before it looks anyway (procrastinate's default)
+ANY_QUEUE_CHANNEL = "procrastinate_any_queue_v1"  # procrastinate's NOTIFY on every job deferred (its schema's trigger)
 
 
 def block_queue(job_id: str, technique_index: int) -> str:
@@ -45,13 +55,18 @@ def make_app(conninfo: str, worker: bool = False) -> App:
     """The procrastinate app of the lab: its one block task (retried per BLOCK_RETRY). worker: an
     app whose own worker runs (the scheduler's), which needs procrastinate's async connector."""
     connector = PsycopgConnector(conninfo=conninfo) if worker else SyncPsycopgConnector(conninfo=conninfo)
-    app = App(connector=connector)
+    app = App(connector=connector, periodic_defaults={"max_delay": CATCH_UP})
 
     @app.task(name=BLOCK_TASK, retry=BLOCK_RETRY, pass_context=True)
     def block(context, job: str, position: int) -> None:  # noqa: ARG001 - run by vpnbench worker, not here
         raise RuntimeError("a block is measured by `vpnbench worker`, which fetches it itself")
 
     return app
+
+
+def next_occurrence(cron: str, at: int) -> int:
+    """The time after `at` (epoch seconds) that the cron names, as procrastinate's deferrer counts."""
+    return round(croniter.croniter(cron, at).get_next(float))
 
 
 @contextlib.contextmanager

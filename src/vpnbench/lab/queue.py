@@ -17,16 +17,25 @@ import json
 import os
 import platform
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import croniter
+import psycopg
 import sqlalchemy as sa
 from procrastinate.schema import SchemaManager
 from procrastinate.sql import queries as PROCRASTINATE_QUERIES
 
 from vpnbench.campaign import Campaign, TechniqueBlock, campaign_from_dict, expand
 from vpnbench.foundation.errors import UserError
-from vpnbench.lab.engine import BLOCK_RETRY, BLOCK_TASK, MAX_ATTEMPTS, block_queue
+from vpnbench.lab.engine import (
+    ANY_QUEUE_CHANNEL,
+    BLOCK_RETRY,
+    BLOCK_TASK,
+    FETCH_POLL,
+    MAX_ATTEMPTS,
+    block_queue,
+    next_occurrence,
+)
 from vpnbench.store.database import Store
 from vpnbench.store.database import T as RESULT_TABLES
 from vpnbench.techniques import TECHNIQUES
@@ -82,6 +91,10 @@ BLOCKS = sa.Table(
     sa.Column("cell_keys", sa.Text, nullable=False),  # JSON list: how many cells, and which
     sa.Column("worker_id", sa.Text),  # the vpnbench worker that last held it
     sa.Column("reason", sa.Text),  # why its last attempt ended other than done (error, cancelled, lost)
+    # attempts that failed: what the retry limit counts. procrastinate's attempts count a killed
+    # or stopped worker's too (each put back is a retry_job), but a worker killed, restarted by
+    # systemd or stopped with SIGTERM is no fault of the block: its cells were not the trouble.
+    sa.Column("failures", sa.Integer, nullable=False, server_default="0"),
     sa.Index("lab_blocks_job", "job_id"),
 )
 WORKERS = sa.Table(
@@ -98,6 +111,19 @@ WORKERS = sa.Table(
     sa.Column("state", sa.Text, nullable=False),  # working, finished, interrupted, failed, lost, cancelled
     sa.Column("block_id", sa.BigInteger),  # the block it holds now
     sa.Column("engine_worker", sa.BigInteger),  # its procrastinate_workers.id: the heartbeat procrastinate reads
+)
+# A worker that follows the queue (`vpnbench worker --follow`): one row per process, whatever job
+# it works on, so `status` shows it idle between jobs too.
+FOLLOWERS = sa.Table(
+    "lab_followers", METADATA,
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("hostname", sa.Text, nullable=False),
+    sa.Column("pid", sa.Integer, nullable=False),
+    sa.Column("testbed", sa.Text, nullable=False),
+    sa.Column("state", sa.Text, nullable=False),  # idle, working, stopped
+    sa.Column("job_id", sa.Text),  # the job it works on
+    sa.Column("started_at", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False),
+    sa.Column("last_seen", sa.DateTime(timezone=True), server_default=sa.func.now(), nullable=False),
 )
 
 
@@ -165,6 +191,17 @@ class WorkerRow:
     cells_ok: int
 
 
+@dataclasses.dataclass(frozen=True)
+class FollowerRow:
+    id: str
+    hostname: str
+    pid: int
+    testbed: str
+    state: str  # idle, working, stopped
+    job_id: str | None
+    seen_ago: float  # seconds since it last looked for a job (idle) or started its job (working)
+
+
 def queued_blocks(campaign: Campaign) -> list[tuple[int, TechniqueBlock]]:
     """The blocks workers share: every technique's but the reference's (each worker measures that
     on its own testbed); a campaign of nothing but the reference queues its blocks."""
@@ -215,6 +252,8 @@ class WorkQueue:
             known = {column["name"] for column in sa.inspect(conn).get_columns(WORKERS.name)}
             if "engine_worker" not in known:  # a database queued into before the engine was procrastinate
                 conn.execute(sa.text(f"ALTER TABLE {WORKERS.name} ADD COLUMN engine_worker BIGINT"))
+            if "failures" not in {column["name"] for column in sa.inspect(conn).get_columns(BLOCKS.name)}:
+                conn.execute(sa.text(f"ALTER TABLE {BLOCKS.name} ADD COLUMN failures INTEGER NOT NULL DEFAULT 0"))
             if conn.scalar(sa.select(sa.func.count()).select_from(LAB)) == 0:
                 conn.execute(LAB.insert().values(name=f"lab-{secrets.token_hex(4)}"))
 
@@ -276,12 +315,16 @@ class WorkQueue:
         with self.engine.connect() as conn:
             return [(r.id, r.cron) for r in conn.execute(sa.select(SCHEDULES).order_by(SCHEDULES.c.created_at))]
 
-    def occur(self, schedule_id: str, timestamp: int) -> Job | None:
+    def occur(self, schedule_id: str, timestamp: int, now: float | None = None) -> Job | None:
         """The schedule's occurrence at this time (procrastinate's periodic timestamp) queued as a
-        job; None when it was already (procrastinate defers each timestamp once)."""
+        job; None when it was already (procrastinate defers each timestamp once), when its schedule
+        was cancelled, when it is older than the schedule, or when the cron names a later time that
+        has come: a scheduler that was down (or a process that slept) catches up with the latest
+        occurrence only, never a backlog (engine.CATCH_UP)."""
+        now = datetime.datetime.now(datetime.UTC).timestamp() if now is None else now
         with self.engine.begin() as conn:
             row = conn.execute(sa.select(SCHEDULES).where(SCHEDULES.c.id == schedule_id)).first()
-            if row is None:
+            if row is None or timestamp < row.created_at.timestamp() or next_occurrence(row.cron, timestamp) <= now:
                 return None
             job = Job(f"{schedule_id}-{timestamp}", row.campaign, json.loads(row.source), row.key_id, row.signature,
                       row.lab, row.not_after, schedule_id, row.cron)
@@ -289,6 +332,20 @@ class WorkQueue:
                 return None
             self._defer(conn, job, campaign_from_dict(job.source))
         return job
+
+    def cancel_schedule(self, schedule_id: str) -> list[tuple[Job, int, int]] | None:
+        """The schedule removed (the scheduler queues nothing more of it, a worker refuses its
+        occurrences) and each of its unfinished occurrences cancelled as a job is; None when there
+        is no such schedule. Returns (occurrence, cancelled, asked to stop)."""
+        with self.engine.begin() as conn:
+            if conn.execute(SCHEDULES.delete().where(SCHEDULES.c.id == schedule_id)).rowcount == 0:
+                return None
+        occurrences = [job for job in self.jobs() if job.schedule == schedule_id]
+        return [(job, *self.cancel(job)) for job in occurrences]
+
+    def schedule_exists(self, schedule_id: str) -> bool:
+        with self.engine.connect() as conn:
+            return conn.scalar(sa.select(sa.func.count()).where(SCHEDULES.c.id == schedule_id)) == 1
 
     def _defer(self, conn: sa.Connection, job: Job, campaign: Campaign) -> int:
         shared = queued_blocks(campaign)
@@ -377,6 +434,49 @@ class WorkQueue:
     def _engine_worker(self, conn: sa.Connection, worker_id: str) -> int:
         return conn.scalar(sa.select(WORKERS.c.engine_worker).where(WORKERS.c.id == worker_id))
 
+    # --- workers that follow the queue (`vpnbench worker --follow`) -------------------------
+
+    def follow(self, testbed: str) -> str:
+        follower_id = f"{platform.node()}-{os.getpid()}-follow"
+        with self.engine.begin() as conn:
+            conn.execute(FOLLOWERS.delete().where(FOLLOWERS.c.id == follower_id))  # a pid used again
+            conn.execute(FOLLOWERS.insert().values(id=follower_id, hostname=platform.node(), pid=os.getpid(),
+                                                   testbed=testbed, state="idle"))
+        return follower_id
+
+    def follower_state(self, follower_id: str, state: str, job_id: str | None = None) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(FOLLOWERS.update().where(FOLLOWERS.c.id == follower_id)
+                         .values(state=state, job_id=job_id, last_seen=sa.func.now()))
+
+    def followers(self) -> list[FollowerRow]:
+        """The following workers not stopped (a killed one stays, its last_seen growing)."""
+        ago = sa.func.extract("epoch", sa.func.now() - FOLLOWERS.c.last_seen)
+        with self.engine.connect() as conn:
+            if not sa.inspect(conn).has_table(FOLLOWERS.name):  # a queue made before workers followed it
+                return []
+            query = (sa.select(FOLLOWERS, ago.label("ago")).where(FOLLOWERS.c.state != "stopped")
+                     .order_by(FOLLOWERS.c.started_at))
+            return [FollowerRow(r.id, r.hostname, r.pid, r.testbed, r.state, r.job_id, float(r.ago))
+                    for r in conn.execute(query)]
+
+    @contextlib.contextmanager
+    def listening(self) -> Iterator[Callable[[float], bool]]:
+        """wait(seconds): until procrastinate notifies a job deferred on any queue (its schema's
+        trigger: NOTIFY procrastinate_any_queue_v1) or the seconds have passed; True when notified.
+        LISTEN starts here, before the caller first looks for a job, so a job queued while the
+        caller looks or works is not missed: its notification waits in the connection."""
+        with psycopg.connect(str(self.store.target), autocommit=True) as listener:
+            listener.execute(f'LISTEN "{ANY_QUEUE_CHANNEL}"')
+
+            def wait(seconds: float = FETCH_POLL) -> bool:
+                notified = any(True for _ in listener.notifies(timeout=seconds, stop_after=1))
+                while any(True for _ in listener.notifies(timeout=0)):  # the rest of a job's blocks: one look
+                    pass
+                return notified
+
+            yield wait
+
     # --- blocks -----------------------------------------------------------------------------
 
     def retry_stalled(self, job: Job, lease: float) -> list[tuple[int, str | None]]:
@@ -443,18 +543,21 @@ class WorkQueue:
         retry strategy (engine.BLOCK_RETRY) turns into another attempt while attempts are left."""
         with self.engine.begin() as conn:
             engine_worker = self._engine_worker(conn, worker_id)
-            row = conn.execute(sa.text("SELECT id, attempts FROM procrastinate_jobs WHERE id = :b AND "
-                                       "status = 'doing' AND worker_id = :w FOR UPDATE"),
+            row = conn.execute(sa.text("SELECT j.id, b.failures FROM procrastinate_jobs j JOIN lab_blocks b ON "
+                                       "b.id = j.id WHERE j.id = :b AND j.status = 'doing' AND j.worker_id = :w "
+                                       "FOR UPDATE OF j"),
                                {"b": block_id, "w": engine_worker}).first()
             if row is not None:
+                failures = row.failures + (status == "failed")
+                # the strategy sees the failed attempts only (lab_blocks.failures), not the stalls
                 if status == "failed" and BLOCK_RETRY.get_retry_decision(
-                        exception=RuntimeError(reason), job=_attempts(row.attempts)) is not None:
+                        exception=RuntimeError(reason), job=_attempts(failures - 1)) is not None:
                     _call(conn, "retry_job", job_id=block_id, retry_at=datetime.datetime.now(datetime.UTC),
                           new_priority=None, new_queue_name=None, new_lock=None)
-                    reason = f"attempt {row.attempts + 1} of {MAX_ATTEMPTS} failed, retried: {reason}"
+                    reason = f"attempt {failures} of {MAX_ATTEMPTS} failed, retried: {reason}"
                 else:
                     _call(conn, "finish_job", job_id=block_id, status=status, delete_job=False)
-                conn.execute(BLOCKS.update().where(BLOCKS.c.id == block_id).values(reason=reason))
+                conn.execute(BLOCKS.update().where(BLOCKS.c.id == block_id).values(reason=reason, failures=failures))
             conn.execute(WORKERS.update().where(WORKERS.c.id == worker_id).values(block_id=None))
             self._finish_if_done(conn, job)
 

@@ -37,6 +37,7 @@ from vpnbench.campaign.spec import parse_toml, section_table
 from vpnbench.foundation.errors import UserError
 from vpnbench.foundation.params import validate_model
 from vpnbench.foundation.safe_files import read_own_file
+from vpnbench.lab.engine import next_occurrence
 from vpnbench.lab.queue import Job
 from vpnbench.lab.signing import fingerprint, public_key, verify
 
@@ -167,6 +168,14 @@ def _check_occurrence(job: Job, now: datetime.datetime, left: str) -> None:
     if at > now.timestamp() + CLOCKS_APART:
         raise UserError(f"queue_jobs.id: job {job.id} is the occurrence at {when} of schedule {job.schedule}, not "
                         f"due yet (it is {now.astimezone(datetime.UTC):%Y-%m-%dT%H:%M:%SZ} here); {left}")
+    # and not a backlog: the scheduler queues only the latest occurrence due (lab/engine.py: CATCH_UP),
+    # so one the cron has named a later time after (beyond the clocks' slack) is a database
+    # writer's, or one no worker started within its period: the later occurrence runs instead
+    later = next_occurrence(job.cron, at)
+    if later + CLOCKS_APART <= now.timestamp():
+        raise UserError(f"queue_jobs.id: job {job.id} is the occurrence at {when} of schedule {job.schedule}, "
+                        f"superseded by the one at {datetime.datetime.fromtimestamp(later, datetime.UTC):%Y-%m-%dT%H:%M:%SZ}"
+                        f" (a schedule runs its latest occurrence, never a backlog); {left}")
 
 
 def queued_source(source: dict) -> dict:
