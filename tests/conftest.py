@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -173,6 +174,28 @@ def run_campaign(tmp_path, text: str, *flags: str) -> tuple[subprocess.Completed
     assert result.returncode == 0, result.stdout + result.stderr
     run_cli("export", str(tmp_path / "c.db"), "--format", "json", "-o", str(tmp_path / "c.json"))
     return result, json.loads((tmp_path / "c.json").read_text())
+
+
+def kill9_mid_traffic_then_cleanup(tmp_path, text: str, left_behind: str, while_up=None) -> None:
+    """A run of text killed with -9 once its traffic flows leaves its keys (left_behind, a glob
+    under /run/vpnbench) and maybe its daemons; `vpnbench cleanup` then leaves nothing.
+    while_up() is asserted on the live run before the kill."""
+    (tmp_path / "c.toml").write_text(text)
+    run = subprocess.Popen([*VPNBENCH, "run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db")],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(p.endswith(" iperf3") for p in leftovers()):  # the tunnel is up, traffic flows
+            assert time.monotonic() < deadline and run.poll() is None, "the run never started traffic"
+            time.sleep(0.2)
+        assert while_up is None or while_up()
+    finally:
+        run.kill()
+        run.wait()
+    assert list(Path("/run/vpnbench").glob(left_behind)), f"no {left_behind} left by the killed run"
+    result = run_cli("cleanup")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert leftovers() == []  # daemons, namespaces (their devices with them) and the run dir with its keys
 
 
 @pytest.fixture

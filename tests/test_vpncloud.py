@@ -4,7 +4,6 @@ capture), keys private and wiped, nothing left behind; its bad input; its recogn
 
 import json
 import stat
-import subprocess
 import time
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pytest
 import machine_places
 import vpnbench
 from bounds import assert_tcp_measured
-from conftest import VPNBENCH, assert_refused, leftovers, run_campaign, run_cli
+from conftest import assert_refused, kill9_mid_traffic_then_cleanup, run_campaign
 from pcaps import pcap_of, udp_frame
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.foundation.errors import UserError
@@ -180,22 +179,8 @@ def _vpncloud_processes() -> list[int]:
 @needs_vpncloud
 @pytest.mark.netns
 def test_kill9_mid_run_then_cleanup_leaves_no_daemon_key_or_device(tmp_path, clean_machine):
-    (tmp_path / "c.toml").write_text(KILLED_RUN)
-    run = subprocess.Popen([*VPNBENCH, "run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db")],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while not any(p.endswith(" iperf3") for p in leftovers()):  # the tunnel is up, traffic flows
-            assert time.monotonic() < deadline and run.poll() is None, "the run never started traffic"
-            time.sleep(0.2)
-    finally:
-        run.kill()
-        run.wait()
-    # its configurations (keys) are left; its daemons may be too (or died writing to the dead run's pipe)
-    assert list(Path("/run/vpnbench").glob("*/vpncloud-*"))
-    result = run_cli("cleanup")
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert leftovers() == []  # daemons, namespaces (their TUN devices with them) and the run dir with its keys
+    kill9_mid_traffic_then_cleanup(tmp_path, KILLED_RUN, "*/vpncloud-*")
+
 
 
 KILLED_RUN = """[campaign]
