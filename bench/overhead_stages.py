@@ -8,7 +8,8 @@ before and after alternate (RUNS each), so the other sessions' load drifts over 
 overhead is the wall time less the cells' 30 s of traffic, as in bench/overhead.py.
 
 Run as root: BENCH_BEFORE=/tmp/before/src flock /run/vpnbench-tests.lock .venv/bin/python bench/overhead_stages.py
-(BENCH_RUNS runs of each; BENCH_HALVE=0 leaves the CPU whole; results go to bench/RESULTS.md)
+(BENCH_RUNS runs of each; BENCH_HALVE=0 leaves the CPU whole; results go to bench/RESULTS.md under
+BENCH_SECTION, "overhead stages" unless set)
 """
 
 import json
@@ -47,8 +48,9 @@ def cpu_halved(enabled: bool):
             loop.wait()
 
 
-def staged_run(source: Path, router: bool) -> tuple[float, dict[str, float]]:
-    """(wall seconds, {stage: seconds}) of one CLI run of the overhead campaign from `source`."""
+def staged_run(source: Path, router: bool) -> tuple[float, dict[str, float], dict[str, int]]:
+    """(wall seconds, {stage: seconds}, {stage: processes spawned}) of one CLI run of the
+    overhead campaign from `source`."""
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "c.toml").write_text(CAMPAIGN.replace("ROUTER", str(router).lower()))
         out = Path(tmp, "stages.json")
@@ -62,7 +64,7 @@ def staged_run(source: Path, router: bool) -> tuple[float, dict[str, float]]:
     stages = found["stages"]
     stages[INTERPRETER] = wall - found["seconds"]
     stages[TRAFFIC] -= CELLS * SECONDS  # the traffic itself is not overhead
-    return wall, stages
+    return wall, stages, found["spawns"]
 
 
 def main() -> None:
@@ -71,13 +73,15 @@ def main() -> None:
     trees = {"before": before, "after": AFTER}
     walls: dict[tuple[str, bool], list[float]] = {}
     stages: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+    spawns: dict[str, list[dict[str, int]]] = {"before": [], "after": []}
     with cpu_halved(HALVE):
         for run in range(RUNS):
             for router in (True, False):
                 for tree in (("before", "after") if run % 2 == 0 else ("after", "before")):
-                    wall, spent = staged_run(trees[tree], router)
+                    wall, spent, spawned = staged_run(trees[tree], router)
                     walls.setdefault((tree, router), []).append(wall)
                     stages[tree].append(spent)
+                    spawns[tree].append(spawned)
                     print(f"{tree} router={router}: {wall:.2f} s ({overhead_pct(wall):.1f} %)", flush=True)
     rows = []
     for tree, router in walls:
@@ -87,9 +91,14 @@ def main() -> None:
                     f"(runs: {', '.join(f'{overhead_pct(w):.1f}' for w in runs)} %) |")
     names = sorted({name for spent in stages["before"] + stages["after"] for name in spent},
                    key=lambda name: -statistics.mean(s.get(name, 0.0) for s in stages["before"]))
-    stage_rows = [f"| {name} | {statistics.mean(s.get(name, 0.0) for s in stages['before']):.2f} | "
-                  f"{statistics.mean(s.get(name, 0.0) for s in stages['after']):.2f} |" for name in names]
+    names += sorted({name for spent in spawns["before"] + spawns["after"] for name in spent} - set(names))
+
+    def mean(runs: list[dict], name: str) -> float:
+        return statistics.mean(run.get(name, 0) for run in runs)
+    stage_rows = [f"| {name} | {mean(stages['before'], name):.2f} | {mean(stages['after'], name):.2f} | "
+                  f"{mean(spawns['before'], name):.1f} | {mean(spawns['after'], name):.1f} |" for name in names]
     total = {tree: statistics.mean(sum(s.values()) for s in stages[tree]) for tree in stages}
+    spawned = {tree: statistics.mean(sum(s.values()) for s in spawns[tree]) for tree in spawns}
     body = f"""
 {machine('overhead_stages.py')}, {'with the CPU halved (a busy loop pinned to each core)' if HALVE else 'CPU whole'};
 before = `{before}`, after = this tree; {RUNS} runs of each, alternating.
@@ -99,14 +108,14 @@ before = `{before}`, after = this tree; {RUNS} runs of each, alternating.
 {chr(10).join(rows)}
 
 Where the seconds beyond the 30 s of traffic go (mean of the routed and direct runs, each
-stage's own time; bench/stages.py):
+stage's own time, and the processes it spawned; bench/stages.py):
 
-| stage | before s | after s |
-| --- | --- | --- |
+| stage | before s | after s | before spawns | after spawns |
+| --- | --- | --- | --- | --- |
 {chr(10).join(stage_rows)}
-| **all** | **{total['before']:.2f}** | **{total['after']:.2f}** |
+| **all** | **{total['before']:.2f}** | **{total['after']:.2f}** | **{spawned['before']:.1f}** | **{spawned['after']:.1f}** |
 """
-    publish("overhead stages", body)
+    publish(os.environ.get("BENCH_SECTION", "overhead stages"), body)
 
 
 if __name__ == "__main__":

@@ -7,13 +7,17 @@ writes {stage: seconds} to OUT.json: each stage's own time (its time less that o
 inside it), so the stages add up to this process's time from its first line to its end; the
 caller (bench/overhead_stages.py) adds the interpreter's start and exit around it. The timers
 are wrappers put on the functions from outside: vpnbench is not changed to be measured, and a
-wrapper costs ~2 µs a call (a few hundred calls a run).
+wrapper costs ~2 µs a call (a few hundred calls a run). Each stage's processes spawned are
+counted too ({stage: count} under "spawns"): subprocess.Popen is where every spawn of vpnbench
+passes (asyncio's included), and the count, unlike the seconds, does not move with the other
+sessions' load.
 """
 
 import atexit
 import importlib.abc
 import importlib.machinery
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,8 +29,8 @@ STARTED = time.monotonic()
 STAGES = [
     ("vpnbench.run.runner", "Runner.run", "run: other (display, store run row, block loop)"),
     ("vpnbench.run.runner", "prepare", "prepare: testbed made, probe, backends"),
-    ("vpnbench.run.runner", "set_up", "testbed up (namespaces, links, host facts)"),
-    ("vpnbench.run.runner", "tear_down", "testbed down"),
+    ("vpnbench.run.lifecycle", "set_up", "testbed up (namespaces, links, host facts)"),
+    ("vpnbench.run.lifecycle", "tear_down", "testbed down"),
     ("vpnbench.commands.startup", "WarmUp.finish", "waiting for the summary's imports"),
     ("vpnbench.run.bringup", "BringUpStage._bring_up", "bring-up: other (facts, store)"),
     ("vpnbench.run.bringup", "wait_reachable", "bring-up: first packet through"),
@@ -34,7 +38,7 @@ STAGES = [
     ("vpnbench.run.bringup", "BringUpStage.settle", "settle ping before each cell"),
     ("vpnbench.run.bringup", "BringUpStage.end", "bring-up ended (store)"),
     ("vpnbench.run.context", "RunContext.impair", "impairment set/cleared"),
-    ("vpnbench.run.runner", "run_cell", "cell: other (records, monitor made, store)"),
+    ("vpnbench.run.blocks", "run_cell", "cell: other (records, monitor made, store)"),
     ("vpnbench.measure.monitor", "Monitor.start", "cell: monitor start"),
     ("vpnbench.measure.monitor", "Monitor.stop", "cell: monitor stop"),
     ("vpnbench.measure.iperf", "_attempt", "cell: iperf3 client run (3 s traffic + connect, results)"),
@@ -52,6 +56,7 @@ TECHNIQUE_STAGES = (("up", "technique up"), ("down", "technique down"))
 ROOT = "start-up (imports, parsing, store opened), exit"
 
 own: dict[str, float] = {}
+spawns: dict[str, int] = {}
 stack: list[list] = []  # [stage, started, time of the stages inside]
 
 
@@ -93,6 +98,17 @@ def wrap_module(name: str, module) -> None:
                         break
 
 
+def count_spawns() -> None:
+    """Every Popen counted against the stage that is running when it is made."""
+    popen_init = subprocess.Popen.__init__
+
+    def counted(self, *args, **kwargs):
+        stage = stack[-1][0] if stack else ROOT
+        spawns[stage] = spawns.get(stage, 0) + 1
+        popen_init(self, *args, **kwargs)
+    subprocess.Popen.__init__ = counted
+
+
 class WrapOnImport(importlib.abc.MetaPathFinder):
     """Wraps a module's stages once it is imported, whenever that is: importing them all up front
     would move the CLI's lazy imports (pandas with the verdicts) into the start-up."""
@@ -115,11 +131,12 @@ class WrapOnImport(importlib.abc.MetaPathFinder):
 def main() -> int:
     out, argv = Path(sys.argv[1]), sys.argv[2:]
     sys.meta_path.insert(0, WrapOnImport())
+    count_spawns()
     import vpnbench.cli
 
     def write() -> None:
         own[ROOT] = time.monotonic() - STARTED - sum(own.values())
-        out.write_text(json.dumps({"seconds": time.monotonic() - STARTED, "stages": own}))
+        out.write_text(json.dumps({"seconds": time.monotonic() - STARTED, "stages": own, "spawns": spawns}))
     atexit.register(write)
     sys.argv = ["vpnbench", *argv]
     return vpnbench.cli.entry()  # as the installed command runs it (its gc.freeze included)
