@@ -50,9 +50,9 @@ gen-build:
 demo: deps
 	$(BIN)/vpnbench demo
 
-# Everything: the linter, linkem's and gen's own tests, the host suite with the kernel data paths
-# in the VM beside it, then the VM testbed; each stage's wall time printed at the end (the script
-# says why the two run side by side). test-host and test-kernel run one stage each.
+# Everything: the linter, linkem's and gen's own tests, the host suite, the kernel data paths in
+# the VM, then the VM testbed, each stage's wall time printed at the end (scripts/test-suite.sh).
+# test-host and test-kernel run some of the stages.
 test: lint kernel-deps browser-deps cargo-deps builds
 	scripts/test-suite.sh
 
@@ -68,8 +68,8 @@ test-host: deps kernel-deps browser-deps cargo-deps builds
 # Tests marked `vm`, inside a QEMU VM booting the distribution kernel (netem, kernel
 # WireGuard, ...) with this machine's root filesystem read-only over 9p. --timeout stops a hung
 # guest, it is no speed bound: under TCG the stage took 1 202 s on 2 busy cores (20 min, 26
-# tests), 1 753 s with the CPU halved; a guest that does not boot fails in seconds. Alone, it
-# waits for other test sessions (the lock): timing assertions need the cores.
+# tests), 1 753 s with the CPU halved; a guest that does not boot fails in seconds. It waits for
+# other test sessions (the lock): timing assertions need the cores.
 test-kernel: deps kernel-deps builds
 	flock /run/vpnbench-tests.lock $(BIN)/python -m vpnbench.hosts.kernelvm --timeout 3000 --accel $(ACCEL) -- $(BIN)/python -m pytest -q --color=no -p no:cacheprovider -m vm --durations=15 tests
 	$(BIN)/python -m pytest -q -m vmtestbed --durations=10 tests

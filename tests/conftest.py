@@ -45,35 +45,19 @@ interval = "0.05s"
 """
 
 
-def pytest_addoption(parser):
-    parser.addoption("--machine-tests", choices=("only", "none"),
-                     help="only the tests that need the machine to themselves (namespaces, the VM, the test "
-                          "lock, the clean-machine check), or none of them: make test runs the two parts side "
-                          "by side, since the second touches no namespace, daemon or lock")
-
-
-def needs_the_machine(item) -> bool:
-    return any(mark in item.keywords for mark in ("netns", "vm", "exclusive")) \
-        or "clean_machine" in getattr(item, "fixturenames", ())
-
-
 @pytest.hookimpl(trylast=True)  # after -m/-k have deselected: lock only for what really runs
 def pytest_collection_modifyitems(config, items):
     """One session of namespace tests at a time per machine: the leftover checks look at every
     vpb-* namespace, and timing assertions need the cores. Unit-only sessions do not wait.
     Hand-run campaigns can share it: `flock /run/vpnbench-tests.lock vpnbench run ...`."""
-    part = config.getoption("--machine-tests")
-    if part is not None:
-        wanted = part == "only"
-        config.hook.pytest_deselected(items=[item for item in items if needs_the_machine(item) != wanted])
-        items[:] = [item for item in items if needs_the_machine(item) == wanted]
     if os.geteuid() != 0:
         skip = pytest.mark.skip(reason="needs root to create network namespaces")
         for item in items:
             if "netns" in item.keywords:
                 item.add_marker(skip)
         return
-    if not any(needs_the_machine(item) for item in items):
+    if not any(mark in item.keywords for item in items for mark in ("netns", "vm", "exclusive")) \
+            and not any("clean_machine" in getattr(item, "fixturenames", ()) for item in items):
         return
     config._vpnbench_lock = TEST_LOCK.open("a")
     try:
