@@ -2,12 +2,13 @@
 # `make test`'s stages after lint, one after the other, each stage's wall time printed at the end;
 # exits non-zero if any stage failed (every stage runs, so one failure does not hide another).
 #
-# One after the other, not side by side: run beside the host's namespace tests (stop 48, CPU
-# halved), the kernel-VM guest and the ~1 000 tests that need no namespace (among them cargo
-# builds) left the timing tests too little CPU (test_corrupt, the udp_sweep and PDR-share tests
-# failed) and some tests of the second part shared places with the first (test_builds' doctor
-# and build-prefix tests failed). Side by side needs those tests made independent of the
-# machine's load and places first (issue 44).
+# One after the other, not side by side. Stop 48 tried the kernel-VM guest and the ~1 000 tests
+# that need no namespace (cargo builds among them) beside the host's namespace tests, with the
+# CPU halved: test_corrupt, the udp_sweep and PDR-share tests, a clean-machine check and three of
+# test_builds' tests failed. One cause was found afterwards and is no load's: net.core.rmem_max
+# had been left at 4 MiB on the machine, and test_corrupt's fixed seed then hit iperf3's UDP
+# opener (fixed in the test). The rest were not diagnosed, so the stages stay apart until a run
+# side by side passes (issue 44).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD

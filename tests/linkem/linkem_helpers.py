@@ -176,8 +176,13 @@ def iperf_udp(topo, seconds, bitrate, length=100, port=5201):
     srv = topo.popen(topo.s, "iperf3", "-s", "-1", "-p", str(port), stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL)
     time.sleep(0.3)
-    r = topo.run(topo.c, "iperf3", "-c", topo.s_ip, "-p", str(port), "-u", "-b", str(bitrate), "-l", str(length),
-                 "-t", str(seconds), "-J", "--get-server-output", timeout=seconds + 20)
+    try:
+        r = topo.run(topo.c, "iperf3", "-c", topo.s_ip, "-p", str(port), "-u", "-b", str(bitrate), "-l", str(length),
+                     "-t", str(seconds), "-J", "--get-server-output", timeout=seconds + 20)
+    except subprocess.TimeoutExpired:
+        srv.kill()  # still waiting for its one test: the port is free for the caller's next try
+        srv.wait()
+        raise
     srv.wait(10)
     d = json.loads(r.stdout)
     s = d["end"]["sum"]
