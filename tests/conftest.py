@@ -160,6 +160,30 @@ def run_campaign(tmp_path, text: str, *flags: str) -> tuple[subprocess.Completed
     return result, json.loads((tmp_path / "c.json").read_text())
 
 
+def captured_payload_sizes(testbed, ctx, send, proto: str, recognised) -> set[int]:
+    """The payload lengths of the `proto` ("udp" or "tcp") packets that the testbed's first capture
+    point saw while send() ran, of those recognised(payload) accepts: a technique's framing as the
+    wire carried it, to hold against its MTU arithmetic."""
+    from vpnbench.techniques.wirecheck import transport_payloads
+
+    point = testbed.capture_points()[0]
+    pcap = ctx.resources.path("framing.pcap")
+    capture = point.host.spawn(["tcpdump", "-Z", "root", "--immediate-mode", *point.tcpdump_args(), "-n", "-U",
+                                "-s", "0", "-w", str(pcap), proto], name="tcpdump")
+    try:
+        deadline = time.monotonic() + 5
+        while "listening on" not in capture.output() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        send()
+        time.sleep(0.1)
+    finally:
+        capture.interrupt()
+        capture.wait(3)
+    data = point.host.read_file(pcap)
+    point.host.remove_file(pcap)
+    return {len(payload) for kind, payload in transport_payloads(data) if kind == proto and recognised(payload)}
+
+
 def iperf3_client_running() -> bool:
     """An iperf3 client runs in a run's namespace: traffic flows. Not any iperf3: the host facts'
     `iperf3 --version` runs in the namespaces while the testbed is made, before any bring-up (a

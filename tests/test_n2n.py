@@ -5,7 +5,6 @@ left after the run or after a kill -9 and `vpnbench cleanup`; its bad input; its
 
 import os
 import stat
-import time
 from pathlib import Path
 
 import psutil
@@ -14,7 +13,7 @@ import pytest
 import machine_places
 import vpnbench
 from bounds import assert_tcp_measured
-from conftest import assert_refused, kill9_mid_traffic_then_cleanup, run_campaign
+from conftest import TCP_AND_PING, assert_refused, captured_payload_sizes, kill9_mid_traffic_then_cleanup, run_campaign
 from pcaps import pcap_of, udp_frame
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.foundation.errors import UserError
@@ -24,7 +23,7 @@ from vpnbench.techniques import expect
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.n2n import MAX_MTU, N2n, N2nParams
 from vpnbench.techniques.overhead import N2N_V1_HEADER, lzo_literal_run, n2n_outer
-from vpnbench.techniques.wirecheck import check_wire, is_n2n, recognise, transport_payloads
+from vpnbench.techniques.wirecheck import check_wire, is_n2n, recognise
 from vpnbench.testbeds.probe import LocalKernelProbe
 
 needs_n2n = pytest.mark.skipif(not (which("edge") and which("supernode")),
@@ -91,14 +90,7 @@ CELLS = """[campaign]
 name = "n2n"
 [[technique]]
 kind = "n2n"
-[[measurement]]
-kind = "tcp"
-duration = "1s"
-[[measurement]]
-kind = "ping"
-count = 5
-interval = "0.05s"
-[[measurement]]
+""" + TCP_AND_PING + """[[measurement]]
 kind = "ping"
 family = "ipv6"
 count = 5
@@ -167,7 +159,8 @@ def test_key_private_never_in_argv_env_or_log_each_message_sized_as_the_arithmet
         # IPv4 pings of 100 and 200 bytes (128- and 228-byte packets) and a don't-fragment one of the
         # whole MTU: each an n2n message of the size the arithmetic says, the largest filling 1500
         mtu = tunnel.negotiated["mtu"]
-        sizes = _captured_payloads(testbed, ctx, tunnel, [100, 200, mtu - 28])
+        sizes = captured_payload_sizes(testbed, ctx, lambda: _ping_sizes(testbed, tunnel, [100, 200, mtu - 28]),
+                                       "udp", is_n2n)
         assert {n2n_outer(128) - 28, n2n_outer(228) - 28, n2n_outer(mtu) - 28} <= sizes, sizes
         assert n2n_outer(mtu) - 28 == 1472 and max(sizes) == 1472
         one_more = testbed.client.run(["ping", "-n", "-c", "1", "-M", "do", "-s", str(mtu - 27), "-W", "1",
@@ -184,26 +177,11 @@ def test_key_private_never_in_argv_env_or_log_each_message_sized_as_the_arithmet
                    for role, host in (("client", testbed.client), ("server", testbed.server)))
 
 
-def _captured_payloads(testbed, ctx, tunnel, sizes: list[int]) -> set[int]:
-    """The UDP payload sizes of the n2n messages the client's pings of these ICMP data sizes made."""
-    point = testbed.capture_points()[0]
-    pcap = ctx.resources.path("framing.pcap")
-    capture = point.host.spawn(["tcpdump", "-Z", "root", "--immediate-mode", *point.tcpdump_args(), "-n", "-U",
-                                "-s", "0", "-w", str(pcap), "udp"], name="tcpdump")
-    try:
-        deadline = time.monotonic() + 5
-        while "listening on" not in capture.output() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        for size in sizes:
-            testbed.client.run(["ping", "-n", "-M", "do", "-c", "2", "-i", "0.05", "-s", str(size),
-                                tunnel.server_addrs["ipv4"]], timeout=10)
-        time.sleep(0.1)
-    finally:
-        capture.interrupt()
-        capture.wait(3)
-    data = point.host.read_file(pcap)
-    point.host.remove_file(pcap)
-    return {len(payload) for proto, payload in transport_payloads(data) if proto == "udp" and is_n2n(payload)}
+def _ping_sizes(testbed, tunnel, sizes: list[int]) -> None:
+    """The client's pings of these ICMP data sizes (n2n messages of known sizes), never fragmented."""
+    for size in sizes:
+        testbed.client.run(["ping", "-n", "-M", "do", "-c", "2", "-i", "0.05", "-s", str(size),
+                            tunnel.server_addrs["ipv4"]], timeout=10)
 
 
 def _n2n_processes() -> list[int]:

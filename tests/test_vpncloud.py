@@ -4,7 +4,6 @@ capture), keys private and wiped, nothing left behind; its bad input; its recogn
 
 import json
 import stat
-import time
 from pathlib import Path
 
 import psutil
@@ -13,7 +12,7 @@ import pytest
 import machine_places
 import vpnbench
 from bounds import assert_tcp_measured
-from conftest import assert_refused, kill9_mid_traffic_then_cleanup, run_campaign
+from conftest import assert_refused, captured_payload_sizes, kill9_mid_traffic_then_cleanup, run_campaign
 from pcaps import pcap_of, udp_frame
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.foundation.errors import UserError
@@ -23,7 +22,7 @@ from vpnbench.run.bringup import wait_through
 from vpnbench.techniques import expect
 from vpnbench.techniques.base import TechniqueContext
 from vpnbench.techniques.vpncloud import VpnCloud, VpnCloudParams
-from vpnbench.techniques.wirecheck import check_wire, is_vpncloud, recognise, transport_payloads
+from vpnbench.techniques.wirecheck import check_wire, is_vpncloud, recognise
 from vpnbench.testbeds.probe import LocalKernelProbe
 
 PINNED = VpnCloudParams().version
@@ -139,7 +138,7 @@ def test_keys_are_private_wiped_and_each_packet_framed_as_the_arithmetic_says(te
             proof = check_wire(tunnel, testbed.client, testbed.capture_points(), ctx.resources)
             assert (proof.verdict, proof.protocol) == ("encrypted", "vpncloud"), proof
         # An IPv4 ping of 200 bytes is a 228-byte packet: its UDP payload is type 1 + it (+ nonce and tag)
-        assert 228 + 1 + sealed in _captured_payloads(testbed, ctx, tunnel, 200)
+        assert 228 + 1 + sealed in captured_payload_sizes(testbed, ctx, lambda: _ping(testbed, tunnel, 200), "udp", is_vpncloud)
         ifaces = technique.ifaces
         tunnel.procs[0].stop()
         assert "vpncloud exited" in technique.failure()
@@ -151,24 +150,9 @@ def test_keys_are_private_wiped_and_each_packet_framed_as_the_arithmetic_says(te
                    for role, host in (("client", testbed.client), ("server", testbed.server)))
 
 
-def _captured_payloads(testbed, ctx, tunnel, size: int) -> set[int]:
-    point = testbed.capture_points()[0]
-    pcap = ctx.resources.path("framing.pcap")
-    capture = point.host.spawn(["tcpdump", "-Z", "root", "--immediate-mode", *point.tcpdump_args(), "-n", "-U",
-                                "-s", "0", "-w", str(pcap), "udp"], name="tcpdump")
-    try:
-        deadline = time.monotonic() + 5
-        while "listening on" not in capture.output() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        testbed.client.run(["ping", "-n", "-c", "3", "-i", "0.05", "-s", str(size), tunnel.server_addrs["ipv4"]],
-                           timeout=10)
-        time.sleep(0.1)
-    finally:
-        capture.interrupt()
-        capture.wait(3)
-    data = point.host.read_file(pcap)
-    point.host.remove_file(pcap)
-    return {len(payload) for proto, payload in transport_payloads(data) if proto == "udp" and is_vpncloud(payload)}
+def _ping(testbed, tunnel, size: int) -> None:
+    testbed.client.run(["ping", "-n", "-c", "3", "-i", "0.05", "-s", str(size), tunnel.server_addrs["ipv4"]],
+                       timeout=10)
 
 
 def _vpncloud_processes() -> list[int]:

@@ -5,7 +5,6 @@ and wiped, nothing left behind; its bad input; its recogniser; its build record.
 import json
 import stat
 import subprocess
-import time
 from pathlib import Path
 
 import psutil
@@ -14,7 +13,7 @@ import pytest
 import machine_places
 import vpnbench
 from bounds import assert_tcp_measured
-from conftest import assert_refused, kill9_mid_traffic_then_cleanup, run_campaign
+from conftest import assert_refused, captured_payload_sizes, kill9_mid_traffic_then_cleanup, run_campaign
 from pcaps import pcap_of
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.foundation.errors import UserError
@@ -23,7 +22,7 @@ from vpnbench.hosts import builds
 from vpnbench.run.bringup import wait_through
 from vpnbench.techniques import expect
 from vpnbench.techniques.base import TechniqueContext
-from vpnbench.techniques.wirecheck import check_wire, is_yggdrasil, recognise, transport_payloads
+from vpnbench.techniques.wirecheck import check_wire, is_yggdrasil, recognise
 from vpnbench.techniques.yggdrasil import FRAME_OVERHEAD, TLS13_RECORD, Yggdrasil, YggdrasilParams
 from vpnbench.testbeds.probe import LocalKernelProbe
 
@@ -174,7 +173,7 @@ def test_keys_are_private_wiped_and_each_packet_framed_as_the_arithmetic_says(te
         assert (proof.verdict, proof.protocol) == ("encrypted", "yggdrasil"), proof
         # Framing from a capture: an IPv6 ping of N bytes is an (N + 48)-byte packet, its frame that + FRAME_OVERHEAD
         for size in (200, 1000):
-            frames = _captured_frames(testbed, ctx, tunnel, size)
+            frames = captured_payload_sizes(testbed, ctx, lambda: _ping(testbed, tunnel, size), "tcp", is_yggdrasil)
             assert size + 48 + FRAME_OVERHEAD in frames, (size, sorted(frames))
         ifaces = technique.ifaces
         assert _has_link(testbed.client, ifaces["client"]) and _has_link(testbed.server, ifaces["server"])
@@ -187,30 +186,14 @@ def test_keys_are_private_wiped_and_each_packet_framed_as_the_arithmetic_says(te
     assert not _has_link(testbed.client, ifaces["client"]) and not _has_link(testbed.server, ifaces["server"])
 
 
+def _ping(testbed, tunnel, size: int) -> None:
+    """The client pings the server's overlay address with `size` bytes of data."""
+    testbed.client.run(["ping", "-n", "-c", "3", "-i", "0.05", "-s", str(size), tunnel.server_addrs["ipv6"]],
+                       timeout=10)
+
+
 def proc_role(tunnel, proc) -> str:
     return ("server", "client")[tunnel.procs.index(proc)]
-
-
-def _captured_frames(testbed, ctx, tunnel, size: int) -> set[int]:
-    """The TCP payload lengths of yggdrasil frames the underlay carried while the client pinged
-    the server's overlay address with `size` bytes of data."""
-    point = testbed.capture_points()[0]
-    pcap = ctx.resources.path("framing.pcap")
-    capture = point.host.spawn(["tcpdump", "-Z", "root", "--immediate-mode", *point.tcpdump_args(), "-n", "-U",
-                                "-s", "0", "-w", str(pcap), "tcp"], name="tcpdump")
-    try:
-        deadline = time.monotonic() + 5
-        while "listening on" not in capture.output() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        testbed.client.run(["ping", "-n", "-c", "3", "-i", "0.05", "-s", str(size), tunnel.server_addrs["ipv6"]],
-                           timeout=10)
-        time.sleep(0.1)
-    finally:
-        capture.interrupt()
-        capture.wait(3)
-    data = point.host.read_file(pcap)
-    point.host.remove_file(pcap)
-    return {len(payload) for proto, payload in transport_payloads(data) if proto == "tcp" and is_yggdrasil(payload)}
 
 
 def _has_link(host, name: str) -> bool:
