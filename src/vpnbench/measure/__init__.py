@@ -3,6 +3,7 @@
 from vpnbench.foundation.tools import declare_packages
 from vpnbench.measure.base import Measurement
 from vpnbench.measure.blackhole import PmtuBlackhole
+from vpnbench.measure.convergence import Convergence
 from vpnbench.measure.latency_under_load import LatencyUnderLoad
 from vpnbench.measure.motion import Motion
 from vpnbench.measure.mtu import Mtu
@@ -30,5 +31,5 @@ def register(cls: type[Measurement]) -> None:
 
 
 for built_in in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch, Transfer, Stream, LatencyUnderLoad, Setup, Rekey, Soak,
-                 PmtuBlackhole, SetupRate, RekeyRate, Motion):
+                 PmtuBlackhole, SetupRate, RekeyRate, Motion, Convergence):
     register(built_in)

@@ -60,6 +60,11 @@ class MeasureContext:
     # the motion kind's failover; None where the runner cannot.
     restart_server: Callable[[], dict] | None = None
     run_id: str = ""  # names what a kind makes on a host (an nft table), so `vpnbench cleanup` knows it
+    # A mesh testbed's nodes by name (n0, n1, ...: Tunnel.overlay's keys), for the kinds that
+    # measure a mesh (convergence); empty on a two-host testbed.
+    nodes: dict[str, Host] = dataclasses.field(default_factory=dict)
+    # The technique's paths between nodes now (Technique.paths), where it reports them.
+    paths: Callable[[], dict] | None = None
 
     def target(self, family: str) -> str:
         if family not in self.tunnel.server_addrs:  # an overlay of one family (Yggdrasil's is IPv6 only)

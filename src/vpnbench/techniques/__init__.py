@@ -17,6 +17,7 @@ from vpnbench.techniques.tailscale import Tailscale
 from vpnbench.techniques.tinc import Tinc
 from vpnbench.techniques.vpncloud import VpnCloud
 from vpnbench.techniques.wireguard import WireGuard
+from vpnbench.techniques.wireguard_mesh import WireGuardMesh
 from vpnbench.techniques.yggdrasil import Yggdrasil
 
 TECHNIQUES: dict[str, type[Technique]] = {}
@@ -38,6 +39,7 @@ register(Tinc)
 register(Yggdrasil)
 register(VpnCloud)
 register(N2n)
+register(WireGuardMesh)
 
 
 def technique_class(settings: dict) -> type[Technique]:

@@ -80,6 +80,10 @@ class Testbed(abc.ABC):
     # sch_netem (the VM testbed's): netem then acts on the endpoints (impair_backends.py).
     netem_on_router: bool = True
     sysctls: dict[str, dict]  # what up() applied, for the run's record
+    # A mesh testbed's nodes (testbeds/mesh.py's MeshNode: name, host, NAT, addresses) and the host
+    # of the control planes; a two-host testbed has neither.
+    nodes: tuple = ()
+    control: Host | None = None
 
     @abc.abstractmethod
     def connect(self) -> None:

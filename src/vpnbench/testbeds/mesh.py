@@ -41,7 +41,7 @@ from vpnbench.hosts.base import Host
 from vpnbench.hosts.netns import NetnsHost
 from vpnbench.hosts.reach import wait_reachable
 from vpnbench.hosts.resources import RunResources, list_netns
-from vpnbench.testbeds.base import Testbed
+from vpnbench.testbeds.base import CapturePoint, Testbed
 from vpnbench.testbeds.mesh_spec import nat_per_node
 from vpnbench.testbeds.nat import nat_ruleset
 from vpnbench.testbeds.nat_probe import NatBehaviour, probe_nat
@@ -150,8 +150,11 @@ class MeshTestbed(Testbed):
             facts["bring_up_s"] = dict(self.timings)
         return facts
 
-    def capture_points(self, near: str = "client") -> list:
-        raise TestbedError("a mesh testbed has no single underlay link to watch; capture on a node's eth0")
+    def capture_points(self, near: str = "client") -> list[CapturePoint]:
+        """The wire next to n0 (near = "server": n1): the internet namespace's end of its
+        attachment, both directions, as the packets travel the internet (after its NAT)."""
+        node = self.nodes[0 if near == "client" else 1]
+        return [CapturePoint(NetnsHost("inet", self.inet, self.resources.dir), node.name)]
 
     # -- bring-up ----------------------------------------------------------------------------------
     def connect(self) -> None:
