@@ -1,25 +1,22 @@
 """WireGuard as a static full mesh on the mesh testbed (issue 41, items 2 and 3): every pair that
-WireGuard's rules and the NATs allow answers, the others never do, as static_mesh_reaches() says
+WireGuard's rules and the NATs allow answers, the others never do, as direct_path_possible() says
 from RFC 4787's terms; the convergence kind times each pair; nothing is left behind."""
 
 import itertools
 import json
-import sqlite3
 
 import pytest
 
 from conftest import assert_refused, kill9_mid_traffic_then_cleanup, run_campaign
+from mesh_pairs import NATS, convergence_cycles, pairs_without_direct_path
 from vpnbench.measure.convergence import share_curve, summary
-from vpnbench.techniques.wireguard_mesh import static_mesh_reaches
-from vpnbench.testbeds.mesh_spec import NAT_TYPES
+from vpnbench.testbeds.mesh_spec import NAT_TYPES, direct_path_possible
 
-NATS = ["none", "none", "endpoint-independent", "address-dependent", "address-and-port-dependent",
-        "address-and-port-dependent"]
 DEADLINE = 30  # s: unreachable pairs are waited for this long; reachable ones answer after WireGuard's 5 s retry at most
 
 
 # -- pure arithmetic ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("a, b, reaches", [
+@pytest.mark.parametrize("a, b, reaches", [  # mesh_spec.direct_path_possible
     ("none", "address-and-port-dependent", True),  # the NAT'd end sends first
     ("none", "udp-blocked", False),
     ("endpoint-independent", "address-and-port-dependent", True),  # into the full cone, at the kept port
@@ -28,14 +25,14 @@ DEADLINE = 30  # s: unreachable pairs are waited for this long; reachable ones a
     ("address-dependent", "address-and-port-dependent", False),
     ("address-and-port-dependent", "address-and-port-dependent", False),
 ])
-def test_static_mesh_reaches_follows_the_nat_types(a, b, reaches):
-    assert static_mesh_reaches(a, b) is reaches
-    assert static_mesh_reaches(b, a) is reaches  # symmetric: either direction's first packet will do
+def test_direct_path_possible_follows_the_nat_types(a, b, reaches):
+    assert direct_path_possible(a, b) is reaches
+    assert direct_path_possible(b, a) is reaches  # symmetric: either direction's first packet will do
 
 
 def test_every_nat_pair_has_an_answer():
     for a, b in itertools.product(NAT_TYPES, repeat=2):
-        assert isinstance(static_mesh_reaches(a, b), bool)
+        assert isinstance(direct_path_possible(a, b), bool)
 
 
 def test_convergence_summary_censors_a_cycle_with_silent_pairs():
@@ -63,13 +60,6 @@ def test_a_mesh_technique_may_have_nats_on_n0_and_n1(tmp_path):
 
 
 # -- real daemons ----------------------------------------------------------------------------------
-def _trials(db, measurement: str) -> list[dict]:
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute("SELECT t.data FROM trials t JOIN cells c ON c.id = t.cell_id WHERE c.measurement = ?",
-                            (measurement,)).fetchall()
-    return [json.loads(data) for (data,) in rows]
-
-
 @pytest.mark.netns
 def test_six_nodes_behind_mixed_nats_answer_where_the_nats_allow(tmp_path, clean_machine):
     nat_lines = json.dumps(NATS)
@@ -91,16 +81,16 @@ count = 20
     assert all(cell["status"] == "ok" for cell in cells), [(c["measurement"], c["error"]) for c in cells]
     assert by_kind["ping"]["wire_check"] == "encrypted"  # seen on the internet side of n0's link
     assert by_kind["ping"]["negotiated"]["mesh"]["nodes"] == 6
-    (cycle,) = _trials(tmp_path / "c.db", "convergence")
-    names = [f"n{i}" for i in range(len(NATS))]
-    expected_never = {f"{a}>{b}" for (i, a), (j, b) in itertools.permutations(enumerate(names), 2)
-                      if not static_mesh_reaches(NATS[i], NATS[j])}
+    (cycle,) = convergence_cycles(tmp_path / "c.db")
+    expected_never = pairs_without_direct_path(NATS)
     assert expected_never  # the mix has pairs a static mesh cannot join (n3, n4, n5: no kept port)
     assert set(cycle["never"]) == expected_never
     assert set(cycle["first_reply_s"]) == set(cycle["pairs"]) - expected_never
     assert len(cycle["pairs"]) == 6 * 5
     # each pair counts from the daemons' start: not before up() returned, within the deadline
     assert all(cycle["up_s"] <= t <= DEADLINE for t in cycle["first_reply_s"].values())
+    # a static mesh has no relay: what answers went direct, as the underlay saw it in each node
+    assert {pair for pair, path in cycle["paths"].items() if path == "direct"} == set(cycle["first_reply_s"])
     metrics = by_kind["convergence"]["metrics"]
     assert metrics["converged_s_censored"] == 1.0 and metrics["pairs_never"] == len(expected_never)
 
@@ -120,7 +110,7 @@ deadline = "20s"
 """)
     (cell,) = cells
     assert cell["status"] == "ok", cell["error"]
-    cycles = _trials(tmp_path / "c.db", "convergence")
+    cycles = convergence_cycles(tmp_path / "c.db")
     assert len(cycles) == 2 and all(not c["never"] for c in cycles)
     for c in cycles:
         assert c["converged_s"] == max(c["first_reply_s"].values()) >= c["up_s"] > 0

@@ -63,8 +63,9 @@ class MeasureContext:
     # A mesh testbed's nodes by name (n0, n1, ...: Tunnel.overlay's keys), for the kinds that
     # measure a mesh (convergence); empty on a two-host testbed.
     nodes: dict[str, Host] = dataclasses.field(default_factory=dict)
-    # The technique's paths between nodes now (Technique.paths), where it reports them.
-    paths: Callable[[], dict] | None = None
+    # The path each pair of nodes takes over the underlay in the next seconds (Testbed.observed_paths:
+    # (a, b) -> "direct", "relay" or "unseen"; empty where the testbed cannot tell).
+    observe_paths: Callable[[float], dict] | None = None
 
     def target(self, family: str) -> str:
         if family not in self.tunnel.server_addrs:  # an overlay of one family (Yggdrasil's is IPv6 only)

@@ -13,8 +13,9 @@ spaces the echoes a node sends to its peers.
 On a mesh testbed the pairs are its nodes' (Tunnel.overlay, ordered: n0 -> n1 and n1 -> n0 are
 two pairs, since a NAT makes them differ); between two hosts, client and server. A pair that
 never answered within the deadline is listed; the convergence time is then only known to be
-above the deadline (`converged_s_censored`). Where the technique reports paths
-(Technique.paths), each pair's path at the end is recorded with it.
+above the deadline (`converged_s_censored`). On a mesh testbed each pair's path just after is
+recorded with it, as the underlay saw it (Testbed.observed_paths: direct, relay or unseen), and
+counted: `pairs_direct`, `pairs_relayed`.
 """
 
 import json
@@ -87,7 +88,7 @@ class Convergence(Measurement):
         returned = time.time()
         hosts, overlay = nodes_of(ctx, cycled.tunnel)
         pairs = [(a, b) for a in overlay for b in overlay if a != b]
-        first = self._first_replies(hosts, overlay, returned, max(p.deadline - cycled.up_s, 0.0))
+        first, paths = self._first_replies(ctx, hosts, overlay, returned, max(p.deadline - cycled.up_s, 0.0))
         first = {pair: round(cycled.up_s + seconds, 4) for pair, seconds in first.items()}
         never = [pair for pair in pairs if pair not in first]
         cycle = {"up_s": round(cycled.up_s, 4), "pairs": [f"{a}>{b}" for a, b in pairs],
@@ -95,14 +96,15 @@ class Convergence(Measurement):
                  "never": [f"{a}>{b}" for a, b in never]}
         if not never:
             cycle["converged_s"] = max(first.values(), default=0.0)
-        paths = ctx.paths() if ctx.paths else {}
         if paths:
             cycle["paths"] = {f"{a}>{b}": path for (a, b), path in sorted(paths.items())}
         return cycle
 
-    def _first_replies(self, hosts: dict[str, Host], overlay: dict[str, str], since: float,
-                       wait: float) -> dict[tuple[str, str], float]:
-        """(from, to) -> seconds from `since` to the first reply, for the pairs that answered in `wait`."""
+    def _first_replies(self, ctx: MeasureContext, hosts: dict[str, Host], overlay: dict[str, str], since: float,
+                       wait: float) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], str]]:
+        """(from, to) -> seconds from `since` to the first reply, for the pairs that answered in
+        `wait`; and, on a mesh testbed, the path each pair took over the underlay just after
+        (observed while the pings go on, for two periods: every pair sends twice in it)."""
         period = str(self.params.period_ms)
         by_address = {address: name for name, address in overlay.items()}
 
@@ -127,9 +129,10 @@ class Convergence(Measurement):
                 if dead:
                     raise MeasurementError(f"convergence: fping on {dead[0]} exited: {procs[dead[0]].output()[-300:]}")
                 time.sleep(POLL_S)
+            paths = ctx.observe_paths(max(2 * self.params.period_ms / 1000, 1.0)) if ctx.observe_paths else {}
         finally:
             stop_all(list(procs.values()))
-        return {pair: max(seconds, 0.0) for pair, seconds in first.items()}
+        return {pair: max(seconds, 0.0) for pair, seconds in first.items()}, paths
 
 
 def nodes_of(ctx: MeasureContext, tunnel) -> tuple[dict[str, Host], dict[str, str]]:
@@ -164,6 +167,11 @@ def summary(cycles: list[dict], deadline: float) -> dict[str, float]:
         metrics["converged_max_s"] = done[-1]
     else:
         metrics["converged_s_censored"] = 1.0
+    last = cycles[-1].get("paths", {})
+    if last:
+        answered = set(cycles[-1]["first_reply_s"])
+        metrics["pairs_direct"] = float(sum(1 for pair, path in last.items() if path == "direct" and pair in answered))
+        metrics["pairs_relayed"] = float(sum(1 for pair, path in last.items() if path == "relay" and pair in answered))
     if replies:
         metrics["first_reply_p50_s"] = percentile(replies, 0.5)
         metrics["first_reply_p95_s"] = percentile(replies, 0.95)

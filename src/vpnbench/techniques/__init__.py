@@ -10,6 +10,7 @@ from vpnbench.techniques.ipsec import IPsec
 from vpnbench.techniques.macsec import MACsec
 from vpnbench.techniques.n2n import N2n
 from vpnbench.techniques.nebula import Nebula
+from vpnbench.techniques.nebula_mesh import NebulaMesh
 from vpnbench.techniques.openvpn import OpenVPN
 from vpnbench.techniques.overhead import Expectation
 from vpnbench.techniques.rosenpass import Rosenpass
@@ -40,6 +41,7 @@ register(Yggdrasil)
 register(VpnCloud)
 register(N2n)
 register(WireGuardMesh)
+register(NebulaMesh)
 
 
 def technique_class(settings: dict) -> type[Technique]:

@@ -194,12 +194,6 @@ class Technique(abc.ABC):
         return ", ".join(f"{key} {value}" for key, value in negotiated.items()
                          if key not in NEGOTIATED_WARNINGS and isinstance(value, (str, int, float, bool)))
 
-    def paths(self) -> dict[tuple[str, str], str]:
-        """A mesh technique's path between nodes as its daemons report it now: (from, to) ->
-        "direct", "relay <name>" or "none"; empty where it reports none (the `convergence` kind
-        records it per pair)."""
-        return {}
-
     def handshake_attempts(self) -> dict[str, int]:
         """What the running daemons' logs count of the current key exchange so far, by name
         (strongSwan's IKE retransmissions, wireguard-go's handshake initiations); empty where the

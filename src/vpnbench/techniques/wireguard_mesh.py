@@ -8,7 +8,8 @@ peer's endpoint is the configured one until an authenticated packet arrives from
 reply is its NAT's conntrack reply), and an open node reaches it once it has sent (or through an
 endpoint-independent filter, as long as the NAT kept the port: nftables' `snat` keeps it where
 it is free). Two nodes behind NATs reach each other only where each NAT lets the other's first
-packet in at the configured address: static_mesh_reaches() says where, from RFC 4787's terms.
+packet in at the configured address: mesh_spec.direct_path_possible() says where, from RFC 4787's
+terms (the configured port is the node's mapping only where its NAT keeps it).
 
 The implementations are WireGuard's (kernel, wireguard-go, boringtun; techniques/wireguard.py),
 each node one interface configured by one `wg setconf` from a 0600 file and one `ip -batch`.
@@ -26,7 +27,6 @@ from vpnbench.hosts import evidence
 from vpnbench.hosts.base import stop_all
 from vpnbench.techniques.base import TechniqueContext, Tunnel
 from vpnbench.techniques.wireguard import WireGuard, WireGuardParams, _x25519_keypair, make_socket_dir
-from vpnbench.testbeds.mesh_spec import ADDRESS_DEPENDENT, ENDPOINT_INDEPENDENT, NAT_TYPES
 
 OVERLAY_PREFIX = "10.77"  # node i: 10.77.(i // 250).(i % 250 + 1)/16, a /16 for the 250 nodes a mesh may have
 PARALLEL = 8  # nodes brought up at once: each is a daemon start, a `wg setconf` and an `ip -batch`
@@ -108,35 +108,3 @@ class WireGuardMesh(WireGuard):
         procs = self.tunnel.procs[:4] if self.tunnel else []
         pieces += [(f"daemon {n}: log", lambda proc=proc: evidence.log_tail(proc)) for n, proc in enumerate(procs)]
         return evidence.gather(pieces)
-
-
-def static_mesh_reaches(nat_a: str, nat_b: str) -> bool:
-    """Do two nodes of a static WireGuard mesh with these NATs (mesh_spec.NAT_TYPES names) reach
-    each other, each sending to the other's configured endpoint (its NAT's outside address and
-    WireGuard's port), with keepalives?
-
-    One open end: yes (the NAT'd end sends first, the reply is conntrack's; udp-blocked excepted).
-    Both behind NATs: a packet from A to B's configured endpoint gets in only where B's NAT has a
-    mapping of that very port (WireGuard's: kept only by an endpoint-independent mapping; nat.py's
-    address-dependent and address-and-port-dependent ones choose another port) and B's filter
-    admits A's packet: endpoint-independent filtering admits anyone once B has sent from the port
-    (it has: its own handshakes and keepalives to A), address-dependent admits A's address (B sent
-    to it), address-and-port-dependent only A's configured port, which is A's real source only if
-    A's mapping kept it. A pair reaches when either direction gets in (the answer rides on the
-    conntrack entries the first packet made)."""
-    if "udp-blocked" in (nat_a, nat_b):
-        return False
-    if "none" in (nat_a, nat_b):
-        return True
-    return _gets_in(nat_a, nat_b) or _gets_in(nat_b, nat_a)
-
-
-def _gets_in(sender: str, receiver: str) -> bool:
-    """Does the sender's packet to the receiver's configured endpoint get in (both behind NATs)?"""
-    receiver_mapping, receiver_filter = NAT_TYPES[receiver]
-    sender_mapping, _ = NAT_TYPES[sender]
-    if receiver_mapping != ENDPOINT_INDEPENDENT:
-        return False  # no mapping of the configured port: the packet meets a closed port
-    if receiver_filter in (ENDPOINT_INDEPENDENT, ADDRESS_DEPENDENT):
-        return True
-    return sender_mapping == ENDPOINT_INDEPENDENT  # from the very address:port the receiver sent to

@@ -162,6 +162,11 @@ class Testbed(abc.ABC):
         link = self.links[0]
         return [CapturePoint(self.client, link.a_iface, "out"), CapturePoint(self.server, link.b_iface, "out")]
 
+    def observed_paths(self, window: float) -> dict[tuple[str, str], str]:
+        """A mesh testbed's pairs and the path each took over the underlay in the next `window`
+        seconds (testbeds/mesh.py); a two-host testbed has none to tell."""
+        return {}
+
     def wait_ready(self, timeout: float = 10.0) -> None:
         """The underlay is ready when the client reaches the server over every family
         (with a bump, only once its emulator forwards)."""
