@@ -18,8 +18,8 @@ in the cell's private directory, wiped after; only its path is in argv):
   throughput; the handshake is outside it.
 
 TQUIC's defaults, which every cell states in raw["tquic_settings"]: BBR, an initial window of
-32 packets, 1200-byte UDP payloads (QUIC's minimum: it fits inside every tunnel's MTU here, and
-tquic does no path-MTU discovery), one thread, one stream, no 0-RTT. The client verifies no
+32 packets, 1200-byte UDP payloads (QUIC's minimum, which fits inside every tunnel's MTU here;
+a padded 1-RTT PING of 1472 bytes probes for more), one thread, one stream, no 0-RTT. The client verifies no
 certificate (tquic_client never does): the measurement is of the path, not of a PKI.
 """
 
