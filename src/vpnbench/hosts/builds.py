@@ -172,6 +172,13 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
            why_pinned="the only version the proxy lists, and the 0.5 protocol; Debian's 0.4.7 speaks 0.4's"),
     Recipe("vpncloud", "2.3.0", "rust", "vpncloud", {"vpncloud": "vpncloud"},
            why_pinned="the newest on crates.io (2021); upstream has released nothing since"),
+    # Not a daemon: the quic measurement's client and server. vpn-bench's qperf (rbruenig/qperf, C
+    # on quicly) is in no registry this machine reaches; crates.io has no published quinn perf,
+    # quiche apps or s2n-quic tools, and the Go module proxy refuses github.com/quic-go/perf (403).
+    # BoringSSL comes inside the tquic crate and is built with cmake.
+    Recipe("tquic", "1.6.0", "rust", "tquic_tools", {"tquic_client": "tquic_client", "tquic_server": "tquic_server"},
+           build_packages=("cmake",),
+           why_pinned="the newest tquic_tools on crates.io; the quic measurement's parsers read its output"),
 )}
 
 # Daemons teams ask about that vpnbench cannot install here, each with the reason (doctor shows them).
