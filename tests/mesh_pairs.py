@@ -4,6 +4,7 @@
 import itertools
 import json
 import sqlite3
+from contextlib import closing
 
 from vpnbench.testbeds.mesh_spec import direct_path_possible
 
@@ -21,7 +22,7 @@ def pairs_without_direct_path(nats: list[str]) -> set[str]:
 
 def convergence_cycles(db) -> list[dict]:
     """Every convergence cycle stored in a results database (a trial's data)."""
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn:  # closed: `with conn` alone only commits
         rows = conn.execute("SELECT t.data FROM trials t JOIN cells c ON c.id = t.cell_id "
                             "WHERE c.measurement = 'convergence' ORDER BY t.cell_id, t.number").fetchall()
     return [json.loads(data) for (data,) in rows]

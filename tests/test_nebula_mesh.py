@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import kill9_mid_traffic_then_cleanup, run_campaign
+from conftest import kill9_mid_traffic_then_cleanup, run_campaign, run_cli
 from mesh_pairs import NATS, convergence_cycles, pairs_without_direct_path
 
 CAMPAIGN = f"""[campaign]
@@ -47,6 +47,34 @@ def test_six_nodes_behind_mixed_nats_go_direct_where_the_nats_allow_else_through
 
     assert set(direct_only["never"]) == no_direct
     assert {pair for pair, path in direct_only["paths"].items() if path == "direct"} == set(direct_only["first_reply_s"])
+
+    # the report draws both NAT matrices from the stored cycles
+    report = run_cli("report", str(tmp_path / "c.db"), "-o", str(tmp_path / "r.html"))
+    assert report.returncode == 0, report.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert html.count('data-type="nat_matrix"') == 2 and html.count('data-type="convergence_ecdf"') == 2
+
+
+@pytest.mark.netns
+def test_a_node_whose_nat_drops_udp_never_answers_and_the_others_converge(tmp_path, clean_machine):
+    """Nebula speaks UDP only: behind udp-blocked a node never reaches the lighthouse. up() does not
+    wait for it (the convergence kind's answer, not a failed bring-up)."""
+    _, cells = run_campaign(tmp_path, """[campaign]
+name = "blocked"
+[testbed]
+nodes = 3
+nat = ["none", "none", "udp-blocked"]
+[[technique]]
+kind = "nebula-mesh"
+[[measurement]]
+kind = "convergence"
+deadline = "8s"
+""")
+    (cell,) = cells
+    assert cell["status"] == "ok", cell["error"]
+    (cycle,) = convergence_cycles(tmp_path / "c.db")
+    assert set(cycle["never"]) == {"n0>n2", "n2>n0", "n1>n2", "n2>n1"} == pairs_without_direct_path(["none", "none", "udp-blocked"])
+    assert cell["metrics"]["converged_s_censored"] == 1.0
 
 
 KILLED_RUN = """[campaign]

@@ -15,7 +15,8 @@ two pairs, since a NAT makes them differ); between two hosts, client and server.
 never answered within the deadline is listed; the convergence time is then only known to be
 above the deadline (`converged_s_censored`). On a mesh testbed each pair's path just after is
 recorded with it, as the underlay saw it (Testbed.observed_paths: direct, relay or unseen), and
-counted: `pairs_direct`, `pairs_relayed`.
+counted: `pairs_direct`, `pairs_relayed`; with each node's NAT type, so the report draws the NAT
+matrix (answers/nat_matrix.py) from the stored cycles.
 """
 
 import json
@@ -56,7 +57,7 @@ class Convergence(Measurement):
     columns = (Column("converged_s", "converged s"), Column("first_reply_p50_s", "pair p50 s"),
                Column("pairs", "pairs"), Column("pairs_never", "never"))
     headline = Headline(("converged_s", "first_reply_p50_s"), "convergence (s)", 1.0, names=("all pairs", "pair p50"))
-    figures = ("headline", "time_series", "host_cpu")
+    figures = ("headline", "convergence_ecdf", "nat_matrix", "host_cpu")
 
     def expected_seconds(self) -> float:
         return self.params.count * 5.0
@@ -88,23 +89,28 @@ class Convergence(Measurement):
         returned = time.time()
         hosts, overlay = nodes_of(ctx, cycled.tunnel)
         pairs = [(a, b) for a in overlay for b in overlay if a != b]
-        first, paths = self._first_replies(ctx, hosts, overlay, returned, max(p.deadline - cycled.up_s, 0.0))
+        first, paths, direct = self._first_replies(ctx, hosts, overlay, returned, max(p.deadline - cycled.up_s, 0.0))
         first = {pair: round(cycled.up_s + seconds, 4) for pair, seconds in first.items()}
+        direct = {pair: round(cycled.up_s + seconds, 4) for pair, seconds in direct.items()}
         never = [pair for pair in pairs if pair not in first]
         cycle = {"up_s": round(cycled.up_s, 4), "pairs": [f"{a}>{b}" for a, b in pairs],
                  "first_reply_s": {f"{a}>{b}": seconds for (a, b), seconds in sorted(first.items())},
                  "never": [f"{a}>{b}" for a, b in never]}
         if not never:
             cycle["converged_s"] = max(first.values(), default=0.0)
+        if tunnel_nodes := [name for name in overlay if name in ctx.nodes]:
+            cycle["nat"] = {name: ctx.nodes[name].nat for name in tunnel_nodes}  # the NAT matrix's rows
         if paths:
             cycle["paths"] = {f"{a}>{b}": path for (a, b), path in sorted(paths.items())}
+            cycle["direct_s"] = {f"{a}>{b}": seconds for (a, b), seconds in sorted(direct.items())
+                                 if paths[(a, b)] == "direct"}
         return cycle
 
     def _first_replies(self, ctx: MeasureContext, hosts: dict[str, Host], overlay: dict[str, str], since: float,
-                       wait: float) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], str]]:
+                       wait: float):
         """(from, to) -> seconds from `since` to the first reply, for the pairs that answered in
-        `wait`; and, on a mesh testbed, the path each pair took over the underlay just after
-        (observed while the pings go on, for two periods: every pair sends twice in it)."""
+        `wait`; and, on a mesh testbed, the path each pair settled on over the underlay after,
+        observed while the pings go on, with when each was first seen direct (_settled_paths)."""
         period = str(self.params.period_ms)
         by_address = {address: name for name, address in overlay.items()}
 
@@ -129,10 +135,27 @@ class Convergence(Measurement):
                 if dead:
                     raise MeasurementError(f"convergence: fping on {dead[0]} exited: {procs[dead[0]].output()[-300:]}")
                 time.sleep(POLL_S)
-            paths = ctx.observe_paths(max(2 * self.params.period_ms / 1000, 1.0)) if ctx.observe_paths else {}
+            paths, direct = self._settled_paths(ctx, since, deadline) if ctx.observe_paths else ({}, {})
         finally:
             stop_all(list(procs.values()))
-        return {pair: max(seconds, 0.0) for pair, seconds in first.items()}, paths
+        return {pair: max(seconds, 0.0) for pair, seconds in first.items()}, paths, direct
+
+    def _settled_paths(self, ctx: MeasureContext, since: float, deadline: float):
+        """The pairs' paths once they stop changing (two windows alike; a mesh may relay first and
+        go direct when its hole punching succeeds), and when each pair was first seen direct
+        (seconds from `since`, the end of that window: the resolution is the window)."""
+        window = max(2 * self.params.period_ms / 1000, 1.0)  # every pair pings twice in it
+        direct: dict[tuple[str, str], float] = {}
+        previous = None
+        while True:
+            paths = ctx.observe_paths(window)
+            seen_at = time.time() - since
+            for pair, path in paths.items():
+                if path == "direct" and pair not in direct:
+                    direct[pair] = seen_at
+            if paths == previous or time.monotonic() >= deadline:
+                return paths, direct
+            previous = paths
 
 
 def nodes_of(ctx: MeasureContext, tunnel) -> tuple[dict[str, Host], dict[str, str]]:
@@ -141,7 +164,7 @@ def nodes_of(ctx: MeasureContext, tunnel) -> tuple[dict[str, Host], dict[str, st
         missing = [name for name in tunnel.overlay if name not in ctx.nodes]
         if missing:
             raise MeasurementError(f"convergence: the testbed has no host for node {missing[0]}")
-        return {name: ctx.nodes[name] for name in tunnel.overlay}, dict(tunnel.overlay)
+        return {name: ctx.nodes[name].host for name in tunnel.overlay}, dict(tunnel.overlay)
     family = tunnel.family
     return ({"client": ctx.client, "server": ctx.server},
             {"client": tunnel.client_addrs[family], "server": tunnel.server_addrs[family]})
@@ -172,6 +195,10 @@ def summary(cycles: list[dict], deadline: float) -> dict[str, float]:
         answered = set(cycles[-1]["first_reply_s"])
         metrics["pairs_direct"] = float(sum(1 for pair, path in last.items() if path == "direct" and pair in answered))
         metrics["pairs_relayed"] = float(sum(1 for pair, path in last.items() if path == "relay" and pair in answered))
+        direct = [seconds for c in cycles for seconds in c.get("direct_s", {}).values()]
+        if direct:  # by when the pairs that settled direct were seen direct (window resolution)
+            metrics["direct_p50_s"] = percentile(sorted(direct), 0.5)
+            metrics["direct_max_s"] = max(direct)
     if replies:
         metrics["first_reply_p50_s"] = percentile(replies, 0.5)
         metrics["first_reply_p95_s"] = percentile(replies, 0.95)

@@ -55,7 +55,7 @@ def run_cell(ctx: RunContext, cell: PlannedCell, technique: Technique, bringup: 
                                                     record.technique_params, cycler(technique, bringup),
                                                     technique.rekey, live, testbed.router,
                                                     technique.restart_server, ctx.resources.run_id,
-                                                    {node.name: node.host for node in testbed.nodes},
+                                                    {node.name: node for node in testbed.nodes},
                                                     testbed.observed_paths))
         finally:
             record.hosts = monitor.stop()
