@@ -172,6 +172,12 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
            why_pinned="the only version the proxy lists, and the 0.5 protocol; Debian's 0.4.7 speaks 0.4's"),
     Recipe("vpncloud", "2.3.0", "rust", "vpncloud", {"vpncloud": "vpncloud"},
            why_pinned="the newest on crates.io (2021); upstream has released nothing since"),
+    # innernet's two crates are two recipes (a recipe is one crate); the technique needs both
+    Recipe("innernet", "2.0.0", "rust", "innernet", {"innernet": "innernet"},
+           why_pinned="the newest on crates.io (2025), the version of innernet-server it speaks to"),
+    Recipe("innernet-server", "2.0.0", "rust", "innernet-server", {"innernet-server": "innernet-server"},
+           build_packages=("libsqlite3-dev", "pkg-config"),
+           why_pinned="the newest on crates.io (2025); rusqlite links the system's SQLite (not bundled on glibc)"),
 )}
 
 # Daemons teams ask about that vpnbench cannot install here, each with the reason (doctor shows them).
