@@ -271,8 +271,9 @@ class Innernet(Technique):
     def _wireguard_go_pids(self, host: Host, iface: str) -> list[int]:
         """The wireguard-go daemon innernet started for iface (its argv: the program, the name)."""
         program = builds.program(WG_GO, WG_GO, self.params.wireguard_go)
-        found = host.run(["pgrep", "-x", "-f", f"{re.escape(program)} {iface}"], timeout=10, check=False).stdout
-        return [int(pid) for pid in found.split() if pid.isdigit()]
+        listed = host.run(["ps", "-eo", "pid=,args="], timeout=10, check=False).stdout.splitlines()
+        return [int(pid) for pid, _, args in (line.strip().partition(" ") for line in listed)
+                if args.strip() == f"{program} {iface}" and pid.isdigit()]
 
     # -- what ran ---------------------------------------------------------------------------------
 
