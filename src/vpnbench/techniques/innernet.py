@@ -174,7 +174,9 @@ class Innernet(Technique):
             self.dirs[where] = res.path(f"innernet-{where}")
             # wiped after the daemons stop (undo runs newest first): registered before they start
             self.undo.defer(wipe, host, self.dirs[where])
-            host.run(["mkdir", "-m", "0700", "-p", str(self.dirs[where] / "config"), str(self.dirs[where] / "data")])
+            # one by one: `mkdir -p -m` gives the mode to the last directory only (its parents 0755)
+            host.run(["mkdir", "-m", "0700", str(self.dirs[where]), str(self.dirs[where] / "config"),
+                      str(self.dirs[where] / "data")])
         self.tunnel = Tunnel(
             backend=backend,
             server_addrs={"ipv4": INNER["server"]},
@@ -216,9 +218,9 @@ class Innernet(Technique):
                                                           "--delete-invite", "--no-write-hosts", "--no-nat-traversal",
                                                           "--no-nat-candidates"), f"innernet install ({role})")
         # the server-side host installed first: it learns the client's endpoint now
-        self._run(self.nodes["server"], self._client_argv("server", "fetch", self.ifaces["server"], "--no-write-hosts",
+        self._run(self.nodes["server"], self._client_argv("server", "up", self.ifaces["server"], "--no-write-hosts",
                                                           "--no-nat-traversal", "--no-nat-candidates"),
-                  "innernet fetch (server)")
+                  "innernet up (server)")
         self.handshake_s = round(time.monotonic() - started, 3)  # both installs and the fetch
         ports = [self._listen_port(role) for role in ROLES]
         self.tunnel.wire_filter = "udp and (" + " or ".join(f"port {n}" for n in [port, *ports]) + ")"
