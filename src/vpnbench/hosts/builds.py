@@ -179,6 +179,12 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
     Recipe("tquic", "1.6.0", "rust", "tquic_tools", {"tquic_client": "tquic_client", "tquic_server": "tquic_server"},
            build_packages=("cmake",),
            why_pinned="the newest tquic_tools on crates.io; the quic measurement's parsers read its output"),
+    # innernet's two crates are two recipes (a recipe is one crate); the technique needs both
+    Recipe("innernet", "2.0.0", "rust", "innernet", {"innernet": "innernet"},
+           why_pinned="the newest on crates.io (2025), the version of innernet-server it speaks to"),
+    Recipe("innernet-server", "2.0.0", "rust", "innernet-server", {"innernet-server": "innernet-server"},
+           build_packages=("libsqlite3-dev", "pkg-config"),
+           why_pinned="the newest on crates.io (2025); rusqlite links the system's SQLite (not bundled on glibc)"),
 )}
 
 # Daemons teams ask about that vpnbench cannot install here, each with the reason (doctor shows them).

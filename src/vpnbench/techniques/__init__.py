@@ -6,6 +6,7 @@ from vpnbench.foundation.tools import declare_packages
 from vpnbench.techniques.base import Technique
 from vpnbench.techniques.baseline import Baseline
 from vpnbench.techniques.external import External
+from vpnbench.techniques.innernet import Innernet
 from vpnbench.techniques.ipsec import IPsec
 from vpnbench.techniques.macsec import MACsec
 from vpnbench.techniques.n2n import N2n
@@ -39,6 +40,7 @@ register(Rosenpass)
 register(Tinc)
 register(Yggdrasil)
 register(VpnCloud)
+register(Innernet)
 register(N2n)
 register(WireGuardMesh)
 register(NebulaMesh)
