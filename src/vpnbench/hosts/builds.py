@@ -172,6 +172,10 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
            why_pinned="the only version the proxy lists, and the 0.5 protocol; Debian's 0.4.7 speaks 0.4's"),
     Recipe("vpncloud", "2.3.0", "rust", "vpncloud", {"vpncloud": "vpncloud"},
            why_pinned="the newest on crates.io (2021); upstream has released nothing since"),
+    Recipe("easytier", "2.0.3", "rust", "easytier", {"easytier-core": "easytier-core", "easytier-cli": "easytier-cli"},
+           build_packages=("protobuf-compiler",),  # its build.rs compiles .proto files with protoc
+           why_pinned="the newest on crates.io (Oct 2024); upstream has moved on, its GitHub releases are 2.1 and later, "
+                      "which it no longer publishes to crates.io"),
 )}
 
 # Daemons teams ask about that vpnbench cannot install here, each with the reason (doctor shows them).

@@ -5,6 +5,7 @@ from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.tools import declare_packages
 from vpnbench.techniques.base import Technique
 from vpnbench.techniques.baseline import Baseline
+from vpnbench.techniques.easytier import EasyTier
 from vpnbench.techniques.external import External
 from vpnbench.techniques.ipsec import IPsec
 from vpnbench.techniques.macsec import MACsec
@@ -38,6 +39,7 @@ register(Tinc)
 register(Yggdrasil)
 register(VpnCloud)
 register(N2n)
+register(EasyTier)
 
 
 def technique_class(settings: dict) -> type[Technique]:
