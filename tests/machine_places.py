@@ -9,6 +9,7 @@ DAEMON_DEFAULT_PLACES = [
     Path("/root/.cache/Tailscale"), Path("/root/.local/share/tailscale"),
     Path("/var/lib/headscale"), Path("/var/run/headscale"), Path("/etc/headscale"),
     Path("/etc/nebula"), Path("/etc/tinc"),
+    Path("/etc/innernet"), Path("/var/lib/innernet"), Path("/etc/innernet-server"), Path("/var/lib/innernet-server"),
 ]
 
 

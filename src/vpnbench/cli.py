@@ -12,6 +12,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 import tomllib
 import warnings
 from importlib import resources as package_files
@@ -87,9 +88,17 @@ def with_examples(add_parser):
         examples = EXAMPLES.get(name)
         if examples:
             kwargs.setdefault("epilog", "examples:\n" + "\n".join(f"  {line}" for line in examples))
-            kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+            kwargs.setdefault("formatter_class", HelpFormatter)
         return add_parser(name, **kwargs)
     return add
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help text wrapped at spaces only: a kind named with a hyphen (wireguard-mesh) stays whole
+    on its line, as a user copies it."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(self._whitespace_matcher.sub(" ", text).strip(), width, break_on_hyphens=False)
 
 
 class Parser(argparse.ArgumentParser):
@@ -99,7 +108,7 @@ class Parser(argparse.ArgumentParser):
 
 def build_parser() -> Parser:
     parser = Parser(prog="vpnbench", description="Benchmark network encryption techniques side by side.",
-                    formatter_class=argparse.RawDescriptionHelpFormatter, epilog=GRAMMAR)
+                    formatter_class=HelpFormatter, epilog=GRAMMAR)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     sub.add_parser = with_examples(sub.add_parser)
 

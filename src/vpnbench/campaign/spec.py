@@ -21,7 +21,7 @@ from vpnbench.measure import MEASUREMENTS
 from vpnbench.measure.scaling import expand_lists
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.testbeds.impair_backends import BACKENDS  # noqa: F401 - the built-in backends registered: the schema allows their names
-from vpnbench.testbeds.mesh_spec import nat_per_node
+from vpnbench.testbeds.mesh_spec import MAX_NODES, MIN_NODES, nat_per_node
 from vpnbench.testbeds.spec import TestbedSpec
 
 SECTIONS = ("campaign", "testbed", "technique", "impairment", "measurement", "check")
@@ -362,14 +362,21 @@ def _require_measurable(techniques: list[Params], measurements: list[Params], te
 
 def _require_runnable_on(techniques: list[Params], testbed: TestbedSpec) -> None:
     """What a technique must not do to the machines of this kind of testbed."""
-    if testbed.nodes is not None:
-        # No technique brings up N nodes yet (issue 41's next part): on a mesh testbed a campaign's
-        # techniques run between its first two nodes, which need an open path to each other.
+    meshes = sorted({params.kind for params in techniques if TECHNIQUES[params.kind].mesh})
+    if meshes and testbed.nodes is None:
+        raise UserError(f"testbed.nodes: {', '.join(meshes)} brings up a mesh of nodes and needs a mesh testbed; "
+                        f"allowed: nodes = {MIN_NODES} to {MAX_NODES} in [testbed] (kind = \"local\")")
+    pairs = [(number, params.kind) for number, params in enumerate(techniques, start=1)
+             if not TECHNIQUES[params.kind].mesh]
+    if testbed.nodes is not None and pairs:
+        # A technique between two hosts runs between the mesh testbed's first two nodes, which need
+        # an open path to each other: it does not traverse NATs.
         behind = [f"n{i}: {nat}" for i, nat in enumerate(nat_per_node(testbed.nat, testbed.nodes)[:2]) if nat != "none"]
         if behind:
-            raise UserError(f"testbed.nat: the campaign's techniques run between nodes n0 and n1, and {', '.join(behind)} "
-                            "stands between them (techniques that traverse NATs are not in yet); allowed: "
-                            "\"none\" for n0 and n1")
+            number, kind = pairs[0]
+            raise UserError(f"testbed.nat: technique[{number}] ({kind}) runs between nodes n0 and n1, and "
+                            f"{', '.join(behind)} stands between them (it does not traverse NATs); allowed: "
+                            "\"none\" for n0 and n1, or only mesh techniques")
     for number, params in enumerate(techniques, start=1):
         reason = TECHNIQUES[params.kind].refused_on(params, testbed.kind)
         if reason:

@@ -176,6 +176,19 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
            build_packages=("protobuf-compiler",),  # its build.rs compiles .proto files with protoc
            why_pinned="the newest on crates.io (Oct 2024); upstream has moved on, its GitHub releases are 2.1 and later, "
                       "which it no longer publishes to crates.io"),
+    # Not a daemon: the quic measurement's client and server. vpn-bench's qperf (rbruenig/qperf, C
+    # on quicly) is in no registry this machine reaches; crates.io has no published quinn perf,
+    # quiche apps or s2n-quic tools, and the Go module proxy refuses github.com/quic-go/perf (403).
+    # BoringSSL comes inside the tquic crate and is built with cmake.
+    Recipe("tquic", "1.6.0", "rust", "tquic_tools", {"tquic_client": "tquic_client", "tquic_server": "tquic_server"},
+           build_packages=("cmake",),
+           why_pinned="the newest tquic_tools on crates.io; the quic measurement's parsers read its output"),
+    # innernet's two crates are two recipes (a recipe is one crate); the technique needs both
+    Recipe("innernet", "2.0.0", "rust", "innernet", {"innernet": "innernet"},
+           why_pinned="the newest on crates.io (2025), the version of innernet-server it speaks to"),
+    Recipe("innernet-server", "2.0.0", "rust", "innernet-server", {"innernet-server": "innernet-server"},
+           build_packages=("libsqlite3-dev", "pkg-config"),
+           why_pinned="the newest on crates.io (2025); rusqlite links the system's SQLite (not bundled on glibc)"),
 )}
 
 # Daemons teams ask about that vpnbench cannot install here, each with the reason (doctor shows them).

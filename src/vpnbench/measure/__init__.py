@@ -3,10 +3,12 @@
 from vpnbench.foundation.tools import declare_packages
 from vpnbench.measure.base import Measurement
 from vpnbench.measure.blackhole import PmtuBlackhole
+from vpnbench.measure.convergence import Convergence
 from vpnbench.measure.latency_under_load import LatencyUnderLoad
 from vpnbench.measure.motion import Motion
 from vpnbench.measure.mtu import Mtu
 from vpnbench.measure.ping import Ping
+from vpnbench.measure.quic import Quic
 from vpnbench.measure.rate_search import RateSearch
 from vpnbench.measure.rekey import Rekey
 from vpnbench.measure.rekey_rate import RekeyRate
@@ -30,5 +32,5 @@ def register(cls: type[Measurement]) -> None:
 
 
 for built_in in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch, Transfer, Stream, LatencyUnderLoad, Setup, Rekey, Soak,
-                 PmtuBlackhole, SetupRate, RekeyRate, Motion):
+                 PmtuBlackhole, SetupRate, RekeyRate, Motion, Convergence, Quic):
     register(built_in)

@@ -60,6 +60,12 @@ class MeasureContext:
     # the motion kind's failover; None where the runner cannot.
     restart_server: Callable[[], dict] | None = None
     run_id: str = ""  # names what a kind makes on a host (an nft table), so `vpnbench cleanup` knows it
+    # A mesh testbed's nodes by name (n0, n1, ...: Tunnel.overlay's keys; testbeds/mesh.py's
+    # MeshNode: .host, .nat), for the kinds that measure a mesh (convergence); empty on a two-host testbed.
+    nodes: dict = dataclasses.field(default_factory=dict)
+    # The path each pair of nodes takes over the underlay in the next seconds (Testbed.observed_paths:
+    # (a, b) -> "direct", "relay" or "unseen"; empty where the testbed cannot tell).
+    observe_paths: Callable[[float], dict] | None = None
 
     def target(self, family: str) -> str:
         if family not in self.tunnel.server_addrs:  # an overlay of one family (Yggdrasil's is IPv6 only)

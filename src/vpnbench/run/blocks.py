@@ -64,7 +64,8 @@ class BlockStage:
             return
         testbed = run.testbed
         technique = TECHNIQUES[block.params.kind](block.params, TechniqueContext(
-            testbed.client, testbed.server, testbed.underlay_map(), run.resources, run.probe, testbed.router))
+            testbed.client, testbed.server, testbed.underlay_map(), run.resources, run.probe, testbed.router,
+            testbed.nodes, testbed.control))
         technique.params = run.congestion_control(block.params)
         stage = BringUpStage(run, technique, block, backend)
         if block.mtu is not None:

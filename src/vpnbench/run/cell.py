@@ -54,7 +54,9 @@ def run_cell(ctx: RunContext, cell: PlannedCell, technique: Technique, bringup: 
             result = measurement.run(MeasureContext(testbed.client, testbed.server, bringup.tunnel, ctx.ports,
                                                     record.technique_params, cycler(technique, bringup),
                                                     technique.rekey, live, testbed.router,
-                                                    technique.restart_server, ctx.resources.run_id))
+                                                    technique.restart_server, ctx.resources.run_id,
+                                                    {node.name: node for node in testbed.nodes},
+                                                    testbed.observed_paths))
         finally:
             record.hosts = monitor.stop()
         record.metrics, record.status, raw = result.metrics, "ok", result.raw

@@ -7,10 +7,12 @@ from vpnbench.techniques.base import Technique
 from vpnbench.techniques.baseline import Baseline
 from vpnbench.techniques.easytier import EasyTier
 from vpnbench.techniques.external import External
+from vpnbench.techniques.innernet import Innernet
 from vpnbench.techniques.ipsec import IPsec
 from vpnbench.techniques.macsec import MACsec
 from vpnbench.techniques.n2n import N2n
 from vpnbench.techniques.nebula import Nebula
+from vpnbench.techniques.nebula_mesh import NebulaMesh
 from vpnbench.techniques.openvpn import OpenVPN
 from vpnbench.techniques.overhead import Expectation
 from vpnbench.techniques.rosenpass import Rosenpass
@@ -18,6 +20,7 @@ from vpnbench.techniques.tailscale import Tailscale
 from vpnbench.techniques.tinc import Tinc
 from vpnbench.techniques.vpncloud import VpnCloud
 from vpnbench.techniques.wireguard import WireGuard
+from vpnbench.techniques.wireguard_mesh import WireGuardMesh
 from vpnbench.techniques.yggdrasil import Yggdrasil
 
 TECHNIQUES: dict[str, type[Technique]] = {}
@@ -38,8 +41,11 @@ register(Rosenpass)
 register(Tinc)
 register(Yggdrasil)
 register(VpnCloud)
+register(Innernet)
 register(N2n)
 register(EasyTier)
+register(WireGuardMesh)
+register(NebulaMesh)
 
 
 def technique_class(settings: dict) -> type[Technique]:

@@ -4,6 +4,7 @@ import abc
 import dataclasses
 import ipaddress
 import logging
+from collections.abc import Sequence
 from typing import Callable, ClassVar, Literal
 
 from vpnbench.foundation.errors import TechniqueError, VpnbenchError
@@ -86,6 +87,9 @@ class Tunnel:
     # Tunnels 2..N of a bring-up with tunnels = N (the first is client_addrs/server_addrs): each its
     # own inner addresses through the same daemons (IPsec child SAs, WireGuard peers, ...).
     more: list[Ends] = dataclasses.field(default_factory=list)
+    # A mesh technique's every node: node name (n0, n1, ...) -> its inner IPv4 address (n0's and
+    # n1's are client_addrs' and server_addrs'); empty for a tunnel between two hosts.
+    overlay: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def every(self) -> list[Ends]:
         """All its tunnels' inner addresses, the first one first."""
@@ -106,10 +110,15 @@ class BackendStatus:
 
 
 class TechniqueContext:
-    """What a technique may use: the two hosts, the underlay addresses and a private directory."""
+    """What a technique may use: the two hosts, the underlay addresses and a private directory;
+    on a mesh testbed also its nodes (testbeds/mesh.py's MeshNode, n0 and n1 being client and
+    server) and the control node, where a mesh technique runs its control plane or relay."""
 
     def __init__(self, client: Host, server: Host, underlay: dict[str, dict[str, str]],
-                 resources: RunResources, probe_kernel: KernelProbe, router: Host | None = None):
+                 resources: RunResources, probe_kernel: KernelProbe, router: Host | None = None,
+                 nodes: Sequence = (), control: Host | None = None):
+        self.nodes = nodes
+        self.control = control
         self.client = client
         self.server = server
         self.router = router  # for techniques that protect one link of the path (MACsec)
@@ -150,6 +159,9 @@ class Technique(abc.ABC):
     versions: ClassVar[dict[str, str]] = {}
     # The reference every other technique is compared with (the unencrypted baseline).
     is_reference: ClassVar[bool] = False
+    # Brings up every node of a mesh testbed (TechniqueContext.nodes), not a pair: it needs one,
+    # and its nodes may sit behind NATs (campaign/spec.py checks both before anything runs).
+    mesh: ClassVar[bool] = False
 
     @classmethod
     def kernel_rows(cls, probe: KernelProbe) -> dict[str, bool]:

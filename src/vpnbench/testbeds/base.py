@@ -80,6 +80,10 @@ class Testbed(abc.ABC):
     # sch_netem (the VM testbed's): netem then acts on the endpoints (impair_backends.py).
     netem_on_router: bool = True
     sysctls: dict[str, dict]  # what up() applied, for the run's record
+    # A mesh testbed's nodes (testbeds/mesh.py's MeshNode: name, host, NAT, addresses) and the host
+    # of the control planes; a two-host testbed has neither.
+    nodes: tuple = ()
+    control: Host | None = None
 
     @abc.abstractmethod
     def connect(self) -> None:
@@ -157,6 +161,11 @@ class Testbed(abc.ABC):
             return [CapturePoint(self.router, (self.links[0] if near == "client" else self.links[-1]).a_iface)]
         link = self.links[0]
         return [CapturePoint(self.client, link.a_iface, "out"), CapturePoint(self.server, link.b_iface, "out")]
+
+    def observed_paths(self, window: float) -> dict[tuple[str, str], str]:
+        """A mesh testbed's pairs and the path each took over the underlay in the next `window`
+        seconds (testbeds/mesh.py); a two-host testbed has none to tell."""
+        return {}
 
     def wait_ready(self, timeout: float = 10.0) -> None:
         """The underlay is ready when the client reaches the server over every family

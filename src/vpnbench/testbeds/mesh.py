@@ -29,6 +29,7 @@ veth, route and nft table lives in one of them and goes with it.
 
 import dataclasses
 import ipaddress
+import json
 import os
 import subprocess
 import time
@@ -41,7 +42,7 @@ from vpnbench.hosts.base import Host
 from vpnbench.hosts.netns import NetnsHost
 from vpnbench.hosts.reach import wait_reachable
 from vpnbench.hosts.resources import RunResources, list_netns
-from vpnbench.testbeds.base import Testbed
+from vpnbench.testbeds.base import CapturePoint, Testbed
 from vpnbench.testbeds.mesh_spec import nat_per_node
 from vpnbench.testbeds.nat import nat_ruleset
 from vpnbench.testbeds.nat_probe import NatBehaviour, probe_nat
@@ -55,6 +56,7 @@ OUTSIDE_ADDRS = ("198.18.0.20", "198.18.0.21")  # the NAT probe's A and B
 FIRST_NODE_ADDR = ipaddress.IPv4Address("198.18.1.1")
 IFACE = "eth0"  # a node's (and the control node's) underlay interface
 PARALLEL = 8  # namespaces configured at once: ip and nft wait on the kernel's rtnl lock, not the CPU
+ARRIVALS = "vpbpaths"  # the nft table of observed_paths() in each node's namespace
 FIRST_VETH_INDEX = 100  # both ends of a veth with distinct indexes: see local.LocalTestbed._veth
 
 
@@ -150,8 +152,11 @@ class MeshTestbed(Testbed):
             facts["bring_up_s"] = dict(self.timings)
         return facts
 
-    def capture_points(self, near: str = "client") -> list:
-        raise TestbedError("a mesh testbed has no single underlay link to watch; capture on a node's eth0")
+    def capture_points(self, near: str = "client") -> list[CapturePoint]:
+        """The wire next to n0 (near = "server": n1): the internet namespace's end of its
+        attachment, both directions, as the packets travel the internet (after its NAT)."""
+        node = self.nodes[0 if near == "client" else 1]
+        return [CapturePoint(NetnsHost("inet", self.inet, self.resources.dir), node.name)]
 
     # -- bring-up ----------------------------------------------------------------------------------
     def connect(self) -> None:
@@ -255,6 +260,45 @@ class MeshTestbed(Testbed):
         with ThreadPoolExecutor(PARALLEL) as pool:
             return dict(zip([n.name for n in self.nodes], pool.map(self.nat_behaviour, [n.name for n in self.nodes])))
 
+    # -- the paths pairs take, seen on the underlay ---------------------------------------------------
+    def observed_paths(self, window: float) -> dict[tuple[str, str], str]:
+        """What went between the nodes over the underlay in the next `window` seconds, per ordered
+        pair (a, b): "direct" where each received UDP or TCP from the other's public address (so
+        the packets passed both NATs: one-sided hole punching is not a path), "relay" where each
+        received from the control node instead, "unseen" otherwise. Counted where the packets
+        arrive, in each node's namespace (after its NAT), by an nft set of source addresses made
+        at the first call; it goes with the namespace. What is relayed cannot be told per pair
+        from outside (the relay's packets all come from the control node): "relay" says both ends
+        talked to it in the window."""
+        with ThreadPoolExecutor(PARALLEL) as pool:
+            list(pool.map(self._watch_arrivals, self.nodes))
+        time.sleep(window)
+        with ThreadPoolExecutor(PARALLEL) as pool:
+            heard = dict(zip([node.name for node in self.nodes], pool.map(self._arrivals, self.nodes)))
+        public = {node.name: node.public for node in self.nodes}
+        paths = {}
+        for a in public:
+            for b in public:
+                if a != b:
+                    paths[(a, b)] = ("direct" if public[b] in heard[a] and public[a] in heard[b] else
+                                     "relay" if CONTROL_ADDR in heard[a] and CONTROL_ADDR in heard[b] else "unseen")
+        return paths
+
+    def _watch_arrivals(self, node: MeshNode) -> None:
+        """A fresh set of the source addresses of UDP and TCP arriving on the node's eth0."""
+        ruleset = (f"table ip {ARRIVALS} {{\n  set heard {{ type ipv4_addr; flags dynamic; }}\n"
+                   "  chain input {\n    type filter hook input priority filter; policy accept;\n"
+                   f"    iifname \"{IFACE}\" meta l4proto {{ tcp, udp }} update @heard {{ ip saddr }}\n  }}\n}}\n")
+        _run(["ip", "netns", "exec", node.host.netns, "nft", "-f", "-"],
+             f"add table ip {ARRIVALS}\ndelete table ip {ARRIVALS}\n" + ruleset, f"nft in {node.host.netns}")
+
+    def _arrivals(self, node: MeshNode) -> set[str]:
+        out = subprocess.run(["ip", "netns", "exec", node.host.netns, "nft", "-j", "list", "set", "ip", ARRIVALS, "heard"],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            raise HostError(f"nft in {node.host.netns}: {out.stderr.strip()[-300:]}")
+        return set(arrival_addresses(out.stdout))
+
     # -- teardown --------------------------------------------------------------------------------
     def down(self) -> None:
         remove_namespaces(self._made)
@@ -320,3 +364,13 @@ def remove_namespaces(names: list[str]) -> None:
                 pass
     subprocess.run(["ip", "-force", "-batch", "-"], input="".join(f"netns del {name}\n" for name in names),
                    capture_output=True, text=True)
+
+
+def arrival_addresses(nft_json: str) -> list[str]:
+    """The addresses in `nft -j list set`'s output (elements are plain strings, or objects with
+    an "elem" when the set counts or times out)."""
+    found = []
+    for item in json.loads(nft_json).get("nftables", []):
+        for element in (item.get("set") or {}).get("elem", []):
+            found.append(element["elem"]["val"] if isinstance(element, dict) else element)
+    return found

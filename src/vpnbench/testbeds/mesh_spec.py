@@ -90,3 +90,37 @@ def nat_list_error(nat, nodes: int | None) -> str | None:
         return (f"nat: a list of {len(nat)} types for nodes = {nodes}; allowed values: one type per node "
                 f"({nodes}), one type for all, or a mix {{type = fraction}}")
     return None
+
+
+def direct_path_possible(nat_a: str, nat_b: str) -> bool:
+    """Can two nodes behind these NATs (NAT_TYPES names) exchange UDP directly, each sending to the
+    address and port the other is known by: its NAT's outside address and the port it listens on
+    (a static mesh's configured endpoint), or the mapping a lighthouse or STUN server saw (a mesh
+    that punches holes)? Both are the node's mapping for a new peer only where its NAT maps
+    endpoint-independently: that is the whole arithmetic, in RFC 4787's terms.
+
+    One open end: yes (the NAT'd end sends first, the reply is conntrack's; udp-blocked excepted).
+    Both behind NATs: a packet from A to B's configured endpoint gets in only where B's NAT has a
+    mapping of that very port (kept only by an endpoint-independent mapping; nat.py's address-
+    dependent and address-and-port-dependent ones choose another port per destination) and B's filter
+    admits A's packet: endpoint-independent filtering admits anyone once B has sent from the port
+    (it has: its own handshakes and keepalives to A), address-dependent admits A's address (B sent
+    to it), address-and-port-dependent only A's configured port, which is A's real source only if
+    A's mapping kept it. A pair reaches when either direction gets in (the answer rides on the
+    conntrack entries the first packet made)."""
+    if "udp-blocked" in (nat_a, nat_b):
+        return False
+    if "none" in (nat_a, nat_b):
+        return True
+    return _gets_in(nat_a, nat_b) or _gets_in(nat_b, nat_a)
+
+
+def _gets_in(sender: str, receiver: str) -> bool:
+    """Does the sender's packet to the receiver's configured endpoint get in (both behind NATs)?"""
+    receiver_mapping, receiver_filter = NAT_TYPES[receiver]
+    sender_mapping, _ = NAT_TYPES[sender]
+    if receiver_mapping != ENDPOINT_INDEPENDENT:
+        return False  # no mapping of the configured port: the packet meets a closed port
+    if receiver_filter in (ENDPOINT_INDEPENDENT, ADDRESS_DEPENDENT):
+        return True
+    return sender_mapping == ENDPOINT_INDEPENDENT  # from the very address:port the receiver sent to

@@ -26,6 +26,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.colors import LogNorm  # noqa: E402
 
+from vpnbench.answers.nat_matrix import nat_matrix, nat_types  # noqa: E402
 from vpnbench.foundation.errors import VpnbenchError  # noqa: E402
 from vpnbench.foundation.figure_scale import apply_scale_rule, wants_log  # noqa: E402
 from vpnbench.measure import MEASUREMENTS  # noqa: E402
@@ -683,15 +684,17 @@ def setup_ecdfs(d: Drawing) -> list[Figure]:
 
 
 def censored_ecdf(canvas: Canvas, samples: dict[str, list[float | None]], timeouts: list[float], title: str,
-                  caption: str, meta: dict) -> Figure:
-    """A step line per impairment over all its cycles, None (censored) counted in the share only."""
+                  caption: str, meta: dict, what: str = "set-up time", of: str = "set-ups",
+                  not_reached: str = "not up", figure_type: str = "setup_ecdf") -> Figure:
+    """A step line per group (impairment, or N) over all its samples (seconds), None (censored:
+    never reached within the timeout) counted in the share only."""
     fig, ax = plt.subplots(figsize=(6.0, 3.2))
     censored = {}
     end = max(timeouts, default=0.0) * 1e3  # each line runs on to the timeout: it stays where it got to
     for impairment, values in samples.items():
         done = np.sort(np.asarray([v for v in values if v is not None], dtype=float)) * 1e3
         censored[impairment] = len(values) - len(done)
-        note = f" ({censored[impairment]} of {len(values)} not up)" if censored[impairment] else ""
+        note = f" ({censored[impairment]} of {len(values)} {not_reached})" if censored[impairment] else ""
         shares = np.arange(1, len(done) + 1) / len(values)
         if len(done):  # the rise at the first, and the level held on to the timeout
             done, shares = np.concatenate((done[:1], done)), np.concatenate(([0.0], shares))
@@ -701,17 +704,80 @@ def censored_ecdf(canvas: Canvas, samples: dict[str, list[float | None]], timeou
     for timeout in timeouts:
         if timeout > 0:
             ax.axvline(timeout * 1e3, linestyle="--", linewidth=0.8, color="grey")
-    ax.set_xlabel("set-up time (ms)")
+    ax.set_xlabel(f"{what} (ms)")
     # log where the times span more than the rule's spread (a bare ping's ms beside retries' tens
     # of seconds); the timeout's line counts as the top it stretches the axis to
     apply_scale_rule(ax, [v * 1e3 for values in samples.values() for v in values if v is not None],
                      [t * 1e3 for t in timeouts if t > 0], axis="x")
-    ax.set_ylabel("share of set-ups")
+    ax.set_ylabel(f"share of {of}")
     ax.set_ylim(0, 1.02)
     ax.set_title(title, loc="left")
     legend_beside(ax)
-    return canvas.finish(fig, caption, {**meta, "type": "setup_ecdf", "lines": list(samples),
+    return canvas.finish(fig, caption, {**meta, "type": figure_type, "lines": list(samples),
                                         "censored": censored, "timeouts_s": timeouts})
+
+
+def convergence_ecdfs(d: Drawing) -> list[Figure]:
+    """Per technique, the pairs' first replies from the daemons' start (every pair of every cycle),
+    a line per number of nodes (mesh-scale's N) or per impairment: a pair that never answered
+    within the deadline is counted but never reached, so the curve stops below 1."""
+    figures = []
+    for technique in dict.fromkeys(c.technique for c in d.cells):
+        samples: dict[str, list[float | None]] = {}
+        deadlines: set[float] = set()
+        for cell in d.cells:
+            if cell.ok and cell.technique == technique and cell.id is not None:
+                for trial in d.data.trials(cell.id):
+                    cycle = trial.data or {}
+                    line = f"N = {len(cycle.get('nat') or {}) or 2}, {cell.impairment}"
+                    replies = cycle.get("first_reply_s", {})
+                    samples.setdefault(line, []).extend(replies.get(pair) for pair in cycle.get("pairs", ()))
+                deadlines.add(float(cell.metrics.get("deadline_s", 0)))
+        samples = {line: values for line, values in samples.items() if values}
+        if samples:
+            figures.append(censored_ecdf(d.canvas, samples, sorted(deadlines), f"{d.label}: {technique}",
+                                         f"{d.label}: {technique}: when each pair of nodes first answered, from the "
+                                         "daemons' start (every pair of every cycle; a curve stops below 1 where pairs "
+                                         "never answered within the deadline, dashed)", {"technique": technique},
+                                         what="first reply", of="pairs", not_reached="never answered",
+                                         figure_type="convergence_ecdf"))
+    return figures
+
+
+PATH_COLOURS = {"direct": "#4c9a2a", "relay": "#e0b000", "unseen": "#9e9e9e", "never": "#c0392b"}
+
+
+def nat_matrices(d: Drawing) -> list[Figure]:
+    """Per technique, the NAT matrix (answers/nat_matrix.py) of its convergence cycles: a square per
+    pair of NAT types, coloured by what its pairs of nodes ended up as, with the median first reply."""
+    figures = []
+    for technique in dict.fromkeys(c.technique for c in d.cells):
+        cycles = [trial.data or {} for cell in d.cells if cell.ok and cell.technique == technique and cell.id is not None
+                  for trial in d.data.trials(cell.id)]
+        matrix = nat_matrix(cycles)
+        if not matrix:
+            continue
+        types = nat_types(matrix)
+        fig, ax = plt.subplots(figsize=(1.2 * len(types) + 2.6, 1.0 * len(types) + 1.6))
+        for (a, b), cell in matrix.items():
+            for row, col in {(types.index(a), types.index(b)), (types.index(b), types.index(a))}:
+                ax.add_patch(plt.Rectangle((col - 0.5, row - 0.5), 1, 1, color=PATH_COLOURS[cell.outcome]))
+                p50 = cell.first_reply_p50_s
+                mixed = "" if cell.counts.get(cell.outcome) == cell.pairs else f"\n{cell.counts.get(cell.outcome)}/{cell.pairs}"
+                ax.text(col, row, f"{cell.outcome}\n{p50:.2f} s{mixed}" if p50 is not None else f"never{mixed}",
+                        ha="center", va="center", fontsize=7)
+        ax.set_xticks(range(len(types)), types, rotation=30, ha="right", fontsize=7)
+        ax.set_yticks(range(len(types)), types, fontsize=7)
+        ax.set_xlim(-0.5, len(types) - 0.5)
+        ax.set_ylim(len(types) - 0.5, -0.5)
+        ax.set_title(f"{d.label}: {technique}", loc="left")
+        outcomes = {f"{a} × {b}": {"outcome": cell.outcome, "counts": cell.counts, "first_reply_p50_s": cell.first_reply_p50_s}
+                    for (a, b), cell in matrix.items()}
+        figures.append(d.canvas.finish(fig, f"{d.label}: {technique}'s NAT matrix: what pairs of nodes behind each pair of "
+                                            "NAT types ended up as (direct, through a relay, never answering), as the "
+                                            "underlay saw it, and their median first reply from the daemons' start",
+                                       {"technique": technique, "type": "nat_matrix", "cells": outcomes}))
+    return figures
 
 
 def cell_seconds(cell) -> float:
@@ -772,7 +838,7 @@ def latency_at_pdr_figures(d: Drawing) -> list[Figure]:
 
 # What a Measurement's `figures` names: the function drawing each from a Drawing.
 FIGURES = {"headline": headline_figures, "rtt_cdf": rtt_cdfs, "time_series": time_series_figures,
-           "setup_ecdf": setup_ecdfs,
+           "setup_ecdf": setup_ecdfs, "convergence_ecdf": convergence_ecdfs, "nat_matrix": nat_matrices,
            "host_cpu": single_impairment(host_cpu_bars),
            "received_vs_offered": udp_sweep_figures,
            "latency_at_pdr": latency_at_pdr_figures,

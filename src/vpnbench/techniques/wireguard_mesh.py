@@ -1,0 +1,110 @@
+"""WireGuard as a static full mesh: every node of a mesh testbed lists every other node as a peer,
+at the address the internet sees it (its own, or its NAT's outside address) and WireGuard's port.
+
+It is the control of the mesh comparison (issue 41): no control plane, no discovery, no hole
+punching, no relay. What reaches what follows from WireGuard's own rules and the NATs alone: a
+peer's endpoint is the configured one until an authenticated packet arrives from elsewhere
+(WireGuard roams to it), so a node behind a NAT reaches every open node (it sends first; the
+reply is its NAT's conntrack reply), and an open node reaches it once it has sent (or through an
+endpoint-independent filter, as long as the NAT kept the port: nftables' `snat` keeps it where
+it is free). Two nodes behind NATs reach each other only where each NAT lets the other's first
+packet in at the configured address: mesh_spec.direct_path_possible() says where, from RFC 4787's
+terms (the configured port is the node's mapping only where its NAT keeps it).
+
+The implementations are WireGuard's (kernel, wireguard-go, boringtun; techniques/wireguard.py),
+each node one interface configured by one `wg setconf` from a 0600 file and one `ip -batch`.
+wireguard-go holds an inotify instance per daemon, of the machine's 128 (wireguard.TUNNEL_CEILINGS):
+100 nodes fit, 120 do not.
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Literal
+
+from pydantic import Field
+
+from vpnbench.foundation.safe_files import wipe
+from vpnbench.hosts import evidence
+from vpnbench.hosts.base import stop_all
+from vpnbench.techniques.base import TechniqueContext, Tunnel
+from vpnbench.techniques.wireguard import WireGuard, WireGuardParams, _x25519_keypair, make_socket_dir
+
+OVERLAY_PREFIX = "10.77"  # node i: 10.77.(i // 250).(i % 250 + 1)/16, a /16 for the 250 nodes a mesh may have
+PARALLEL = 8  # nodes brought up at once: each is a daemon start, a `wg setconf` and an `ip -batch`
+
+
+def overlay_address(index: int) -> str:
+    return f"{OVERLAY_PREFIX}.{index // 250}.{index % 250 + 1}"
+
+
+class WireGuardMeshParams(WireGuardParams):
+    kind: Literal["wireguard-mesh"] = "wireguard-mesh"  # type: ignore[assignment]
+    # Without a keepalive a node behind a NAT is reached only while it sends; 25 s is what
+    # WireGuard's documentation suggests behind a NAT, and what wg-quick users set.
+    keepalive: int | None = Field(25, ge=1, le=65535)
+
+
+class WireGuardMesh(WireGuard):
+    kind = "wireguard-mesh"
+    Params = WireGuardMeshParams
+    description = "WireGuard as a static full mesh of a mesh testbed's nodes (no control plane: the control)"
+    mesh = True
+
+    def __init__(self, params: WireGuardMeshParams, ctx: TechniqueContext):
+        super().__init__(params, ctx)
+        self.node_ifaces: dict[str, str] = {}  # node name -> its interface
+
+    def up(self, backend: str) -> Tunnel:
+        p, res, nodes = self.params, self.ctx.resources, self.ctx.nodes
+        self.implementation = p.implementation_for(backend)
+        self._ran = self._ran or self._what_runs()
+        self.node_ifaces = {node.name: res.iface_name(f"m{i}") for i, node in enumerate(nodes)}
+        keys = [_x25519_keypair() for _ in nodes]
+        overlay = {node.name: overlay_address(i) for i, node in enumerate(nodes)}
+        self.tunnel = self._new_tunnel(backend)
+        self.tunnel.client_addrs, self.tunnel.server_addrs = {"ipv4": overlay["n0"]}, {"ipv4": overlay["n1"]}
+        self.tunnel.overlay = overlay
+        self.tunnel.negotiated["mesh"] = {"nodes": len(nodes), "peers_per_node": len(nodes) - 1,
+                                          "discovery": "none (static endpoints)", "relay": "none"}
+        self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))
+        peers = {node.name: (f"[Peer]\nPublicKey = {keys[i][1]}\nEndpoint = {node.public}:{p.port}\n"
+                             f"AllowedIPs = {overlay[node.name]}/32\nPersistentKeepalive = {p.keepalive}\n")
+                 for i, node in enumerate(nodes)}
+        if self.implementation != "kernel":
+            make_socket_dir(nodes[0].host)  # one directory for every namespace: made once, not raced for
+
+        def bring_up(i: int) -> None:
+            node = nodes[i]
+            conf = (f"[Interface]\nPrivateKey = {keys[i][0]}\nListenPort = {p.port}\n"
+                    + "".join(section for name, section in peers.items() if name != node.name))
+            path = res.path(f"wgm-{node.name}.conf")
+            node.host.write_file(path, conf, 0o600)
+            self.undo.defer(wipe, node.host, path)
+            iface = self.node_ifaces[node.name]
+            self._create_interface(node.host, iface)
+            node.host.run(["wg", "setconf", iface, str(path)])
+            node.host.run(["ip", "-batch", "-"], input=f"addr add {overlay[node.name]}/16 dev {iface}\n"
+                                                       f"link set {iface} mtu {p.mtu} up\n")
+        with ThreadPoolExecutor(PARALLEL) as pool:
+            list(pool.map(bring_up, range(len(nodes))))  # list(): the first failure is raised here
+        return self.tunnel
+
+    @classmethod
+    def tunnel_ceiling(cls, params: WireGuardMeshParams) -> tuple[int, str]:
+        return 1, "wireguard-mesh: its tunnels are the mesh's pairs (nodes in [testbed])"
+
+    @classmethod
+    def cannot_restart_server(cls, params: WireGuardMeshParams) -> str | None:
+        return "wireguard-mesh: a mesh has no server to restart"
+
+    @classmethod
+    def cannot_rekey(cls, params: WireGuardMeshParams) -> str | None:
+        return "wireguard-mesh: vpnbench renews the keys of a pair (technique wireguard), not of a mesh"
+
+    def evidence(self) -> dict[str, str]:
+        """`wg show` of the first four nodes (keys print as "(hidden)"), and their daemons' logs."""
+        nodes = list(self.ctx.nodes)[:4]
+        pieces = [(f"{node.name}: wg show", lambda node=node: evidence.command(node.host, ["wg", "show", self.node_ifaces[node.name]]))
+                  for node in nodes if node.name in self.node_ifaces]
+        procs = self.tunnel.procs[:4] if self.tunnel else []
+        pieces += [(f"daemon {n}: log", lambda proc=proc: evidence.log_tail(proc)) for n, proc in enumerate(procs)]
+        return evidence.gather(pieces)

@@ -1,0 +1,95 @@
+"""Nebula as a mesh on the mesh testbed (issue 41, items 2 and 3): the lighthouse on the control
+node, hole punching, the lighthouse as relay. Every pair answers; the pairs whose NATs leave a
+direct path (mesh_spec.direct_path_possible) go direct as the underlay sees it, the others through
+the relay; without the relay those others never answer; nothing is left behind."""
+
+import json
+
+import pytest
+
+from conftest import kill9_mid_traffic_then_cleanup, run_campaign, run_cli
+from mesh_pairs import NATS, convergence_cycles, pairs_without_direct_path
+
+CAMPAIGN = f"""[campaign]
+name = "nebulamesh"
+[testbed]
+nodes = {len(NATS)}
+nat = {json.dumps(NATS)}
+[[technique]]
+kind = "nebula-mesh"
+label = "relayed"
+[[technique]]
+kind = "nebula-mesh"
+label = "direct only"
+relays = false
+[[measurement]]
+kind = "convergence"
+deadline = "20s"
+[[measurement]]
+kind = "ping"
+count = 20
+"""
+
+
+@pytest.mark.netns
+def test_six_nodes_behind_mixed_nats_go_direct_where_the_nats_allow_else_through_the_relay(tmp_path, clean_machine):
+    _, cells = run_campaign(tmp_path, CAMPAIGN)
+    assert all(cell["status"] == "ok" for cell in cells), [(c["technique"], c["measurement"], c["error"]) for c in cells]
+    for cell in cells:
+        assert cell["wire_check"] == "encrypted"
+    relayed, direct_only = convergence_cycles(tmp_path / "c.db")  # the blocks' order
+    no_direct = pairs_without_direct_path(NATS)
+    assert no_direct  # n3, n4, n5 map a new port per destination
+
+    assert relayed["never"] == []
+    assert {pair for pair, path in relayed["paths"].items() if path == "relay"} == no_direct
+    assert {pair for pair, path in relayed["paths"].items() if path == "direct"} == set(relayed["pairs"]) - no_direct
+
+    assert set(direct_only["never"]) == no_direct
+    assert {pair for pair, path in direct_only["paths"].items() if path == "direct"} == set(direct_only["first_reply_s"])
+
+    # the report draws both NAT matrices from the stored cycles
+    report = run_cli("report", str(tmp_path / "c.db"), "-o", str(tmp_path / "r.html"))
+    assert report.returncode == 0, report.stderr
+    html = (tmp_path / "r.html").read_text()
+    assert html.count('data-type="nat_matrix"') == 2 and html.count('data-type="convergence_ecdf"') == 2
+
+
+@pytest.mark.netns
+def test_a_node_whose_nat_drops_udp_never_answers_and_the_others_converge(tmp_path, clean_machine):
+    """Nebula speaks UDP only: behind udp-blocked a node never reaches the lighthouse. up() does not
+    wait for it (the convergence kind's answer, not a failed bring-up)."""
+    _, cells = run_campaign(tmp_path, """[campaign]
+name = "blocked"
+[testbed]
+nodes = 3
+nat = ["none", "none", "udp-blocked"]
+[[technique]]
+kind = "nebula-mesh"
+[[measurement]]
+kind = "convergence"
+deadline = "8s"
+""")
+    (cell,) = cells
+    assert cell["status"] == "ok", cell["error"]
+    (cycle,) = convergence_cycles(tmp_path / "c.db")
+    assert set(cycle["never"]) == {"n0>n2", "n2>n0", "n1>n2", "n2>n1"} == pairs_without_direct_path(["none", "none", "udp-blocked"])
+    assert cell["metrics"]["converged_s_censored"] == 1.0
+
+
+KILLED_RUN = """[campaign]
+name = "killed"
+[testbed]
+nodes = 4
+nat = ["none", "none", "address-dependent", "address-and-port-dependent"]
+[[technique]]
+kind = "nebula-mesh"
+[[measurement]]
+kind = "tcp"
+duration = "30s"
+"""
+
+
+@pytest.mark.netns
+def test_kill9_mid_run_then_cleanup_leaves_no_daemon_key_or_namespace(tmp_path, clean_machine):
+    kill9_mid_traffic_then_cleanup(tmp_path, KILLED_RUN, "*/nebula-n*.yml")
