@@ -173,7 +173,10 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
     Recipe("vpncloud", "2.3.0", "rust", "vpncloud", {"vpncloud": "vpncloud"},
            why_pinned="the newest on crates.io (2021); upstream has released nothing since"),
     Recipe("easytier", "2.0.3", "rust", "easytier", {"easytier-core": "easytier-core", "easytier-cli": "easytier-cli"},
-           build_packages=("protobuf-compiler",),  # its build.rs compiles .proto files with protoc
+           # its build.rs compiles .proto files with protoc, and they import the well-known types, which
+           # Debian ships apart from protoc: without libprotobuf-dev the build script fails with "protoc
+           # failed: google/protobuf/timestamp.proto: File not found"
+           build_packages=("protobuf-compiler", "libprotobuf-dev"),
            why_pinned="the newest on crates.io (Oct 2024); upstream has moved on, its GitHub releases are 2.1 and later, "
                       "which it no longer publishes to crates.io"),
     # Not a daemon: the quic measurement's client and server. vpn-bench's qperf (rbruenig/qperf, C
