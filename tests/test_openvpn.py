@@ -49,7 +49,7 @@ def campaign(techniques: list[dict]) -> dict:
     ({"dco": True, "cipher": "AES-128-CBC"}, "technique[1].cipher: 'AES-128-CBC' is not allowed with backend = 'dco'"),
     ({"dco": True, "dev": "tap"}, "technique[1].dev: backend = 'dco' needs dev = 'tun'"),
     ({"dco": True, "fragment": 1300}, "technique[1].fragment: ovpn-dco has no --fragment: not allowed with dco = true"),
-    ({"dco": "maybe"}, "technique[1].dco: Input should be a valid boolean"),
+    ({"dco": "maybe"}, "technique[1].dco: 'maybe' is not allowed; allowed values: true, false"),
     ({"sndbuf": "fast"}, "technique[1].sndbuf:"),
     ({"ciphers": "x"}, "technique[1].ciphers: unknown key"),
 ])

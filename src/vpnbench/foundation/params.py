@@ -89,6 +89,8 @@ def describe_validation_error(exc: ValidationError, model: type[BaseModel], wher
     if kind == "literal_error":
         expected = err.get("ctx", {}).get("expected", "")
         return f"{path}: {err['input']!r} is not allowed; allowed values: {expected.replace(' or ', ', ')}"
+    if kind in ("bool_type", "bool_parsing"):  # TOML's own true and false
+        return f"{path}: {err['input']!r} is not allowed; allowed values: true, false"
     if kind == "missing":
         return f"{path}: required key is missing"
     message = err["msg"].removeprefix("Value error, ")

@@ -172,6 +172,13 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
            why_pinned="the only version the proxy lists, and the 0.5 protocol; Debian's 0.4.7 speaks 0.4's"),
     Recipe("vpncloud", "2.3.0", "rust", "vpncloud", {"vpncloud": "vpncloud"},
            why_pinned="the newest on crates.io (2021); upstream has released nothing since"),
+    Recipe("easytier", "2.0.3", "rust", "easytier", {"easytier-core": "easytier-core", "easytier-cli": "easytier-cli"},
+           # its build.rs compiles .proto files with protoc, and they import the well-known types, which
+           # Debian ships apart from protoc: without libprotobuf-dev the build script fails with "protoc
+           # failed: google/protobuf/timestamp.proto: File not found"
+           build_packages=("protobuf-compiler", "libprotobuf-dev"),
+           why_pinned="the newest on crates.io (Oct 2024); upstream has moved on, its GitHub releases are 2.1 and later, "
+                      "which it no longer publishes to crates.io"),
     # Not a daemon: the quic measurement's client and server. vpn-bench's qperf (rbruenig/qperf, C
     # on quicly) is in no registry this machine reaches; crates.io has no published quinn perf,
     # quiche apps or s2n-quic tools, and the Go module proxy refuses github.com/quic-go/perf (403).

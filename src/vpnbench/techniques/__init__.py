@@ -5,6 +5,7 @@ from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.tools import declare_packages
 from vpnbench.techniques.base import Technique
 from vpnbench.techniques.baseline import Baseline
+from vpnbench.techniques.easytier import EasyTier
 from vpnbench.techniques.external import External
 from vpnbench.techniques.innernet import Innernet
 from vpnbench.techniques.ipsec import IPsec
@@ -42,6 +43,7 @@ register(Yggdrasil)
 register(VpnCloud)
 register(Innernet)
 register(N2n)
+register(EasyTier)
 register(WireGuardMesh)
 register(NebulaMesh)
 

@@ -288,6 +288,7 @@ class BuiltTunDaemon(Technique):
     campaign's `version`) on TUN: available where its build and /dev/net/tun are on the host."""
 
     BUILD: ClassVar[str]
+    PROGRAM: ClassVar[str | None] = None  # the daemon's program, where it is not named as the build (easytier-core)
 
     @classmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
@@ -302,7 +303,7 @@ class BuiltTunDaemon(Technique):
 
     @classmethod
     def _status(cls, probe: KernelProbe, version: str) -> BackendStatus:
-        lacking = probe.host_lacking(builds.program(cls.BUILD, cls.BUILD, version))
+        lacking = probe.host_lacking(builds.program(cls.BUILD, cls.PROGRAM or cls.BUILD, version))
         if lacking is not None:
             return BackendStatus("userspace", False, builds.missing_reason(cls.BUILD, version, lacking))
         tun = probe.host_lacking("/dev/net/tun")

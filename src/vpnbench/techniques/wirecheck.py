@@ -246,6 +246,30 @@ def is_n2n(payload: bytes) -> bool:
             and payload[2] <= 2 and payload[3] <= 1 and payload.endswith(LZO_END_MARKER))
 
 
+def _is_easytier_peer_header(header: bytes) -> bool:
+    """EasyTier's peer manager header (packet_def.rs PeerManagerHeader): from and to peer ids,
+    a packet type 1-10, flags of which only the low four bits are defined, a forward counter,
+    a reserved zero byte and a length."""
+    return len(header) >= 16 and 1 <= header[8] <= 10 and header[9] < 16 and header[11] == 0
+
+
+def is_easytier(payload: bytes) -> bool:
+    """An EasyTier 2.0 UDP datagram (tunnel/udp.rs): the UDP tunnel header (connection id 4,
+    message type 1-5, padding 0, a little-endian length that is the rest of the datagram's);
+    a data message (type 3) then carries a peer manager header."""
+    if len(payload) < 8 or not 1 <= payload[4] <= 5 or payload[5] != 0:
+        return False
+    if struct.unpack_from("<H", payload, 6)[0] != len(payload) - 8:
+        return False
+    return payload[4] != 3 or _is_easytier_peer_header(payload[8:])
+
+
+def is_easytier_tcp(payload: bytes) -> bool:
+    """An EasyTier 2.0 TCP segment that begins a frame (tunnel/common.rs): a little-endian length
+    4 (the peer manager header and what follows it), then the peer manager header."""
+    return len(payload) >= 20 and struct.unpack_from("<I", payload)[0] >= 16 and _is_easytier_peer_header(payload[4:])
+
+
 # The protocols the proof can name: name -> (transport, does this payload carry it).
 RECOGNISERS: dict[str, tuple[str, Callable[[bytes], bool]]] = {
     "WireGuard": ("udp", is_wireguard),
@@ -253,6 +277,8 @@ RECOGNISERS: dict[str, tuple[str, Callable[[bytes], bool]]] = {
     "nebula": ("udp", is_nebula),
     "yggdrasil": ("tcp", is_yggdrasil),
     "vpncloud": ("udp", is_vpncloud),
+    "easytier": ("udp", is_easytier),
+    "easytier-tcp": ("tcp", is_easytier_tcp),
     "n2n": ("udp", is_n2n),
 }
 # Link-layer header length and where its EtherType sits, by pcap link type: Ethernet, Linux cooked v1.
