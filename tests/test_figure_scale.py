@@ -12,6 +12,7 @@ import pytest
 
 import vpnbench
 from vpnbench.answers import trend
+from vpnbench.answers.nat_matrix import nat_matrix
 from vpnbench.foundation.figure_scale import LOG_SPREAD
 from vpnbench.views.report import figures
 from vpnbench.views.report.figures import Canvas
@@ -78,6 +79,15 @@ DRAWERS = {
 }
 
 
+# Figures with no value axis: categories on both axes, the values written in (the scale rule has
+# nothing to scale). Each draws two values `fast` and `slow` apart as the others do.
+CATEGORICAL = {
+    "nat_matrix_figure": lambda c, fast, slow: figures.nat_matrix_figure(c, nat_matrix([{
+        "pairs": ["a>b", "b>a", "a>c", "c>a"], "nat": {"a": "none", "b": "none", "c": "udp-blocked"},
+        "first_reply_s": {"a>b": fast, "b>a": slow}, "never": ["a>c", "c>a"],
+        "paths": {"a>b": "direct", "b>a": "direct"}}]), "t", "matrix", {}),
+}
+
 DRAWING_MODULES = (figures, trend)
 
 
@@ -95,7 +105,17 @@ def test_every_drawing_function_is_walked():
     package = Path(vpnbench.__file__).parent
     drawing_files = {path for path in package.rglob("*.py") if "subplots(" in path.read_text()}
     assert drawing_files == {Path(module.__file__) for module in DRAWING_MODULES}  # no figure drawn elsewhere
-    assert drawing_functions() == set(DRAWERS)
+    assert drawing_functions() == set(DRAWERS) | set(CATEGORICAL)
+
+
+@pytest.mark.parametrize("name", sorted(CATEGORICAL))
+def test_a_categorical_figure_has_no_value_axis_to_scale(name):
+    canvas = KeepingCanvas()
+    CATEGORICAL[name](canvas, 40.0, 1.0)
+    (fig,) = canvas.kept
+    assert not log_axes(fig)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [t.get_text() for t in ax.get_yticklabels()] == ["none", "udp-blocked"]
 
 
 def log_axes(fig) -> list[str]:

@@ -757,27 +757,34 @@ def nat_matrices(d: Drawing) -> list[Figure]:
         matrix = nat_matrix(cycles)
         if not matrix:
             continue
-        types = nat_types(matrix)
-        fig, ax = plt.subplots(figsize=(1.2 * len(types) + 2.6, 1.0 * len(types) + 1.6))
-        for (a, b), cell in matrix.items():
-            for row, col in {(types.index(a), types.index(b)), (types.index(b), types.index(a))}:
-                ax.add_patch(plt.Rectangle((col - 0.5, row - 0.5), 1, 1, color=PATH_COLOURS[cell.outcome]))
-                p50 = cell.first_reply_p50_s
-                mixed = "" if cell.counts.get(cell.outcome) == cell.pairs else f"\n{cell.counts.get(cell.outcome)}/{cell.pairs}"
-                ax.text(col, row, f"{cell.outcome}\n{p50:.2f} s{mixed}" if p50 is not None else f"never{mixed}",
-                        ha="center", va="center", fontsize=7)
-        ax.set_xticks(range(len(types)), types, rotation=30, ha="right", fontsize=7)
-        ax.set_yticks(range(len(types)), types, fontsize=7)
-        ax.set_xlim(-0.5, len(types) - 0.5)
-        ax.set_ylim(len(types) - 0.5, -0.5)
-        ax.set_title(f"{d.label}: {technique}", loc="left")
-        outcomes = {f"{a} × {b}": {"outcome": cell.outcome, "counts": cell.counts, "first_reply_p50_s": cell.first_reply_p50_s}
-                    for (a, b), cell in matrix.items()}
-        figures.append(d.canvas.finish(fig, f"{d.label}: {technique}'s NAT matrix: what pairs of nodes behind each pair of "
-                                            "NAT types ended up as (direct, through a relay, never answering), as the "
-                                            "underlay saw it, and their median first reply from the daemons' start",
-                                       {"technique": technique, "type": "nat_matrix", "cells": outcomes}))
+        figures.append(nat_matrix_figure(
+            d.canvas, matrix, f"{d.label}: {technique}",
+            f"{d.label}: {technique}'s NAT matrix: what pairs of nodes behind each pair of NAT types ended up as "
+            "(direct, through a relay, never answering), as the underlay saw it, and their median first reply "
+            "from the daemons' start", {"technique": technique}))
     return figures
+
+
+def nat_matrix_figure(canvas: Canvas, matrix: dict, title: str, caption: str, meta: dict) -> Figure:
+    """A square per pair of NAT types, both ways round, in its outcome's colour, with the median first
+    reply written in it: a categorical figure, no value axis (the times are labels, not a scale)."""
+    types = nat_types(matrix)
+    fig, ax = plt.subplots(figsize=(1.2 * len(types) + 2.6, 1.0 * len(types) + 1.6))
+    for (a, b), cell in matrix.items():
+        for row, col in {(types.index(a), types.index(b)), (types.index(b), types.index(a))}:
+            ax.add_patch(plt.Rectangle((col - 0.5, row - 0.5), 1, 1, color=PATH_COLOURS[cell.outcome]))
+            p50, agreeing = cell.first_reply_p50_s, cell.counts.get(cell.outcome)
+            mixed = "" if agreeing == cell.pairs else f"\n{agreeing}/{cell.pairs}"
+            ax.text(col, row, f"{cell.outcome}\n{p50:.2f} s{mixed}" if p50 is not None else f"never{mixed}",
+                    ha="center", va="center", fontsize=7)
+    ax.set_xticks(range(len(types)), types, rotation=30, ha="right", fontsize=7)
+    ax.set_yticks(range(len(types)), types, fontsize=7)
+    ax.set_xlim(-0.5, len(types) - 0.5)
+    ax.set_ylim(len(types) - 0.5, -0.5)
+    ax.set_title(title, loc="left")
+    outcomes = {f"{a} × {b}": {"outcome": cell.outcome, "counts": cell.counts, "first_reply_p50_s": cell.first_reply_p50_s}
+                for (a, b), cell in matrix.items()}
+    return canvas.finish(fig, caption, {**meta, "type": "nat_matrix", "cells": outcomes})
 
 
 def cell_seconds(cell) -> float:
