@@ -275,3 +275,27 @@ def test_every_point_of_a_swept_axis_is_stored_on_its_cells_the_default_too(lab,
     assert sorted(c["technique_params"]["tunnels"] for c in swept) == [1, 1, 3, 3]
     assert len([c for c in cells if c["technique_params"].get("tunnels") == 1]) == 2
     assert all("tunnels" not in c["technique_params"] for c in cells if c["technique_params"]["kind"] == "baseline")
+
+
+def test_a_stop_during_the_cleanup_is_held_and_still_asked_for_after(monkeypatch):
+    """A SIGTERM while a run's resources are removed does not cut the removal short (nothing is
+    raised), and is not lost either: stop_requested() says so afterwards, so `worker --follow`
+    stops instead of waiting for the next job (it waited forever, with the CPU halved, when the
+    cleanup ignored the signal)."""
+    import os
+    import signal
+
+    from vpnbench.hosts.resources import RunResources
+    from vpnbench.run import lifecycle
+
+    monkeypatch.setattr(lifecycle, "_stops", [])
+    removed = []
+
+    def close(resources):
+        os.kill(os.getpid(), signal.SIGTERM)  # delivered here, in the cleanup
+        removed.append(resources.run_id)
+        return []
+    monkeypatch.setattr(RunResources, "close", close)
+    assert lifecycle.in_process(lambda resources: "done") == "done"
+    assert removed and lifecycle.stop_requested()
+    assert signal.getsignal(signal.SIGTERM) not in (lifecycle._hold,)  # the caller's handler is back

@@ -22,7 +22,7 @@ from vpnbench.lab.ran_jobs import RanJobs
 from vpnbench.lab.trust import WorkerFile, admit, queued_source, read_worker_file, without_testbed_owned
 from vpnbench.run.context import RunOutcome
 from vpnbench.run.hostfacts import summary_line
-from vpnbench.run.lifecycle import Interrupted, stop_signals_raise
+from vpnbench.run.lifecycle import Interrupted, stop_requested, stop_signals_raise
 from vpnbench.store.database import Store, display_name, is_url
 
 PLAN_AXES = ("cores", "mtu")  # [testbed] keys that shape the plan: the campaign's, never a worker's
@@ -183,6 +183,8 @@ def follow_queue(queue: WorkQueue, testbed_file: str, name: str | None, lease: f
         with stop_signals_raise(), queue.listening() as wait:
             while True:
                 job = next((j for j in queue.jobs() if j.id not in passed), None)
+                if stop_requested():  # a stop that came while the last job cleaned up (held there)
+                    break
                 if job is None:
                     queue.follower_state(follower, "idle")
                     wait(FETCH_POLL)

@@ -18,10 +18,27 @@ class Interrupted(BaseException):
     """Ctrl-C or SIGTERM. A BaseException, so that no cell's error handling swallows it."""
 
 
+# Every stop signal this process received, by name: also those held back while a run cleaned up,
+# which raise nothing. A loop of runs (`worker --follow`) asks stop_requested() between them: a
+# SIGTERM that came during the last run's cleanup must still end it (it was lost, and the worker
+# waited for the next job: seen with the CPU halved).
+_stops: list[str] = []
+
+
+def stop_requested() -> bool:
+    return bool(_stops)
+
+
+def _hold(signum, frame) -> None:
+    """During a cleanup: noted, not raised (a second Ctrl-C must not cut the cleanup short)."""
+    _stops.append(signal.Signals(signum).name)
+
+
 @contextmanager
 def stop_signals_raise():
     """SIGTERM behaves like Ctrl-C, so both run the same cleanup path."""
     def handler(signum, frame):
+        _stops.append(signal.Signals(signum).name)
         raise Interrupted(signal.Signals(signum).name)
     old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -39,9 +56,9 @@ def in_process(body: Callable[[RunResources], T]) -> T:
         try:
             return body(resources)
         finally:
-            # A second Ctrl-C must not cut the cleanup short.
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            # A second Ctrl-C must not cut the cleanup short: held, not raised (stop_requested).
+            signal.signal(signal.SIGINT, _hold)
+            signal.signal(signal.SIGTERM, _hold)
             resources.close()
 
 
