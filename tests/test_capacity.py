@@ -369,7 +369,9 @@ def test_latency_at_fractions_of_the_pdr_rises_from_ten_to_ninety_percent(tmp_pa
     Where the generator stopped the search (the bare path outran gen on a busy host, as on CI),
     there is no PDR to take shares of: the cell says so and holds no latency figures. wireguard-go
     does gen's work plus a TUN read, a seal and a send per packet on the same host, so its limit
-    lies below gen's and below max_rate (10G): its PDR is found on any host."""
+    usually lies below gen's and below max_rate (10G); where it does not (the CPU halved by busy
+    loops: gen stopped at ~130 Mbit/s), the test skips with the reason, after checking the cells
+    said so."""
     text = SEARCH.format(max_rate="10G") + 'tool = "gen"\nlatency_trial_duration = "2s"\n'
     _, cells = run_campaign(tmp_path, text)
     from vpnbench.store.database import Store
@@ -392,7 +394,13 @@ def test_latency_at_fractions_of_the_pdr_rises_from_ten_to_ninety_percent(tmp_pa
         if not m.get("pdr_at_max_rate"):  # the limit was found: 90 % of it queues more than 10 %
             assert m["latency_pdr90_owd_p50_ms"] > m["latency_pdr10_owd_p50_ms"], (cell["technique"], m)
     tunnel = next(c["metrics"] for c in cells if c["technique"].startswith("wireguard"))
-    assert "pdr_bps" in tunnel and not tunnel.get("pdr_at_max_rate"), tunnel
+    if "pdr_bps" not in tunnel:
+        # With the CPU halved (a busy loop per core) gen fell short of wireguard-go too: at ~130
+        # Mbit/s it stopped the search, and the cell said so (asserted above). Which of the two
+        # is the slower depends on how the host shares its cores, not on arithmetic.
+        pytest.skip(f"gen could not outrun wireguard-go on this host (its search stopped at "
+                    f"{tunnel.get('pdr_upper_bound_bps', 0) / 1e6:.0f} Mbit/s): no PDR to take shares of")
+    assert not tunnel.get("pdr_at_max_rate"), tunnel
     assert run_cli("report", str(tmp_path / "c.db"), "-o", str(tmp_path / "r.html")).returncode == 0
     page = (tmp_path / "r.html").read_text()
     assert "one-way latency of wireguard under none" in page
