@@ -277,7 +277,7 @@ def test_every_point_of_a_swept_axis_is_stored_on_its_cells_the_default_too(lab,
     assert all("tunnels" not in c["technique_params"] for c in cells if c["technique_params"]["kind"] == "baseline")
 
 
-def test_a_stop_during_the_cleanup_is_held_and_still_asked_for_after(monkeypatch):
+def test_a_stop_during_the_cleanup_is_held_and_still_asked_for_after(monkeypatch, clean_machine):
     """A SIGTERM while a run's resources are removed does not cut the removal short (nothing is
     raised), and is not lost either: stop_requested() says so afterwards, so `worker --follow`
     stops instead of waiting for the next job (it waited forever, with the CPU halved, when the
@@ -290,11 +290,12 @@ def test_a_stop_during_the_cleanup_is_held_and_still_asked_for_after(monkeypatch
 
     monkeypatch.setattr(lifecycle, "_stops", [])
     removed = []
+    real_close = RunResources.close
 
     def close(resources):
         os.kill(os.getpid(), signal.SIGTERM)  # delivered here, in the cleanup
         removed.append(resources.run_id)
-        return []
+        return real_close(resources)  # the run dir in_process made is removed as in a real run
     monkeypatch.setattr(RunResources, "close", close)
     assert lifecycle.in_process(lambda resources: "done") == "done"
     assert removed and lifecycle.stop_requested()
