@@ -66,6 +66,9 @@ class MeasureContext:
     # The path each pair of nodes takes over the underlay in the next seconds (Testbed.observed_paths:
     # (a, b) -> "direct", "relay" or "unseen"; empty where the testbed cannot tell).
     observe_paths: Callable[[float], dict] | None = None
+    # A mesh testbed's control node (Headscale, a lighthouse: Testbed.control), for the kinds that
+    # report the control plane apart (idle_cost); None on a two-host testbed.
+    control: Host | None = None
 
     def target(self, family: str) -> str:
         if family not in self.tunnel.server_addrs:  # an overlay of one family (Yggdrasil's is IPv6 only)
