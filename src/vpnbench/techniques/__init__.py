@@ -17,6 +17,7 @@ from vpnbench.techniques.openvpn import OpenVPN
 from vpnbench.techniques.overhead import Expectation
 from vpnbench.techniques.rosenpass import Rosenpass
 from vpnbench.techniques.tailscale import Tailscale
+from vpnbench.techniques.tailscale_mesh import TailscaleMesh
 from vpnbench.techniques.tinc import Tinc
 from vpnbench.techniques.vpncloud import VpnCloud
 from vpnbench.techniques.wireguard import WireGuard
@@ -46,6 +47,7 @@ register(N2n)
 register(EasyTier)
 register(WireGuardMesh)
 register(NebulaMesh)
+register(TailscaleMesh)
 
 
 def technique_class(settings: dict) -> type[Technique]:

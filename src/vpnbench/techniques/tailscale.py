@@ -271,7 +271,7 @@ class Tailscale(Technique):
         nsswitch = state / "nsswitch.conf"
         host.write_file(nsswitch, HOSTS_FROM_FILES, 0o644)
         proc = host.spawn(["unshare", "--mount", "--propagation", "private", "sh", "-c", WITH_NSSWITCH, "sh",
-                           str(nsswitch), self._tailscale_program("tailscaled"), f"--tun={self.ctx.resources.iface_name('t' + role[0])}",
+                           str(nsswitch), self._tailscale_program("tailscaled"), f"--tun={self._tun_name(role)}",
                            f"--statedir={state}", f"--socket={self.sockets[role]}", f"--port={p.port}",
                            "--no-logs-no-support"], name="tailscaled", env=env)
         self.tunnel.procs.append(proc)
@@ -281,6 +281,9 @@ class Tailscale(Technique):
             if not proc.alive() or time.monotonic() > deadline:
                 raise TechniqueError(f"tailscaled ({role}) did not start: {_tail(proc.output())}")
             time.sleep(0.05)
+
+    def _tun_name(self, role: str) -> str:
+        return self.ctx.resources.iface_name("t" + role[0])
 
     def _tailscale(self, role: str, *args: str, check: bool = True, timeout: float = 15):
         result = self._host(role).run([self._tailscale_program("tailscale"), f"--socket={self.sockets[role]}", *args],
@@ -322,18 +325,18 @@ class Tailscale(Technique):
             time.sleep(0.1)
         raise TechniqueError(f"no {self.params.path} path to the server within {PATH_TIMEOUT:g} s (last: {via})")
 
-    def _versions(self) -> dict:
+    def _versions(self, role: str = "client") -> dict:
         """The exact versions that ran and their build records, read on the hosts that ran them.
         A Headscale built with `go build` says "dev", so its version is the build's (the prefix it
         ran from, and its record)."""
         try:
-            said = json.loads(self._tailscale("client", "version", "--json").stdout)
+            said = json.loads(self._tailscale(role, "version", "--json").stdout)
         except ValueError:
             said = {}
         # majorMinorPatch is the release; the long form adds how it was built ("-ERR-BuildInfo"
         # when `go install` left no VCS stamp), kept beside it.
         return {"version": said.get("majorMinorPatch", ""), "version_long": said.get("long", ""),
-                "build": self._record(self.ctx.client, "tailscale", self.params.version),
+                "build": self._record(self._host(role), "tailscale", self.params.version),
                 "headscale_version": builds.resolve("headscale", self.params.headscale_version),
                 "headscale_build": self._record(self.control_host, "headscale", self.params.headscale_version)}
 
