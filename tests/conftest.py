@@ -200,6 +200,38 @@ def iperf3_client_running() -> bool:
     return False
 
 
+def killed_run(kind: str, testbed: dict | None = None, **tcp) -> str:
+    """A campaign of one technique and a 30 s TCP flow, for kill9_mid_traffic_then_cleanup: the
+    [testbed] keys given (a mesh's nodes and NATs), and the flow's extra keys (family)."""
+    lines = ["[campaign]", 'name = "killed"']
+    if testbed:
+        lines += ["[testbed]", *(f"{key} = {json.dumps(value)}" for key, value in testbed.items())]
+    lines += ["[[technique]]", f'kind = "{kind}"', "[[measurement]]", 'kind = "tcp"', 'duration = "30s"',
+              *(f"{key} = {json.dumps(value)}" for key, value in tcp.items())]
+    return "\n".join(lines) + "\n"
+
+
+def assert_technique_field_refused(kind: str, entry: dict, expected: str) -> None:
+    """A campaign of this technique with these fields is refused in one line starting with `expected`."""
+    from vpnbench.campaign.spec import campaign_from_dict
+    from vpnbench.foundation.errors import UserError
+
+    with pytest.raises(UserError) as info:
+        campaign_from_dict({"campaign": {"name": "bad"}, "technique": [{"kind": kind, **entry}],
+                            "measurement": [{"kind": "ping"}]})
+    message = str(info.value)
+    assert message.startswith(expected) and "\n" not in message, message
+
+
+class HostsWithoutBuilds:
+    """A probe double: the server lacks every build vpnbench makes (anything under builds.PREFIX)."""
+
+    def host_lacking(self, path: str) -> str | None:
+        from vpnbench.hosts import builds
+
+        return "server" if path.startswith(str(builds.PREFIX)) else None
+
+
 def kill9_mid_traffic_then_cleanup(tmp_path, text: str, left_behind: str, while_up=None) -> None:
     """A run of text killed with -9 once its traffic flows leaves its keys (left_behind, a glob
     under /run/vpnbench) and maybe its daemons; `vpnbench cleanup` then leaves nothing.

@@ -27,9 +27,3 @@ def convergence_cycles(db) -> list[dict]:
                             "WHERE c.measurement = 'convergence' ORDER BY t.cell_id, t.number").fetchall()
     return [json.loads(data) for (data,) in rows]
 
-
-def killed_run(kind: str, nats: list[str]) -> str:
-    """A 4-node campaign of a mesh technique with a 30 s TCP flow, for a kill -9 mid-traffic
-    (conftest.kill9_mid_traffic_then_cleanup)."""
-    return (f'[campaign]\nname = "killed"\n[testbed]\nnodes = {len(nats)}\nnat = {json.dumps(nats)}\n'
-            f'[[technique]]\nkind = "{kind}"\n[[measurement]]\nkind = "tcp"\nduration = "30s"\n')

@@ -14,10 +14,16 @@ import pytest
 import machine_places
 import vpnbench
 from bounds import assert_tcp_measured
-from conftest import assert_refused, captured_payload_sizes, kill9_mid_traffic_then_cleanup, run_campaign
+from conftest import (
+    HostsWithoutBuilds,
+    assert_refused,
+    assert_technique_field_refused,
+    captured_payload_sizes,
+    kill9_mid_traffic_then_cleanup,
+    killed_run,
+    run_campaign,
+)
 from pcaps import pcap_of, udp_frame
-from vpnbench.campaign import campaign_from_dict
-from vpnbench.foundation.errors import UserError
 from vpnbench.foundation.tools import which
 from vpnbench.hosts import builds
 from vpnbench.run.bringup import wait_through
@@ -44,10 +50,7 @@ needs_easytier = pytest.mark.skipif(LACKING is not None, reason=str(LACKING))
     ({"network_secret": "x"}, "technique[1].network_secret: unknown key"),
 ])
 def test_bad_input_names_the_field_and_allowed_values(entry, expected):
-    with pytest.raises(UserError) as info:
-        campaign_from_dict({"campaign": {"name": "et"}, "technique": [{"kind": "easytier", **entry}],
-                            "measurement": [{"kind": "ping"}]})
-    assert str(info.value).startswith(expected), str(info.value)
+    assert_technique_field_refused("easytier", entry, expected)
 
 
 def test_bad_input_exits_2_with_one_line_before_anything_is_touched(tmp_path):
@@ -207,22 +210,10 @@ def test_kill9_mid_run_then_cleanup_leaves_no_daemon_secret_or_device(tmp_path, 
     kill9_mid_traffic_then_cleanup(tmp_path, KILLED_RUN, "*/easytier-*")
 
 
-KILLED_RUN = """[campaign]
-name = "killed"
-[[technique]]
-kind = "easytier"
-[[measurement]]
-kind = "tcp"
-duration = "30s"
-"""
-
-
-class _HostsWithout:
-    def host_lacking(self, path: str) -> str | None:
-        return "server" if path.startswith(str(builds.PREFIX)) else None
+KILLED_RUN = killed_run("easytier")
 
 
 def test_a_missing_build_is_unavailable_with_the_way_to_get_it():
     with pytest.raises(ValueError, match=r"server lacks easytier 2\.0\.2 .*vpnbench doctor --install easytier@2\.0\.2"):
-        EasyTier.resolve_backend(EasyTierParams(version="2.0.2"), _HostsWithout())
-    assert not EasyTier.backends(_HostsWithout())[0].available
+        EasyTier.resolve_backend(EasyTierParams(version="2.0.2"), HostsWithoutBuilds())
+    assert not EasyTier.backends(HostsWithoutBuilds())[0].available

@@ -12,9 +12,16 @@ import pytest
 
 import machine_places
 from bounds import assert_tcp_measured
-from conftest import TCP_AND_PING, assert_refused, captured_payload_sizes, kill9_mid_traffic_then_cleanup, run_campaign
-from vpnbench.campaign import campaign_from_dict
-from vpnbench.foundation.errors import UserError
+from conftest import (
+    TCP_AND_PING,
+    HostsWithoutBuilds,
+    assert_refused,
+    assert_technique_field_refused,
+    captured_payload_sizes,
+    kill9_mid_traffic_then_cleanup,
+    killed_run,
+    run_campaign,
+)
 from vpnbench.foundation.tools import which
 from vpnbench.hosts import builds
 from vpnbench.run.bringup import wait_through
@@ -46,10 +53,7 @@ PLACES = [*machine_places.DAEMON_DEFAULT_PLACES, Path("/etc/hosts"), Path("/etc/
     ({"invite": "x"}, "technique[1].invite: unknown key"),
 ])
 def test_bad_input_names_the_field_and_allowed_values(entry, expected):
-    with pytest.raises(UserError) as info:
-        campaign_from_dict({"campaign": {"name": "in"}, "technique": [{"kind": "innernet", **entry}],
-                            "measurement": [{"kind": "ping"}]})
-    assert str(info.value).startswith(expected), str(info.value)
+    assert_technique_field_refused("innernet", entry, expected)
 
 
 def test_bad_input_exits_2_with_one_line_before_anything_is_touched(tmp_path):
@@ -166,19 +170,11 @@ def test_kill9_mid_run_then_cleanup_leaves_no_daemon_key_or_device(tmp_path, cle
     assert not _wireguard_go_processes()
 
 
-KILLED_RUN = """[campaign]
-name = "killed"
-[[technique]]
-kind = "innernet"
-[[measurement]]
-kind = "tcp"
-duration = "30s"
-"""
+KILLED_RUN = killed_run("innernet")
 
 
-class _HostsWithout:
-    def host_lacking(self, path: str) -> str | None:
-        return "server" if path.startswith(str(builds.PREFIX)) else None
+class _HostsWithout(HostsWithoutBuilds):
+    """Nor a kernel WireGuard, so only the userspace backend could run."""
 
     def has_link_type(self, kind: str, on_ethernet: bool = False) -> bool:
         return False

@@ -13,10 +13,16 @@ import pytest
 import machine_places
 import vpnbench
 from bounds import assert_tcp_measured
-from conftest import TCP_AND_PING, assert_refused, captured_payload_sizes, kill9_mid_traffic_then_cleanup, run_campaign
+from conftest import (
+    TCP_AND_PING,
+    assert_refused,
+    assert_technique_field_refused,
+    captured_payload_sizes,
+    kill9_mid_traffic_then_cleanup,
+    killed_run,
+    run_campaign,
+)
 from pcaps import pcap_of, udp_frame
-from vpnbench.campaign import campaign_from_dict
-from vpnbench.foundation.errors import UserError
 from vpnbench.foundation.tools import which
 from vpnbench.run.bringup import wait_through
 from vpnbench.techniques import expect
@@ -41,11 +47,7 @@ N2N_PLACES = [*machine_places.DAEMON_DEFAULT_PLACES, Path("/etc/default/n2n"), P
     ({"family": "ipv6"}, "technique[1].family: unknown key"),  # n2n 1.x's underlay is IPv4 only
 ])
 def test_bad_input_names_the_field_and_allowed_values(entry, expected):
-    with pytest.raises(UserError) as info:
-        campaign_from_dict({"campaign": {"name": "n2n"}, "technique": [{"kind": "n2n", **entry}],
-                            "measurement": [{"kind": "ping"}]})
-    message = str(info.value)
-    assert message.startswith(expected) and "\n" not in message, message
+    assert_technique_field_refused("n2n", entry, expected)
 
 
 def test_bad_input_exits_2_with_one_line_before_anything_is_touched(tmp_path):
@@ -208,11 +210,4 @@ def test_kill9_mid_run_then_cleanup_leaves_no_daemon_key_or_device(tmp_path, cle
 
 
 
-KILLED_RUN = """[campaign]
-name = "killed"
-[[technique]]
-kind = "n2n"
-[[measurement]]
-kind = "tcp"
-duration = "30s"
-"""
+KILLED_RUN = killed_run("n2n")

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from conftest import kill9_mid_traffic_then_cleanup, run_campaign, run_cli
-from mesh_pairs import NATS, convergence_cycles, killed_run, pairs_without_direct_path
+from conftest import kill9_mid_traffic_then_cleanup, killed_run, run_campaign, run_cli
+from mesh_pairs import NATS, convergence_cycles, pairs_without_direct_path
 
 CAMPAIGN = f"""[campaign]
 name = "nebulamesh"
@@ -77,7 +77,7 @@ deadline = "8s"
     assert cell["metrics"]["converged_s_censored"] == 1.0
 
 
-KILLED_RUN = killed_run("nebula-mesh", ["none", "none", "address-dependent", "address-and-port-dependent"])
+KILLED_RUN = killed_run("nebula-mesh", {"nodes": 4, "nat": ["none", "none", "address-dependent", "address-and-port-dependent"]})
 
 
 @pytest.mark.netns

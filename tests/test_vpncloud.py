@@ -12,10 +12,16 @@ import pytest
 import machine_places
 import vpnbench
 from bounds import assert_tcp_measured
-from conftest import assert_refused, captured_payload_sizes, kill9_mid_traffic_then_cleanup, run_campaign
+from conftest import (
+    HostsWithoutBuilds,
+    assert_refused,
+    assert_technique_field_refused,
+    captured_payload_sizes,
+    kill9_mid_traffic_then_cleanup,
+    killed_run,
+    run_campaign,
+)
 from pcaps import pcap_of, udp_frame
-from vpnbench.campaign import campaign_from_dict
-from vpnbench.foundation.errors import UserError
 from vpnbench.foundation.tools import which
 from vpnbench.hosts import builds
 from vpnbench.run.bringup import wait_through
@@ -41,10 +47,7 @@ ALGORITHMS = ("aes128", "aes256", "chacha20", "plain")
     ({"password": "x"}, "technique[1].password: unknown key"),
 ])
 def test_bad_input_names_the_field_and_allowed_values(entry, expected):
-    with pytest.raises(UserError) as info:
-        campaign_from_dict({"campaign": {"name": "vc"}, "technique": [{"kind": "vpncloud", **entry}],
-                            "measurement": [{"kind": "ping"}]})
-    assert str(info.value).startswith(expected), str(info.value)
+    assert_technique_field_refused("vpncloud", entry, expected)
 
 
 def test_bad_input_exits_2_with_one_line_before_anything_is_touched(tmp_path):
@@ -167,22 +170,10 @@ def test_kill9_mid_run_then_cleanup_leaves_no_daemon_key_or_device(tmp_path, cle
 
 
 
-KILLED_RUN = """[campaign]
-name = "killed"
-[[technique]]
-kind = "vpncloud"
-[[measurement]]
-kind = "tcp"
-duration = "30s"
-"""
-
-
-class _HostsWithout:
-    def host_lacking(self, path: str) -> str | None:
-        return "server" if path.startswith(str(builds.PREFIX)) else None
+KILLED_RUN = killed_run("vpncloud")
 
 
 def test_a_missing_build_is_unavailable_with_the_way_to_get_it():
     with pytest.raises(ValueError, match=r"server lacks vpncloud 2\.2\.0 .*vpnbench doctor --install vpncloud@2\.2\.0"):
-        VpnCloud.resolve_backend(VpnCloudParams(version="2.2.0"), _HostsWithout())
-    assert not VpnCloud.backends(_HostsWithout())[0].available
+        VpnCloud.resolve_backend(VpnCloudParams(version="2.2.0"), HostsWithoutBuilds())
+    assert not VpnCloud.backends(HostsWithoutBuilds())[0].available

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from conftest import assert_refused, kill9_mid_traffic_then_cleanup, run_campaign
-from mesh_pairs import NATS, convergence_cycles, killed_run, pairs_without_direct_path
+from conftest import assert_refused, kill9_mid_traffic_then_cleanup, killed_run, run_campaign
+from mesh_pairs import NATS, convergence_cycles, pairs_without_direct_path
 from vpnbench.measure.convergence import share_curve, summary
 from vpnbench.testbeds.mesh_spec import NAT_TYPES, direct_path_possible
 
@@ -118,7 +118,7 @@ deadline = "20s"
                                                            + sorted(c["converged_s"] for c in cycles)[1] / 2)
 
 
-KILLED_RUN = killed_run("wireguard-mesh", ["none", "none", "endpoint-independent", "address-and-port-dependent"])
+KILLED_RUN = killed_run("wireguard-mesh", {"nodes": 4, "nat": ["none", "none", "endpoint-independent", "address-and-port-dependent"]})
 
 
 @pytest.mark.netns

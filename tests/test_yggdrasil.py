@@ -13,10 +13,16 @@ import pytest
 import machine_places
 import vpnbench
 from bounds import assert_tcp_measured
-from conftest import assert_refused, captured_payload_sizes, kill9_mid_traffic_then_cleanup, run_campaign
+from conftest import (
+    HostsWithoutBuilds,
+    assert_refused,
+    assert_technique_field_refused,
+    captured_payload_sizes,
+    kill9_mid_traffic_then_cleanup,
+    killed_run,
+    run_campaign,
+)
 from pcaps import pcap_of
-from vpnbench.campaign import campaign_from_dict
-from vpnbench.foundation.errors import UserError
 from vpnbench.foundation.tools import which
 from vpnbench.hosts import builds
 from vpnbench.run.bringup import wait_through
@@ -41,10 +47,7 @@ needs_yggdrasil = pytest.mark.skipif(LACKING is not None, reason=str(LACKING))
     ({"peers": "x"}, "technique[1].peers: unknown key"),
 ])
 def test_bad_input_names_the_field_and_allowed_values(entry, expected):
-    with pytest.raises(UserError) as info:
-        campaign_from_dict({"campaign": {"name": "ygg"}, "technique": [{"kind": "yggdrasil", **entry}],
-                            "measurement": [{"kind": "ping"}]})
-    assert str(info.value).startswith(expected), str(info.value)
+    assert_technique_field_refused("yggdrasil", entry, expected)
 
 
 def test_bad_input_exits_2_with_one_line_before_anything_is_touched(tmp_path):
@@ -225,23 +228,10 @@ def test_kill9_mid_run_then_cleanup_leaves_no_daemon_key_or_device(tmp_path, cle
 
 
 
-KILLED_RUN = """[campaign]
-name = "killed"
-[[technique]]
-kind = "yggdrasil"
-[[measurement]]
-kind = "tcp"
-duration = "30s"
-family = "ipv6"
-"""
-
-
-class _HostsWithout:
-    def host_lacking(self, path: str) -> str | None:
-        return "server" if path.startswith(str(builds.PREFIX)) else None
+KILLED_RUN = killed_run("yggdrasil", family="ipv6")
 
 
 def test_a_missing_build_is_unavailable_with_the_way_to_get_it():
     with pytest.raises(ValueError, match=r"server lacks yggdrasil 0\.5\.9 .*vpnbench doctor --install yggdrasil@0\.5\.9"):
-        Yggdrasil.resolve_backend(YggdrasilParams(version="0.5.9"), _HostsWithout())
-    assert not Yggdrasil.backends(_HostsWithout())[0].available
+        Yggdrasil.resolve_backend(YggdrasilParams(version="0.5.9"), HostsWithoutBuilds())
+    assert not Yggdrasil.backends(HostsWithoutBuilds())[0].available
