@@ -187,3 +187,16 @@ def test_the_cli_prints_the_tables_to_the_columns_it_is_given(tmp_path):
     env.pop("COLUMNS")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert done.stdout.strip() == "160"
+
+
+def test_host_cpu_columns_are_left_out_where_no_cell_has_a_client_or_server(tmp_path):
+    """A mesh's hosts are its nodes (n0, n1, ..., ctl): its tables have no client or server CPU
+    column full of dashes; a two-host run keeps both."""
+    import dataclasses
+
+    cells = demo_like_run(tmp_path)
+    headers = {column.header for table in summary_tables(cells, verdicts(cells)) for column in table.columns}
+    assert {"client CPU%", "server CPU%"} <= headers
+    mesh = [dataclasses.replace(c, hosts={"n0": c.hosts["client"], "n1": c.hosts["server"]}) for c in cells]
+    headers = {column.header for table in summary_tables(mesh, verdicts(mesh)) for column in table.columns}
+    assert not {"client CPU%", "server CPU%"} & headers

@@ -132,7 +132,9 @@ def measurement_columns(mine: list[Cell], label: str, answers: Verdicts) -> list
     if relative:
         columns.append(Column(f"{relative.title} vs {answers.baseline}", essential=True,
                               values=[answers.cost(t, i, label, relative.metric) for t, i in groups]))
-    columns += [Column(title, shown(f"{host}_cpu_pct")) for host, title in HOST_COLUMNS]
+    # A mesh's hosts are its nodes, not a client and a server: a column with nothing in it is left out
+    host_columns = [Column(title, shown(f"{host}_cpu_pct")) for host, title in HOST_COLUMNS]
+    columns += [column for column in host_columns if any(value != "–" for value in column.values)]
     if any(answers.stat(label, t, i, m) is not None for t, i in groups for m in EFFICIENCY):
         per_metric = [shown(metric) for metric in EFFICIENCY]
         columns.append(Column("CPU-s/GiB client/server", [" / ".join(pair) for pair in zip(*per_metric)]))
