@@ -34,15 +34,15 @@ import os
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 from vpnbench.foundation.errors import HostError, TestbedError
 from vpnbench.foundation.sysctls import apply_sysctls, restore_sysctls
 from vpnbench.hosts.base import Host
 from vpnbench.hosts.netns import NetnsHost
 from vpnbench.hosts.reach import wait_reachable
-from vpnbench.hosts.resources import RunResources, list_netns
+from vpnbench.hosts.resources import RunResources, remove_namespaces
 from vpnbench.testbeds.base import CapturePoint, Testbed
+from vpnbench.testbeds.local import ip_batch
 from vpnbench.testbeds.mesh_spec import nat_per_node
 from vpnbench.testbeds.nat import nat_ruleset
 from vpnbench.testbeds.nat_probe import NatBehaviour, probe_nat
@@ -201,7 +201,7 @@ class MeshTestbed(Testbed):
             else:
                 lines.append(self._veth(self.inet, node.name, node.nat_netns, "wan"))
                 lines.append(self._veth(node.nat_netns, "lan", node.host.netns, IFACE))
-        _ip_batch(None, lines)
+        ip_batch(None, lines)
 
     def _veth(self, a_ns: str, a_iface: str, b_ns: str, b_iface: str) -> str:
         first = FIRST_VETH_INDEX + 2 * self._veths
@@ -320,50 +320,21 @@ def _configure(netns: str, lines: list[str], forwards: bool, ruleset: str | None
     """One namespace configured: its ip batch and, for the internet and a NAT, forwarding (and
     a NAT's nft ruleset), from a thread inside it: no `ip netns exec` per command."""
     if not forwards:
-        _ip_batch(netns, lines)
+        ip_batch(netns, lines)
         return
 
     def inside() -> None:
         write_sysctl("net.ipv4.ip_forward", "1")
-        _ip_batch(None, lines)  # born in this thread's namespace
+        ip_batch(None, lines)  # born in this thread's namespace
         if ruleset is not None:
             _run(["nft", "-f", "-"], ruleset, f"nft in {netns}")
     run_in_netns(netns, inside)
-
-
-def _ip_batch(netns: str | None, lines: list[str]) -> None:
-    _run(["ip", *(["-n", netns] if netns else []), "-batch", "-"], "\n".join(lines) + "\n",
-         f"ip -batch{' in ' + netns if netns else ''}")
 
 
 def _run(argv: list[str], stdin: str, what: str) -> None:
     proc = subprocess.run(argv, input=stdin, capture_output=True, text=True)
     if proc.returncode != 0:
         raise HostError(f"{what}: {proc.stderr.strip()[-400:]}")
-
-
-def remove_namespaces(names: list[str]) -> None:
-    """Kill what runs in them (one pass over /proc, not an `ip netns pids` per namespace), then
-    delete them in one `ip -batch -force`; their veths, routes and nft tables go with them."""
-    existing = set(list_netns())
-    names = [name for name in names if name in existing]
-    if not names:
-        return
-    inodes = {}
-    for name in names:
-        try:
-            inodes[os.stat(f"/run/netns/{name}").st_ino] = name
-        except OSError:
-            pass
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                if os.stat(proc / "ns" / "net").st_ino in inodes:
-                    os.kill(int(proc.name), 9)
-            except OSError:
-                pass
-    subprocess.run(["ip", "-force", "-batch", "-"], input="".join(f"netns del {name}\n" for name in names),
-                   capture_output=True, text=True)
 
 
 def arrival_addresses(nft_json: str) -> list[str]:
