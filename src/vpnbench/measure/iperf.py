@@ -83,12 +83,21 @@ def run_iperf_per_tunnel(ctx: MeasureContext, family: str, client_args: list[str
     """One iperf3 test per tunnel (the first IPERF3_TUNNELS_MAX), all at once, each against its own
     server bound to that tunnel's server address: (each client's JSON, raw outputs)."""
     contexts = [tunnel_context(ctx, ends) for ends in ctx.tunnel.every()[:IPERF3_TUNNELS_MAX]]
+    return run_iperf_flows(contexts, family, client_args, seconds, [f"tunnel {i}" for i in range(len(contexts))])
+
+
+def run_iperf_flows(contexts: list[MeasureContext], family: str, client_args: list[str], seconds: float,
+                    names: list[str]) -> tuple[list[dict], dict[str, str]]:
+    """One iperf3 test per context, all at once: each its own server on the context's server host,
+    bound to its target, and its client on the context's client host. (each client's JSON, raw
+    outputs; the raw names numbered in the order of `contexts`, `names` say which flow failed)."""
     servers = [Iperf3Server(one, family) for one in contexts]
     clients, raw = [], {}
     try:
         for server in servers:
             server.start()
-        clients = [ctx.client.spawn(iperf3_client_argv(one, family, server.port, client_args), name="iperf3-client")
+        # every server listens before the first client starts: the flows overlap from their start
+        clients = [one.client.spawn(iperf3_client_argv(one, family, server.port, client_args), name="iperf3-client")
                    for one, server in zip(contexts, servers)]
         for client in clients:
             client.wait(seconds + 20)
@@ -100,10 +109,11 @@ def run_iperf_per_tunnel(ctx: MeasureContext, family: str, client_args: list[str
     docs = []
     for index, (client, server) in enumerate(zip(clients, servers)):
         raw[f"iperf3_client_{index}"], raw[f"iperf3_server_{index}"] = client.output(), server.output()
+    for name, client in zip(names, clients):
         try:
             docs.append(parse_iperf_json(client.output()))
         except ValueError as exc:
-            raise MeasurementError(f"tunnel {index}: {exc}", raw) from None
+            raise MeasurementError(f"{name}: {exc}", raw) from None
     return docs, raw
 
 
