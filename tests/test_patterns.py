@@ -88,7 +88,7 @@ def test_an_unknown_pattern_is_refused(tmp_path):
 # -- real daemons ----------------------------------------------------------------------------------
 def trials(db, label: str) -> list[dict]:
     with closing(sqlite3.connect(db)) as conn:
-        rows = conn.execute("SELECT t.data FROM trials t JOIN cells c ON c.id = t.cell_id WHERE c.label = ? "
+        rows = conn.execute("SELECT t.data FROM trials t JOIN cells c ON c.id = t.cell_id WHERE c.measurement_label = ? "
                             "ORDER BY t.number", (label,)).fetchall()
     return [json.loads(data) for (data,) in rows]
 
@@ -115,8 +115,8 @@ kind = "tcp"
 pattern = "ring"
 duration = "2s"
 """)
-    by_label = {cell["label"]: cell for cell in cells}
-    assert all(cell["status"] == "ok" for cell in cells), [(c["label"], c["error"]) for c in cells]
+    by_label = {cell["measurement_label"]: cell for cell in cells}
+    assert all(cell["status"] == "ok" for cell in cells), [(c["measurement_label"], c["error"]) for c in cells]
     for label, pairs in (("ping_ring", nodes), ("ping_all-pairs", nodes * (nodes - 1))):
         metrics = by_label[label]["metrics"]
         assert metrics["pairs"] == pairs and metrics["pairs_silent"] == 0
