@@ -16,13 +16,28 @@ the least and most served, and Jain's index over the pairs' shares (fairness.jai
 import itertools
 from typing import Literal
 
+from vpnbench.foundation.errors import MeasurementError
 from vpnbench.foundation.params import Params
+from vpnbench.hosts.base import Host
+from vpnbench.measure.base import MeasureContext
 from vpnbench.measure.fairness import jain_index
 from vpnbench.techniques import TECHNIQUES
 from vpnbench.testbeds.spec import TestbedSpec
 
 Pattern = Literal["pair", "ring", "all-pairs", "hub"]
 PATTERNS: tuple[str, ...] = ("pair", "ring", "all-pairs", "hub")
+
+
+def nodes_of(ctx: MeasureContext, tunnel) -> tuple[dict[str, Host], dict[str, str]]:
+    """The nodes to probe: a mesh tunnel's every node (its hosts from the testbed), else the two ends."""
+    if tunnel.overlay:
+        missing = [name for name in tunnel.overlay if name not in ctx.nodes]
+        if missing:
+            raise MeasurementError(f"the testbed has no host for node {missing[0]}")
+        return {name: ctx.nodes[name].host for name in tunnel.overlay}, dict(tunnel.overlay)
+    family = tunnel.family
+    return ({"client": ctx.client, "server": ctx.server},
+            {"client": tunnel.client_addrs[family], "server": tunnel.server_addrs[family]})
 
 
 def pattern_pairs(pattern: str, nodes: list[str]) -> list[tuple[str, str]]:

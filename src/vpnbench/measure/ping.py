@@ -12,7 +12,15 @@ from pydantic import Field
 from vpnbench.foundation.errors import MeasurementError
 from vpnbench.foundation.params import Duration, Family, Params
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
-from vpnbench.measure.patterns import Pattern, pair_name, pair_summary, pattern_pairs, refused_pattern, silent_pairs
+from vpnbench.measure.patterns import (
+    Pattern,
+    nodes_of,
+    pair_name,
+    pair_summary,
+    pattern_pairs,
+    refused_pattern,
+    silent_pairs,
+)
 from vpnbench.store.records import Trial
 from vpnbench.testbeds.spec import TestbedSpec
 
@@ -83,8 +91,6 @@ class Ping(Measurement):
         ping's -W. Per pair: sent, received, loss and RTTs (a trial each, and raw `pairs`); the
         cell's RTTs and loss pooled over the pairs, Jain's index over the pairs' delivered shares
         (received / sent), and the pairs that got no reply."""
-        from vpnbench.measure.convergence import nodes_of  # convergence imports this module's percentile
-
         p = self.params
         hosts, overlay = nodes_of(ctx, ctx.tunnel)
         if not ctx.tunnel.overlay:

@@ -10,7 +10,6 @@ from vpnbench.foundation.errors import MeasurementError
 from vpnbench.foundation.params import Duration, Family, Params, Size
 from vpnbench.measure import iperf2
 from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, Measurement, MeasureResult
-from vpnbench.measure.convergence import nodes_of
 from vpnbench.measure.fairness import tunnel_metrics
 from vpnbench.measure.iperf import (
     IPERF3_TUNNELS_MAX,
@@ -20,7 +19,15 @@ from vpnbench.measure.iperf import (
     run_iperf_per_tunnel,
     throughput_series,
 )
-from vpnbench.measure.patterns import Pattern, pair_name, pair_summary, pattern_pairs, refused_pattern, silent_pairs
+from vpnbench.measure.patterns import (
+    Pattern,
+    nodes_of,
+    pair_name,
+    pair_summary,
+    pattern_pairs,
+    refused_pattern,
+    silent_pairs,
+)
 from vpnbench.store.records import Trial
 from vpnbench.testbeds.spec import TestbedSpec
 
