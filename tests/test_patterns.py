@@ -80,6 +80,12 @@ def test_tcp_all_pairs_beyond_32_flows_is_refused(tmp_path):
                    'measurement[1].pattern: "all-pairs" over 7 nodes is 42 flows at once, more than 32')
 
 
+def test_tcp_reverse_with_a_pattern_is_refused(tmp_path):
+    assert_refused(tmp_path, '[testbed]\nnodes = 3\n[[technique]]\nkind = "wireguard-mesh"\n'
+                   '[[measurement]]\nkind = "tcp"\npattern = "ring"\nreverse = true\n',
+                   'measurement[1].reverse: pattern = "ring" names each flow\'s direction')
+
+
 def test_an_unknown_pattern_is_refused(tmp_path):
     assert_refused(tmp_path, '[testbed]\nnodes = 3\n[[technique]]\nkind = "wireguard-mesh"\n'
                    '[[measurement]]\nkind = "ping"\npattern = "star"\n', "pattern")

@@ -67,6 +67,9 @@ class Tcp(Measurement):
     def refused(cls, params: Params, techniques: list[Params], testbed: TestbedSpec) -> str | None:
         if params.pattern != "pair" and params.tool != "iperf3":
             return f"tool: pattern = \"{params.pattern}\" runs iperf3 flows; allowed with it: tool = \"iperf3\""
+        if params.pattern != "pair" and params.reverse:
+            return (f"reverse: pattern = \"{params.pattern}\" names each flow's direction (\"n0>n1\": n0 sends; "
+                    "hub runs both ways already); allowed with it: reverse = false")
         if params.pattern != "pair" and params.family != "ipv4":
             return (f"family: pattern = \"{params.pattern}\" sends over the mesh's overlay addresses, which are "
                     "IPv4; allowed with it: family = \"ipv4\"")
