@@ -13,6 +13,7 @@ import re
 from vpnbench.foundation.errors import MeasurementError
 from vpnbench.hosts.base import CommandResult
 from vpnbench.measure.base import MeasureContext
+from vpnbench.measure.patterns import nodes_of, pair_context, pair_name, pattern_pairs
 from vpnbench.measure.traffic import Iperf3Server, iperf3_client_argv
 from vpnbench.techniques.base import Ends
 
@@ -115,6 +116,21 @@ def run_iperf_flows(contexts: list[MeasureContext], family: str, client_args: li
         except ValueError as exc:
             raise MeasurementError(f"{name}: {exc}", raw) from None
     return docs, raw
+
+
+def run_iperf_pattern(ctx: MeasureContext, pattern: str, client_args: list[str],
+                      seconds: float) -> tuple[list[str], list[dict], dict[str, str]]:
+    """Every pair of a traffic pattern over a mesh tunnel at once (patterns.py), each an iperf3 flow
+    from its sender's node to a server of its own on the receiver's node, bound to the receiver's
+    overlay address: (the pairs' names, "n0>n1", each client's JSON, raw outputs)."""
+    if not ctx.tunnel.overlay:
+        raise MeasurementError(f"pattern: \"{pattern}\" needs a mesh tunnel (Tunnel.overlay)")
+    hosts, overlay = nodes_of(ctx, ctx.tunnel)
+    pairs = pattern_pairs(pattern, list(overlay))
+    names = [pair_name(pair) for pair in pairs]
+    docs, raw = run_iperf_flows([pair_context(ctx, hosts, overlay, pair) for pair in pairs], "ipv4",
+                                client_args, seconds, names)
+    return names, docs, raw
 
 
 def _attempt(ctx: MeasureContext, family: str, client_args: list[str], seconds: float):

@@ -13,6 +13,7 @@ nodes). The per-pair summary is the same for every kind: how many pairs, which c
 the least and most served, and Jain's index over the pairs' shares (fairness.jain_index).
 """
 
+import dataclasses
 import itertools
 from typing import Literal
 
@@ -38,6 +39,15 @@ def nodes_of(ctx: MeasureContext, tunnel) -> tuple[dict[str, Host], dict[str, st
     family = tunnel.family
     return ({"client": ctx.client, "server": ctx.server},
             {"client": tunnel.client_addrs[family], "server": tunnel.server_addrs[family]})
+
+
+def pair_context(ctx: MeasureContext, hosts: dict[str, Host], overlay: dict[str, str], pair: tuple[str, str]) -> MeasureContext:
+    """The context of one flow of a pattern: from the sender's node to the receiver's overlay address."""
+    sender, receiver = pair
+    tunnel = dataclasses.replace(ctx.tunnel, client_addrs={"ipv4": overlay[sender]},
+                                 server_addrs={"ipv4": overlay[receiver]}, more=[])
+    return dataclasses.replace(ctx, client=hosts[sender], server=hosts[receiver], tunnel=tunnel)
+
 
 
 def pattern_pairs(pattern: str, nodes: list[str]) -> list[tuple[str, str]]:

@@ -1,6 +1,5 @@
 """TCP throughput with iperf3; over a mesh, the flows of a traffic pattern at once (patterns.py)."""
 
-import dataclasses
 import json
 from typing import Literal
 
@@ -15,16 +14,13 @@ from vpnbench.measure.iperf import (
     IPERF3_TUNNELS_MAX,
     interval_rate,
     run_iperf,
-    run_iperf_flows,
+    run_iperf_pattern,
     run_iperf_per_tunnel,
     throughput_series,
 )
 from vpnbench.measure.patterns import (
     Pattern,
-    nodes_of,
-    pair_name,
     pair_summary,
-    pattern_pairs,
     refused_pattern,
     silent_pairs,
 )
@@ -128,17 +124,10 @@ class Tcp(Measurement):
         return MeasureResult({**metrics, **tunnel_metrics(rates, of=every)}, raw)
 
     def _pattern(self, ctx: MeasureContext, args: list[str]) -> MeasureResult:
-        """Every pair of the pattern at once, each an iperf3 flow from its sender's node to a server
-        of its own on the receiver's node, bound to the receiver's overlay address. The aggregate
+        """Every pair of the pattern at once, each an iperf3 flow (run_iperf_pattern). The aggregate
         is the pairs' sum; each pair is a trial (and in raw `pairs`), with Jain's index over the
         pairs' received rates and the pairs that carried nothing."""
-        hosts, overlay = nodes_of(ctx, ctx.tunnel)
-        if not ctx.tunnel.overlay:
-            raise MeasurementError(f"pattern: \"{self.params.pattern}\" needs a mesh tunnel (Tunnel.overlay)")
-        pairs = pattern_pairs(self.params.pattern, list(overlay))
-        contexts = [pair_context(ctx, hosts, overlay, pair) for pair in pairs]
-        names = [pair_name(pair) for pair in pairs]
-        docs, raw = run_iperf_flows(contexts, "ipv4", args, self.expected_seconds(), names)
+        names, docs, raw = run_iperf_pattern(ctx, self.params.pattern, args, self.expected_seconds())
         try:
             each = {name: tcp_metrics(doc, self.params.duration) for name, doc in zip(names, docs)}
         except (KeyError, TypeError) as exc:
@@ -163,14 +152,6 @@ class Tcp(Measurement):
         if self.params.pattern != "pair":
             parts.append(self.params.pattern)
         return "_".join(parts)
-
-
-def pair_context(ctx: MeasureContext, hosts: dict, overlay: dict[str, str], pair: tuple[str, str]) -> MeasureContext:
-    """The context of one flow of a pattern: from the sender's node to the receiver's overlay address."""
-    sender, receiver = pair
-    tunnel = dataclasses.replace(ctx.tunnel, client_addrs={"ipv4": overlay[sender]},
-                                 server_addrs={"ipv4": overlay[receiver]}, more=[])
-    return dataclasses.replace(ctx, client=hosts[sender], server=hosts[receiver], tunnel=tunnel)
 
 
 def tcp_metrics(doc: dict, duration: float) -> dict[str, float]:
