@@ -1,4 +1,4 @@
-"""Traffic patterns over a mesh (issue 41, item 3): tcp and ping with pattern = "ring", "all-pairs"
+"""Traffic patterns over a mesh (issue 41, item 3): tcp, udp and ping with pattern = "ring", "all-pairs"
 or "hub" send between the nodes of a mesh at once and report each pair, the aggregate, Jain's index
 and the pairs that carried nothing (measure/patterns.py)."""
 
@@ -86,6 +86,13 @@ def test_tcp_reverse_with_a_pattern_is_refused(tmp_path):
                    'measurement[1].reverse: pattern = "ring" names each flow\'s direction')
 
 
+def test_udp_gen_with_a_pattern_is_refused(tmp_path):
+    assert_refused(tmp_path, '[testbed]\nnodes = 3\n[[technique]]\nkind = "wireguard-mesh"\n'
+                   '[[measurement]]\nkind = "udp"\npattern = "hub"\ntool = "gen"\n',
+                   'measurement[1].tool: pattern = "hub" runs iperf3 flows over the mesh\'s IPv4 overlay, each pair '
+                   'naming who sends; allowed with it: tool = "iperf3"')
+
+
 def test_an_unknown_pattern_is_refused(tmp_path):
     assert_refused(tmp_path, '[testbed]\nnodes = 3\n[[technique]]\nkind = "wireguard-mesh"\n'
                    '[[measurement]]\nkind = "ping"\npattern = "star"\n', "pattern")
@@ -120,6 +127,11 @@ count = 10
 kind = "tcp"
 pattern = "ring"
 duration = "2s"
+[[measurement]]
+kind = "udp"
+pattern = "hub"
+rate = "10M"
+duration = "2s"
 """)
     by_label = {cell["measurement_label"]: cell for cell in cells}
     assert all(cell["status"] == "ok" for cell in cells), [(c["measurement_label"], c["error"]) for c in cells]
@@ -140,3 +152,12 @@ duration = "2s"
     assert tcp["bytes_received"] == sum(t["bytes_received"] for t in each)
     assert 0 < tcp["jain_index"] <= 1
     assert tcp["jain_index"] == pytest.approx(jain_index([t["throughput_bps"] for t in each]))
+    udp = by_label["udp_10M_1300_hub"]["metrics"]
+    each = trials(tmp_path / "c.db", "udp_10M_1300_hub")
+    assert len(each) == udp["pairs"] == 2 * (nodes - 1) and udp["pairs_silent"] == 0
+    assert {t["pair"] for t in each} == {"n1>n0", "n2>n0", "n3>n0", "n0>n1", "n0>n2", "n0>n3"}
+    assert all(0 < t["received_packets"] <= t["sent_packets"] for t in each)
+    assert udp["sent_packets"] == sum(t["sent_packets"] for t in each)
+    assert udp["throughput_bps"] == pytest.approx(sum(t["throughput_bps"] for t in each))
+    assert udp["loss_pct"] == pytest.approx(100 * udp["lost_packets"] / udp["sent_packets"])
+    assert 0 < udp["jain_index"] <= 1
