@@ -31,6 +31,7 @@ from vpnbench.foundation.errors import MeasurementError
 from vpnbench.foundation.params import Duration, Params
 from vpnbench.hosts.base import Host, stop_all
 from vpnbench.measure.base import Column, CycleFailed, Headline, MeasureContext, Measurement, MeasureResult
+from vpnbench.measure.patterns import nodes_of
 from vpnbench.measure.ping import percentile
 from vpnbench.store.records import Trial
 
@@ -156,18 +157,6 @@ class Convergence(Measurement):
             if paths == previous or time.monotonic() >= deadline:
                 return paths, direct
             previous = paths
-
-
-def nodes_of(ctx: MeasureContext, tunnel) -> tuple[dict[str, Host], dict[str, str]]:
-    """The nodes to probe: a mesh tunnel's every node (its hosts from the testbed), else the two ends."""
-    if tunnel.overlay:
-        missing = [name for name in tunnel.overlay if name not in ctx.nodes]
-        if missing:
-            raise MeasurementError(f"convergence: the testbed has no host for node {missing[0]}")
-        return {name: ctx.nodes[name].host for name in tunnel.overlay}, dict(tunnel.overlay)
-    family = tunnel.family
-    return ({"client": ctx.client, "server": ctx.server},
-            {"client": tunnel.client_addrs[family], "server": tunnel.server_addrs[family]})
 
 
 def share_curve(first_reply: dict[str, float], pairs: int) -> list[tuple[float, float]]:

@@ -13,6 +13,7 @@ import re
 from vpnbench.foundation.errors import MeasurementError
 from vpnbench.hosts.base import CommandResult
 from vpnbench.measure.base import MeasureContext
+from vpnbench.measure.patterns import nodes_of, pair_context, pair_name, pattern_pairs
 from vpnbench.measure.traffic import Iperf3Server, iperf3_client_argv
 from vpnbench.techniques.base import Ends
 
@@ -83,12 +84,21 @@ def run_iperf_per_tunnel(ctx: MeasureContext, family: str, client_args: list[str
     """One iperf3 test per tunnel (the first IPERF3_TUNNELS_MAX), all at once, each against its own
     server bound to that tunnel's server address: (each client's JSON, raw outputs)."""
     contexts = [tunnel_context(ctx, ends) for ends in ctx.tunnel.every()[:IPERF3_TUNNELS_MAX]]
+    return run_iperf_flows(contexts, family, client_args, seconds, [f"tunnel {i}" for i in range(len(contexts))])
+
+
+def run_iperf_flows(contexts: list[MeasureContext], family: str, client_args: list[str], seconds: float,
+                    names: list[str]) -> tuple[list[dict], dict[str, str]]:
+    """One iperf3 test per context, all at once: each its own server on the context's server host,
+    bound to its target, and its client on the context's client host. (each client's JSON, raw
+    outputs; the raw names numbered in the order of `contexts`, `names` say which flow failed)."""
     servers = [Iperf3Server(one, family) for one in contexts]
     clients, raw = [], {}
     try:
         for server in servers:
             server.start()
-        clients = [ctx.client.spawn(iperf3_client_argv(one, family, server.port, client_args), name="iperf3-client")
+        # every server listens before the first client starts: the flows overlap from their start
+        clients = [one.client.spawn(iperf3_client_argv(one, family, server.port, client_args), name="iperf3-client")
                    for one, server in zip(contexts, servers)]
         for client in clients:
             client.wait(seconds + 20)
@@ -100,11 +110,27 @@ def run_iperf_per_tunnel(ctx: MeasureContext, family: str, client_args: list[str
     docs = []
     for index, (client, server) in enumerate(zip(clients, servers)):
         raw[f"iperf3_client_{index}"], raw[f"iperf3_server_{index}"] = client.output(), server.output()
+    for name, client in zip(names, clients):
         try:
             docs.append(parse_iperf_json(client.output()))
         except ValueError as exc:
-            raise MeasurementError(f"tunnel {index}: {exc}", raw) from None
+            raise MeasurementError(f"{name}: {exc}", raw) from None
     return docs, raw
+
+
+def run_iperf_pattern(ctx: MeasureContext, pattern: str, client_args: list[str],
+                      seconds: float) -> tuple[list[str], list[dict], dict[str, str]]:
+    """Every pair of a traffic pattern over a mesh tunnel at once (patterns.py), each an iperf3 flow
+    from its sender's node to a server of its own on the receiver's node, bound to the receiver's
+    overlay address: (the pairs' names, "n0>n1", each client's JSON, raw outputs)."""
+    if not ctx.tunnel.overlay:
+        raise MeasurementError(f"pattern: \"{pattern}\" needs a mesh tunnel (Tunnel.overlay)")
+    hosts, overlay = nodes_of(ctx, ctx.tunnel)
+    pairs = pattern_pairs(pattern, list(overlay))
+    names = [pair_name(pair) for pair in pairs]
+    docs, raw = run_iperf_flows([pair_context(ctx, hosts, overlay, pair) for pair in pairs], "ipv4",
+                                client_args, seconds, names)
+    return names, docs, raw
 
 
 def _attempt(ctx: MeasureContext, family: str, client_args: list[str], seconds: float):

@@ -1,5 +1,6 @@
-"""TCP throughput with iperf3."""
+"""TCP throughput with iperf3; over a mesh, the flows of a traffic pattern at once (patterns.py)."""
 
+import json
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -9,7 +10,22 @@ from vpnbench.foundation.params import Duration, Family, Params, Size
 from vpnbench.measure import iperf2
 from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.fairness import tunnel_metrics
-from vpnbench.measure.iperf import interval_rate, run_iperf, run_iperf_per_tunnel, throughput_series
+from vpnbench.measure.iperf import (
+    IPERF3_TUNNELS_MAX,
+    interval_rate,
+    run_iperf,
+    run_iperf_pattern,
+    run_iperf_per_tunnel,
+    throughput_series,
+)
+from vpnbench.measure.patterns import (
+    Pattern,
+    pair_summary,
+    refused_pattern,
+    silent_pairs,
+)
+from vpnbench.store.records import Trial
+from vpnbench.testbeds.spec import TestbedSpec
 
 
 class TcpParams(Params):
@@ -21,6 +37,8 @@ class TcpParams(Params):
     window: Size | None = None  # socket buffer / window (iperf3 -w)
     family: Family = "ipv4"
     tool: Literal["iperf3", "iperf2"] = "iperf3"  # iperf2 runs its streams as threads (S3)
+    # Over a mesh: which pairs of nodes send at once (patterns.py); "pair" is client -> server alone
+    pattern: Pattern = "pair"
 
     @model_validator(mode="after")
     def _iperf2_has_no_omit(self):
@@ -40,6 +58,18 @@ class Tcp(Measurement):
     headline = Headline(("throughput_bps",), "throughput (Mbit/s)", 1e-6, log=True)
     figures = (*Measurement.figures, *CPU_FIGURES)
     captions = ("congestion_control",)
+
+    @classmethod
+    def refused(cls, params: Params, techniques: list[Params], testbed: TestbedSpec) -> str | None:
+        if params.pattern != "pair" and params.tool != "iperf3":
+            return f"tool: pattern = \"{params.pattern}\" runs iperf3 flows; allowed with it: tool = \"iperf3\""
+        if params.pattern != "pair" and params.reverse:
+            return (f"reverse: pattern = \"{params.pattern}\" names each flow's direction (\"n0>n1\": n0 sends; "
+                    "hub runs both ways already); allowed with it: reverse = false")
+        if params.pattern != "pair" and params.family != "ipv4":
+            return (f"family: pattern = \"{params.pattern}\" sends over the mesh's overlay addresses, which are "
+                    "IPv4; allowed with it: family = \"ipv4\"")
+        return refused_pattern(params.pattern, techniques, testbed, max_flows=IPERF3_TUNNELS_MAX)
 
     def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if self.params.tool == "iperf2":
@@ -65,6 +95,8 @@ class Tcp(Measurement):
             args.append("-R")
         if p.window:
             args += ["-w", str(p.window)]
+        if p.pattern != "pair":
+            return self._pattern(ctx, args)
         if ctx.tunnel.more:
             return self._per_tunnel(ctx, args)
         doc, raw = run_iperf(ctx, p.family, args, self.expected_seconds())
@@ -91,6 +123,22 @@ class Tcp(Measurement):
             raw["per_tunnel"] += f"# tunnels {len(rates) + 1}-{every} not measured (at most {len(rates)} iperf3 pairs)\n"
         return MeasureResult({**metrics, **tunnel_metrics(rates, of=every)}, raw)
 
+    def _pattern(self, ctx: MeasureContext, args: list[str]) -> MeasureResult:
+        """Every pair of the pattern at once, each an iperf3 flow (run_iperf_pattern). The aggregate
+        is the pairs' sum; each pair is a trial (and in raw `pairs`), with Jain's index over the
+        pairs' received rates and the pairs that carried nothing."""
+        names, docs, raw = run_iperf_pattern(ctx, self.params.pattern, args, self.expected_seconds())
+        try:
+            each = {name: tcp_metrics(doc, self.params.duration) for name, doc in zip(names, docs)}
+        except (KeyError, TypeError) as exc:
+            raise MeasurementError(f"unexpected iperf3 TCP JSON: missing {exc}", raw) from None
+        metrics = {metric: sum(one[metric] for one in each.values()) for metric in next(iter(each.values()))}
+        rates = {name: one["throughput_bps"] for name, one in each.items()}
+        raw["pairs"] = json.dumps({"pattern": self.params.pattern, "pairs": each, "silent": silent_pairs(rates)})
+        trials = [Trial(number, duration_s=self.params.duration, data={"pair": name, **one})
+                  for number, (name, one) in enumerate(each.items(), start=1)]
+        return MeasureResult({**metrics, **pair_summary(rates, "bps")}, raw, trials=trials)
+
     def default_label(self) -> str:
         parts = ["tcp"]
         if self.params.streams > 1:
@@ -101,6 +149,8 @@ class Tcp(Measurement):
             parts.append("v6")
         if self.params.tool != "iperf3":
             parts.append(self.params.tool)
+        if self.params.pattern != "pair":
+            parts.append(self.params.pattern)
         return "_".join(parts)
 
 

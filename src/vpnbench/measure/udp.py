@@ -1,5 +1,7 @@
-"""UDP at a fixed target rate with iperf3 or vpnbench-gen: the sender's and the receiver's view."""
+"""UDP at a fixed target rate with iperf3 or vpnbench-gen: the sender's and the receiver's view.
+Over a mesh, the pairs of a traffic pattern at once (patterns.py), each at `rate`."""
 
+import json
 import os
 from typing import Annotated, Literal
 
@@ -12,8 +14,11 @@ from vpnbench.hosts.route import path_mtu
 from vpnbench.measure import iperf2
 from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.gen import GEN_MIN_LENGTH, run_gen
-from vpnbench.measure.iperf import run_iperf, throughput_series
+from vpnbench.measure.iperf import IPERF3_TUNNELS_MAX, run_iperf, run_iperf_pattern, throughput_series
+from vpnbench.measure.patterns import Pattern, pair_summary, refused_pattern, silent_pairs
 from vpnbench.measure.scaling import auto_length
+from vpnbench.store.records import Trial
+from vpnbench.testbeds.spec import TestbedSpec
 
 
 def _length(value):
@@ -36,6 +41,8 @@ class UdpParams(Params):
     streams: int = Field(1, ge=1, le=128)  # parallel streams (iperf3/iperf2 -P; a list in the file sweeps it)
     threads: int = Field(1, ge=1)  # gen's sending threads (one core each)
     gso: bool = True  # gen: UDP GSO batches (off: every datagram its own trip through the sender's stack)
+    # Over a mesh: which pairs of nodes send at once, each at `rate` (patterns.py); "pair" is client -> server alone
+    pattern: Pattern = "pair"
 
     @model_validator(mode="after")
     def _gen_only(self):
@@ -78,6 +85,17 @@ class Udp(Measurement):
     def expected_seconds(self) -> float:
         return self.params.duration
 
+    @classmethod
+    def refused(cls, params: Params, techniques: list[Params], testbed: TestbedSpec) -> str | None:
+        if params.pattern != "pair":
+            for field, value, allowed in (("tool", params.tool, "iperf3"), ("reverse", params.reverse, False),
+                                          ("family", params.family, "ipv4")):
+                if value != allowed:
+                    shown = json.dumps(allowed)
+                    return (f"{field}: pattern = \"{params.pattern}\" runs iperf3 flows over the mesh's IPv4 overlay, "
+                            f"each pair naming who sends; allowed with it: {field} = {shown}")
+        return refused_pattern(params.pattern, techniques, testbed, max_flows=IPERF3_TUNNELS_MAX)
+
     def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if self.params.tool == "gen":  # run_gen finds its binary itself and says how to build it
             return (), ()
@@ -109,6 +127,8 @@ class Udp(Measurement):
         args = ["-u", "-b", str(p.rate), "-l", str(p.length), "-t", f"{p.duration:g}", "-P", str(p.streams)]
         if p.reverse:
             args.append("-R")
+        if p.pattern != "pair":
+            return self._pattern(ctx, p, args)
         doc, raw = run_iperf(ctx, p.family, args, p.duration)
         try:
             metrics = udp_metrics(doc)
@@ -116,12 +136,38 @@ class Udp(Measurement):
             raise MeasurementError(f"unexpected iperf3 UDP JSON: missing {exc}", raw) from None
         return MeasureResult(metrics, raw, series=throughput_series(doc, raw, p.reverse))
 
+    def _pattern(self, ctx: MeasureContext, p: UdpParams, args: list[str]) -> MeasureResult:
+        """Every pair of the pattern at once, each an iperf3 UDP flow at `rate` (run_iperf_pattern):
+        the rates and packets summed over the pairs, the loss pooled (lost over sent), the jitter
+        the worst pair's; each pair a trial, Jain's index over the pairs' received rates (every
+        pair offered the same, so the raw rates are the shares), and the pairs that got nothing."""
+        names, docs, raw = run_iperf_pattern(ctx, p.pattern, args, p.duration)
+        try:
+            each = {name: udp_metrics(doc) for name, doc in zip(names, docs)}
+        except (KeyError, TypeError) as exc:
+            raise MeasurementError(f"unexpected iperf3 UDP JSON: missing {exc}", raw) from None
+        summed = ("throughput_bps", "sender_throughput_bps", "sent_packets", "lost_packets", "received_packets",
+                  "tail_lost_packets")
+        metrics = {metric: sum(one.get(metric, 0.0) for one in each.values()) for metric in summed}
+        if metrics["sent_packets"]:
+            metrics["loss_pct"] = 100.0 * metrics["lost_packets"] / metrics["sent_packets"]
+        if jitters := [one["jitter_ms"] for one in each.values() if "jitter_ms" in one]:
+            metrics["jitter_ms"] = max(jitters)
+        rates = {name: one["throughput_bps"] for name, one in each.items()}
+        raw["pairs"] = json.dumps({"pattern": p.pattern, "pairs": each, "silent": silent_pairs(rates)})
+        trials = [Trial(number, offered_bps=float(p.rate), length=p.length, duration_s=p.duration,
+                        sent_packets=one.get("sent_packets"), received_packets=one.get("received_packets"),
+                        loss_ratio=one["loss_pct"] / 100 if "loss_pct" in one else None, data={"pair": name, **one})
+                  for number, (name, one) in enumerate(each.items(), start=1)]
+        return MeasureResult({**metrics, **pair_summary(rates, "bps")}, raw, trials=trials)
+
     def default_label(self) -> str:
         tool = "_gen" if self.params.tool == "gen" else ""
         label = f"udp{tool}_{format_rate(self.params.rate)}_{self.params.length}"
         label += f"_P{self.params.streams}" if self.params.streams > 1 else ""
         label += "_v6" if self.params.family == "ipv6" else ""
-        return label + ("_iperf2" if self.params.tool == "iperf2" else "")
+        label += "_iperf2" if self.params.tool == "iperf2" else ""
+        return label + (f"_{self.params.pattern}" if self.params.pattern != "pair" else "")
 
 
 def udp_metrics(doc: dict) -> dict[str, float]:
