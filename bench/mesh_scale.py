@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from common import exclusive, machine, publish, require_root, run_campaign  # noqa: E402
 
-TECHNIQUE_KINDS = ("wireguard-mesh", "nebula-mesh", "tailscale-mesh")
+TECHNIQUE_KINDS = ("wireguard-mesh", "nebula-mesh", "tailscale-mesh", "tinc-mesh")
 
 
 def measured(kind: str, nodes: int, period_ms: int, idle: float) -> dict[str, dict]:

@@ -19,6 +19,7 @@ from vpnbench.techniques.rosenpass import Rosenpass
 from vpnbench.techniques.tailscale import Tailscale
 from vpnbench.techniques.tailscale_mesh import TailscaleMesh
 from vpnbench.techniques.tinc import Tinc
+from vpnbench.techniques.tinc_mesh import TincMesh
 from vpnbench.techniques.vpncloud import VpnCloud
 from vpnbench.techniques.wireguard import WireGuard
 from vpnbench.techniques.wireguard_mesh import WireGuardMesh
@@ -48,6 +49,7 @@ register(EasyTier)
 register(WireGuardMesh)
 register(NebulaMesh)
 register(TailscaleMesh)
+register(TincMesh)
 
 
 def technique_class(settings: dict) -> type[Technique]:
