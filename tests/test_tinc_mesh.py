@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from conftest import assert_refused, kill9_mid_traffic_then_cleanup, run_campaign
-from mesh_pairs import NATS, convergence_cycles, killed_run, pairs_without_direct_path
+from conftest import assert_refused, kill9_mid_traffic_then_cleanup, killed_run, run_campaign
+from mesh_pairs import NATS, convergence_cycles, pairs_without_direct_path
 
 # s: every pair has the hub from the start (packets without a key or an answered UDP probe go to
 # the next hop, the hub); the relayed ones wait for nothing else
@@ -100,7 +100,7 @@ deadline = "{DEADLINE}s"
     assert cell["metrics"]["pairs_relayed"] == 4.0
 
 
-KILLED_RUN = killed_run("tinc-mesh", ["none", "none", "address-dependent", "address-and-port-dependent"])
+KILLED_RUN = killed_run("tinc-mesh", {"nodes": 4, "nat": ["none", "none", "address-dependent", "address-and-port-dependent"]})
 
 
 @pytest.mark.netns
