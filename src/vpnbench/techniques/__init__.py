@@ -11,6 +11,7 @@ from vpnbench.techniques.innernet import Innernet
 from vpnbench.techniques.ipsec import IPsec
 from vpnbench.techniques.macsec import MACsec
 from vpnbench.techniques.n2n import N2n
+from vpnbench.techniques.n2n_mesh import N2nMesh
 from vpnbench.techniques.nebula import Nebula
 from vpnbench.techniques.nebula_mesh import NebulaMesh
 from vpnbench.techniques.openvpn import OpenVPN
@@ -50,6 +51,7 @@ register(WireGuardMesh)
 register(NebulaMesh)
 register(TailscaleMesh)
 register(TincMesh)
+register(N2nMesh)
 
 
 def technique_class(settings: dict) -> type[Technique]:

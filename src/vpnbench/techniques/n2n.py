@@ -201,13 +201,7 @@ class N2n(Technique):
             time.sleep(0.01)
 
     def _what_ran(self) -> dict:
-        """The version the client's edge says ("Welcome to n2n v.1.3.2 ...") and its Debian package's."""
-        client = self.nodes["client"]
-        said = client.run(["edge", "-h"], timeout=10, check=False).stdout
-        version = VERSION.search(said)
-        package = client.run(["dpkg-query", "-W", "-f", "${Version}", NAME], timeout=10, check=False)
-        return {"version": version.group(1) if version else None,
-                "package": f"{NAME} {package.stdout.strip()}" if package.ok else None}
+        return what_ran(self.nodes["client"])
 
     def evidence(self) -> dict[str, str]:
         """The supernode's and the edges' logs (neither prints the key) and the TAP devices."""
@@ -216,6 +210,15 @@ class N2n(Technique):
         pieces += [(f"{role}: ip addr (n2n tap)", lambda role=role, iface=iface: evidence.command(
             self.nodes[role], ["ip", "addr", "show", "dev", iface])) for role, iface in self.ifaces.items()]
         return evidence.gather(pieces)
+
+
+def what_ran(host: Host) -> dict:
+    """The version an edge says ("Welcome to n2n v.1.3.2 ...") and its Debian package's."""
+    said = host.run(["edge", "-h"], timeout=10, check=False).stdout
+    version = VERSION.search(said)
+    package = host.run(["dpkg-query", "-W", "-f", "${Version}", NAME], timeout=10, check=False)
+    return {"version": version.group(1) if version else None,
+            "package": f"{NAME} {package.stdout.strip()}" if package.ok else None}
 
 
 def _availability(probe: KernelProbe) -> tuple[bool, str]:
