@@ -289,11 +289,12 @@ def _work_dir(prefix: Path) -> Path:
 
 
 @pytest.mark.build
-def test_a_version_the_proxy_refuses_fails_in_one_line_and_leaves_nothing(prefix):
+@pytest.mark.parametrize("name", ["nebula", "netbird"])  # netbird: built inside its module (go_in_module)
+def test_a_version_the_proxy_refuses_fails_in_one_line_and_leaves_nothing(prefix, name):
     with pytest.raises(InstallError) as refused:
-        install("nebula", "9.9.9", root=prefix)
+        install(name, "9.9.9", root=prefix)
     message = str(refused.value)
-    assert message.startswith("nebula 9.9.9: ") and "\n" not in message
+    assert message.startswith(f"{name} 9.9.9: ") and "\n" not in message
     assert "v9.9.9" in message  # the proxy's reason names the version it refused
     assert list(prefix.iterdir()) == []  # no partial prefix, not even the daemon's directory
 
