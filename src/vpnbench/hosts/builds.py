@@ -98,6 +98,10 @@ class Recipe:
     # module's `replace` lines apply only when it is the main module (netbird's forks of
     # wireguard-go, pion/ice and dex are reached only through them)
     go_in_module: bool = False
+    # Go, built inside the module: requirements dropped from its go.mod (with their replace lines)
+    # before the build, each (module, why): one no built program imports, whose replacement the
+    # proxy refuses; BUILD.json records each
+    go_drop: tuple[tuple[str, str], ...] = ()
 
     def allowed_forms(self) -> str:
         """The version forms this daemon takes, for a refusal's one line."""
@@ -197,6 +201,10 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
            go_version_vars=(("github.com/netbirdio/netbird/version.version", "{version}"),),
            go_in_module=True,
            build_packages=("gcc",),  # the management store's SQLite driver (mattn/go-sqlite3) is cgo
+           go_drop=(("github.com/wailsapp/wails/v3",
+                     "the desktop UI's toolkit (client/ui only; neither program imports it), replaced in go.mod by "
+                     "github.com/netbirdio/wails/v3@v3.0.0-beta.3.0.20260810103952-24e716aea4db, which the proxy "
+                     "refuses (403); building ./combined loads the whole module graph, its go.mod included"),),
            why_pinned="the issue's version; the proxy serves it (its @v/list answers 403, so no newer one can be "
                       "listed) and its go.mod's replace lines need a build inside the module"),
     # innernet's two crates are two recipes (a recipe is one crate); the technique needs both

@@ -353,6 +353,8 @@ def build_go_in_module(recipe: builds.Recipe, version: str, bin_dir: Path, go: s
         run_as_builder(["sh", "-ec", 'cp -R "$MODULE_DIR" src && chmod -R u+w src && mkdir out'], what, work,
                        {"MODULE_DIR": str(info["Dir"])})
         source = work / "src"
+        for dropped, _ in recipe.go_drop:
+            run_as_builder([go, "mod", "edit", f"-droprequire={dropped}", f"-dropreplace={dropped}"], what, source, GO_ENV)
         ldflags = " ".join(f"-X {name}={value.format(version=version)}" for name, value in recipe.go_version_vars)
         for program, package in recipe.programs.items():
             relative = "." + package.removeprefix(recipe.source)  # "./client", "./combined"
@@ -363,8 +365,8 @@ def build_go_in_module(recipe: builds.Recipe, version: str, bin_dir: Path, go: s
         goos, goarch = run_as_builder([go, "env", "GOOS", "GOARCH"], what, source, GO_ENV).split()
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return {"module": module, "checksum": info.get("Sum"), "toolchain": toolchain,
-            "goos": goos, "goarch": goarch}
+    return {"module": module, "checksum": info.get("Sum"), "toolchain": toolchain, "goos": goos, "goarch": goarch,
+            **({"dropped": {dropped: why for dropped, why in recipe.go_drop}} if recipe.go_drop else {})}
 
 
 def add_go_stubs(recipe: builds.Recipe, go: str, module_dir: Path, what: str) -> dict[str, str]:
