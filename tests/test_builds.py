@@ -282,6 +282,25 @@ def test_yggdrasil_builds_with_its_refused_module_stubbed_recorded_and_its_versi
     assert "Build version: 0.5.14" in said.stdout  # -X at the build, as upstream's releases; else "unknown"
 
 
+@pytest.mark.build
+def test_netbird_builds_inside_its_module_with_its_refused_ui_requirement_dropped_and_recorded(prefix):
+    """netbird's go.mod replaces wails/v3 (its desktop UI's toolkit) by a fork the proxy refuses
+    (403), and building the combined server loads the whole module graph: with the requirement
+    kept the build fails in one line; dropped, both programs build and BUILD.json says why."""
+    recipe = builds.RECIPES["netbird"]
+    kept = dataclasses.replace(recipe, go_drop=())
+    with pytest.raises(InstallError, match=r"^netbird 0\.77\.1: the Go module proxy refused github\.com/netbirdio/wails/v3@"
+                                           r"[^\n]*This module version is not available\.$"):
+        builds_install.build(kept, builds_install.prepare_source(kept, "0.77.1"), _work_dir(prefix))
+    built = install("netbird", root=prefix)
+    record = json.loads((built.path / "BUILD.json").read_text())
+    assert set(record["dropped"]) == {"github.com/wailsapp/wails/v3"} and "403" in record["dropped"]["github.com/wailsapp/wails/v3"]
+    assert record["module"] == "github.com/netbirdio/netbird@v0.77.1" and record["checksum"].startswith("h1:")
+    assert set(record["programs"]) == {"netbird", "netbird-server"}
+    said = subprocess.run([str(built.path / "bin" / "netbird"), "version"], capture_output=True, text=True, timeout=10)
+    assert said.stdout.strip() == "0.77.1"  # -X at the build, as upstream's goreleaser; else "development"
+
+
 def _work_dir(prefix: Path) -> Path:
     work = prefix / "work"
     work.mkdir(mode=0o755)
@@ -289,11 +308,12 @@ def _work_dir(prefix: Path) -> Path:
 
 
 @pytest.mark.build
-def test_a_version_the_proxy_refuses_fails_in_one_line_and_leaves_nothing(prefix):
+@pytest.mark.parametrize("name", ["nebula", "netbird"])  # netbird: built inside its module (go_in_module)
+def test_a_version_the_proxy_refuses_fails_in_one_line_and_leaves_nothing(prefix, name):
     with pytest.raises(InstallError) as refused:
-        install("nebula", "9.9.9", root=prefix)
+        install(name, "9.9.9", root=prefix)
     message = str(refused.value)
-    assert message.startswith("nebula 9.9.9: ") and "\n" not in message
+    assert message.startswith(f"{name} 9.9.9: ") and "\n" not in message
     assert "v9.9.9" in message  # the proxy's reason names the version it refused
     assert list(prefix.iterdir()) == []  # no partial prefix, not even the daemon's directory
 

@@ -94,6 +94,14 @@ class Recipe:
     # Go: modules the proxy here does not serve, replaced by a stub that does what the real one
     # does on Linux (module -> (why, its one Go file)); BUILD.json records each replacement
     go_stubs: tuple[tuple[str, str, str], ...] = ()
+    # Go: build inside the module's own source tree, not from a module that requires it: a
+    # module's `replace` lines apply only when it is the main module (netbird's forks of
+    # wireguard-go, pion/ice and dex are reached only through them)
+    go_in_module: bool = False
+    # Go, built inside the module: requirements dropped from its go.mod (with their replace lines)
+    # before the build, each (module, why): one no built program imports, whose replacement the
+    # proxy refuses; BUILD.json records each
+    go_drop: tuple[tuple[str, str], ...] = ()
 
     def allowed_forms(self) -> str:
         """The version forms this daemon takes, for a refusal's one line."""
@@ -186,6 +194,19 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
     Recipe("tquic", "1.6.0", "rust", "tquic_tools", {"tquic_client": "tquic_client", "tquic_server": "tquic_server"},
            build_packages=("cmake",),
            why_pinned="the newest tquic_tools on crates.io; the quic measurement's parsers read its output"),
+    # the client and the combined server (management, signal, relay, the embedded identity provider)
+    Recipe("netbird", "0.77.1", "go", "github.com/netbirdio/netbird",
+           {"netbird": "github.com/netbirdio/netbird/client",
+            "netbird-server": "github.com/netbirdio/netbird/combined"},
+           go_version_vars=(("github.com/netbirdio/netbird/version.version", "{version}"),),
+           go_in_module=True,
+           build_packages=("gcc",),  # the management store's SQLite driver (mattn/go-sqlite3) is cgo
+           go_drop=(("github.com/wailsapp/wails/v3",
+                     "the desktop UI's toolkit (client/ui only; neither program imports it), replaced in go.mod by "
+                     "github.com/netbirdio/wails/v3@v3.0.0-beta.3.0.20260810103952-24e716aea4db, which the proxy "
+                     "refuses (403); building ./combined loads the whole module graph, its go.mod included"),),
+           why_pinned="the issue's version; the proxy serves it (its @v/list answers 403, so no newer one can be "
+                      "listed) and its go.mod's replace lines need a build inside the module"),
     # innernet's two crates are two recipes (a recipe is one crate); the technique needs both
     Recipe("innernet", "2.0.0", "rust", "innernet", {"innernet": "innernet"},
            why_pinned="the newest on crates.io (2025), the version of innernet-server it speaks to"),

@@ -316,6 +316,8 @@ def build_go(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
     (go install pkg@version refuses modules with replace directives, headscale among them)."""
     what = f"{recipe.name} {version}"
     go = go_command(what)
+    if recipe.go_in_module:
+        return build_go_in_module(recipe, version, bin_dir, go, what)
     module_dir = builder_work_dir(recipe.name)
     try:
         run_as_builder(["sh", "-ec", 'printf "module vpnbench.local/build\\n\\ngo 1.21\\n" > go.mod'], what, module_dir)
@@ -335,6 +337,36 @@ def build_go(recipe: builds.Recipe, version: str, bin_dir: Path) -> dict:
     found = re.search(rf"^{re.escape(recipe.source)} v{re.escape(version)} (h1:\S+)$", go_sum, re.M)
     return {"module": f"{recipe.source}@v{version}", "checksum": found.group(1) if found else None,
             "toolchain": toolchain, "goos": goos, "goarch": goarch, **({"replaced": replaced} if replaced else {})}
+
+
+def build_go_in_module(recipe: builds.Recipe, version: str, bin_dir: Path, go: str, what: str) -> dict:
+    """The module at v<version> downloaded (the proxy's zip, checked against the checksum
+    database), copied where the build user may write (the module cache is read-only; the build
+    may add go.sum lines) and each program built there, so its go.mod's replace lines apply."""
+    install_packages(recipe.build_packages, what)
+    work = builder_work_dir(recipe.name)
+    try:
+        module = f"{recipe.source}@v{version}"
+        # first without -json: a refusal is then the go command's own lines on stderr (one line, failure_reason)
+        run_as_builder([go, "mod", "download", module], what, work, GO_ENV)
+        info = json.loads(run_as_builder([go, "mod", "download", "-json", module], what, work, GO_ENV))
+        run_as_builder(["sh", "-ec", 'cp -R "$MODULE_DIR" src && chmod -R u+w src && mkdir out'], what, work,
+                       {"MODULE_DIR": str(info["Dir"])})
+        source = work / "src"
+        for dropped, _ in recipe.go_drop:
+            run_as_builder([go, "mod", "edit", f"-droprequire={dropped}", f"-dropreplace={dropped}"], what, source, GO_ENV)
+        ldflags = " ".join(f"-X {name}={value.format(version=version)}" for name, value in recipe.go_version_vars)
+        for program, package in recipe.programs.items():
+            relative = "." + package.removeprefix(recipe.source)  # "./client", "./combined"
+            run_as_builder([go, "build", "-trimpath", *(["-ldflags", ldflags] if ldflags else []), "-o",
+                            f"../out/{program}", relative], what, source, GO_ENV)
+            collect(work, f"out/{program}", bin_dir / program)
+        toolchain = run_as_builder([go, "version"], what, source, GO_ENV).strip()
+        goos, goarch = run_as_builder([go, "env", "GOOS", "GOARCH"], what, source, GO_ENV).split()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return {"module": module, "checksum": info.get("Sum"), "toolchain": toolchain, "goos": goos, "goarch": goarch,
+            **({"dropped": {dropped: why for dropped, why in recipe.go_drop}} if recipe.go_drop else {})}
 
 
 def add_go_stubs(recipe: builds.Recipe, go: str, module_dir: Path, what: str) -> dict[str, str]:
@@ -634,7 +666,8 @@ def build_rows(root: Path = builds.PREFIX) -> list[dict]:
     rows = []
     for name, recipe in builds.RECIPES.items():
         if recipe.language == "go":
-            needs = f"{builds.GO_TOOLCHAIN}, which any Go (Debian's 1.19 too) fetches from the module proxy"
+            needs = " + ".join((f"{builds.GO_TOOLCHAIN}, which any Go (Debian's 1.19 too) fetches from the module proxy",
+                                *recipe.build_packages))
             here = go.split()[2] if go else "none: the build installs Debian's golang-go"
             problem = None
         else:
