@@ -23,6 +23,7 @@ from vpnbench.techniques.vpncloud import VpnCloud
 from vpnbench.techniques.wireguard import WireGuard
 from vpnbench.techniques.wireguard_mesh import WireGuardMesh
 from vpnbench.techniques.yggdrasil import Yggdrasil
+from vpnbench.techniques.yggdrasil_mesh import YggdrasilMesh
 
 TECHNIQUES: dict[str, type[Technique]] = {}
 
@@ -48,6 +49,7 @@ register(EasyTier)
 register(WireGuardMesh)
 register(NebulaMesh)
 register(TailscaleMesh)
+register(YggdrasilMesh)
 
 
 def technique_class(settings: dict) -> type[Technique]:
