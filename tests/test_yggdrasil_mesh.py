@@ -5,6 +5,7 @@ are TCP), and every answering pair's path is "relay" (each node hears the contro
 nothing is left behind."""
 
 import json
+import subprocess
 
 import pytest
 
@@ -16,6 +17,7 @@ from conftest import (
     run_campaign,
 )
 from mesh_pairs import NATS, convergence_cycles, pairs_without_direct_path
+from vpnbench.measure.convergence import REPLY
 
 DEADLINE = 20  # s: every node's one peering is up when up() returns; the tree settles in a few seconds
 
@@ -36,6 +38,20 @@ def test_bad_fields_are_refused_in_one_line(entry, expected):
 def test_a_mesh_technique_without_a_mesh_testbed_is_refused_before_anything_runs(tmp_path):
     assert_refused(tmp_path, '[[technique]]\nkind = "yggdrasil-mesh"\n[[measurement]]\nkind = "convergence"\n',
                    "testbed.nodes: yggdrasil-mesh brings up a mesh of nodes and needs a mesh testbed; allowed: nodes = 2 to")
+
+
+def test_the_convergence_kind_reads_fpings_replies_from_ipv6_overlay_addresses():
+    """fping as the convergence kind runs it (-D, period and timeout), to IPv6 and IPv4 loopback
+    at once: each reply is read with its stamp and the address as the kind was given it, so a
+    Yggdrasil overlay (200::/7) maps back to its nodes as an IPv4 one does."""
+    out = subprocess.run(["fping", "-D", "-p", "200", "-t", "200", "-i", "2", "-c", "2", "::1", "127.0.0.1"],
+                         capture_output=True, text=True, timeout=10).stdout
+    replies = REPLY.findall(out)
+    assert sorted(address for _, address in replies) == ["127.0.0.1", "127.0.0.1", "::1", "::1"], out
+    assert all(float(stamp) > 1.7e9 for stamp, _ in replies)  # epoch seconds (-D)
+    # an address as yggdrasil -address prints it, in fping's line format
+    line = "[1795953779.22801] 200:6f1e:9a7c:33b2:1d0:5e9f:c4a2:7b10 : [0], 64 bytes, 0.221 ms (0.221 avg, 0% loss)"
+    assert REPLY.findall(line) == [("1795953779.22801", "200:6f1e:9a7c:33b2:1d0:5e9f:c4a2:7b10")]
 
 
 # -- real daemons ----------------------------------------------------------------------------------
