@@ -127,15 +127,15 @@ class YggdrasilMesh(Yggdrasil):
         return self.tunnel
 
     def _first_reply(self, name: str, target: str) -> float:
-        """Seconds until name has an echo reply from target through the overlay (1 s echoes)."""
+        """Seconds until name has an echo reply from target through the overlay: one ping sending
+        every 0.2 s (the resolution) until the first reply or the deadline."""
         started = time.monotonic()
-        last = ""
-        while time.monotonic() - started < START_TIMEOUT:
-            result = self.nodes[name].run(["ping", "-6", "-n", "-c", "1", "-W", "1", target], timeout=5, check=False)
-            if result.ok:
-                return time.monotonic() - started
-            last = result.stdout + result.stderr
-        raise TechniqueError(f"yggdrasil-mesh: no echo reply from n1 to n0 within {START_TIMEOUT:g} s: {_tail(last)}")
+        result = self.nodes[name].run(["ping", "-6", "-n", "-c", "1", "-i", "0.2", "-w", f"{START_TIMEOUT:g}", target],
+                                      timeout=START_TIMEOUT + 5, check=False)
+        if not result.ok:
+            raise TechniqueError(f"yggdrasil-mesh: no echo reply from n1 to n0 within {START_TIMEOUT:g} s: "
+                                 f"{_tail(result.stdout + result.stderr)}")
+        return time.monotonic() - started
 
     @classmethod
     def tunnel_ceiling(cls, params: YggdrasilMeshParams) -> tuple[int, str]:
