@@ -25,6 +25,7 @@ from vpnbench.techniques.vpncloud import VpnCloud
 from vpnbench.techniques.wireguard import WireGuard
 from vpnbench.techniques.wireguard_mesh import WireGuardMesh
 from vpnbench.techniques.yggdrasil import Yggdrasil
+from vpnbench.techniques.yggdrasil_mesh import YggdrasilMesh
 
 TECHNIQUES: dict[str, type[Technique]] = {}
 
@@ -52,6 +53,7 @@ register(NebulaMesh)
 register(TailscaleMesh)
 register(TincMesh)
 register(N2nMesh)
+register(YggdrasilMesh)
 
 
 def technique_class(settings: dict) -> type[Technique]:

@@ -87,7 +87,7 @@ class Tunnel:
     # Tunnels 2..N of a bring-up with tunnels = N (the first is client_addrs/server_addrs): each its
     # own inner addresses through the same daemons (IPsec child SAs, WireGuard peers, ...).
     more: list[Ends] = dataclasses.field(default_factory=list)
-    # A mesh technique's every node: node name (n0, n1, ...) -> its inner IPv4 address (n0's and
+    # A mesh technique's every node: node name (n0, n1, ...) -> its inner address, IPv4 or IPv6 (n0's and
     # n1's are client_addrs' and server_addrs'); empty for a tunnel between two hosts.
     overlay: dict[str, str] = dataclasses.field(default_factory=dict)
 

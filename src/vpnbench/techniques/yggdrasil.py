@@ -151,11 +151,11 @@ class Yggdrasil(BuiltTunDaemon):
                 raise TechniqueError(f"yggdrasil ({role}) not ready within {START_TIMEOUT:g} s: {_tail(proc.output())}")
             time.sleep(0.01)
 
-    def _what_ran(self) -> dict:
-        """The version the client's build reports, its build record (read on its host), and the
-        TUN MTU yggdrasil set (its log's "Interface MTU")."""
+    def _what_ran(self, role: str = "client") -> dict:
+        """The version the build on role's host reports, its build record (read on that host), and
+        the TUN MTU yggdrasil set there (its log's "Interface MTU")."""
         found: dict = {}
-        client = self.nodes["client"]
+        client = self.nodes[role]
         said = client.run([builds.program(NAME, NAME, self.params.version), "-version"], timeout=10, check=False).stdout
         found["version"] = next((line.split(":", 1)[1].strip() for line in said.splitlines()
                                  if line.startswith("Build version:")), None)
@@ -166,7 +166,7 @@ class Yggdrasil(BuiltTunDaemon):
             except ValueError:
                 self.build_record = {"unreadable": (result.stderr or result.stdout).strip()[-200:]}
         found["build"] = self.build_record
-        mtu = next((line.rsplit(":", 1)[1].strip() for line in self.procs["client"].output().splitlines()
+        mtu = next((line.rsplit(":", 1)[1].strip() for line in self.procs[role].output().splitlines()
                     if "Interface MTU:" in line), None)
         found["mtu"] = int(mtu) if mtu and mtu.isdigit() else None
         return found
