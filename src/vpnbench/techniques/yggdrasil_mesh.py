@@ -128,9 +128,9 @@ class YggdrasilMesh(Yggdrasil):
 
     def _first_reply(self, name: str, target: str) -> float:
         """Seconds until name has an echo reply from target through the overlay: a new ping of one
-        echo (1 s to answer) after another. Not one ping sending every 0.2 s: that one, started as
-        the peerings came up, went unanswered for all its 20 s in 2 of 3 runs of the six-node test
-        (99 echoes, none back; why is not traced), where these one-echo pings never failed."""
+        echo (1 s to answer) after another. (A first version sent one ping every 0.2 s; it went
+        unanswered in runs whose campaign had two yggdrasil-mesh blocks, and the one-echo pings
+        did too: the cause is the second block's re-bring-up, not traced, not the ping.)"""
         started = time.monotonic()
         last = ""
         while time.monotonic() - started < START_TIMEOUT:
