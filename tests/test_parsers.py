@@ -5,6 +5,7 @@ import re
 import pytest
 
 from conftest import DATA
+from vpnbench.foundation.errors import MeasurementError
 from vpnbench.hosts.base import CommandResult
 from vpnbench.measure.iperf import interval_rate, parse_iperf_json, udp_handshake_lost
 from vpnbench.measure.ping import parse_ping, percentile
@@ -183,3 +184,29 @@ def test_pcap_packets_counts_whole_records_of_a_growing_file(order):
     assert pcap_packets(header + record) == 1
     assert pcap_packets(header + record * 2 + record[:30]) == 2
     assert pcap_packets(header + record * 3) == 3
+
+
+def test_flows_run_again_where_a_udp_streams_opening_datagram_was_lost(monkeypatch):
+    """run_iperf_flows (patterns, tunnels = N) retries as run_iperf does: every flow again while one
+    flow's client hung with its server receiving nothing, the lost attempt's outputs kept."""
+    from vpnbench.measure import iperf
+
+    good = load("iperf3_3.12_udp_50M.json")
+    attempts = [
+        ([CommandResult(["iperf3"], 0, good, ""), CommandResult(["iperf3"], -9, "", "")],
+         {"iperf3_client_0": good, "iperf3_server_0": load("iperf3_3.12_server_udp_ok.json"),
+          "iperf3_client_1": "", "iperf3_server_1": load("iperf3_3.12_server_udp_handshake_lost.json")}),
+        ([CommandResult(["iperf3"], 0, good, "")] * 2,
+         {"iperf3_client_0": good, "iperf3_server_0": "", "iperf3_client_1": good, "iperf3_server_1": ""}),
+    ]
+    monkeypatch.setattr(iperf, "_flows_attempt", lambda *args: attempts.pop(0))
+    docs, raw = iperf.run_iperf_flows([None, None], "ipv4", ["-u"], 2.0, ["n0>n1", "n1>n0"])
+    assert len(docs) == 2 and not attempts
+    assert raw["iperf3_client_1"] == good and "iperf3_server_1_attempt1" in raw
+    hung = ([CommandResult(["iperf3"], -9, "", "")],
+            {"iperf3_client_0": "", "iperf3_server_0": load("iperf3_3.12_server_udp_handshake_lost.json")})
+    lost_every_time = [hung] * 3
+    monkeypatch.setattr(iperf, "_flows_attempt", lambda *args: lost_every_time.pop(0))
+    with pytest.raises(MeasurementError, match="n0>n1: .*lost in all 3 attempts"):
+        iperf.run_iperf_flows([None], "ipv4", ["-u"], 2.0, ["n0>n1"])
+    assert not lost_every_time  # three attempts, no more
