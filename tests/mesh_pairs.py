@@ -27,3 +27,54 @@ def convergence_cycles(db) -> list[dict]:
                             "WHERE c.measurement = 'convergence' ORDER BY t.cell_id, t.number").fetchall()
     return [json.loads(data) for (data,) in rows]
 
+
+
+def auto_and_relayed_campaign(kind: str, deadline: float) -> str:
+    """Two blocks of a mesh technique over NATS, `path = "auto"` then `"relayed"`, each timed by
+    convergence and pinged."""
+    return f"""[campaign]
+name = "{kind}"
+[testbed]
+nodes = {len(NATS)}
+nat = {json.dumps(NATS)}
+[[technique]]
+kind = "{kind}"
+label = "auto"
+[[technique]]
+kind = "{kind}"
+label = "relayed"
+path = "relayed"
+[[measurement]]
+kind = "convergence"
+deadline = "{deadline}s"
+[[measurement]]
+kind = "ping"
+count = 20
+"""
+
+
+def auto_and_relayed_cycles(db, cells: list[dict], deadline: float) -> tuple[dict, dict, set[str]]:
+    """What both blocks of auto_and_relayed_campaign must show, asserted: every cell ok and
+    encrypted over every node, every pair answering between up() and the deadline; then (the auto
+    cycle, the relayed cycle, the pairs without a direct path) for the technique's own checks."""
+    assert all(cell["status"] == "ok" for cell in cells), [(c["technique"], c["measurement"], c["error"]) for c in cells]
+    for cell in cells:
+        assert cell["wire_check"] == "encrypted"
+        assert cell["negotiated"]["mesh"]["nodes"] == len(NATS)
+    auto, relayed = convergence_cycles(db)  # the blocks' order
+    no_direct = pairs_without_direct_path(NATS)
+    assert no_direct  # n3, n4, n5 map a new port per destination
+    for cycle in (auto, relayed):
+        assert cycle["never"] == [] and len(cycle["pairs"]) == len(NATS) * (len(NATS) - 1)
+        # each pair counts from the daemons' start: not before up() returned, within the deadline
+        assert all(cycle["up_s"] <= t <= deadline for t in cycle["first_reply_s"].values())
+    return auto, relayed, no_direct
+
+
+BLOCKED_NATS = ["none", "none", "udp-blocked"]
+
+
+def udp_blocked_campaign(kind: str, deadline: float) -> str:
+    """Three nodes of a mesh technique, the third behind a NAT that lets no UDP out, timed by convergence."""
+    return (f'[campaign]\nname = "blocked"\n[testbed]\nnodes = 3\nnat = {json.dumps(BLOCKED_NATS)}\n'
+            f'[[technique]]\nkind = "{kind}"\n[[measurement]]\nkind = "convergence"\ndeadline = "{deadline:g}s"\n')

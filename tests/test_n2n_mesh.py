@@ -14,7 +14,7 @@ from conftest import (
     killed_run,
     run_campaign,
 )
-from mesh_pairs import NATS, convergence_cycles, pairs_without_direct_path
+from mesh_pairs import BLOCKED_NATS, NATS, convergence_cycles, pairs_without_direct_path, udp_blocked_campaign
 from vpnbench.techniques.n2n import MAX_MTU
 from vpnbench.techniques.n2n_mesh import mac_address, overlay_address
 
@@ -104,22 +104,11 @@ deadline = "{DEADLINE}s"
 def test_a_node_whose_nat_drops_udp_never_answers_and_the_others_do(tmp_path, clean_machine):
     """n2n 1.x's edge speaks UDP (its TCP tunnelling to the supernode, -t, is experimental and not
     used): behind udp-blocked a node never registers. up() does not wait for it."""
-    nats = ["none", "none", "udp-blocked"]
-    _, cells = run_campaign(tmp_path, f"""[campaign]
-name = "blocked"
-[testbed]
-nodes = 3
-nat = {json.dumps(nats)}
-[[technique]]
-kind = "n2n-mesh"
-[[measurement]]
-kind = "convergence"
-deadline = "8s"
-""")
+    _, cells = run_campaign(tmp_path, udp_blocked_campaign("n2n-mesh", 8))
     (cell,) = cells
     assert cell["status"] == "ok", cell["error"]
     (cycle,) = convergence_cycles(tmp_path / "c.db")
-    assert set(cycle["never"]) == {"n0>n2", "n2>n0", "n1>n2", "n2>n1"} == pairs_without_direct_path(nats)
+    assert set(cycle["never"]) == {"n0>n2", "n2>n0", "n1>n2", "n2>n1"} == pairs_without_direct_path(BLOCKED_NATS)
     assert cell["metrics"]["converged_s_censored"] == 1.0
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from conftest import kill9_mid_traffic_then_cleanup, killed_run, run_campaign, run_cli
-from mesh_pairs import NATS, convergence_cycles, pairs_without_direct_path
+from mesh_pairs import BLOCKED_NATS, NATS, convergence_cycles, pairs_without_direct_path, udp_blocked_campaign
 
 CAMPAIGN = f"""[campaign]
 name = "nebulamesh"
@@ -59,21 +59,11 @@ def test_six_nodes_behind_mixed_nats_go_direct_where_the_nats_allow_else_through
 def test_a_node_whose_nat_drops_udp_never_answers_and_the_others_converge(tmp_path, clean_machine):
     """Nebula speaks UDP only: behind udp-blocked a node never reaches the lighthouse. up() does not
     wait for it (the convergence kind's answer, not a failed bring-up)."""
-    _, cells = run_campaign(tmp_path, """[campaign]
-name = "blocked"
-[testbed]
-nodes = 3
-nat = ["none", "none", "udp-blocked"]
-[[technique]]
-kind = "nebula-mesh"
-[[measurement]]
-kind = "convergence"
-deadline = "8s"
-""")
+    _, cells = run_campaign(tmp_path, udp_blocked_campaign("nebula-mesh", 8))
     (cell,) = cells
     assert cell["status"] == "ok", cell["error"]
     (cycle,) = convergence_cycles(tmp_path / "c.db")
-    assert set(cycle["never"]) == {"n0>n2", "n2>n0", "n1>n2", "n2>n1"} == pairs_without_direct_path(["none", "none", "udp-blocked"])
+    assert set(cycle["never"]) == {"n0>n2", "n2>n0", "n1>n2", "n2>n1"} == pairs_without_direct_path(BLOCKED_NATS)
     assert cell["metrics"]["converged_s_censored"] == 1.0
 
 

@@ -6,12 +6,18 @@ only from packets that got through, so a pair whose NATs leave no direct path
 within the deadline; path = "relayed" (IndirectData) relays every pair; a udp-blocked node is
 reached over its TCP meta connection; nothing is left behind."""
 
-import json
 
 import pytest
 
 from conftest import assert_refused, kill9_mid_traffic_then_cleanup, killed_run, run_campaign
-from mesh_pairs import NATS, convergence_cycles, pairs_without_direct_path
+from mesh_pairs import (
+    BLOCKED_NATS,
+    auto_and_relayed_campaign,
+    auto_and_relayed_cycles,
+    convergence_cycles,
+    pairs_without_direct_path,
+    udp_blocked_campaign,
+)
 
 # s: every pair has the hub from the start (packets without a key or an answered UDP probe go to
 # the next hop, the hub); the relayed ones wait for nothing else
@@ -32,42 +38,13 @@ def test_bad_parameters_are_refused_before_anything_runs(tmp_path, testbed, tech
 
 
 # -- real daemons ----------------------------------------------------------------------------------
-CAMPAIGN = f"""[campaign]
-name = "tincmesh"
-[testbed]
-nodes = {len(NATS)}
-nat = {json.dumps(NATS)}
-[[technique]]
-kind = "tinc-mesh"
-label = "auto"
-[[technique]]
-kind = "tinc-mesh"
-label = "relayed"
-path = "relayed"
-[[measurement]]
-kind = "convergence"
-deadline = "{DEADLINE}s"
-[[measurement]]
-kind = "ping"
-count = 20
-"""
+CAMPAIGN = auto_and_relayed_campaign("tinc-mesh", DEADLINE)
 
 
 @pytest.mark.netns
 def test_six_nodes_behind_mixed_nats_all_answer_and_the_pairs_without_a_direct_path_go_through_the_hub(tmp_path, clean_machine):
     _, cells = run_campaign(tmp_path, CAMPAIGN)
-    assert all(cell["status"] == "ok" for cell in cells), [(c["technique"], c["measurement"], c["error"]) for c in cells]
-    for cell in cells:
-        assert cell["wire_check"] == "encrypted"
-        assert cell["negotiated"]["mesh"]["nodes"] == len(NATS)
-    auto, relayed = convergence_cycles(tmp_path / "c.db")  # the blocks' order
-    no_direct = pairs_without_direct_path(NATS)
-    assert no_direct  # n3, n4, n5 map a new port per destination
-
-    for cycle in (auto, relayed):
-        assert cycle["never"] == [] and len(cycle["pairs"]) == len(NATS) * (len(NATS) - 1)
-        # each pair counts from the daemons' start: not before up() returned, within the deadline
-        assert all(cycle["up_s"] <= t <= DEADLINE for t in cycle["first_reply_s"].values())
+    auto, relayed, no_direct = auto_and_relayed_cycles(tmp_path / "c.db", cells, DEADLINE)
     # tinc 1.0 cannot go direct where no UDP packet gets through both NATs: those pairs use the hub
     assert {pair: path for pair, path in auto["paths"].items() if pair in no_direct} == dict.fromkeys(no_direct, "relay")
     assert set(relayed["paths"].values()) == {"relay"}  # IndirectData on every node: no pair direct
@@ -78,23 +55,12 @@ def test_a_node_whose_nat_drops_udp_is_reached_through_the_hub(tmp_path, clean_m
     """The meta connection is TCP to the hub, which a udp-blocked NAT lets out; tinc 1.0 sends a
     packet over it when no UDP probe was answered, so unlike nebula's UDP-only lighthouse the hub
     reaches such a node, relayed."""
-    nats = ["none", "none", "udp-blocked"]
-    _, cells = run_campaign(tmp_path, f"""[campaign]
-name = "blocked"
-[testbed]
-nodes = 3
-nat = {json.dumps(nats)}
-[[technique]]
-kind = "tinc-mesh"
-[[measurement]]
-kind = "convergence"
-deadline = "{DEADLINE}s"
-""")
+    _, cells = run_campaign(tmp_path, udp_blocked_campaign("tinc-mesh", DEADLINE))
     (cell,) = cells
     assert cell["status"] == "ok", cell["error"]
     (cycle,) = convergence_cycles(tmp_path / "c.db")
     assert cycle["never"] == []
-    blocked = pairs_without_direct_path(nats)
+    blocked = pairs_without_direct_path(BLOCKED_NATS)
     assert blocked == {"n0>n2", "n2>n0", "n1>n2", "n2>n1"}
     assert {pair for pair, path in cycle["paths"].items() if path == "relay"} == blocked
     assert cell["metrics"]["pairs_relayed"] == 4.0

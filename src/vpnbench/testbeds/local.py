@@ -23,7 +23,7 @@ from vpnbench.testbeds.netns_thread import run_in_netns, write_sysctl
 from vpnbench.testbeds.probe import LocalKernelProbe
 from vpnbench.testbeds.spec import TestbedSpec, plan_pinning
 
-FIRST_VETH_INDEX = 100  # see LocalTestbed._veth
+FIRST_VETH_INDEX = 100  # see veth_lines
 IPV6_MIN_MTU = 1280
 
 
@@ -36,7 +36,6 @@ class LocalTestbed(Testbed):
         self.cpus, self.pin_note = plan_pinning(spec.pin, os.cpu_count() or 1)
         self._plan(bump)
         self._created: list[str] = []
-        self._veths = 0
         self.sysctls: dict[str, dict] = {}
         self._probe = LocalKernelProbe(resources)
 
@@ -73,14 +72,14 @@ class LocalTestbed(Testbed):
         router = self.router.netns if self.router is not None else None
         for name in names:  # before the veths exist (NO_DAD)
             run_in_netns(name, lambda forwards=name == router: write_sysctls(NO_DAD + (FORWARDING if forwards else [])))
-        veths, lines = [], {name: ["link set lo up"] for name in names}
+        veths, lines = [], {name: ["link set lo up"] for name in names}  # veths: (a_ns, a_iface, b_ns, b_iface)
         bump_ifaces: dict[str, list[str]] = {}
         for link in self.links:
             a_ns, b_ns = self.hosts[link.a].netns, self.hosts[link.b].netns
             if link.bump:
                 bump_ns = self.hosts[link.bump].netns
                 lka, lkb = BUMP_IFACES
-                veths += [self._veth(a_ns, link.a_iface, bump_ns, lka), self._veth(bump_ns, lkb, b_ns, link.b_iface)]
+                veths += [(a_ns, link.a_iface, bump_ns, lka), (bump_ns, lkb, b_ns, link.b_iface)]
                 # The bridge ends must stay silent: no IPv6 addresses, no neighbour discovery of
                 # their own, and no ARP. Where the bump is the router's namespace, the kernel
                 # answers ARP for the router's addresses on any interface: a server asking for its
@@ -90,12 +89,12 @@ class LocalTestbed(Testbed):
                 bump_ifaces.setdefault(bump_ns, []).extend((lka, lkb))
                 lines[bump_ns] += [f"link set {iface} arp off up" for iface in (lka, lkb)]
             else:
-                veths.append(self._veth(a_ns, link.a_iface, b_ns, link.b_iface))
+                veths.append((a_ns, link.a_iface, b_ns, link.b_iface))
             lines[a_ns] += address_lines(link, "a")
             lines[b_ns] += address_lines(link, "b")
             if router is not None:
                 lines[b_ns] += default_route_lines(link)
-        ip_batch(None, veths)
+        ip_batch(None, veth_lines(veths))
         for name in names:
             run_in_netns(name, lambda name=name: (
                 write_sysctls([f"net.ipv6.conf.{iface}.disable_ipv6=1" for iface in bump_ifaces.get(name, [])]),
@@ -123,20 +122,6 @@ class LocalTestbed(Testbed):
             for link in self.links:
                 ip("-n", self.hosts[link.b].netns, "-6", "route", "replace", "default", "via", link.addr("a", "ipv6"))
 
-    def _veth(self, a_ns: str, a_iface: str, b_ns: str, b_iface: str) -> str:
-        """A veth pair (an `ip -batch` line) whose two ends have different interface indexes. In
-        fresh namespaces both ends would get index 2, and the kernel takes a device whose index
-        equals its peer's (iflink) for one without a lower device: its carrier change is not
-        urgent, linkwatch batches it up to a second later, and IPv6 on that end ignores neighbour
-        solicitations until then (measured: the first IPv6 ping answered after 1.02 s, 4 ms with
-        distinct indexes). Indexes only need to be unique within a namespace; these are unique
-        here. Made from the root namespace with each end's `netns`, the kernel creates each end
-        in its namespace directly."""
-        first = FIRST_VETH_INDEX + 2 * self._veths
-        self._veths += 1
-        return (f"link add name {a_iface} index {first} netns {a_ns} type veth "
-                f"peer name {b_iface} index {first + 1} netns {b_ns}")
-
     def down(self) -> None:
         remove_namespaces(self._created)
         self._created.clear()
@@ -149,6 +134,20 @@ class LocalTestbed(Testbed):
 # DAD is off only where both `all` and the interface (which copies `default` when made) say so.
 NO_DAD = ["net.ipv6.conf.default.accept_dad=0", "net.ipv6.conf.all.accept_dad=0"]
 FORWARDING = ["net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"]  # a router, both families
+
+
+def veth_lines(veths: list[tuple[str, str, str, str]]) -> list[str]:
+    """`ip -batch` lines making veth pairs, each (a_ns, a_iface, b_ns, b_iface), whose two ends
+    have different interface indexes. In fresh namespaces both ends would get index 2, and the
+    kernel takes a device whose index equals its peer's (iflink) for one without a lower device:
+    its carrier change is not urgent, linkwatch batches it up to a second later, and IPv6 on that
+    end ignores neighbour solicitations until then (measured: the first IPv6 ping answered after
+    1.02 s, 4 ms with distinct indexes). Indexes only need to be unique within a namespace; these
+    are unique among the pairs made together. Made from the root namespace with each end's
+    `netns`, the kernel creates each end in its namespace directly."""
+    return [f"link add name {a_iface} index {FIRST_VETH_INDEX + 2 * n} netns {a_ns} type veth "
+            f"peer name {b_iface} index {FIRST_VETH_INDEX + 2 * n + 1} netns {b_ns}"
+            for n, (a_ns, a_iface, b_ns, b_iface) in enumerate(veths)]
 
 
 def write_sysctls(settings: list[str]) -> None:
@@ -181,12 +180,9 @@ def address(netns: str, link: Link, side: str) -> None:
     ip_batch(netns, address_lines(link, side))
 
 
-def route_through(router_ns: str, ends: list[tuple[str, Link]]) -> None:
-    """The router forwards; each (namespace, link) end routes by default via the router's side
-    of its link."""
+def forward(router_ns: str) -> None:
+    """The router forwards both families."""
     sysctl(router_ns, *FORWARDING)
-    for netns, link in ends:
-        ip_batch(netns, default_route_lines(link))
 
 
 def sysctl(netns: str, *settings: str) -> None:

@@ -42,7 +42,7 @@ from vpnbench.hosts.netns import NetnsHost
 from vpnbench.hosts.reach import wait_reachable
 from vpnbench.hosts.resources import RunResources, remove_namespaces
 from vpnbench.testbeds.base import CapturePoint, Testbed
-from vpnbench.testbeds.local import ip_batch
+from vpnbench.testbeds.local import ip_batch, veth_lines
 from vpnbench.testbeds.mesh_spec import nat_per_node
 from vpnbench.testbeds.nat import nat_ruleset
 from vpnbench.testbeds.nat_probe import NatBehaviour, probe_nat
@@ -57,7 +57,6 @@ FIRST_NODE_ADDR = ipaddress.IPv4Address("198.18.1.1")
 IFACE = "eth0"  # a node's (and the control node's) underlay interface
 PARALLEL = 8  # namespaces configured at once: ip and nft wait on the kernel's rtnl lock, not the CPU
 ARRIVALS = "vpbpaths"  # the nft table of observed_paths() in each node's namespace
-FIRST_VETH_INDEX = 100  # both ends of a veth with distinct indexes: see local.LocalTestbed._veth
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,7 +87,6 @@ class MeshTestbed(Testbed):
         self.nat_observed: dict[str, NatBehaviour] = {}
         self.timings: dict[str, float] = {}
         self._made: list[str] = []  # namespaces that may exist: down() deletes those that do
-        self._veths = 0
         self.inet = resources.netns_name("inet")
         self.outside = resources.netns_name("stun")
         self.nodes = [self._plan_node(i, nat) for i, nat in enumerate(nat_per_node(spec.nat, spec.nodes))]
@@ -192,22 +190,13 @@ class MeshTestbed(Testbed):
         for node in self.nodes:
             names += [node.host.netns] + ([node.nat_netns] if node.nat_netns else [])
         self._made += names
-        lines = [f"netns add {name}" for name in names]
-        lines.append(self._veth(self.inet, "stun", self.outside, IFACE))
-        lines.append(self._veth(self.inet, "ctl", self.control.netns, IFACE))
+        veths = [(self.inet, "stun", self.outside, IFACE), (self.inet, "ctl", self.control.netns, IFACE)]
         for node in self.nodes:
             if node.nat_netns is None:
-                lines.append(self._veth(self.inet, node.name, node.host.netns, IFACE))
+                veths.append((self.inet, node.name, node.host.netns, IFACE))
             else:
-                lines.append(self._veth(self.inet, node.name, node.nat_netns, "wan"))
-                lines.append(self._veth(node.nat_netns, "lan", node.host.netns, IFACE))
-        ip_batch(None, lines)
-
-    def _veth(self, a_ns: str, a_iface: str, b_ns: str, b_iface: str) -> str:
-        first = FIRST_VETH_INDEX + 2 * self._veths
-        self._veths += 1
-        return (f"link add name {a_iface} index {first} netns {a_ns} type veth "
-                f"peer name {b_iface} index {first + 1} netns {b_ns}")
+                veths += [(self.inet, node.name, node.nat_netns, "wan"), (node.nat_netns, "lan", node.host.netns, IFACE)]
+        ip_batch(None, [f"netns add {name}" for name in names] + veth_lines(veths))
 
     def _inet_lines(self) -> list[str]:
         """The internet: the gateway address on every attachment, a /32 route to each address behind it."""

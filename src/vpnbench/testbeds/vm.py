@@ -27,7 +27,7 @@ from vpnbench.hosts.resources import RunResources, delete_netns
 from vpnbench.hosts.ssh import SshTarget
 from vpnbench.hosts.vm import SSH_PORT, Guests, Nic, mac
 from vpnbench.testbeds.base import Link, Testbed, plan_links
-from vpnbench.testbeds.local import add_netns, address, ip, route_through
+from vpnbench.testbeds.local import add_netns, address, forward, ip
 from vpnbench.testbeds.probe import RemoteKernelProbe, has_qdisc
 from vpnbench.testbeds.spec import TestbedSpec
 from vpnbench.testbeds.ssh import SshHosts
@@ -157,7 +157,7 @@ class VmTestbed(Testbed):
             missing = router.missing_commands(["ip", "ping", "sysctl"] + (["tcpdump"] if router in capture_hosts else []))
             if missing:
                 raise TestbedError(f"router (this machine): {', '.join(missing)} not found")
-            route_through(self.router_netns, [])  # forwarding on; the guests route by themselves
+            forward(self.router_netns)  # the guests route by themselves
         # the endpoints' kernels are tuned; the router namespace only forwards
         self.sysctls = self.remote.apply_sysctls(self.spec.sysctls)
         self.wait_ready()
