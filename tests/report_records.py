@@ -58,6 +58,10 @@ def _cell(run, technique, impairment, measurement, repetition, rng, number) -> C
         got = min(rate, capacity * rng.gauss(1, 0.03)) * (1 - loss)
         metrics = {"sender_throughput_bps": rate, "throughput_bps": got, "loss_pct": 100 * (1 - got / rate),
                    "jitter_ms": rng.uniform(0.01, 0.2)}
+    elif kind == "setup":  # a bring-up: a handshake's round trips and a daemon's start
+        setup = (0.2 + 3 * delay_ms / 1e3) / share ** 0.5 * rng.gauss(1, 0.05)
+        metrics = {"setup_p50_s": setup, "setup_p95_s": setup * 1.3, "first_packet_p50_s": setup * 0.2,
+                   "handshake_p50_s": setup * 0.5}
     else:
         rtt = delay_ms + 0.05 / share ** 0.2 * rng.gauss(1, 0.05)
         metrics = {"rtt_avg_ms": rtt, "rtt_p50_ms": rtt, "rtt_p99_ms": rtt * 1.2, "rtt_mdev_ms": 0.01,

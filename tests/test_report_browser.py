@@ -37,10 +37,11 @@ def rehearsed(name: str, tmp_path):
                        "testbed": {"kind": "local", "router": True, "cores": [0, 1]},
                        "sysctls_applied_at": "2026-01-01T10:00:04.000123+00:00"}
     loaded_machine(cells)
+    wireguard = next(c.technique for c in cells if c.technique_params.get("kind") == "wireguard")  # mesh: labelled
     for cell in cells:
-        if cell.technique == "wireguard" and cell.measurement == "tcp":  # wireguard-go beside a fast kernel path
+        if cell.technique == wireguard and cell.measurement == "tcp":  # wireguard-go beside a fast kernel path
             cell.metrics["throughput_bps"] /= 5
-    tcp = next(c for c in cells if c.technique == "wireguard" and c.measurement == "tcp")
+    tcp = next(c for c in cells if c.technique == wireguard and c.measurement == "tcp")
     tcp.metrics["sender_throughput_bps"] = tcp.metrics["throughput_bps"] * 1.3  # one finding of one check
     store_records(tmp_path / f"{name}.db", run, cells)
     html = tmp_path / f"{name}.html"
@@ -48,7 +49,7 @@ def rehearsed(name: str, tmp_path):
     return html
 
 
-@pytest.mark.parametrize("name", ["demo", "s1-impairments"])
+@pytest.mark.parametrize("name", ["demo", "s1-impairments", "mesh"])
 def test_rehearsal_report_reads_well_in_chromium(name, tmp_path):
     html = rehearsed(name, tmp_path)
     page = html.read_text()

@@ -2,6 +2,7 @@
 figures chosen by the shape of the data, a line never joining two sweep entries."""
 
 import random
+import re
 
 import pytest
 from PIL import Image
@@ -222,3 +223,15 @@ def test_bars_go_logarithmic_when_an_error_bar_would_flatten_the_smallest_bar():
 
     assert draw(2.5) is True  # the axis reaches 3.0: 100 x the baseline's bar
     assert draw(0.05) is False  # 0.55 / 0.03 = 18: the baseline's bar is a bar on a linear axis
+
+
+def test_thirteen_techniques_get_thirteen_colours():
+    """The mesh preset's 13 techniques side by side: each bar series its own colour (matplotlib's
+    default cycle has ten, and the eleventh series came back in the first one's blue)."""
+    spec = campaign(["baseline"], [{"netem": ""}], [{"kind": "tcp", "duration": "2s"}], repetitions=1)
+    spec["technique"] += [{"kind": "wireguard", "label": f"wg{n}"} for n in range(12)]
+    run, cells = records(spec)
+    _, figures = render_with_figures(run, cells)
+    (bars,) = [f for f in figures if f.meta["type"] == "bars" and "throughput" in f.name]
+    fills = re.findall(r'<path d="M [^"]*"\s+clip-path="[^"]*"\s+style="fill: (#[0-9a-f]{6})', bars.svg)
+    assert len(set(fills)) == 13, sorted(set(fills))

@@ -306,7 +306,9 @@ def _measurement_section(number: int, label: str, summary: pd.DataFrame, cells: 
 
 def _glance(costs: list[dict], comparisons: list[dict], metric: str | None, baseline: str | None) -> dict | None:
     """The headline metric's cost as one impairment × technique matrix ('0.41 × *'), for runs
-    with several impairments, where the long cost and significance tables are hard to read."""
+    with several impairments, where the long cost and significance tables are hard to read. The
+    longer side runs down the page: an impairment per row under a sweep (S1: 36 × 6), a technique
+    per row where techniques outnumber impairments (the mesh preset: 13 × 4 was wider than the page)."""
     rows = [c for c in costs if c["metric"] == metric]
     techniques = list(dict.fromkeys(c["technique"] for c in rows))
     if len({c["impairment"] for c in rows}) < 2:
@@ -318,8 +320,12 @@ def _glance(costs: list[dict], comparisons: list[dict], metric: str | None, base
         said = verdicts.get((c["technique"], c["impairment"]), "")
         mark = " *" if said.endswith(" higher") else " n.d." if said == "not distinguishable" else ""
         table.setdefault(c["impairment"], {})[c["technique"]] = c["headline"] + mark
-    return {"metric": metric, "techniques": techniques,
-            "rows": [{"impairment": i, "values": [by.get(t, "–") for t in techniques]} for i, by in table.items()]}
+    impairments = list(table)
+    if len(techniques) > len(impairments):
+        return {"metric": metric, "corner": "technique", "columns": impairments,
+                "rows": [{"label": t, "values": [table[i].get(t, "–") for i in impairments]} for t in techniques]}
+    return {"metric": metric, "corner": "impairment", "columns": techniques,
+            "rows": [{"label": i, "values": [by.get(t, "–") for t in techniques]} for i, by in table.items()]}
 
 
 def _without_basis(rows: list[dict], short: set, baseline: str | None) -> list[dict]:
