@@ -22,6 +22,7 @@ from vpnbench.techniques.tailscale_mesh import TailscaleMesh
 from vpnbench.techniques.tinc import Tinc
 from vpnbench.techniques.tinc_mesh import TincMesh
 from vpnbench.techniques.vpncloud import VpnCloud
+from vpnbench.techniques.vpncloud_mesh import VpnCloudMesh
 from vpnbench.techniques.wireguard import WireGuard
 from vpnbench.techniques.wireguard_mesh import WireGuardMesh
 from vpnbench.techniques.yggdrasil import Yggdrasil
@@ -54,6 +55,7 @@ register(TailscaleMesh)
 register(TincMesh)
 register(N2nMesh)
 register(YggdrasilMesh)
+register(VpnCloudMesh)
 
 
 def technique_class(settings: dict) -> type[Technique]:

@@ -100,20 +100,8 @@ class VpnCloud(BuiltTunDaemon):
         configs = {role: res.path(f"vpncloud-{role}.yml") for role in ROLES}
         for role in ROLES:
             mine = self.ctx.underlay[role][p.family]
-            config = {
-                "device": {"type": "tun", "name": self.ifaces[role]},
-                # Not vpncloud's own `ip`: 2.3.0's ioctl gives the device 0.1.0.0/8 for 10.97.0.1/24 here
-                # (its "Auto-claiming 0.0.0.1/32" follows from that); vpnbench sets the address, and the
-                # node claims its one address, once the device is open.
-                "claims": [f"{INNER[role]}/32"],
-                "auto-claim": False,
-                "listen": _endpoint(mine, port),
-                "peers": [server_at] if role == "client" else [],
-                "crypto": {"private-key": keys[role][0], "public-key": keys[role][1], "trusted-keys": trusted,
-                           "algorithms": [p.algorithm]},
-                "mode": "normal",
-                "port-forwarding": False,  # no UPnP: nothing but the peer is asked anything
-            }
+            config = node_config(self.ifaces[role], [f"{INNER[role]}/32"], _endpoint(mine, port),
+                                 [server_at] if role == "client" else [], keys[role], trusted, p.algorithm)
             self.nodes[role].write_file(configs[role], json.dumps(config, indent=1), 0o600)
             self.undo.defer(wipe, self.nodes[role], configs[role])
         self.tunnel = Tunnel(
@@ -143,18 +131,12 @@ class VpnCloud(BuiltTunDaemon):
         return self.tunnel
 
     def _wait(self, role: str, ready) -> None:
-        proc = self.procs[role]
-        deadline = time.monotonic() + START_TIMEOUT
-        while not ready(proc.output()):
-            if not proc.alive():
-                raise TechniqueError(f"vpncloud ({role}) exited: {_tail(proc.output())}")
-            if time.monotonic() > deadline:
-                raise TechniqueError(f"vpncloud ({role}) not ready within {START_TIMEOUT:g} s: {_tail(proc.output())}")
-            time.sleep(0.01)
+        wait_for_log(self.procs[role], role, ready)
 
-    def _what_ran(self) -> dict:
+    def _what_ran(self, role: str = "client") -> dict:
+        """The version, build record and TUN MTU the node `role` ran with."""
         found: dict = {}
-        client = self.nodes["client"]
+        client = self.nodes[role]
         said = client.run([builds.program(NAME, NAME, self.params.version), "--version"], timeout=10, check=False)
         version = re.search(r"v(\S+)", said.stdout)
         found["version"] = version.group(1) if version else None
@@ -165,7 +147,7 @@ class VpnCloud(BuiltTunDaemon):
             except ValueError:
                 self.build_record = {"unreadable": (result.stderr or result.stdout).strip()[-200:]}
         found["build"] = self.build_record
-        mtu = re.search(r"Setting MTU (\d+)", self.procs["client"].output())
+        mtu = re.search(r"Setting MTU (\d+)", self.procs[role].output())
         found["mtu"] = int(mtu.group(1)) if mtu else None
         return found
 
@@ -174,6 +156,40 @@ class VpnCloud(BuiltTunDaemon):
         pieces += [(f"{role}: ip addr (vpncloud tun)", lambda role=role, iface=iface: evidence.command(
             self.nodes[role], ["ip", "addr", "show", "dev", iface])) for role, iface in self.ifaces.items()]
         return evidence.gather(pieces)
+
+
+def node_config(iface: str, claims: list[str], listen: str, peers: list[str], key: tuple[str, str],
+                trusted: list[str], algorithm: str, keepalive: int | None = None) -> dict:
+    """A node's configuration (YAML; JSON is YAML): its TUN device, the addresses it claims, where
+    it listens, the peers it connects to, its key pair (private, public), the public keys it trusts
+    and the one algorithm it offers; keepalive (s) also sets how often it sends its peer list."""
+    config = {
+        "device": {"type": "tun", "name": iface},
+        # Not vpncloud's own `ip`: 2.3.0's ioctl gives the device 0.1.0.0/8 for 10.97.0.1/24 here
+        # (its "Auto-claiming 0.0.0.1/32" follows from that); vpnbench sets the address, and the
+        # node claims its one address, once the device is open.
+        "claims": claims,
+        "auto-claim": False,
+        "listen": listen,
+        "peers": peers,
+        "crypto": {"private-key": key[0], "public-key": key[1], "trusted-keys": trusted, "algorithms": [algorithm]},
+        "mode": "normal",
+        "port-forwarding": False,  # no UPnP: nothing but the peers is asked anything
+    }
+    if keepalive is not None:
+        config["keepalive"] = keepalive
+    return config
+
+
+def wait_for_log(proc, who: str, ready, timeout: float = START_TIMEOUT) -> None:
+    """Until ready(proc's output) holds (10 ms polls); TechniqueError if it exits or times out first."""
+    deadline = time.monotonic() + timeout
+    while not ready(proc.output()):
+        if not proc.alive():
+            raise TechniqueError(f"vpncloud ({who}) exited: {_tail(proc.output())}")
+        if time.monotonic() > deadline:
+            raise TechniqueError(f"vpncloud ({who}) not ready within {timeout:g} s: {_tail(proc.output())}")
+        time.sleep(0.01)
 
 
 def _genkey(host: Host, program: str) -> tuple[str, str]:
