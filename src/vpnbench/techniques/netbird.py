@@ -23,9 +23,10 @@ rules are the peers' namespaces' own.
 The data path is WireGuard: the kernel's where the host's kernel has it (NetBird's choice), else
 userspace (NB_WG_KERNEL_DISABLED: wireguard-go inside the netbird daemon, its UAPI socket
 /var/run/wireguard/IFACE.sock, shared between namespaces, hence the run's interface names). NetBird's
-own MTU default is 1280; vpnbench gives --mtu from the arithmetic: the path's MTU less WireGuard's 60
-bytes over IPv4 (IP 20 + UDP 8 + header 16 + tag 16); ICE is kept to IPv4 (the profile's
-DisableIPv6Discovery) so that the arithmetic holds. The bring-up waits until both peers say the
+own MTU default is 1280; vpnbench gives --mtu from the arithmetic: the path's MTU less WireGuard's 80
+bytes over IPv6 (IP 40 + UDP 8 + header 16 + tag 16): ICE chooses the underlay family from its
+candidates (it took the testbed's IPv6 ones; only the profile's DisableIPv6Discovery, no flag,
+keeps it to IPv4), and a full packet fits over either. The family taken is recorded. The bring-up waits until both peers say the
 other is connected peer to peer (ICE; the relay carries the first packets), and records the ICE
 candidates and endpoints from `netbird status --json`.
 """
@@ -51,7 +52,9 @@ from vpnbench.techniques.overhead import Expectation, expectation_of, wireguard_
 NAME = "netbird"
 SERVER = "netbird-server"
 ROLES = ("server", "client")
-WIREGUARD_OVERHEAD = wireguard_outer(0, "ipv4")  # 60: IP 20 + UDP 8 + header 16 + tag 16
+# 80: IPv6 40 + UDP 8 + header 16 + tag 16. ICE picks the family (the testbed has both; no flag keeps
+# it to IPv4), so the MTU is sized for the larger: a full packet fits over either
+WIREGUARD_OVERHEAD = wireguard_outer(0, "ipv6")
 NETBIRD_MTU_RANGE = (576, 8192)  # what netbird's client accepts for --mtu (client/iface MinMTU, MaxMTU)
 START_TIMEOUT = 30.0
 PATH_TIMEOUT = 30.0
@@ -89,10 +92,11 @@ class Netbird(Technique):
 
     @classmethod
     def expectation(cls, settings: dict, underlay_mtu: int) -> Expectation:
-        return expectation_of(lambda n: wireguard_outer(n, "ipv4"), underlay_mtu,
+        return expectation_of(lambda n: wireguard_outer(n, "ipv6"), underlay_mtu,
                               settings.get("mtu") or underlay_mtu - WIREGUARD_OVERHEAD, False,
-                              f"NetBird's WireGuard over ipv4: IP 20 + UDP 8 + header 16 + tag 16; vpnbench sets "
-                              f"its MTU to the path's less {WIREGUARD_OVERHEAD} (NetBird's own default: 1280)")
+                              f"NetBird's WireGuard over the family ICE picks, sized for ipv6: IP 40 + UDP 8 + header "
+                              f"16 + tag 16; vpnbench sets its MTU to the path's less {WIREGUARD_OVERHEAD} (NetBird's "
+                              f"own default: 1280)")
 
     @classmethod
     def backends(cls, probe) -> list[BackendStatus]:
@@ -227,7 +231,8 @@ class Netbird(Technique):
             "path": "direct" if peer.get("connectionType") == "P2P" else "relayed",
             "connection_type": peer.get("connectionType"), "ice_candidates": peer.get("iceCandidateType"),
             "ice_endpoints": peer.get("iceCandidateEndpoint"), "relay": peer.get("relayAddress"),
-            "wireguard_port": wg_port, "mtu": self.mtu, "underlay_family": "ipv4",
+            "wireguard_port": wg_port, "mtu": self.mtu,
+            "underlay_family": "ipv6" if "[" in str((peer.get("iceCandidateEndpoint") or {}).get("local")) else "ipv4",
             "keys": "per bring-up (each peer's WireGuard key made by its daemon; one setup key, usage limit 2)",
             **self._what_ran(),
         }
@@ -286,10 +291,6 @@ class Netbird(Technique):
     def _start_daemon(self, role: str) -> None:
         host = self.nodes[role]
         host.run(["mkdir", "-m", "0700", str(self.dirs[role] / "state")], timeout=10)
-        # ICE over IPv4 only (no flag has it; the profile's field): left to itself it may pick the
-        # hosts' IPv6 candidates, WireGuard then costs 80 bytes, not the arithmetic's 60, and a
-        # full-size packet leaves in fragments. netbird fills in the rest (its keys) at start.
-        host.write_file(self.dirs[role] / "config.json", json.dumps({"DisableIPv6Discovery": True}), 0o600)
         proc = host.spawn([*UMASK, self._program(NAME), "service", "run", "--config", str(self.dirs[role] / "config.json"),
                            "--daemon-addr", self._daemon_addr(role), "--log-file", "console"],
                           name=NAME, env=self._client_env(role))
