@@ -23,7 +23,7 @@ kind = "ping"
 count = 5
 interval = "0.05s"
 """
-DAEMONS = re.compile(r"^(wireguard-go|iperf3|tcpdump|vpnbench-linkem|charon|pluto|xl2tpd|pppd|openvpn|wpa_supplicant|sshd|nginx|vsftpd|irtt|ffmpeg|curl|scp|sftp|tailscaled|headscale|nebula|rosenpass|tincd|boringtun-cli|yggdrasil|vpncloud|edge|supernode|easytier-core|tquic_server|tquic_client|innernet|innernet-server)$")
+DAEMONS = re.compile(r"^(wireguard-go|iperf3|tcpdump|vpnbench-linkem|charon|pluto|xl2tpd|pppd|openvpn|wpa_supplicant|sshd|nginx|vsftpd|irtt|ffmpeg|curl|scp|sftp|tailscaled|headscale|nebula|rosenpass|tincd|boringtun-cli|yggdrasil|vpncloud|edge|supernode|easytier-core|tquic_server|tquic_client|innernet|innernet-server|netbird|netbird-server)$")
 
 
 TEST_LOCK = Path("/run/vpnbench-tests.lock")

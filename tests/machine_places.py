@@ -10,6 +10,8 @@ DAEMON_DEFAULT_PLACES = [
     Path("/var/lib/headscale"), Path("/var/run/headscale"), Path("/etc/headscale"),
     Path("/etc/nebula"), Path("/etc/tinc"),
     Path("/etc/innernet"), Path("/var/lib/innernet"), Path("/etc/innernet-server"), Path("/var/lib/innernet-server"),
+    Path("/var/lib/netbird"), Path("/etc/netbird"), Path("/var/log/netbird"), Path("/var/run/netbird"),
+    Path("/var/run/netbird.sock"), Path("/etc/wiretrustee"), Path("/etc/ssh/ssh_config.d"),
 ]
 
 

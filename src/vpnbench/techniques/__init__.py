@@ -14,6 +14,7 @@ from vpnbench.techniques.n2n import N2n
 from vpnbench.techniques.n2n_mesh import N2nMesh
 from vpnbench.techniques.nebula import Nebula
 from vpnbench.techniques.nebula_mesh import NebulaMesh
+from vpnbench.techniques.netbird import Netbird
 from vpnbench.techniques.openvpn import OpenVPN
 from vpnbench.techniques.overhead import Expectation
 from vpnbench.techniques.rosenpass import Rosenpass
@@ -47,6 +48,7 @@ register(Tinc)
 register(Yggdrasil)
 register(VpnCloud)
 register(Innernet)
+register(Netbird)
 register(N2n)
 register(EasyTier)
 register(WireGuardMesh)
