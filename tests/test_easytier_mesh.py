@@ -2,7 +2,7 @@
 on the control node, which forwards. EasyTier's direct connector dials each peer's listener at the
 addresses the peer has on its own interfaces, and its UDP hole punching needs its built-in public
 STUN servers, unreachable here: so a pair goes direct exactly where one end is on the open segment,
-and two nodes both behind NATs stay on the public peer even where mesh_spec.direct_path_possible
+and two nodes both behind NATs are relayed (by the public peer or an open node) even where mesh_spec.direct_path_possible
 says a path exists (worse than the arithmetic); over TCP a udp-blocked node goes direct to the
 open nodes (better than the arithmetic, which counts UDP). EasyTier's own routes (its next hops)
 and the underlay's view agree on that; path = "relayed" (disable_p2p) relays every pair; nothing
@@ -88,7 +88,9 @@ def test_six_nodes_behind_mixed_nats_go_direct_where_one_end_is_open_and_relay_t
     (routes,) = {json.dumps(c["negotiated"]["mesh"]["routes"]) for c in cells if c["technique"] == "auto"}
     routes = json.loads(routes)
     assert {pair for pair, hop in routes.items() if hop == "direct"} == open_end
-    assert {routes[pair] for pair in both_natted} == {"relay:control"}
+    # the rest through a node both hold a connection to, each cost 2 (its shortest paths tie): the public
+    # peer or an open node, which forwards like the public peer does
+    assert {routes[pair] for pair in both_natted} <= {"relay:control", "relay:n0", "relay:n1"}
     # the underlay agrees: packets passed both ways between the open-ended pairs, none between the others
     assert {pair for pair, path in auto["paths"].items() if path == "direct"} == open_end
     # worse than the arithmetic: NATed pairs it allows (a full cone and another) stay relayed, no STUN here
