@@ -9,29 +9,29 @@ secret, or clear (`encryption = false`); `multi_thread`; the same framing and TU
 
 What EasyTier 2.0.3 does across NATs (peers/peer_ospf_route.rs, connector/direct.rs,
 connector/udp_hole_punch.rs): every node learns every other from the public peer's route sync,
-including each peer's listeners (here one, over `transport`, on its own underlay address) and its NAT
-type as its STUN client found it. Its direct connector then dials each peer's listeners at the
-addresses the peer has on its own interfaces; its UDP hole puncher needs both ends' public
-mappings from STUN. The STUN servers are built in (stun.miwifi.com, stun.chat.bilibili.com, ...),
-unreachable in the testbed, so every node's NAT type stays unknown and no hole is punched. So a
-pair goes direct only where one end dials the other's own address and the packets get through:
-where the dialled node is on the open segment (nat = "none"), whatever NAT the dialler is behind,
-udp-blocked ones over TCP; two nodes both behind NATs stay on the public peer, which forwards their
-packets (relayed) even where mesh_spec.direct_path_possible() says a path exists (two full cones).
-EasyTier does better than the arithmetic only in one place: a node behind udp-blocked goes direct
-to an open node over TCP (the arithmetic counts UDP paths). Each node's own view is recorded:
-`easytier-cli peer` on every node, a direct peer being one it holds a connection to (cost 1), a
-relayed one reached through another (cost 2, next hop the public peer), in negotiated["mesh"]
-["routes"] at up() and by pairs in `routes()`; the convergence kind records the underlay's
-view beside it.
+including each peer's listeners (here one, over `transport`, on its own underlay address). Its
+direct connector dials, at start and every DIRECT_ROUND s, each peer it has no connection to, at
+the addresses that peer has on its own interfaces; its UDP hole punching needs both ends' public
+mappings from STUN, and the STUN servers are built in (stun.miwifi.com, ...), unreachable in the
+testbed, so no hole is punched. So a pair goes direct exactly where one end is on the open segment
+(nat = "none"): the NAT'd end dials it. Two nodes both behind NATs are relayed, even where
+mesh_spec.direct_path_possible() says a path exists (a full cone and another): worse than the
+arithmetic. The relay is any node both hold a connection to (routes are shortest paths, and those
+tie at cost 2): the public peer or an open node; the underlay observer, which counts only the
+control node as a relay, then sees such a pair as "unseen". Over transport = "tcp" a udp-blocked
+node joins and goes direct to the open nodes, which the arithmetic (UDP paths) does not count:
+better than it; over "udp" it never joins. EasyTier's own view, `easytier-cli route` on every node
+(next hop DIRECT, or the node it goes through), is recorded by ordered pair in
+negotiated["mesh"]["routes"] ("direct", "relay:control", "relay:n1", ...).
 
-path = "relayed" sets `disable_p2p` on every node: each keeps its one connection, to the public
-peer, and every pair is relayed.
+path = "relayed" sets `disable_p2p` on every node (and no node listens): each keeps its one
+connection, to the public peer, and every pair is relayed.
 
-The nodes' links to the public peer are over `transport` (UDP by default; a udp-blocked node's
-fails and it is never reached, unless transport = "tcp"). up() returns once every node has its
-TUN ready and n0 has an echo reply from n1 (the pair the runner's first packet and two-host
-measurements use); the other pairs are the convergence kind's to count.
+up() returns once n0 has an echo reply from n1 (the pair the runner's first packet and two-host
+measurements use) and, with path = "auto", once the direct connector has had two rounds with the
+whole mesh known and the routes held still one round more (_settled_view: 15 s here), so that the
+convergence kind observes the paths EasyTier settles on: its convergence time is then that, and
+the first reply is negotiated["first_reply_n0_n1_s"].
 """
 
 import re
