@@ -6,6 +6,7 @@ from vpnbench.foundation.tools import declare_packages
 from vpnbench.techniques.base import Technique
 from vpnbench.techniques.baseline import Baseline
 from vpnbench.techniques.easytier import EasyTier
+from vpnbench.techniques.easytier_mesh import EasyTierMesh
 from vpnbench.techniques.external import External
 from vpnbench.techniques.innernet import Innernet
 from vpnbench.techniques.ipsec import IPsec
@@ -58,6 +59,7 @@ register(TincMesh)
 register(N2nMesh)
 register(YggdrasilMesh)
 register(VpnCloudMesh)
+register(EasyTierMesh)
 
 
 def technique_class(settings: dict) -> type[Technique]:

@@ -216,31 +216,38 @@ WIRE_PROTOCOLS = {"udp": "easytier", "tcp": "easytier-tcp"}
 
 def _config(role: str, network: str, secret: str, iface: str, server_at: str, encryption: bool) -> str:
     """One node's TOML: its address, its network, the server's one listener or the client's one peer."""
+    # the server listens on its underlay address only; the client listens nowhere, it dials
+    return node_config(f"vpnbench-{role}", f"{INNER[role]}/24", network, secret, iface,
+                       listeners=[server_at] if role == "server" else [],
+                       peers=[server_at] if role == "client" else [], encryption=encryption, p2p=False)
+
+
+def node_config(name: str, address: str | None, network: str, secret: str, iface: str | None, listeners: list[str],
+                peers: list[str], encryption: bool, p2p: bool, rpc_portal: str | None = None) -> str:
+    """A node's TOML (the pair's two, the mesh's nodes and its public peer): its address (None: no
+    TUN, it only forwards), its network, its listeners and the peers it dials. p2p False: no
+    connections but the configured ones; True: EasyTier's direct connections and UDP hole punching."""
     lines = [
-        f'instance_name = "vpnbench-{role}"',
-        f'hostname = "vpnbench-{role}"',
-        f'ipv4 = "{INNER[role]}/24"',
+        f'instance_name = "{name}"',
+        f'hostname = "{name}"',
+        *([f'ipv4 = "{address}"'] if address else []),
         "dhcp = false",
-        # the server listens on its underlay address only; the client listens nowhere, it dials
-        f"listeners = [{json.dumps(server_at) if role == 'server' else ''}]",
+        f"listeners = [{', '.join(json.dumps(listener) for listener in listeners)}]",
+        *([f"rpc_portal = {json.dumps(rpc_portal)}"] if rpc_portal else []),
         "",
         "[network_identity]",
         f"network_name = {json.dumps(network)}",
         f"network_secret = {json.dumps(secret)}",
         "",
     ]
-    if role == "client":
-        lines += ["[[peer]]", f"uri = {json.dumps(server_at)}", ""]
-    lines += [
-        "[flags]",
-        f'dev_name = "{iface}"',
-        f"enable_encryption = {'true' if encryption else 'false'}",
-        "enable_ipv6 = false",  # no wildcard udp://[::]:0 listener beside ours
-        "disable_p2p = true",  # no connections but the configured one
-        "disable_udp_hole_punching = true",
-        "",
-    ]
-    return "\n".join(lines)
+    for peer in peers:
+        lines += ["[[peer]]", f"uri = {json.dumps(peer)}", ""]
+    lines += ["[flags]", *([f'dev_name = "{iface}"'] if iface else ["no_tun = true"]),
+              f"enable_encryption = {'true' if encryption else 'false'}",
+              "enable_ipv6 = false"]  # no wildcard udp://[::]:0 listener beside ours
+    if not p2p:
+        lines += ["disable_p2p = true", "disable_udp_hole_punching = true"]
+    return "\n".join(lines) + "\n"
 
 
 def _blank(proc: Proc, secret: str) -> None:
