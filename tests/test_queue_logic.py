@@ -9,6 +9,7 @@ import ast
 import datetime
 import inspect
 import itertools
+import threading
 import time
 
 import pytest
@@ -313,3 +314,25 @@ def test_a_cancelled_schedule_queues_nothing_more_and_its_waiting_occurrence_doe
     assert queue.occur(again.id, at + 4, now=at + 4) is None
     assert queue.cancel_schedule(again.id) is None
     assert [j.id for j in queue.jobs()] == [queued.id]  # the hand-cleared one's occurrence left, refused
+
+
+def test_the_heartbeat_and_the_end_of_a_block_take_their_locks_in_one_order(queue, lab):  # noqa: F811
+    """The worker's heartbeat thread renews while its main thread ends the block, each on its own
+    connection. end() locks the block's job row, then the worker's row; renew() locked the worker's
+    row, then the job row: interleaved, PostgreSQL found a deadlock and the survivor of
+    test_queue's two workers exited 1 (halved CPU, 29 Nov). Here the interleaving is forced: end()'s
+    first lock is held while renew() runs, then end()'s second is taken; it must not deadlock."""
+    job, _ = queue.enqueue(campaign(techniques=("baseline", "fakevpn")))
+    worker_id = queue.register(job, "tb1", None, 60.0)
+    claim = queue.claim(job, worker_id, {block_queue(job.id, 1)}, 60.0)
+    renewed: list = []
+    with queue.engine.begin() as ending:  # end()'s order: the job row first ...
+        ending.execute(sa.text("SET LOCAL deadlock_timeout = '100ms'"))
+        ending.execute(sa.text("SELECT 1 FROM procrastinate_jobs WHERE id = :b FOR UPDATE"), {"b": claim.block_id})
+        beat = threading.Thread(target=lambda: renewed.append(queue.renew(worker_id, claim.block_id, 60.0)))
+        beat.start()
+        beat.join(1.0)  # renew() now waits for the job row (and, before the fix, held the worker's row)
+        # ... then the worker's row: blocks forever on a renew() that holds it, until the deadlock detector
+        ending.execute(WORKERS.update().where(WORKERS.c.id == worker_id).values(block_id=None))
+    beat.join(10.0)
+    assert renewed == [True]

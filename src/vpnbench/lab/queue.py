@@ -524,13 +524,14 @@ class WorkQueue:
             engine_worker = self._engine_worker(conn, worker_id)
             if engine_worker is not None:
                 _call(conn, "update_heartbeat", worker_id=engine_worker)
+            # The job row before the worker's row, as claim() and end() lock them: the worker's main
+            # thread may be ending the block while this (its heartbeat thread) runs, and the other
+            # order deadlocked the two (PostgreSQL aborted one; a worker exited 1)
+            held = block_id is None or conn.scalar(sa.text(
+                "SELECT count(*) FROM (SELECT 1 FROM procrastinate_jobs WHERE id = :b AND status = 'doing' AND "
+                "worker_id = :w FOR UPDATE) AS mine"), {"b": block_id, "w": engine_worker}) == 1
             conn.execute(WORKERS.update().where(WORKERS.c.id == worker_id).values(last_seen=sa.func.now()))
-            if block_id is None:
-                return True
-            held = conn.scalar(sa.text("SELECT count(*) FROM (SELECT 1 FROM procrastinate_jobs WHERE id = :b AND "
-                                       "status = 'doing' AND worker_id = :w FOR UPDATE) AS mine"),
-                               {"b": block_id, "w": engine_worker})
-            return held == 1
+            return held
 
     def abort_requested(self, block_id: int) -> bool:
         """procrastinate's abort request on the block (the operator cancelled its job)."""
