@@ -311,3 +311,17 @@ class BuiltTunDaemon(Technique):
             return BackendStatus("userspace", False, f"{tun} lacks TUN (/dev/net/tun)")
         return BackendStatus("userspace", True)
 
+
+class MeshTechnique:
+    """What every mesh technique says alike. First among a mesh class's bases, before the pair
+    technique it builds on, whose tunnel ceiling and server restart speak of two hosts."""
+
+    mesh: ClassVar[bool] = True
+
+    @classmethod
+    def tunnel_ceiling(cls, params: Params) -> tuple[int, str]:
+        return 1, f"{cls.kind}: its tunnels are the mesh's pairs (nodes in [testbed])"
+
+    @classmethod
+    def cannot_restart_server(cls, params: Params) -> str | None:
+        return f"{cls.kind}: a mesh has no server to restart"

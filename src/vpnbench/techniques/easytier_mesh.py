@@ -44,7 +44,7 @@ from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import Host, stop_all
-from vpnbench.techniques.base import TechniqueContext, Tunnel
+from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
 from vpnbench.techniques.easytier import (
     CONFIG_PRINTED,
     NAME,
@@ -96,11 +96,10 @@ class EasyTierMeshParams(EasyTierParams):
     path: Literal["auto", "relayed"] = "auto"
 
 
-class EasyTierMesh(EasyTier):
+class EasyTierMesh(MeshTechnique, EasyTier):
     kind = "easytier-mesh"
     Params = EasyTierMeshParams
     description = "EasyTier 2 as a mesh of a mesh testbed's nodes (each dialling a public peer on the control node)"
-    mesh = True
 
     def __init__(self, params: EasyTierMeshParams, ctx: TechniqueContext):
         super().__init__(params, ctx)
@@ -219,14 +218,6 @@ class EasyTierMesh(EasyTier):
         with ThreadPoolExecutor(PARALLEL) as pool:
             views = dict(zip(self.overlay, pool.map(view, self.overlay)))
         return {f"{a}>{b}": views[a].get(b, "unknown") for a in self.overlay for b in self.overlay if a != b}
-
-    @classmethod
-    def tunnel_ceiling(cls, params: EasyTierMeshParams) -> tuple[int, str]:
-        return 1, "easytier-mesh: its tunnels are the mesh's pairs (nodes in [testbed])"
-
-    @classmethod
-    def cannot_restart_server(cls, params: EasyTierMeshParams) -> str | None:
-        return "easytier-mesh: a mesh has no server to restart"
 
     def evidence(self) -> dict[str, str]:
         """The public peer's and the first four nodes' logs (the secret blanked), and EasyTier's own

@@ -59,7 +59,7 @@ from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import evidence
 from vpnbench.hosts.base import stop_all
-from vpnbench.techniques.base import TechniqueContext, Tunnel
+from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
 from vpnbench.techniques.n2n import (
     COMMUNITY_LEN,
     KEY_CHARS,
@@ -95,11 +95,10 @@ class N2nMeshParams(N2nParams):
     kind: Literal["n2n-mesh"] = "n2n-mesh"  # type: ignore[assignment]
 
 
-class N2nMesh(N2n):
+class N2nMesh(MeshTechnique, N2n):
     kind = "n2n-mesh"
     Params = N2nMeshParams
     description = "n2n 1.x as a mesh of a mesh testbed's nodes (supernode on the control node, edges on TAP)"
-    mesh = True
 
     def __init__(self, params: N2nMeshParams, ctx: TechniqueContext):
         super().__init__(params, ctx)
@@ -164,14 +163,6 @@ class N2nMesh(N2n):
                 return time.monotonic() - started
             last = (result.stdout + result.stderr).strip()[-200:]
         raise TechniqueError(f"n2n-mesh: no reply from n1 ({target}) to n0 within {REACH_TIMEOUT:g} s (last: {last})")
-
-    @classmethod
-    def tunnel_ceiling(cls, params: N2nMeshParams) -> tuple[int, str]:
-        return 1, "n2n-mesh: its tunnels are the mesh's pairs (nodes in [testbed])"
-
-    @classmethod
-    def cannot_restart_server(cls, params: N2nMeshParams) -> str | None:
-        return "n2n-mesh: a mesh has no server to restart"
 
     def evidence(self) -> dict[str, str]:
         """The supernode's and the first four edges' logs (neither prints the key), their TAP devices."""

@@ -29,7 +29,7 @@ from typing import Literal
 from vpnbench.foundation.errors import TechniqueError
 from vpnbench.hosts import evidence
 from vpnbench.hosts.base import Host, stop_all
-from vpnbench.techniques.base import TechniqueContext, Tunnel
+from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
 from vpnbench.techniques.tailscale import (
     PATH_TIMEOUT,
     PONG,
@@ -51,11 +51,10 @@ class TailscaleMeshParams(TailscaleParams):
     path: Literal["auto", "relayed"] = "auto"  # type: ignore[assignment]
 
 
-class TailscaleMesh(Tailscale):
+class TailscaleMesh(MeshTechnique, Tailscale):
     kind = "tailscale-mesh"
     Params = TailscaleMeshParams
     description = "Tailscale as a mesh of a mesh testbed's nodes (Headscale, its DERP relay and STUN on the control node)"
-    mesh = True
 
     def __init__(self, params: TailscaleMeshParams, ctx: TechniqueContext):
         super().__init__(params, ctx)
@@ -127,14 +126,6 @@ class TailscaleMesh(Tailscale):
             via = (result.stdout + result.stderr).strip()[-200:] or via
             time.sleep(0.1)
         raise TechniqueError(f"tailscale-mesh: no pong from n1 to n0 within {PATH_TIMEOUT:g} s (last: {via})")
-
-    @classmethod
-    def tunnel_ceiling(cls, params: TailscaleMeshParams) -> tuple[int, str]:
-        return 1, "tailscale-mesh: its tunnels are the mesh's pairs (nodes in [testbed])"
-
-    @classmethod
-    def cannot_restart_server(cls, params: TailscaleMeshParams) -> str | None:
-        return "tailscale-mesh: a mesh has no server to restart"
 
     def evidence(self) -> dict[str, str]:
         """The first four nodes' `tailscale status`, Headscale's nodes, and the daemons' logs."""

@@ -37,7 +37,7 @@ from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.safe_files import make_dir, wipe
 from vpnbench.hosts import evidence
 from vpnbench.hosts.base import Host, stop_all
-from vpnbench.techniques.base import TechniqueContext, Tunnel
+from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
 from vpnbench.techniques.tinc import ACTIVATED, READY, RSA_BITS, START_TIMEOUT, Tinc, TincParams, _tail, wire_filter
 from vpnbench.testbeds.mesh import CONTROL_ADDR
 
@@ -61,11 +61,10 @@ class TincMeshParams(TincParams):
     path: Literal["auto", "relayed"] = "auto"
 
 
-class TincMesh(Tinc):
+class TincMesh(MeshTechnique, Tinc):
     kind = "tinc-mesh"
     Params = TincMeshParams
     description = "tinc 1.0 as a mesh of a mesh testbed's nodes (every node ConnectTo the hub on the control node, which forwards)"
-    mesh = True
 
     def __init__(self, params: TincMeshParams, ctx: TechniqueContext):
         super().__init__(params, ctx)
@@ -179,14 +178,6 @@ class TincMesh(Tinc):
             if self._host(name).run(["ping", "-n", "-c", "1", "-W", "1", target], check=False, timeout=5).returncode == 0:
                 return round(time.monotonic() - started, 3)
         raise TechniqueError(f"tinc-mesh: {name} had no echo reply from {target} within {REACH_TIMEOUT:g} s")
-
-    @classmethod
-    def tunnel_ceiling(cls, params: TincMeshParams) -> tuple[int, str]:
-        return 1, "tinc-mesh: its tunnels are the mesh's pairs (nodes in [testbed])"
-
-    @classmethod
-    def cannot_restart_server(cls, params: TincMeshParams) -> str | None:
-        return "tinc-mesh: a mesh has no server to restart"
 
     def evidence(self) -> dict[str, str]:
         """The hub's and the first four nodes' tincd logs (no key is ever logged), and those nodes' interfaces."""

@@ -36,7 +36,7 @@ from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import Host, stop_all
-from vpnbench.techniques.base import TechniqueContext, Tunnel
+from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
 from vpnbench.techniques.vpncloud import (
     ADDED,
     AEADS,
@@ -73,12 +73,11 @@ class VpnCloudMeshParams(VpnCloudParams):
     keepalive: int = Field(5, ge=1, le=240)
 
 
-class VpnCloudMesh(VpnCloud):
+class VpnCloudMesh(MeshTechnique, VpnCloud):
     kind = "vpncloud-mesh"
     Params = VpnCloudMeshParams
     description = ("VpnCloud 2 as a mesh of a mesh testbed's nodes (a rendezvous on the control node, peer exchange "
                    "and hole punching; no relay)")
-    mesh = True
 
     def __init__(self, params: VpnCloudMeshParams, ctx: TechniqueContext):
         super().__init__(params, ctx)
@@ -156,14 +155,6 @@ class VpnCloudMesh(VpnCloud):
         logs = "; ".join(f"{role}: {_tail(self.procs[role].output(), 3)}" for role in (RENDEZVOUS, "n0", "n1"))
         raise TechniqueError(f"vpncloud-mesh: {name} had no echo reply from {target} within {START_TIMEOUT:g} s "
                              f"(logs: {logs})")
-
-    @classmethod
-    def tunnel_ceiling(cls, params: VpnCloudMeshParams) -> tuple[int, str]:
-        return 1, "vpncloud-mesh: its tunnels are the mesh's pairs (nodes in [testbed])"
-
-    @classmethod
-    def cannot_restart_server(cls, params: VpnCloudMeshParams) -> str | None:
-        return "vpncloud-mesh: a mesh has no server to restart"
 
     def evidence(self) -> dict[str, str]:
         """The rendezvous's and the first four nodes' logs (vpncloud never logs a key), and two nodes' devices."""

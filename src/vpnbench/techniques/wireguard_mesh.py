@@ -25,7 +25,7 @@ from pydantic import Field
 from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import evidence
 from vpnbench.hosts.base import stop_all
-from vpnbench.techniques.base import TechniqueContext, Tunnel
+from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
 from vpnbench.techniques.wireguard import WireGuard, WireGuardParams, _x25519_keypair, make_socket_dir
 
 OVERLAY_PREFIX = "10.77"  # node i: 10.77.(i // 250).(i % 250 + 1)/16, a /16 for the 250 nodes a mesh may have
@@ -43,11 +43,10 @@ class WireGuardMeshParams(WireGuardParams):
     keepalive: int | None = Field(25, ge=1, le=65535)
 
 
-class WireGuardMesh(WireGuard):
+class WireGuardMesh(MeshTechnique, WireGuard):
     kind = "wireguard-mesh"
     Params = WireGuardMeshParams
     description = "WireGuard as a static full mesh of a mesh testbed's nodes (no control plane: the control)"
-    mesh = True
 
     def __init__(self, params: WireGuardMeshParams, ctx: TechniqueContext):
         super().__init__(params, ctx)
@@ -87,14 +86,6 @@ class WireGuardMesh(WireGuard):
         with ThreadPoolExecutor(PARALLEL) as pool:
             list(pool.map(bring_up, range(len(nodes))))  # list(): the first failure is raised here
         return self.tunnel
-
-    @classmethod
-    def tunnel_ceiling(cls, params: WireGuardMeshParams) -> tuple[int, str]:
-        return 1, "wireguard-mesh: its tunnels are the mesh's pairs (nodes in [testbed])"
-
-    @classmethod
-    def cannot_restart_server(cls, params: WireGuardMeshParams) -> str | None:
-        return "wireguard-mesh: a mesh has no server to restart"
 
     @classmethod
     def cannot_rekey(cls, params: WireGuardMeshParams) -> str | None:

@@ -29,7 +29,7 @@ from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import Host, stop_all
-from vpnbench.techniques.base import TechniqueContext, Tunnel
+from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
 from vpnbench.techniques.yggdrasil import (
     CONNECTED,
     NAME,
@@ -55,11 +55,10 @@ class YggdrasilMeshParams(YggdrasilParams):
     public_peer: Literal["control"] = "control"  # the mesh testbed's control node
 
 
-class YggdrasilMesh(Yggdrasil):
+class YggdrasilMesh(MeshTechnique, Yggdrasil):
     kind = "yggdrasil-mesh"
     Params = YggdrasilMeshParams
     description = "Yggdrasil as a mesh of a mesh testbed's nodes (each peered with a public peer on the control node)"
-    mesh = True
 
     def __init__(self, params: YggdrasilMeshParams, ctx: TechniqueContext):
         super().__init__(params, ctx)
@@ -141,14 +140,6 @@ class YggdrasilMesh(Yggdrasil):
         logs = "; ".join(f"{role}: {_tail(self.procs[role].output(), 3)}" for role in (CONTROL, "n0", "n1"))
         raise TechniqueError(f"yggdrasil-mesh: no echo reply from n1 to n0 within {START_TIMEOUT:g} s: {_tail(last, 2)}"
                              f" (logs: {logs})")
-
-    @classmethod
-    def tunnel_ceiling(cls, params: YggdrasilMeshParams) -> tuple[int, str]:
-        return 1, "yggdrasil-mesh: its tunnels are the mesh's pairs (nodes in [testbed])"
-
-    @classmethod
-    def cannot_restart_server(cls, params: YggdrasilMeshParams) -> str | None:
-        return "yggdrasil-mesh: a mesh has no server to restart"
 
     def evidence(self) -> dict[str, str]:
         """The public peer's and the first four nodes' logs (yggdrasil never logs its private key)."""
