@@ -2,6 +2,7 @@ import fcntl
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import time
@@ -90,6 +91,9 @@ def leftovers() -> list[str]:
     wg = Path("/var/run/wireguard")
     if wg.is_dir():
         found += [f"socket {p}" for p in wg.glob("vpb*.sock")]
+        info = wg.lstat()  # a boringtun's chown left standing refuses every later WireGuard run
+        if info.st_uid != 0 or info.st_mode & 0o022:
+            found.append(f"socket directory {wg} owned by uid {info.st_uid}, mode {stat.S_IMODE(info.st_mode):o}")
     found += [f"process {pid} {name}" for pid, name in stray_daemons()]
     return found
 

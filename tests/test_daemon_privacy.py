@@ -9,6 +9,7 @@ PGPASSWORD)."""
 import os
 import stat
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -64,6 +65,54 @@ def test_boringtun_run_through_sudo_leaves_its_socket_directory_roots(tmp_path, 
                          capture_output=True, text=True, timeout=300,
                          env={**os.environ, **SECRETS, "PYTHONPATH": str(REPO / "src")})
     assert run.returncode == 0, run.stdout + run.stderr
+    info = os.lstat(SOCKET_DIR)
+    assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (0, 0o700), (info.st_uid, oct(info.st_mode))
+
+
+DIES_AFTER_ITS_CHOWN = """
+import os
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.hosts.resources import RunResources
+from vpnbench.techniques.base import TechniqueContext
+from vpnbench.techniques.wireguard import SOCKET_DIR, WireGuard, WireGuardParams
+from vpnbench.testbeds.local import LocalTestbed
+from vpnbench.testbeds.probe import LocalKernelProbe
+from vpnbench.testbeds.spec import TestbedSpec
+
+resources = RunResources()
+bed = LocalTestbed(TestbedSpec(), resources)
+bed.up()
+try:
+    os.makedirs(SOCKET_DIR, mode=0o700, exist_ok=True)
+    blocker = f"{SOCKET_DIR}/{resources.iface_name('s')}.sock"
+    os.mkdir(blocker)  # where the server's boringtun binds its socket: it fails there, after its chown
+    ctx = TechniqueContext(bed.client, bed.server, bed.underlay_map(), resources, LocalKernelProbe(resources))
+    technique = WireGuard(WireGuardParams(implementation="boringtun"), ctx)
+    try:
+        technique.up("userspace")
+        print("came up")
+    except TechniqueError as exc:
+        print("refused:", exc)
+    finally:
+        technique.down()
+        os.rmdir(blocker)
+finally:
+    bed.down()
+    resources.close()
+"""
+
+
+@pytest.mark.netns
+def test_a_boringtun_that_dies_after_its_chown_leaves_the_directory_roots(clean_machine):
+    """boringtun chowns the directory, then cannot bind its socket and exits: the failed bring-up
+    gives the directory back (it stayed nobody's once, in CI, and every later WireGuard run was
+    refused until someone removed it)."""
+    as_if_sudo = ["sh", "-c", 'echo 65534 > /proc/self/loginuid && exec "$@"', "sh"]
+    run = subprocess.run([*as_if_sudo, sys.executable, "-c", DIES_AFTER_ITS_CHOWN], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.startswith("refused: boringtun did not start (exited with 1)"), run.stdout
+    assert "ApiSocket" in run.stdout and "AddrInUse" in run.stdout, run.stdout  # it failed at the bind, after the chown
     info = os.lstat(SOCKET_DIR)
     assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (0, 0o700), (info.st_uid, oct(info.st_mode))
 

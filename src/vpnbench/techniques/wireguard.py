@@ -216,6 +216,9 @@ class WireGuard(Technique):
         self.tunnel = self._new_tunnel(backend)
         # the userspace daemons, stopped together (wireguard-go takes ~28 ms to exit): those started so far
         self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))
+        if self.implementation != "kernel":
+            for role in ("server", "client"):
+                make_socket_dir(self._host(role))  # refused before any daemon starts, unless root's alone
         for role, peer in (("server", "client"), ("client", "server")):
             self._create_interface(self._host(role), self.ifaces[role])
             peer_args = ["peer", keys[peer][1]] + (["preshared-key", str(psk_file)] if psk_file else [])
@@ -324,12 +327,15 @@ class WireGuard(Technique):
             host.run(["ip", "-batch", "-"], input="".join(f"link add {iface} type wireguard\n" for iface in ifaces),
                      timeout=timeout)
             return
+        make_socket_dir(host)
         if len(ifaces) == 1:
             self._create_interface(host, ifaces[0])
             return
         daemon = USERSPACE[self.implementation]
         program = builds.program(self.implementation, daemon.program, version_of(self.implementation, self.params.version))
-        make_socket_dir(host)
+        # a daemon that dies after its chown (its socket not bound) leaves the directory the login
+        # user's, and every later run refused: the bring-up's undo gives it back whatever happens
+        self.undo.defer(give_socket_dir_back, host)
         procs = {iface: host.spawn([program, *daemon.foreground, iface], name=self.implementation, env=daemon.env)
                  for iface in ifaces}
         self.tunnel.procs.extend(procs.values())
@@ -474,7 +480,10 @@ class WireGuard(Technique):
                     "build": None}
         return {"implementation": name, "version": build["version"], "build": build}
 
-    def _create_interface(self, host, iface: str) -> None:
+    def _create_interface(self, host, iface: str, reclaim: bool = True) -> None:
+        """One interface; a userspace daemon waited for until its control socket answers, then the
+        socket directory reclaimed (reclaim=False: the caller does it once when every daemon of a
+        mesh listens, since one boringtun's chown may come between another's reclaim and its use)."""
         if self.implementation == "kernel":
             host.run(["ip", "link", "add", iface, "type", "wireguard"])
             self.undo.defer(host.run, ["ip", "link", "del", iface], check=False)
@@ -484,8 +493,13 @@ class WireGuard(Technique):
         for attempt in (1, 2):
             # Its control socket's directory: made here too, since once in a long test session
             # wireguard-go found it missing between its own mkdir and listen ("Failed to listen on
-            # uapi socket: no such file or directory"); that one case is tried a second time.
-            make_socket_dir(host)
+            # uapi socket: no such file or directory"); that one case is tried a second time. The
+            # caller checked it was root's alone (make_socket_dir) before the first daemon: not
+            # checked here, where a mesh's boringtun in another thread may have just chowned it.
+            host.run(["mkdir", "-m", "700", "--", SOCKET_DIR], check=False)
+            # a daemon that dies after its chown (its socket not bound) leaves the directory the login
+            # user's, and every later run refused: the bring-up's undo gives it back whatever happens
+            self.undo.defer(give_socket_dir_back, host)
             proc = host.spawn([program, *daemon.foreground, iface], name=self.implementation, env=daemon.env)
             self.tunnel.procs.append(proc)
             started = time.monotonic()
@@ -499,7 +513,8 @@ class WireGuard(Technique):
                     raise TechniqueError(f"{self.implementation} did not start ({how}): {proc.output().strip()[-300:]}")
                 time.sleep(0.01)  # it listens ~10-20 ms after its start; every 50 ms cost two bring-up ~0.1 s
             else:
-                reclaim_socket_dir(host, [iface])
+                if reclaim:
+                    reclaim_socket_dir(host, [iface])
                 return
 
     def handshake_attempts(self) -> dict[str, int]:
@@ -605,14 +620,21 @@ def make_socket_dir(host) -> None:
     check_socket_dir(host, [])
 
 
+def give_socket_dir_back(host) -> None:
+    """SOCKET_DIR back to root, 0700: boringtun chowns it to getlogin(), the login uid that sudo
+    keeps (its --disable-drop-privileges skips only its later setuid), before it binds its socket.
+    Safe on a directory another user holds: only root can replace the entry in /run. Quiet when it
+    is gone."""
+    host.run(["chown", "0:0", "--", SOCKET_DIR], check=False)
+    host.run(["chmod", "700", "--", SOCKET_DIR], check=False)
+
+
 def reclaim_socket_dir(host, ifaces: list[str]) -> None:
-    """After the daemons listen: boringtun chowns SOCKET_DIR to getlogin(), the login uid that sudo
-    keeps (its --disable-drop-privileges skips only its later setuid), so the directory goes back
-    to root, 0700; then it and each interface's socket must be root's. A socket another user
-    swapped in while the directory was theirs is theirs (only root makes a root-owned socket),
-    and the bring-up is refused before `wg set` sends a key to it."""
-    host.run(["chown", "0:0", "--", SOCKET_DIR])
-    host.run(["chmod", "700", "--", SOCKET_DIR])
+    """After the daemons listen: the directory goes back to root (give_socket_dir_back), then it
+    and each interface's socket must be root's. A socket another user swapped in while the
+    directory was theirs is theirs (only root makes a root-owned socket), and the bring-up is
+    refused before `wg set` sends a key to it."""
+    give_socket_dir_back(host)
     check_socket_dir(host, ifaces)
 
 

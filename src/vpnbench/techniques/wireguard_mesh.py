@@ -26,7 +26,13 @@ from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import evidence
 from vpnbench.hosts.base import stop_all
 from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
-from vpnbench.techniques.wireguard import WireGuard, WireGuardParams, _x25519_keypair, make_socket_dir
+from vpnbench.techniques.wireguard import (
+    WireGuard,
+    WireGuardParams,
+    _x25519_keypair,
+    make_socket_dir,
+    reclaim_socket_dir,
+)
 
 OVERLAY_PREFIX = "10.77"  # node i: 10.77.(i // 250).(i % 250 + 1)/16, a /16 for the 250 nodes a mesh may have
 PARALLEL = 8  # nodes brought up at once: each is a daemon start, a `wg setconf` and an `ip -batch`
@@ -71,20 +77,28 @@ class WireGuardMesh(MeshTechnique, WireGuard):
         if self.implementation != "kernel":
             make_socket_dir(nodes[0].host)  # one directory for every namespace: made once, not raced for
 
-        def bring_up(i: int) -> None:
+        def start(i: int) -> None:
             node = nodes[i]
             conf = (f"[Interface]\nPrivateKey = {keys[i][0]}\nListenPort = {p.port}\n"
                     + "".join(section for name, section in peers.items() if name != node.name))
             path = res.path(f"wgm-{node.name}.conf")
             node.host.write_file(path, conf, 0o600)
             self.undo.defer(wipe, node.host, path)
+            self._create_interface(node.host, self.node_ifaces[node.name], reclaim=False)
+
+        def configure(i: int) -> None:
+            node = nodes[i]
             iface = self.node_ifaces[node.name]
-            self._create_interface(node.host, iface)
-            node.host.run(["wg", "setconf", iface, str(path)])
+            node.host.run(["wg", "setconf", iface, str(res.path(f"wgm-{node.name}.conf"))])
             node.host.run(["ip", "-batch", "-"], input=f"addr add {overlay[node.name]}/16 dev {iface}\n"
                                                        f"link set {iface} mtu {p.mtu} up\n")
         with ThreadPoolExecutor(PARALLEL) as pool:
-            list(pool.map(bring_up, range(len(nodes))))  # list(): the first failure is raised here
+            list(pool.map(start, range(len(nodes))))  # list(): the first failure is raised here
+            if self.implementation != "kernel":
+                # every daemon listens (and every boringtun has chowned it): the directory root's
+                # again, each socket root's, before any key goes through one (`wg setconf`)
+                reclaim_socket_dir(nodes[0].host, list(self.node_ifaces.values()))
+            list(pool.map(configure, range(len(nodes))))
         return self.tunnel
 
     @classmethod
