@@ -210,3 +210,13 @@ def test_flows_run_again_where_a_udp_streams_opening_datagram_was_lost(monkeypat
     with pytest.raises(MeasurementError, match="n0>n1: .*lost in all 3 attempts"):
         iperf.run_iperf_flows([None], "ipv4", ["-u"], 2.0, ["n0>n1"])
     assert not lost_every_time  # three attempts, no more
+
+
+@pytest.mark.parametrize("stderr, said", [
+    ("RTNETLINK answers: File exists\nCommand failed -:1\n", "ip exited with 1: RTNETLINK answers: File exists (Command failed -:1)"),
+    ("Cannot find device \"vpb1k1\"\n", "ip exited with 1: Cannot find device \"vpb1k1\""),
+    ("", "ip exited with 1: no output"),
+])
+def test_a_failed_command_is_described_by_its_reason(stderr, said):
+    """`ip -batch` ends with "Command failed -:N": the reason is the line before, and a cell's error shows it."""
+    assert CommandResult(["ip", "-batch", "-"], 1, "", stderr).describe_failure() == said

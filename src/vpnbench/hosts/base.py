@@ -32,6 +32,8 @@ class CommandResult:
     def describe_failure(self) -> str:
         text = (self.stderr or self.stdout).strip().splitlines()
         tail = text[-1] if text else "no output"
+        if tail.startswith("Command failed ") and len(text) > 1:  # `ip -batch`: the reason is the line before
+            tail = f"{text[-2]} ({tail})"
         return f"{self.argv[0]} exited with {self.returncode}: {tail}"
 
 
