@@ -1,11 +1,13 @@
-"""bench/implementations: today's VPNs side by side in one run (issue 31): one TCP stream and
+"""bench/implementations: today's VPNs side by side in one run (issues 31, 42): one TCP stream and
 64-byte UDP packets per second through the baseline, each WireGuard implementation (Debian's
 wireguard-go, the pinned current wireguard-go, boringtun and, where this kernel has it, kernel
-WireGuard), Rosenpass over WireGuard, Tailscale (with its Headscale), Nebula and tinc; each as a
-ratio to the baseline, with the CPU each spends per Gbit/s.
+WireGuard), Rosenpass over WireGuard, Tailscale (with its Headscale), Nebula, tinc, Yggdrasil,
+VpnCloud, EasyTier, n2n, innernet and NetBird; each as a ratio to the baseline, with the CPU each
+spends per Gbit/s.
 
-One campaign, as a user would run it: `[testbed] router = false`, 5 s cells, 3 repetitions,
-medians. CPU per Gbit/s comes from the stored cells: vpnbench's CPU-seconds per GiB moved
+Campaigns as a user would run them: `[testbed] router = false`, 5 s cells, 3 repetitions, medians;
+innernet and NetBird keep their server on the testbed's router, so they run in a second campaign
+with a router (router = true) and are compared with that campaign's own baseline (one hop more). CPU per Gbit/s comes from the stored cells: vpnbench's CPU-seconds per GiB moved
 (stats.cpu_seconds_per_gib: each host's busy share of its pinned cores over the cell), client and
 server added, in CPU-seconds per Gbit (= cores busy per Gbit/s of throughput).
 
@@ -37,13 +39,24 @@ TECHNIQUES: dict[str, tuple[dict, str | None]] = {
     "tailscale": ({"kind": "tailscale"}, "tailscaled"),
     "nebula": ({"kind": "nebula"}, "nebula"),
     "tinc": ({"kind": "tinc"}, "tincd"),
+    "yggdrasil": ({"kind": "yggdrasil"}, "yggdrasil"),
+    "vpncloud": ({"kind": "vpncloud"}, "vpncloud"),
+    "easytier": ({"kind": "easytier"}, "easytier-core"),
+    "n2n": ({"kind": "n2n"}, "edge"),
 }
+# Their control plane runs on the router (innernet-server, NetBird's combined server): a campaign with one
+ROUTED: dict[str, tuple[dict, str | None]] = {
+    "innernet": ({"kind": "innernet"}, "wireguard-go"),  # innernet's userspace data path: the pinned wireguard-go
+    "netbird": ({"kind": "netbird"}, "netbird"),
+}
+ROUTED_BASELINE = "baseline (router)"
 
 
-def campaign(kernel: bool) -> str:
+def campaign(techniques: dict[str, tuple[dict, str | None]], kernel: bool, router: bool = False) -> str:
     lines = ["[campaign]", 'name = "bench-implementations"', f"repetitions = {REPETITIONS}",
-             "[testbed]", "router = false", "[[technique]]", 'kind = "baseline"']
-    for label, (entry, _) in TECHNIQUES.items():
+             "[testbed]", f"router = {str(router).lower()}", "[[technique]]", 'kind = "baseline"',
+             *([f'label = "{ROUTED_BASELINE}"'] if router else [])]
+    for label, (entry, _) in techniques.items():
         if entry.get("implementation") == "kernel" and not kernel:
             continue
         lines += ["[[technique]]", f'label = "{label}"', *(f'{key} = "{value}"' for key, value in entry.items())]
@@ -75,7 +88,7 @@ def medians(cells: list[dict]) -> dict[tuple[str, str], dict[str, float]]:
         groups.setdefault((cell["technique"], cell["measurement"]), []).append(cell)
     out = {}
     for key, group in groups.items():
-        daemon = TECHNIQUES.get(key[0], ({}, None))[1]
+        daemon = (TECHNIQUES | ROUTED).get(key[0], ({}, None))[1]
 
         def med(get, group=group):
             return statistics.median(get(c) for c in group)
@@ -87,11 +100,12 @@ def medians(cells: list[dict]) -> dict[tuple[str, str], dict[str, float]]:
 
 
 def table(m: dict, techniques: list[str]) -> list[str]:
-    base_tcp, base_udp = m[("baseline", "tcp")], m[("baseline", "udp")]
     rows = ["| technique | TCP Mbit/s | ratio | CPU-s per Gbit (hosts / processes) | 64 B UDP kpps | ratio | "
             "CPU-s per Gbit (hosts / processes) | daemon CPU % of a core, TCP (client / server) |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for technique in techniques:
+        baseline = ROUTED_BASELINE if technique in ROUTED or technique == ROUTED_BASELINE else "baseline"
+        base_tcp, base_udp = m[(baseline, "tcp")], m[(baseline, "udp")]
         tcp, udp = m[(technique, "tcp")], m[(technique, "udp")]
         pps, base_pps = udp["bps"] / 8 / UDP_LENGTH, base_udp["bps"] / 8 / UDP_LENGTH
         daemon = (f"{tcp['daemon']['client']:.0f} / {tcp['daemon']['server']:.0f}" if tcp["daemon"]
@@ -113,7 +127,7 @@ def main() -> None:
     require_root("implementations.py")
     with RunResources() as resources:
         kernel = LocalKernelProbe(resources).has_link_type("wireguard")
-    cells, _ = run_campaign(campaign(kernel))
+    cells = run_campaign(campaign(TECHNIQUES, kernel))[0] + run_campaign(campaign(ROUTED, kernel, router=True))[0]
     m = medians(cells)
     techniques = list(dict.fromkeys(c["technique"] for c in cells))
     rows = table(m, techniques)
@@ -121,6 +135,9 @@ def main() -> None:
             f"(versions as recorded: {versions(cells)}), client and server namespaces on one veth "
             f"(router = false, each pinned to its own core), one iperf3 TCP stream and iperf3 UDP at "
             f"{UDP_LENGTH} B as fast as it sends (rate 10G), {SECONDS} s cells, median of {REPETITIONS}. "
+            f"{' and '.join(ROUTED)} keep their server on the router: a second campaign with a router "
+            f"(router = true, client and server pinned, the router not), their ratios to its own baseline "
+            f"(\"{ROUTED_BASELINE}\", one forwarding hop more). "
             "CPU-s per Gbit: CPU-seconds client + server per Gbit received (= cores busy per Gbit/s), from each "
             "cell's stored CPU: the hosts' pinned cores (kernel work included, and whatever else ran on this shared "
             "machine) / the processes in the two namespaces only (daemon + iperf3; no softirq). "

@@ -283,10 +283,14 @@ def test_bad_input_is_one_line_exit_2(tmp_path, technique, entry, message):
 
 
 class FakeTechnique:
-    """Records down/up; up() fails when told to."""
+    """Records down/up; up() fails when told to (its daemon dead with last words when given)."""
 
-    def __init__(self, fail: bool = False):
+    def __init__(self, fail: bool = False, died: str | None = None):
         self.fail, self.calls, self.handshake_s, self.exchange_timeout = fail, [], 0.01, None
+        self.died, self.tunnel = died, None
+
+    def failure(self):
+        return self.died
 
     def handshake_attempts(self):
         return {"tries": len(self.calls)}
@@ -296,6 +300,8 @@ class FakeTechnique:
 
     def up(self, backend):
         self.calls.append(f"up {backend}")
+        if self.died:
+            self.tunnel = Tunnel(backend, {}, {}, "encrypted", None)  # set before the daemon died, as up() does
         if self.fail:
             raise TechniqueError("daemon did not start")
         return Tunnel(backend, {"ipv4": "10.0.0.2"}, {"ipv4": "10.0.0.1"}, "encrypted", None)
@@ -316,6 +322,10 @@ def test_the_runners_cycle_hands_the_new_tunnel_to_the_bringup_and_leaves_a_fail
         cycler(broken, bringup)()
     assert failed.value.attempts == {"tries": 2}  # counted before the daemons were stopped
     assert broken.calls == ["down", "up userspace", "down"]  # so the next cell brings it up afresh
+    dead = FakeTechnique(fail=True, died="vpncloud exited: Failed to send message")
+    with pytest.raises(CycleFailed) as failed:
+        cycler(dead, bringup)()
+    assert str(failed.value) == "daemon did not start; vpncloud exited: Failed to send message"  # read before down()
 
 
 def _done(up, first, handshake=None):

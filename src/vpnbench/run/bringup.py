@@ -168,8 +168,9 @@ def cycler(technique: Technique, bringup: Bringup):
             tunnel = technique.up(bringup.backend)
         except (VpnbenchError, OSError) as exc:
             attempts = technique.handshake_attempts()
+            died = technique.failure() if technique.tunnel is not None else None  # a daemon's last words, before down()
             technique.down()
-            raise CycleFailed(str(exc), attempts) from exc
+            raise CycleFailed(f"{exc}; {died}" if died else str(exc), attempts) from exc
         except BaseException:
             technique.down()
             raise
