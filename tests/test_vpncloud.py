@@ -115,6 +115,32 @@ def test_every_algorithm_carries_traffic_with_the_proof_and_leaves_nothing(tmp_p
     assert machine_places.changed(before) == []
 
 
+WITHOUT_A_ROUTER = """
+[campaign]
+name = "vpncloud-no-router"
+[testbed]
+router = false
+[[technique]]
+kind = "vpncloud"
+[[measurement]]
+kind = "ping"
+count = 5
+interval = "0.05s"
+"""
+
+
+@needs_vpncloud
+@pytest.mark.netns
+def test_hosts_without_a_default_route_carry_traffic(tmp_path, clean_machine):
+    """A testbed without a router has no default route, and vpncloud 2.3.0 panicked at start
+    ("Network is unreachable": it connects a UDP socket to 8.8.8.8 to learn its own address);
+    the technique gives that one address a route on the link it uses, and takes it away."""
+    _, cells = run_campaign(tmp_path, WITHOUT_A_ROUTER)
+    assert [cell["status"] for cell in cells] == ["ok"], [cell["error"] for cell in cells]
+    assert cells[0]["metrics"]["received"] > 0 and cells[0]["wire_check"] == "encrypted"
+    assert not _vpncloud_processes()
+
+
 @needs_vpncloud
 @pytest.mark.netns
 @pytest.mark.parametrize("algorithm, sealed", [("chacha20", 8 + 16), ("plain", 0)])

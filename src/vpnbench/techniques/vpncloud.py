@@ -116,6 +116,8 @@ class VpnCloud(BuiltTunDaemon):
                         "underlay_family": p.family, "mode": "normal (tun)", "trusted_keys": len(trusted)},
         )
         self.undo.defer(stop_all, self.tunnel.procs)  # before their files are wiped
+        for role, peer in (("server", "client"), ("client", "server")):
+            route_for_own_address(self.nodes[role], self.ctx.underlay[peer][p.family], self.undo)
         for role in ROLES:
             if role == "client":
                 started = time.monotonic()
@@ -179,6 +181,24 @@ def node_config(iface: str, claims: list[str], listen: str, peers: list[str], ke
     if keepalive is not None:
         config["keepalive"] = keepalive
     return config
+
+
+# vpncloud 2.3.0 finds its own address by connecting a UDP socket to this one (net.rs get_ip, no
+# packet sent) and panics ("Network is unreachable") on a host with no route there: a testbed
+# without a router has none. It runs at start and whenever it lists its own addresses.
+OWN_ADDRESS_PROBE = "8.8.8.8"
+
+
+def route_for_own_address(host: Host, peer: str, undo) -> None:
+    """Where `host` has no route to OWN_ADDRESS_PROBE: one for that address alone, on the device
+    that reaches `peer` (on-link: nothing is sent to it, vpncloud only connects), removed at down().
+    vpncloud then reads the address it has on that device, the one its peers see."""
+    if host.run(["ip", "route", "get", OWN_ADDRESS_PROBE], check=False, timeout=5).ok:
+        return
+    words = host.run(["ip", "-o", "route", "get", peer], timeout=5).stdout.split()
+    device = words[words.index("dev") + 1]
+    host.run(["ip", "route", "add", f"{OWN_ADDRESS_PROBE}/32", "dev", device, "scope", "link"])
+    undo.defer(host.run, ["ip", "route", "del", f"{OWN_ADDRESS_PROBE}/32", "dev", device], check=False)
 
 
 def wait_for_log(proc, who: str, ready, timeout: float = START_TIMEOUT) -> None:
