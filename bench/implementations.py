@@ -5,9 +5,10 @@ WireGuard), Rosenpass over WireGuard, Tailscale (with its Headscale), Nebula, ti
 VpnCloud, EasyTier, n2n, innernet and NetBird; each as a ratio to the baseline, with the CPU each
 spends per Gbit/s.
 
-Campaigns as a user would run them: `[testbed] router = false`, 5 s cells, 3 repetitions, medians;
-innernet and NetBird keep their server on the testbed's router, so they run in a second campaign
-with a router (router = true) and are compared with that campaign's own baseline (one hop more). CPU per Gbit/s comes from the stored cells: vpnbench's CPU-seconds per GiB moved
+Campaigns as a user would run them: `[testbed] router = false`, 5 s cells, 3 repetitions, medians.
+Two VPNs need another campaign, each with a baseline of its own to be compared with: innernet and
+NetBird keep their server on the testbed's router (router = true: one forwarding hop more), and
+Yggdrasil carries only IPv6 inside (the measurements' family = "ipv6"). CPU per Gbit/s comes from the stored cells: vpnbench's CPU-seconds per GiB moved
 (stats.cpu_seconds_per_gib: each host's busy share of its pinned cores over the cell), client and
 server added, in CPU-seconds per Gbit (= cores busy per Gbit/s of throughput).
 
@@ -39,7 +40,6 @@ TECHNIQUES: dict[str, tuple[dict, str | None]] = {
     "tailscale": ({"kind": "tailscale"}, "tailscaled"),
     "nebula": ({"kind": "nebula"}, "nebula"),
     "tinc": ({"kind": "tinc"}, "tincd"),
-    "yggdrasil": ({"kind": "yggdrasil"}, "yggdrasil"),
     "vpncloud": ({"kind": "vpncloud"}, "vpncloud"),
     "easytier": ({"kind": "easytier"}, "easytier-core"),
     "n2n": ({"kind": "n2n"}, "edge"),
@@ -49,19 +49,24 @@ ROUTED: dict[str, tuple[dict, str | None]] = {
     "innernet": ({"kind": "innernet"}, "wireguard-go"),  # innernet's userspace data path: the pinned wireguard-go
     "netbird": ({"kind": "netbird"}, "netbird"),
 }
-ROUTED_BASELINE = "baseline (router)"
+INNER_IPV6: dict[str, tuple[dict, str | None]] = {"yggdrasil": ({"kind": "yggdrasil"}, "yggdrasil")}
+# baseline label -> (its techniques, router, the measurements' family)
+CAMPAIGNS = {"baseline": (TECHNIQUES, False, "ipv4"), "baseline (router)": (ROUTED, True, "ipv4"),
+             "baseline (IPv6 inside)": (INNER_IPV6, False, "ipv6")}
 
 
-def campaign(techniques: dict[str, tuple[dict, str | None]], kernel: bool, router: bool = False) -> str:
+def campaign(baseline: str, kernel: bool) -> str:
+    techniques, router, family = CAMPAIGNS[baseline]
     lines = ["[campaign]", 'name = "bench-implementations"', f"repetitions = {REPETITIONS}",
              "[testbed]", f"router = {str(router).lower()}", "[[technique]]", 'kind = "baseline"',
-             *([f'label = "{ROUTED_BASELINE}"'] if router else [])]
+             f'label = "{baseline}"']
     for label, (entry, _) in techniques.items():
         if entry.get("implementation") == "kernel" and not kernel:
             continue
         lines += ["[[technique]]", f'label = "{label}"', *(f'{key} = "{value}"' for key, value in entry.items())]
-    lines += ["[[measurement]]", 'kind = "tcp"', f'duration = "{SECONDS}s"',
-              "[[measurement]]", 'kind = "udp"', 'rate = "10G"', f"length = {UDP_LENGTH}", f'duration = "{SECONDS}s"']
+    lines += ["[[measurement]]", 'kind = "tcp"', f'duration = "{SECONDS}s"', f'family = "{family}"',
+              "[[measurement]]", 'kind = "udp"', 'rate = "10G"', f"length = {UDP_LENGTH}", f'duration = "{SECONDS}s"',
+              f'family = "{family}"']
     return "\n".join(lines) + "\n"
 
 
@@ -88,7 +93,7 @@ def medians(cells: list[dict]) -> dict[tuple[str, str], dict[str, float]]:
         groups.setdefault((cell["technique"], cell["measurement"]), []).append(cell)
     out = {}
     for key, group in groups.items():
-        daemon = (TECHNIQUES | ROUTED).get(key[0], ({}, None))[1]
+        daemon = (TECHNIQUES | ROUTED | INNER_IPV6).get(key[0], ({}, None))[1]
 
         def med(get, group=group):
             return statistics.median(get(c) for c in group)
@@ -104,7 +109,7 @@ def table(m: dict, techniques: list[str]) -> list[str]:
             "CPU-s per Gbit (hosts / processes) | daemon CPU % of a core, TCP (client / server) |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for technique in techniques:
-        baseline = ROUTED_BASELINE if technique in ROUTED or technique == ROUTED_BASELINE else "baseline"
+        baseline = next(label for label, (group, _, _) in CAMPAIGNS.items() if technique == label or technique in group)
         base_tcp, base_udp = m[(baseline, "tcp")], m[(baseline, "udp")]
         tcp, udp = m[(technique, "tcp")], m[(technique, "udp")]
         pps, base_pps = udp["bps"] / 8 / UDP_LENGTH, base_udp["bps"] / 8 / UDP_LENGTH
@@ -127,7 +132,7 @@ def main() -> None:
     require_root("implementations.py")
     with RunResources() as resources:
         kernel = LocalKernelProbe(resources).has_link_type("wireguard")
-    cells = run_campaign(campaign(TECHNIQUES, kernel))[0] + run_campaign(campaign(ROUTED, kernel, router=True))[0]
+    cells = [cell for baseline in CAMPAIGNS for cell in run_campaign(campaign(baseline, kernel))[0]]
     m = medians(cells)
     techniques = list(dict.fromkeys(c["technique"] for c in cells))
     rows = table(m, techniques)
@@ -136,8 +141,9 @@ def main() -> None:
             f"(router = false, each pinned to its own core), one iperf3 TCP stream and iperf3 UDP at "
             f"{UDP_LENGTH} B as fast as it sends (rate 10G), {SECONDS} s cells, median of {REPETITIONS}. "
             f"{' and '.join(ROUTED)} keep their server on the router: a second campaign with a router "
-            f"(router = true, client and server pinned, the router not), their ratios to its own baseline "
-            f"(\"{ROUTED_BASELINE}\", one forwarding hop more). "
+            "(router = true, client and server pinned, the router not), their ratios to its own baseline "
+            "(\"baseline (router)\", one forwarding hop more); Yggdrasil carries only IPv6 inside: a third, "
+            "the measurements' family IPv6, against \"baseline (IPv6 inside)\". "
             "CPU-s per Gbit: CPU-seconds client + server per Gbit received (= cores busy per Gbit/s), from each "
             "cell's stored CPU: the hosts' pinned cores (kernel work included, and whatever else ran on this shared "
             "machine) / the processes in the two namespaces only (daemon + iperf3; no softirq). "
