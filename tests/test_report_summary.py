@@ -229,3 +229,23 @@ interval = "0.02s"
             assert verdict.endswith(SEPARATED), (groups, verdict)
     html = render(run, cells)
     assert "not-for-decisions" not in html and html.index('<section id="summary">') < html.index('id="methodology"')
+
+
+def test_a_technique_past_its_timeout_is_named_after_the_ranking_not_left_out(tmp_path):
+    """Set-up under loss: tinc never up within the timeout (every repetition censored), wireguard
+    once in three; neither has a mean, so the ranking names them after its places, with how often."""
+    spec = {"campaign": {"name": "censored", "repetitions": 3},
+            "technique": [{"kind": k} for k in ("baseline", "wireguard", "ipsec", "tinc")],
+            "measurement": [{"kind": "setup", "count": 5}]}
+    run, cells = records(spec)
+    for cell in cells:
+        if cell.technique == "tinc" or (cell.technique == "wireguard" and cell.repetition == 2):
+            del cell.metrics["setup_p50_s"]
+            cell.metrics["setup_p50_s_censored"] = 1
+    [ranking] = [r for r in verdicts(cells).rankings if r.metric == "setup_p50_s"]
+    assert set(ranking.techniques) == {"baseline", "ipsec"}
+    assert ranking.beyond_timeout == (("wireguard", 1, 3), ("tinc", 3, 3))
+    row = re.search(r'<table class="ranking" data-label="[^"]+" data-metric="setup_p50_s">.*?</table>',
+                    render(run, cells), re.S).group(0)
+    assert '<span class="place beyond"' in row
+    assert "wireguard (1 of 3 beyond the timeout)" in row and "tinc (never within the timeout)" in row

@@ -39,6 +39,9 @@ class Ranking:
     groups: tuple[tuple[Place, ...], ...]
     why_tied: tuple[str, ...]  # per group, '' for a group of one
     collapsed: str = ""  # why this ranking is no finding (the set-up decides it), '' where it is one
+    # (technique, censored, n): no mean, since k of its n repetitions ran past their timeout (a
+    # set-up not up in time); named after the groups, never left out without a word
+    beyond_timeout: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def techniques(self) -> list[str]:
@@ -46,8 +49,8 @@ class Ranking:
 
     @property
     def n(self) -> tuple[int, int]:
-        """The fewest and the most repetitions behind a mean of this ranking."""
-        counts = [place.n for group in self.groups for place in group]
+        """The fewest and the most repetitions behind a place of this ranking."""
+        counts = [place.n for group in self.groups for place in group] + [n for _, _, n in self.beyond_timeout]
         return min(counts), max(counts)
 
 
@@ -73,10 +76,13 @@ def rank(summary: pd.DataFrame, comparisons: pd.DataFrame, label: str, metric: s
     for impairment, rows in mine.groupby("impairment", sort=False):
         places = [Place(r.technique, float(r.mean), int(r.n)) for r in rows.itertuples()
                   if r.mean is not None and math.isfinite(r.mean)]
-        if not places:
+        beyond = tuple(sorted(((str(r.technique), int(r.censored), int(r.n)) for r in rows.itertuples()
+                               if getattr(r, "censored", 0) and not (r.mean is not None and math.isfinite(r.mean))),
+                              key=lambda b: b[1] / b[2]))  # the fewer repetitions past it, the nearer the places
+        if not places and not beyond:
             continue
         places.sort(key=lambda p: -p.mean if better_high else p.mean)
-        groups, why = [[places[0]]], [""]
+        groups, why = ([[places[0]]], [""]) if places else ([], [])
         for before, place in zip(places, places[1:]):
             said = verdict_of.get((impairment, frozenset((before.technique, place.technique))))
             said = said or "not tested"  # no baseline in the run: no test was taken
@@ -87,7 +93,7 @@ def rank(summary: pd.DataFrame, comparisons: pd.DataFrame, label: str, metric: s
                 groups[-1].append(place)
                 why[-1] = why[-1] or said
         out.append(Ranking(label, str(impairment), metric, better_high, tuple(tuple(g) for g in groups),
-                           tuple(why)))
+                           tuple(why), beyond_timeout=beyond))
     return out
 
 

@@ -139,7 +139,10 @@ def _at_a_glance(run: Run, cells: list[Cell], answers: Verdicts, measurements: l
                               "collapsed": ranking.collapsed,
                               "groups": [{"techniques": [p.technique for p in group], "why": why,
                                           "means": ", ".join(f"{p.technique} {p.mean:.4g}" for p in group)}
-                                         for group, why in zip(ranking.groups, ranking.why_tied)]})
+                                         for group, why in zip(ranking.groups, ranking.why_tied)],
+                              "beyond": [f"{technique} ({censored} of {n} beyond the timeout)" if censored < n
+                                         else f"{technique} (never within the timeout)"
+                                         for technique, censored, n in ranking.beyond_timeout]})
     specs = {}
     for cell in cells:
         params = cell.impairment_params or {}
