@@ -27,7 +27,7 @@ from vpnbench.hosts import builds
 from vpnbench.run.bringup import wait_through
 from vpnbench.techniques import expect
 from vpnbench.techniques.base import TechniqueContext
-from vpnbench.techniques.vpncloud import VpnCloud, VpnCloudParams
+from vpnbench.techniques.vpncloud import BASE62, VpnCloud, VpnCloudParams, keeps_its_length
 from vpnbench.techniques.wirecheck import check_wire, is_vpncloud, recognise
 from vpnbench.testbeds.probe import LocalKernelProbe
 
@@ -203,3 +203,20 @@ def test_a_missing_build_is_unavailable_with_the_way_to_get_it():
     with pytest.raises(ValueError, match=r"server lacks vpncloud 2\.2\.0 .*vpnbench doctor --install vpncloud@2\.2\.0"):
         VpnCloud.resolve_backend(VpnCloudParams(version="2.2.0"), HostsWithoutBuilds())
     assert not VpnCloud.backends(HostsWithoutBuilds())[0].available
+
+
+def _to_base62(data: bytes) -> str:
+    """vpncloud 2.3.0's util.rs to_base62: the bytes as one big-endian number in base62 digits."""
+    value, digits = int.from_bytes(data, "big"), ""
+    while value:
+        value, digit = divmod(value, 62)
+        digits = BASE62[digit] + digits
+    return digits
+
+
+@pytest.mark.parametrize("first_byte, kept", [(0, False), (1, True), (255, True)])
+def test_a_key_whose_first_byte_is_zero_is_one_vpncloud_would_shorten(first_byte, kept):
+    """A key pair vpncloud makes is refused when its base62 loses a leading zero byte (one pair in
+    128; its node panicked "Keys rejected by crypto library", the six-node mesh test's flake)."""
+    key = bytes([first_byte]) + bytes(range(7, 38))
+    assert len(key) == 32 and keeps_its_length(_to_base62(key)) is kept

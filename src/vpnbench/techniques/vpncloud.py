@@ -212,14 +212,36 @@ def wait_for_log(proc, who: str, ready, timeout: float = START_TIMEOUT) -> None:
         time.sleep(0.01)
 
 
+BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # vpncloud's util.rs alphabet
+KEY_BYTES = 32  # an Ed25519 seed and a public key
+GENKEY_TRIES = 8  # each pair is refused with p ~ 2/256: eight in a row ~ 1e-17
+
+
+def keeps_its_length(key: str) -> bool:
+    """Whether a base62 key decodes to its 32 bytes. vpncloud 2.3.0's base62 writes a number, so a key
+    whose first byte is 0 comes back one byte short: a seed or public key of 31 bytes, and the node
+    panics at start ("Keys rejected by crypto library"), or every peer refuses its public key."""
+    value = 0
+    for char in key:
+        value = value * 62 + BASE62.index(char)
+    return value >> (8 * (KEY_BYTES - 1)) > 0
+
+
 def _genkey(host: Host, program: str) -> tuple[str, str]:
-    """A new key pair (private, public; base62), made by vpncloud on the host (stdout, a pipe)."""
-    result = host.run([program, "genkey"], timeout=30, check=False)
-    private = re.search(r"^Private key: (\S+)$", result.stdout, re.M)
-    public = re.search(r"^Public key: (\S+)$", result.stdout, re.M)
-    if not result.ok or not private or not public:
-        raise TechniqueError(f"vpncloud genkey made no key pair on the {host.role}: {_tail(result.stderr or 'no output')}")
-    return private.group(1), public.group(1)
+    """A new key pair (private, public; base62), made by vpncloud on the host (stdout, a pipe); made
+    again while either half would not survive vpncloud's own base62 (keeps_its_length): about one
+    pair in 128, so about one bring-up in 18 of a six-node mesh (seven pairs) failed."""
+    for _ in range(GENKEY_TRIES):
+        result = host.run([program, "genkey"], timeout=30, check=False)
+        private = re.search(r"^Private key: ([0-9A-Za-z]+)$", result.stdout, re.M)
+        public = re.search(r"^Public key: ([0-9A-Za-z]+)$", result.stdout, re.M)
+        if not result.ok or not private or not public:
+            raise TechniqueError(f"vpncloud genkey made no key pair on the {host.role}: "
+                                 f"{_tail(result.stderr or 'no output')}")
+        if keeps_its_length(private.group(1)) and keeps_its_length(public.group(1)):
+            return private.group(1), public.group(1)
+    raise TechniqueError(f"vpncloud genkey made {GENKEY_TRIES} key pairs on the {host.role}, each with a half "
+                         "its own base62 shortens")
 
 
 def run_port(run_id: str) -> int:
