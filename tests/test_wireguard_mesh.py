@@ -9,7 +9,8 @@ import pytest
 
 from conftest import assert_refused, kill9_mid_traffic_then_cleanup, killed_run, run_campaign
 from mesh_pairs import NATS, convergence_cycles, pairs_without_direct_path
-from vpnbench.measure.convergence import share_curve, summary
+from vpnbench.measure import convergence
+from vpnbench.measure.convergence import Convergence, ConvergenceParams, share_curve, summary
 from vpnbench.testbeds.mesh_spec import NAT_TYPES, direct_path_possible
 
 DEADLINE = 30  # s: unreachable pairs are waited for this long; reachable ones answer after WireGuard's 5 s retry at most
@@ -33,6 +34,32 @@ def test_direct_path_possible_follows_the_nat_types(a, b, reaches):
 def test_every_nat_pair_has_an_answer():
     for a, b in itertools.product(NAT_TYPES, repeat=2):
         assert isinstance(direct_path_possible(a, b), bool)
+
+
+class ScriptedPaths:
+    """observe_paths as a mesh testbed answers it, one scripted answer per window, on a clock that
+    moves by the window instead of sleeping."""
+
+    def __init__(self, answers: list[str]):
+        self.answers, self.now, self.calls = answers, 0.0, 0
+
+    def observe_paths(self, window: float) -> dict:
+        self.now += window
+        self.calls += 1
+        return {("n0", "n2"): self.answers[min(self.calls, len(self.answers)) - 1]}
+
+
+@pytest.mark.parametrize("hold, settled, windows", [(0.0, "relay", 2), (5.0, "direct", 9)])
+def test_paths_settle_once_alike_for_the_meshs_own_round(monkeypatch, hold, settled, windows):
+    """Relayed for two windows, then direct (EasyTier's direct connector dials every 5 s): without a
+    round the first two alike windows settle it as relayed; holding the mesh's round of 5 s sees it
+    go direct and stay so for 5 s more (the CI failure of stop 52's rehearsal, CPU halved)."""
+    scripted = ScriptedPaths(["relay"] * 3 + ["direct"] * 20)
+    monkeypatch.setattr(convergence.time, "monotonic", lambda: scripted.now)
+    monkeypatch.setattr(convergence.time, "time", lambda: scripted.now)
+    paths, direct = Convergence(ConvergenceParams(period_ms=500))._settled_paths(scripted, 0.0, 60.0, hold)
+    assert paths == {("n0", "n2"): settled} and scripted.calls == windows
+    assert direct == ({("n0", "n2"): 4.0} if settled == "direct" else {})
 
 
 def test_convergence_summary_censors_a_cycle_with_silent_pairs():

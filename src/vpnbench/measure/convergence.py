@@ -90,7 +90,10 @@ class Convergence(Measurement):
         returned = time.time()
         hosts, overlay = nodes_of(ctx, cycled.tunnel)
         pairs = [(a, b) for a in overlay for b in overlay if a != b]
-        first, paths, direct = self._first_replies(ctx, hosts, overlay, returned, max(p.deadline - cycled.up_s, 0.0))
+        # a mesh that dials its direct paths in rounds (EasyTier: every 5 s) may change a path a round on
+        hold = float(cycled.tunnel.negotiated.get("mesh", {}).get("path_round_s", 0.0))
+        first, paths, direct = self._first_replies(ctx, hosts, overlay, returned, max(p.deadline - cycled.up_s, 0.0),
+                                                   hold)
         first = {pair: round(cycled.up_s + seconds, 4) for pair, seconds in first.items()}
         direct = {pair: round(cycled.up_s + seconds, 4) for pair, seconds in direct.items()}
         never = [pair for pair in pairs if pair not in first]
@@ -108,7 +111,7 @@ class Convergence(Measurement):
         return cycle
 
     def _first_replies(self, ctx: MeasureContext, hosts: dict[str, Host], overlay: dict[str, str], since: float,
-                       wait: float):
+                       wait: float, hold: float = 0.0):
         """(from, to) -> seconds from `since` to the first reply, for the pairs that answered in
         `wait`; and, on a mesh testbed, the path each pair settled on over the underlay after,
         observed while the pings go on, with when each was first seen direct (_settled_paths)."""
@@ -136,25 +139,31 @@ class Convergence(Measurement):
                 if dead:
                     raise MeasurementError(f"convergence: fping on {dead[0]} exited: {procs[dead[0]].output()[-300:]}")
                 time.sleep(POLL_S)
-            paths, direct = self._settled_paths(ctx, since, deadline) if ctx.observe_paths else ({}, {})
+            paths, direct = self._settled_paths(ctx, since, deadline, hold) if ctx.observe_paths else ({}, {})
         finally:
             stop_all(list(procs.values()))
         return {pair: max(seconds, 0.0) for pair, seconds in first.items()}, paths, direct
 
-    def _settled_paths(self, ctx: MeasureContext, since: float, deadline: float):
-        """The pairs' paths once they stop changing (two windows alike; a mesh may relay first and
-        go direct when its hole punching succeeds), and when each pair was first seen direct
-        (seconds from `since`, the end of that window: the resolution is the window)."""
+    def _settled_paths(self, ctx: MeasureContext, since: float, deadline: float, hold: float = 0.0):
+        """The pairs' paths once they stop changing (a mesh may relay first and go direct when its
+        hole punching succeeds): alike over the windows of `hold` seconds after the first (at least
+        one window more; hold: the mesh's own round, after which a path may still change), and when
+        each pair was first seen direct (seconds from `since`, the end of that window: the
+        resolution is the window)."""
         window = max(2 * self.params.period_ms / 1000, 1.0)  # every pair pings twice in it
         direct: dict[tuple[str, str], float] = {}
-        previous = None
+        previous, alike_since = None, time.monotonic()
         while True:
             paths = ctx.observe_paths(window)
             seen_at = time.time() - since
             for pair, path in paths.items():
                 if path == "direct" and pair not in direct:
                     direct[pair] = seen_at
-            if paths == previous or time.monotonic() >= deadline:
+            if paths != previous:
+                alike_since = time.monotonic()
+            elif time.monotonic() - alike_since >= max(hold, window) * 0.999:
+                return paths, direct
+            if time.monotonic() >= deadline:
                 return paths, direct
             previous = paths
 

@@ -130,7 +130,9 @@ class EasyTierMesh(MeshTechnique, EasyTier):
                                  "discovery": "public peer (route sync: every node's listeners)",
                                  "punch": "none here (its UDP hole punching needs its built-in public STUN servers)"
                                  if p2p else "off (disable_p2p)",
-                                 "relay": "public peer on the control node"}})
+                                 "relay": "public peer on the control node",
+                                 # its direct connector dials again every round: convergence holds the paths that long
+                                 **({"path_round_s": DIRECT_ROUND} if p2p else {})}})
         if not p2p:
             self.tunnel.negotiated["forced_by"] = "disable_p2p = true"
         self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))  # before their files are wiped
