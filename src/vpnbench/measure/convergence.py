@@ -104,6 +104,8 @@ class Convergence(Measurement):
             cycle["converged_s"] = max(first.values(), default=0.0)
         if tunnel_nodes := [name for name in overlay if name in ctx.nodes]:
             cycle["nat"] = {name: ctx.nodes[name].nat for name in tunnel_nodes}  # the NAT matrix's rows
+        if own := cycled.tunnel.negotiated.get("mesh", {}).get("routes"):
+            cycle["own_view"] = own  # the mesh's own paths at this up()'s return (EasyTier's routes), beside the underlay's
         if paths:
             cycle["paths"] = {f"{a}>{b}": path for (a, b), path in sorted(paths.items())}
             cycle["direct_s"] = {f"{a}>{b}": seconds for (a, b), seconds in sorted(direct.items())
