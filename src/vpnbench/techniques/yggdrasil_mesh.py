@@ -149,4 +149,11 @@ class YggdrasilMesh(MeshTechnique, Yggdrasil):
                   for name in shown if name in self.procs]
         pieces += [(f"{name}: ip addr (yggdrasil tun)", lambda name=name: evidence.command(
             host_of[name], ["ip", "addr", "show", "dev", self.ifaces[name]])) for name in shown[1:3] if name in self.ifaces]
+        # Yggdrasil's own view (its peers, and the paths it has looked up) through the admin socket:
+        # a pair with no reply while every node is connected to the public peer is a path question
+        ctl = builds.program(NAME, "yggdrasilctl", self.params.version)
+        endpoint = {name: f"unix://{self.ctx.resources.path(f'yggdrasil-{name}.sock')}" for name in shown}
+        pieces += [(f"{name}: yggdrasilctl {command}", lambda name=name, command=command: evidence.command(
+            host_of[name], [ctl, "-endpoint", endpoint[name], command])) for name in shown[1:3]
+            for command in ("getPeers", "getPaths") if name in self.procs]
         return evidence.gather(pieces)
