@@ -26,7 +26,7 @@ from vpnbench.foundation.safe_files import UnsafePath, make_dir, path_facts, wip
 from vpnbench.foundation.tools import missing_tool_reason
 from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import stop_all
-from vpnbench.techniques.base import BackendStatus, Ends, Technique, TechniqueContext, Tunnel
+from vpnbench.techniques.base import BackendStatus, Cleanup, Ends, Technique, TechniqueContext, Tunnel
 from vpnbench.techniques.overhead import IP_HEADER, Expectation, expectation_of, wireguard_outer
 from vpnbench.testbeds.probe import KernelProbe
 
@@ -218,7 +218,7 @@ class WireGuard(Technique):
         self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))
         if self.implementation != "kernel":
             for role in ("server", "client"):
-                make_socket_dir(self._host(role))  # refused before any daemon starts, unless root's alone
+                make_socket_dir(self._host(role), self.undo)  # refused before any daemon starts, unless root's alone
         for role, peer in (("server", "client"), ("client", "server")):
             self._create_interface(self._host(role), self.ifaces[role])
             peer_args = ["peer", keys[peer][1]] + (["preshared-key", str(psk_file)] if psk_file else [])
@@ -327,15 +327,12 @@ class WireGuard(Technique):
             host.run(["ip", "-batch", "-"], input="".join(f"link add {iface} type wireguard\n" for iface in ifaces),
                      timeout=timeout)
             return
-        make_socket_dir(host)
+        make_socket_dir(host, self.undo)
         if len(ifaces) == 1:
             self._create_interface(host, ifaces[0])
             return
         daemon = USERSPACE[self.implementation]
         program = builds.program(self.implementation, daemon.program, version_of(self.implementation, self.params.version))
-        # a daemon that dies after its chown (its socket not bound) leaves the directory the login
-        # user's, and every later run refused: the bring-up's undo gives it back whatever happens
-        self.undo.defer(give_socket_dir_back, host)
         procs = {iface: host.spawn([program, *daemon.foreground, iface], name=self.implementation, env=daemon.env)
                  for iface in ifaces}
         self.tunnel.procs.extend(procs.values())
@@ -494,12 +491,10 @@ class WireGuard(Technique):
             # Its control socket's directory: made here too, since once in a long test session
             # wireguard-go found it missing between its own mkdir and listen ("Failed to listen on
             # uapi socket: no such file or directory"); that one case is tried a second time. The
-            # caller checked it was root's alone (make_socket_dir) before the first daemon: not
-            # checked here, where a mesh's boringtun in another thread may have just chowned it.
+            # caller checked it was root's alone (make_socket_dir, whose undo gives it back) before the
+            # first daemon: not checked here, where a mesh's boringtun in another thread may have just
+            # chowned it.
             host.run(["mkdir", "-m", "700", "--", SOCKET_DIR], check=False)
-            # a daemon that dies after its chown (its socket not bound) leaves the directory the login
-            # user's, and every later run refused: the bring-up's undo gives it back whatever happens
-            self.undo.defer(give_socket_dir_back, host)
             proc = host.spawn([program, *daemon.foreground, iface], name=self.implementation, env=daemon.env)
             self.tunnel.procs.append(proc)
             started = time.monotonic()
@@ -614,10 +609,13 @@ def _wg(command: str, stdin: str | None = None) -> str:
 SOCKET_DIR = "/var/run/wireguard"  # where wg finds a userspace daemon's control socket
 
 
-def make_socket_dir(host) -> None:
-    """SOCKET_DIR made 0700 when missing (mkdir, never -p), refused when it is not root's alone."""
+def make_socket_dir(host, undo: Cleanup) -> None:
+    """SOCKET_DIR made 0700 when missing (mkdir, never -p), refused when it is not root's alone;
+    once accepted, `undo` gives it back to root whatever happens next: a daemon that dies after its
+    chown (its socket not bound) left it the login user's, and every later run was refused."""
     host.run(["mkdir", "-m", "700", "--", SOCKET_DIR], check=False)  # fails when it exists: checked below
     check_socket_dir(host, [])
+    undo.defer(give_socket_dir_back, host)
 
 
 def give_socket_dir_back(host) -> None:

@@ -75,7 +75,7 @@ class WireGuardMesh(MeshTechnique, WireGuard):
                              f"AllowedIPs = {overlay[node.name]}/32\nPersistentKeepalive = {p.keepalive}\n")
                  for i, node in enumerate(nodes)}
         if self.implementation != "kernel":
-            make_socket_dir(nodes[0].host)  # one directory for every namespace: made once, not raced for
+            make_socket_dir(nodes[0].host, self.undo)  # one directory for every namespace: made once, not raced for
 
         def start(i: int) -> None:
             node = nodes[i]
