@@ -74,11 +74,13 @@ def rank(summary: pd.DataFrame, comparisons: pd.DataFrame, label: str, metric: s
     better_high = higher_is_better(metric)
     out = []
     for impairment, rows in mine.groupby("impairment", sort=False):
-        places = [Place(r.technique, float(r.mean), int(r.n)) for r in rows.itertuples()
-                  if r.mean is not None and math.isfinite(r.mean)]
-        beyond = tuple(sorted(((str(r.technique), int(r.censored), int(r.n)) for r in rows.itertuples()
-                               if getattr(r, "censored", 0) and not (r.mean is not None and math.isfinite(r.mean))),
-                              key=lambda b: b[1] / b[2]))  # the fewer repetitions past it, the nearer the places
+        places, beyond = [], []
+        for r in rows.itertuples():
+            if r.mean is not None and math.isfinite(r.mean):
+                places.append(Place(r.technique, float(r.mean), int(r.n)))
+            elif getattr(r, "censored", 0):
+                beyond.append((str(r.technique), int(r.censored), int(r.n)))
+        beyond.sort(key=lambda b: b[1] / b[2])  # the fewer repetitions past it, the nearer the places
         if not places and not beyond:
             continue
         places.sort(key=lambda p: -p.mean if better_high else p.mean)
@@ -93,7 +95,7 @@ def rank(summary: pd.DataFrame, comparisons: pd.DataFrame, label: str, metric: s
                 groups[-1].append(place)
                 why[-1] = why[-1] or said
         out.append(Ranking(label, str(impairment), metric, better_high, tuple(tuple(g) for g in groups),
-                           tuple(why), beyond_timeout=beyond))
+                           tuple(why), beyond_timeout=tuple(beyond)))
     return out
 
 

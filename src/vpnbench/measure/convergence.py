@@ -90,8 +90,9 @@ class Convergence(Measurement):
         returned = time.time()
         hosts, overlay = nodes_of(ctx, cycled.tunnel)
         pairs = [(a, b) for a in overlay for b in overlay if a != b]
+        mesh = cycled.tunnel.negotiated.get("mesh", {})
         # a mesh that dials its direct paths in rounds (EasyTier: every 5 s) may change a path a round on
-        hold = float(cycled.tunnel.negotiated.get("mesh", {}).get("path_round_s", 0.0))
+        hold = float(mesh.get("path_round_s", 0.0))
         first, paths, direct = self._first_replies(ctx, hosts, overlay, returned, max(p.deadline - cycled.up_s, 0.0),
                                                    hold)
         first = {pair: round(cycled.up_s + seconds, 4) for pair, seconds in first.items()}
@@ -104,7 +105,7 @@ class Convergence(Measurement):
             cycle["converged_s"] = max(first.values(), default=0.0)
         if tunnel_nodes := [name for name in overlay if name in ctx.nodes]:
             cycle["nat"] = {name: ctx.nodes[name].nat for name in tunnel_nodes}  # the NAT matrix's rows
-        if own := cycled.tunnel.negotiated.get("mesh", {}).get("routes"):
+        if own := mesh.get("routes"):
             cycle["own_view"] = own  # the mesh's own paths at this up()'s return (EasyTier's routes), beside the underlay's
         if paths:
             cycle["paths"] = {f"{a}>{b}": path for (a, b), path in sorted(paths.items())}

@@ -28,6 +28,7 @@ from vpnbench.foundation.params import Family, TechniqueParams
 from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import Host, stop_all
+from vpnbench.hosts.route import route_device
 from vpnbench.techniques.base import BuiltTunDaemon, TechniqueContext, Tunnel
 from vpnbench.techniques.overhead import IP_HEADER, POLY1305_TAG, UDP_HEADER, Expectation, expectation_of
 
@@ -193,10 +194,11 @@ def route_for_own_address(host: Host, peer: str, undo) -> None:
     """Where `host` has no route to OWN_ADDRESS_PROBE: one for that address alone, on the device
     that reaches `peer` (on-link: nothing is sent to it, vpncloud only connects), removed at down().
     vpncloud then reads the address it has on that device, the one its peers see."""
-    if host.run(["ip", "route", "get", OWN_ADDRESS_PROBE], check=False, timeout=5).ok:
+    if route_device(host, OWN_ADDRESS_PROBE) is not None:
         return
-    words = host.run(["ip", "-o", "route", "get", peer], timeout=5).stdout.split()
-    device = words[words.index("dev") + 1]
+    device = route_device(host, peer)
+    if device is None:
+        raise TechniqueError(f"vpncloud: the {host.role} has no route to its peer {peer}")
     host.run(["ip", "route", "add", f"{OWN_ADDRESS_PROBE}/32", "dev", device, "scope", "link"])
     undo.defer(host.run, ["ip", "route", "del", f"{OWN_ADDRESS_PROBE}/32", "dev", device], check=False)
 
