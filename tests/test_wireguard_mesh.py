@@ -111,6 +111,9 @@ count = 20
     (cycle,) = convergence_cycles(tmp_path / "c.db")
     expected_never = pairs_without_direct_path(NATS)
     assert expected_never  # the mix has pairs a static mesh cannot join (n3, n4, n5: no kept port)
+    # up() waited for a session with every node it can reach, and for no other
+    sessions = by_kind["ping"]["negotiated"]["mesh"]["sessions"]
+    assert sessions["pairs"] == sessions["answered"] == (6 * 5 - len(expected_never)) // 2
     assert set(cycle["never"]) == expected_never
     assert set(cycle["first_reply_s"]) == set(cycle["pairs"]) - expected_never
     assert len(cycle["pairs"]) == 6 * 5
