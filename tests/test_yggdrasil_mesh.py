@@ -18,6 +18,8 @@ from conftest import (
 )
 from mesh_pairs import NATS, convergence_cycles, pairs_without_direct_path
 from vpnbench.measure.convergence import REPLY
+from vpnbench.techniques.base import Tunnel
+from vpnbench.techniques.yggdrasil_mesh import NoFirstReply, YggdrasilMesh
 
 DEADLINE = 20  # s: every node's one peering is up when up() returns; the tree settles in a few seconds
 
@@ -52,6 +54,39 @@ def test_the_convergence_kind_reads_fpings_replies_from_ipv6_overlay_addresses()
     # an address as yggdrasil -address prints it, in fping's line format
     line = "[1795953779.22801] 200:6f1e:9a7c:33b2:1d0:5e9f:c4a2:7b10 : [0], 64 bytes, 0.221 ms (0.221 avg, 0% loss)"
     assert REPLY.findall(line) == [("1795953779.22801", "200:6f1e:9a7c:33b2:1d0:5e9f:c4a2:7b10")]
+
+
+class ScriptedTries(YggdrasilMesh):
+    """yggdrasil-mesh's up() over scripted tries: each either a tunnel or the first reply missing."""
+
+    def __init__(self, tries: list[bool]):  # super() not called: no context, no daemons
+        self.tries, self.calls = tries, []
+
+    def _up_once(self, backend: str) -> Tunnel:
+        self.calls.append("up")
+        if not self.tries.pop(0):
+            raise NoFirstReply("yggdrasil-mesh: no echo reply from n1 to n0 within 20 s")
+        return Tunnel(backend, {}, {}, "encrypted", None, negotiated={"join_s": 0.5})
+
+    def evidence(self) -> dict[str, str]:
+        self.calls.append("evidence")
+        return {"n1: yggdrasilctl getPaths": "(none)"}
+
+    def down(self) -> None:
+        self.calls.append("down")
+
+
+def test_a_bring_up_without_the_first_reply_is_tried_once_more_and_says_so():
+    mesh = ScriptedTries([False, True])
+    tunnel = mesh.up("userspace")
+    assert mesh.calls == ["up", "evidence", "down", "up"]  # the first try's state seen, then removed
+    assert tunnel.negotiated["warning"].startswith("brought up a second time, with fresh keys: yggdrasil-mesh: no echo")
+    assert tunnel.negotiated["first_try_evidence"] == {"n1: yggdrasilctl getPaths": "(none)"}
+    assert tunnel.negotiated["join_s"] == 0.5
+    clean = ScriptedTries([True])
+    assert "warning" not in clean.up("userspace").negotiated and clean.calls == ["up"]
+    with pytest.raises(NoFirstReply):  # twice in a row: the bring-up fails, with the second try's reason
+        ScriptedTries([False, False]).up("userspace")
 
 
 # -- real daemons ----------------------------------------------------------------------------------

@@ -48,6 +48,10 @@ CONTROL = "control"  # the public peer's name among the nodes
 PARALLEL = 8  # nodes brought up at once: each a genconf, two derivations and a daemon start
 
 
+class NoFirstReply(TechniqueError):
+    """Every peering up, yet n0 had no echo reply from n1 within START_TIMEOUT."""
+
+
 class YggdrasilMeshParams(YggdrasilParams):
     kind: Literal["yggdrasil-mesh"] = "yggdrasil-mesh"  # type: ignore[assignment]
     # The mesh testbed's underlay is IPv4 only (testbeds/mesh.py): the peerings use it
@@ -66,6 +70,23 @@ class YggdrasilMesh(MeshTechnique, Yggdrasil):
         self.ifaces = {}
 
     def up(self, backend: str) -> Tunnel:
+        """Every node up and peered, n0 answered by n1; once more, with fresh keys, where n1 never
+        answered. Yggdrasil 0.5.14 now and then (about one bring-up in 24 of four nodes here) leaves
+        n1 with no path at all while n0 has one to it and every peering is up; its spanning tree
+        refreshes every 4 minutes (ironwood's routerRefresh), too late for a run. The second try
+        is said (negotiated.warning, with the first one's evidence), and its time counts in the
+        set-up time."""
+        try:
+            return self._up_once(backend)
+        except NoFirstReply as first:
+            seen = self.evidence()
+            self.down()
+            tunnel = self._up_once(backend)
+            tunnel.negotiated["warning"] = f"brought up a second time, with fresh keys: {first}"
+            tunnel.negotiated["first_try_evidence"] = seen
+            return tunnel
+
+    def _up_once(self, backend: str) -> Tunnel:
         p, res, nodes = self.params, self.ctx.resources, list(self.ctx.nodes)
         program = builds.program(NAME, NAME, p.version)
         port = p.port or run_port(res.run_id)
@@ -138,7 +159,7 @@ class YggdrasilMesh(MeshTechnique, Yggdrasil):
                 return time.monotonic() - started
             last = result.stdout + result.stderr
         logs = "; ".join(f"{role}: {_tail(self.procs[role].output(), 3)}" for role in (CONTROL, "n0", "n1"))
-        raise TechniqueError(f"yggdrasil-mesh: no echo reply from n1 to n0 within {START_TIMEOUT:g} s: {_tail(last, 2)}"
+        raise NoFirstReply(f"yggdrasil-mesh: no echo reply from n1 to n0 within {START_TIMEOUT:g} s: {_tail(last, 2)}"
                              f" (logs: {logs})")
 
     def evidence(self) -> dict[str, str]:
