@@ -13,6 +13,7 @@ import math
 import pandas as pd
 
 from vpnbench.answers.analysis import efficiency_metrics, metric_frame, summarize, without_censored_groups
+from vpnbench.answers.builds import BuildsTable, builds_side_by_side, kinds_built_twice
 from vpnbench.answers.methodology import MethodologyWarning, Ref, congestion_control_under_loss, methodology_warnings
 from vpnbench.answers.quality import Quality, monitor_frame, qualities
 from vpnbench.answers.ranking import Ranking, rank, ranked_metrics
@@ -43,6 +44,8 @@ class Verdicts:
     monitor: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)  # quality.monitor_frame of the cells
     # measurement label -> what is said in words beside its figures (its kind's declared captions)
     captions: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    # technique kind -> its techniques and the daemon each ran, for kinds brought up twice or more
+    kinds_built_twice: dict[str, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)
 
     @functools.cached_property
     def summary(self) -> pd.DataFrame:
@@ -71,6 +74,11 @@ class Verdicts:
                                                       "rate: it shows they keep up, not what they can carry")
                     out.append(ranking)
         return out
+
+    @functools.cached_property
+    def builds(self) -> list[BuildsTable]:
+        """One technique's builds side by side (builds.builds_side_by_side), per kind run twice or more."""
+        return builds_side_by_side(self.kinds_built_twice, self.rankings)
 
     def stat(self, label: str, technique: str, impairment: str, metric: str):
         """One summary row (n, mean, sd, median, ci95), or None where the group has no such value."""
@@ -155,7 +163,7 @@ def verdicts(cells: list[Cell]) -> Verdicts:
         ratios = relative_ratios(known, baseline)
     exports = [c.export() for c in cells]
     return Verdicts(baseline, relative, comparisons, methodology_warnings(exports), ratios, frame,
-                    monitor_frame(exports), captions_of(cells, exports))
+                    monitor_frame(exports), captions_of(cells, exports), kinds_built_twice(cells))
 
 
 def captions_of(cells: list[Cell], exports: list[dict]) -> dict[str, list[str]]:

@@ -15,6 +15,7 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
+from vpnbench.answers.builds import BuildsTable
 from vpnbench.answers.ranking import failures, lossy_impairments
 from vpnbench.answers.verdicts import Verdicts, verdicts
 from vpnbench.foundation.daemon_version import ran_version
@@ -111,6 +112,7 @@ def render_with_figures(run: Run, cells: list[Cell], host_facts=(), data=None, f
                            warnings=[w for w in found if w.code not in NOTES],
                            notes=[w for w in found if w.code in NOTES], scaling=scaling,
                            techniques=techniques, versioned=any(t["version"] for t in techniques),
+                           builds=[_builds_section(table) for table in answers.builds],
                            measurements=measurements,
                            failed=[c for c in cells if c.status in ("failed", "running")],
                            failed_bringups=[b for b in bringups_of(cells) if b.error and b.backend != "none"],
@@ -248,6 +250,30 @@ def _technique_rows(cells: list[Cell]) -> list[dict]:
                      "setup": mean_sd(bringup_times(mine), 1), "bringups": len(bringups),
                      "ok": sum(c.ok for c in mine), "n": len(mine)})
     return rows
+
+
+def _builds_section(table: BuildsTable) -> dict:
+    """One kind's builds side by side, in words: per ranked question each build's mean, and beside
+    every build but the first its ratio to the first with the tests' word on the two."""
+    marks = {"separated": "", "not distinguishable": " n.d.", "not enough repetitions": " untested"}
+    rows = []
+    for row in table.rows:
+        values = []
+        for build in row.means:
+            mean = "–" if build.mean is None else _mean_text(row.metric, build.mean)
+            ratio = "" if build.verdict in ("reference", "") or build.ratio is None else f"{build.ratio:.2f} ×{marks[build.verdict]}"
+            values.append((mean, ratio))
+        rows.append({"label": row.measurement_label, "impairment": row.impairment,
+                     "metric": RANKED_NAMES.get(row.metric, row.metric),
+                     "order": "higher is better" if row.higher_is_better else "lower is better", "values": values})
+    return {"kind": table.kind, "builds": list(zip(table.techniques, table.ran)), "rows": rows}
+
+
+def _mean_text(metric: str, mean: float) -> str:
+    """A mean in four digits; a rate in Mbit/s or Gbit/s."""
+    if metric.endswith("_bps"):
+        return f"{mean / 1e9:.4g} Gbit/s" if mean >= 1e9 else f"{mean / 1e6:.4g} Mbit/s"
+    return f"{mean:.4g}"
 
 
 def _unavailable_reason(cells: list[Cell]) -> str | None:
