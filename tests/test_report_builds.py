@@ -61,3 +61,6 @@ def test_the_report_gives_the_builds_their_own_section_and_only_where_a_kind_ran
     assert "href=\"#builds-wireguard\"" in html  # in the contents
     run, cells = records(preset("smoke"))  # one technique per kind
     assert verdicts(cells).builds == [] and "its builds side by side" not in render(run, cells)
+    run, cells = records(preset("s1-impairments"), repetitions=2)  # IPsec six times, one daemon: settings, not builds
+    assert len({c.technique for c in cells if c.technique_params["kind"] == "ipsec"}) > 1
+    assert verdicts(cells).builds == []

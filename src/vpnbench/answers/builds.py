@@ -1,6 +1,6 @@
 """One technique's builds side by side (issue 42, item 5): the versions story a run tells where it
-brings up one kind more than once (the wireguard-versions preset: Debian's wireguard-go, the
-current build, boringtun and the kernel's; a daemon at two pinned versions).
+brings up one kind with more than one daemon (the wireguard-versions preset: Debian's wireguard-go,
+the current build, boringtun and the kernel's; a daemon at two pinned versions).
 
 Per kind with two or more techniques: which daemon each one ran (daemon_version.ran_version, as
 the technique table says it; the backend where no built daemon ran, e.g. the kernel's data path),
@@ -47,13 +47,15 @@ class BuildsTable:
 
 
 def kinds_built_twice(cells: list[Cell]) -> dict[str, list[tuple[str, str]]]:
-    """Per technique kind the run brought up as two or more techniques: each technique, in the
-    campaign's order, with the daemon it ran (its last bring-up that names one) or its backend."""
+    """Per technique kind the run brought up with two or more daemons (builds, versions, data
+    paths): each of its techniques, in the campaign's order, with the daemon it ran (its last
+    bring-up that names one) or its backend. A kind run twice with one daemon (S1's IPsec ciphers)
+    is a comparison of settings, which the rankings already are."""
     by_kind: dict[str, dict[str, list[Cell]]] = {}
     for cell in cells:
         by_kind.setdefault(cell.technique_params.get("kind", ""), {}).setdefault(cell.technique, []).append(cell)
-    return {kind: [(technique, _ran(mine)) for technique, mine in techniques.items()]
-            for kind, techniques in by_kind.items() if len(techniques) >= 2}
+    ran = {kind: [(technique, _ran(mine)) for technique, mine in techniques.items()] for kind, techniques in by_kind.items()}
+    return {kind: built for kind, built in ran.items() if len({daemon for _, daemon in built}) >= 2}
 
 
 def builds_side_by_side(kinds: dict[str, list[tuple[str, str]]], rankings: list[Ranking]) -> list[BuildsTable]:
