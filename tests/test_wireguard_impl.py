@@ -4,6 +4,7 @@ configuration, measured (TCP, UDP, ping), proven encrypted WireGuard on the wire
 (implementation, exact version, build); kernel WireGuard is test_kernel_backends.py's (the VM).
 Bad input is refused in one line before anything runs."""
 
+import re
 import subprocess
 
 import pytest
@@ -282,6 +283,11 @@ def test_a_version_sweep_and_an_upgrade_are_shown_side_by_side_by_report_compare
     assert report.returncode == 0, report.stderr
     page = (tmp_path / "r.html").read_text()
     assert f"wireguard-go {debian_version} (debian)" in page and f"wireguard-go {CURRENT} (go" in page
+    # the versions story: the two builds side by side, the current one as a ratio to Debian's (untested: n = 1)
+    side_by_side = page[page.index('<table class="builds" data-kind="wireguard">'):]
+    side_by_side = side_by_side[:side_by_side.index("</table>")]
+    assert "<td>tcp</td>" in side_by_side and ("Gbit/s" in side_by_side or "Mbit/s" in side_by_side)
+    assert re.search(r"<small>\d+\.\d\d × untested</small>", side_by_side), side_by_side
 
     compared = run_cli("compare", f"{db}:{runs[1]}", f"{db}:{runs[2]}")
     assert compared.returncode == 0, compared.stderr

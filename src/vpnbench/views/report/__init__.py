@@ -255,13 +255,14 @@ def _technique_rows(cells: list[Cell]) -> list[dict]:
 def _builds_section(table: BuildsTable) -> dict:
     """One kind's builds side by side, in words: per ranked question each build's mean, and beside
     every build but the first its ratio to the first with the tests' word on the two."""
-    marks = {"separated": "", "not distinguishable": " n.d.", "not enough repetitions": " untested"}
+    marks = {"separated": "", "not distinguishable": " n.d.", "not enough repetitions": " untested",
+             "not tested": " untested"}  # ranking.rank's words: "not tested" where the run has no baseline
     rows = []
     for row in table.rows:
         values = []
         for build in row.means:
             mean = "–" if build.mean is None else _mean_text(row.metric, build.mean)
-            ratio = "" if build.verdict in ("reference", "") or build.ratio is None else f"{build.ratio:.2f} ×{marks[build.verdict]}"
+            ratio = "" if build.verdict in ("reference", "") or build.ratio is None else f"{build.ratio:.2f} ×{marks.get(build.verdict, '')}"
             values.append((mean, ratio))
         rows.append({"label": row.measurement_label, "impairment": row.impairment,
                      "metric": RANKED_NAMES.get(row.metric, row.metric),
