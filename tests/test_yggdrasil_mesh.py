@@ -85,8 +85,8 @@ def test_a_bring_up_without_the_first_reply_is_tried_once_more_and_says_so():
     assert tunnel.negotiated["join_s"] == 0.5
     clean = ScriptedTries([True])
     assert "warning" not in clean.up("userspace").negotiated and clean.calls == ["up"]
-    with pytest.raises(NoFirstReply):  # twice in a row: the bring-up fails, with the second try's reason
-        ScriptedTries([False, False]).up("userspace")
+    with pytest.raises(NoFirstReply, match=r"within 20 s \(the second try, with fresh keys; the first failed alike\)$"):
+        ScriptedTries([False, False]).up("userspace")  # twice in a row: the bring-up fails, and says it tried twice
 
 
 # -- real daemons ----------------------------------------------------------------------------------

@@ -71,17 +71,22 @@ class YggdrasilMesh(MeshTechnique, Yggdrasil):
 
     def up(self, backend: str) -> Tunnel:
         """Every node up and peered, n0 answered by n1; once more, with fresh keys, where n1 never
-        answered. Yggdrasil 0.5.14 now and then (about one bring-up in 24 of four nodes here) leaves
-        n1 with no path at all while n0 has one to it and every peering is up; its spanning tree
-        refreshes every 4 minutes (ironwood's routerRefresh), too late for a run. The second try
-        is said (negotiated.warning, with the first one's evidence), and its time counts in the
-        set-up time."""
+        answered. Yggdrasil 0.5.14 now and then (one bring-up in 24 of four nodes in stop 52; one
+        cycle of 91 in stop 53) leaves n1 with no path at all while n0 has one to it and every
+        peering is up (the TUN has no DAD to wait for: yggdrasil sets accept_dad = -1); its
+        spanning tree refreshes every 4 minutes (ironwood's routerRefresh), too late for a run.
+        The second try is said (negotiated.warning, with the first one's evidence: the TUN's packet
+        counters say whether n1's kernel saw the echoes), and its time counts in the set-up time.
+        Where it fails too, its error says so."""
         try:
             return self._up_once(backend)
         except NoFirstReply as first:
             seen = self.evidence()
             self.down()
-            tunnel = self._up_once(backend)
+            try:
+                tunnel = self._up_once(backend)
+            except NoFirstReply as second:
+                raise NoFirstReply(f"{second} (the second try, with fresh keys; the first failed alike)") from first
             tunnel.negotiated["warning"] = f"brought up a second time, with fresh keys: {first}"
             tunnel.negotiated["first_try_evidence"] = seen
             return tunnel
@@ -168,8 +173,8 @@ class YggdrasilMesh(MeshTechnique, Yggdrasil):
         host_of: dict[str, Host] = self.nodes
         pieces = [(f"{name}: yggdrasil log", lambda proc=self.procs[name]: evidence.log_tail(proc))
                   for name in shown if name in self.procs]
-        pieces += [(f"{name}: ip addr (yggdrasil tun)", lambda name=name: evidence.command(
-            host_of[name], ["ip", "addr", "show", "dev", self.ifaces[name]])) for name in shown[1:3] if name in self.ifaces]
+        pieces += [(f"{name}: ip -s addr (yggdrasil tun, its packet counters)", lambda name=name: evidence.command(
+            host_of[name], ["ip", "-s", "addr", "show", "dev", self.ifaces[name]])) for name in shown[1:3] if name in self.ifaces]
         # Yggdrasil's own view (its peers, and the paths it has looked up) through the admin socket:
         # a pair with no reply while every node is connected to the public peer is a path question
         ctl = builds.program(NAME, "yggdrasilctl", self.params.version)
