@@ -175,11 +175,13 @@ class YggdrasilMesh(MeshTechnique, Yggdrasil):
                   for name in shown if name in self.procs]
         pieces += [(f"{name}: ip -s addr (yggdrasil tun, its packet counters)", lambda name=name: evidence.command(
             host_of[name], ["ip", "-s", "addr", "show", "dev", self.ifaces[name]])) for name in shown[1:3] if name in self.ifaces]
-        # Yggdrasil's own view (its peers, and the paths it has looked up) through the admin socket:
-        # a pair with no reply while every node is connected to the public peer is a path question
+        # Yggdrasil's own view through the admin socket (itself, its peers, the tree entries it knows,
+        # the paths it has looked up): a pair with no reply while every node is connected to the
+        # public peer is a path question. A node missing an ancestor's tree entry has no coordinates
+        # (ironwood's _getRootAndPath: "a dead end"), so answers to its lookups go to the root instead
         ctl = builds.program(NAME, "yggdrasilctl", self.params.version)
         endpoint = {name: f"unix://{self.ctx.resources.path(f'yggdrasil-{name}.sock')}" for name in shown}
         pieces += [(f"{name}: yggdrasilctl {command}", lambda name=name, command=command: evidence.command(
             host_of[name], [ctl, "-endpoint", endpoint[name], command])) for name in shown[1:3]
-            for command in ("getPeers", "getPaths") if name in self.procs]
+            for command in ("getSelf", "getPeers", "getTree", "getPaths") if name in self.procs]
         return evidence.gather(pieces)
