@@ -36,6 +36,8 @@ declare -A need=(
   [curl]=curl  # transfer: the http and ftp client
   [irtt]=irtt  # stream, latency_under_load: isochronous one-way delay probes
   [ffmpeg]=ffmpeg  # stream, profile = "video": S3's constant-bitrate MPEG-TS stream
+  [edge]=n2n  # n2n, n2n-mesh: edge and supernode (in /usr/sbin)
+  [ifconfig]=net-tools  # n2n's edge configures its TAP with /sbin/ifconfig
 )
 if [ "${1:-}" = kernel ]; then
   need+=([qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio)
@@ -103,8 +105,9 @@ if ((${#missing[@]})); then
   fi
   # Likewise nginx and vsftpd: vpnbench starts its own per cell, in the server's namespace;
   # the packages' services would listen on ports 80 and 21 of the machine itself.
-  # And PostgreSQL's default cluster (localhost:5432): the tests run their own server.
-  for service in nginx vsftpd postgresql; do
+  # And PostgreSQL's default cluster (localhost:5432): the tests run their own server; and n2n's
+  # supernode and edge services, where the package enabled them (vpnbench runs its own per node).
+  for service in nginx vsftpd postgresql supernode edge; do
     if [[ " ${missing[*]} " == *" $service"* ]] && [ -d /run/systemd/system ]; then
       systemctl disable --now "$service" >/dev/null 2>&1 || true
     fi
