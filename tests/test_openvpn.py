@@ -102,6 +102,11 @@ def test_negotiated_is_read_from_the_log():
     static = ("Data Channel Encrypt: Cipher 'AES-256-CBC' initialized with 256 bit key\n"
               "Data Channel Encrypt: Using 512 bit message hash 'SHA512' for HMAC authentication\n")
     assert parse_negotiated(static) == {"cipher": "AES-256-CBC", "auth": "SHA512"}
+    # OpenVPN 2.6.14 (Debian 12's update) says it at verb 4 only, in other words
+    newer = ("Outgoing Static Key Encryption: Cipher 'AES-128-CBC' initialized with 128 bit key\n"
+             "Outgoing Static Key Encryption: Using 256 bit message hash 'SHA256' for HMAC authentication\n"
+             "Incoming Static Key Encryption: Cipher 'AES-128-CBC' initialized with 128 bit key\n")
+    assert parse_negotiated(newer) == {"cipher": "AES-128-CBC", "auth": "SHA256"}
 
 
 def test_static_keys_are_fresh_and_well_formed():

@@ -267,8 +267,12 @@ class OpenVPN(Technique):
         # The first tunnel keeps its /64 and /24; the others take their own /124 and /30 (Ends.nth),
         # more specific, so each host routes every tunnel's addresses through its own device
         prefix6, netmask = ("64", "255.255.255.0") if index == 0 else ("124", "255.255.255.252")
+        # Static-key mode says its cipher and HMAC at verb 3 up to OpenVPN 2.6.3 ("Data Channel
+        # Encrypt: ..."), and only at verb 4 from 2.6.14 on ("Outgoing Static Key Encryption: ...",
+        # beside the options dump, which holds the key file's path, never the key)
+        verb = "4" if p.mode == "static" else "3"
         args = ["--dev", iface, "--dev-type", p.dev, "--cd", str(self.ctx.resources.dir),
-                "--verb", "3", "--cipher", p.cipher, "--auth", p.auth]
+                "--verb", verb, "--cipher", p.cipher, "--auth", p.auth]
         if p.transport == "udp":
             args += ["--proto", f"udp{fam}"]
         else:
@@ -401,10 +405,11 @@ def parse_negotiated(log: str) -> dict[str, str]:
         found["cipher"] = data.group(1)
         if data.group(2) and data.group(2) != "[null-digest]":
             found["auth"] = data.group(2)
-    static = re.search(r"Data Channel Encrypt: Cipher '([^']+)'", log)
+    # static-key mode: "Data Channel Encrypt:" (OpenVPN 2.6.3), "Outgoing Static Key Encryption:" (2.6.14)
+    static = re.search(r"(?:Data Channel Encrypt|Outgoing Static Key Encryption): Cipher '([^']+)'", log)
     if static and not data:
         found["cipher"] = static.group(1)
-    auth = re.search(r"Data Channel Encrypt: Using \d+ bit message hash '([^']+)'", log)
+    auth = re.search(r"(?:Data Channel Encrypt|Outgoing Static Key Encryption): Using \d+ bit message hash '([^']+)'", log)
     if auth and not data:
         found["auth"] = auth.group(1)
     control = re.search(r"Control Channel: (TLSv[\d.]+), cipher \S+ ([^,\s]+)", log)
