@@ -2,7 +2,7 @@
 brings up one kind with more than one daemon (the wireguard-versions preset: Debian's wireguard-go,
 the current build, boringtun and the kernel's; a daemon at two pinned versions).
 
-Per kind with two or more techniques: which daemon each one ran (daemon_version.ran_version, as
+Per kind with two or more daemons: which daemon each technique ran (daemon_version.ran_version, as
 the technique table says it; the backend where no built daemon ran, e.g. the kernel's data path),
 and per ranked question (a measurement label, an impairment, a headline metric: the run's
 rankings) each build's mean beside the kind's first technique as a ratio, and whether the run's
@@ -15,7 +15,7 @@ import dataclasses
 import math
 
 from vpnbench.answers.ranking import Ranking
-from vpnbench.foundation.daemon_version import ran_version
+from vpnbench.foundation.daemon_version import last_ran_version
 from vpnbench.store.records import Cell
 
 
@@ -95,7 +95,7 @@ def _row(ranking: Ranking, techniques: list[str]) -> BuildsRow | None:
 
 def _ran(mine: list[Cell]) -> str:
     """The daemon a technique's last bring-up that names one ran, else its backend."""
-    ran = next(filter(None, (ran_version(cell.negotiated) for cell in reversed(mine))), None)
+    ran = last_ran_version(cell.negotiated for cell in mine)
     if ran is not None:
         return ran.label
     backend = mine[-1].technique_params.get("backend", "")

@@ -44,7 +44,7 @@ class Verdicts:
     monitor: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)  # quality.monitor_frame of the cells
     # measurement label -> what is said in words beside its figures (its kind's declared captions)
     captions: dict[str, list[str]] = dataclasses.field(default_factory=dict)
-    # technique kind -> its techniques and the daemon each ran, for kinds brought up twice or more
+    # technique kind -> its techniques and the daemon each ran, for kinds run with two or more daemons
     kinds_built_twice: dict[str, list[tuple[str, str]]] = dataclasses.field(default_factory=dict)
 
     @functools.cached_property
@@ -77,7 +77,7 @@ class Verdicts:
 
     @functools.cached_property
     def builds(self) -> list[BuildsTable]:
-        """One technique's builds side by side (builds.builds_side_by_side), per kind run twice or more."""
+        """One technique's builds side by side (builds.builds_side_by_side), per kind run with two or more daemons."""
         return builds_side_by_side(self.kinds_built_twice, self.rankings)
 
     def stat(self, label: str, technique: str, impairment: str, metric: str):

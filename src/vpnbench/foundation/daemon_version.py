@@ -61,6 +61,12 @@ def ran_version(negotiated: dict | None) -> DaemonVersion | None:
     return DaemonVersion(str(implementation), version, build_word(build), dict(build))
 
 
+def last_ran_version(negotiated_records) -> DaemonVersion | None:
+    """The version the last of these negotiated records (oldest first) that names one names: a
+    technique's latest bring-up with a built daemon, across restarts."""
+    return next(filter(None, (ran_version(negotiated) for negotiated in reversed(list(negotiated_records)))), None)
+
+
 def build_word(build: dict) -> str:
     """How a build was made, in a word: the distribution's package, or the toolchain that built it."""
     if build.get("source") == "debian":

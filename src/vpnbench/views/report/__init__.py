@@ -18,7 +18,7 @@ import pandas as pd
 from vpnbench.answers.builds import BuildsTable
 from vpnbench.answers.ranking import failures, lossy_impairments
 from vpnbench.answers.verdicts import Verdicts, verdicts
-from vpnbench.foundation.daemon_version import ran_version
+from vpnbench.foundation.daemon_version import last_ran_version
 from vpnbench.foundation.errors import UserError
 from vpnbench.impair.profiles import STUDIES
 from vpnbench.measure import MEASUREMENTS
@@ -236,7 +236,7 @@ def _technique_rows(cells: list[Cell]) -> list[dict]:
         bringups = bringups_of(mine)
         negotiated = mine[0].negotiated
         known = TECHNIQUES.get(mine[0].technique_params.get("kind"))
-        ran = next(filter(None, (ran_version(b.negotiated) for b in reversed(bringups))), None)
+        ran = last_ran_version(b.negotiated for b in bringups)
         rows.append({"technique": technique, "kind": mine[0].technique_params.get("kind", ""),
                      "params": ", ".join(f"{k}={v}" for k, v in params.items()),
                      "backend": bringups[-1].backend if bringups else "–",
