@@ -63,7 +63,8 @@ lint: deps
 test-host: deps kernel-deps browser-deps cargo-deps builds
 	$(CARGO) test -q $(CARGO_FLAGS) $(CARGO_CONFIG) --manifest-path $(CURDIR)/linkem/Cargo.toml
 	$(CARGO) test -q $(CARGO_FLAGS) $(CARGO_CONFIG) --manifest-path $(CURDIR)/gen/Cargo.toml
-	$(BIN)/python -m pytest -q -m "not vmtestbed" --durations=25 tests
+	$(BIN)/python -m pytest -q -n auto --dist worksteal --machine-tests=none -m "not vmtestbed" tests
+	$(BIN)/python -m pytest -q --machine-tests=only -m "not vmtestbed" --durations=25 tests
 
 # Tests marked `vm`, inside a QEMU VM booting the distribution kernel (netem, kernel
 # WireGuard, ...) with this machine's root filesystem read-only over 9p. --timeout stops a hung

@@ -46,19 +46,48 @@ interval = "0.05s"
 """
 
 
+def pytest_configure(config):
+    """pytest-xdist's workers are handed COLUMNS=80: the CLI's tables, 160 wide where stdout is
+    not a terminal, would wrap where a test reads a whole row. The suite's CLIs run at that width
+    wherever it runs (a test that wants another width passes its own COLUMNS)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ.pop("COLUMNS", None)
+        os.environ.pop("LINES", None)
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--machine-tests", choices=("all", "only", "none"), default="all",
+        help="only: just the tests that need the machine to themselves (namespaces, VMs, timing, the "
+             "clean-machine check), which run one session at a time; none: just the rest, which may "
+             "run side by side (pytest -n, make test's host stage)")
+
+
+def needs_the_machine(item) -> bool:
+    """A test that takes the machine's test lock: it makes namespaces or VMs, times something, or
+    checks that nothing of vpnbench is left on the machine."""
+    return any(mark in item.keywords for mark in ("netns", "vm", "exclusive")) \
+        or "clean_machine" in getattr(item, "fixturenames", ())
+
+
 @pytest.hookimpl(trylast=True)  # after -m/-k have deselected: lock only for what really runs
 def pytest_collection_modifyitems(config, items):
     """One session of namespace tests at a time per machine: the leftover checks look at every
     vpb-* namespace, and timing assertions need the cores. Unit-only sessions do not wait.
     Hand-run campaigns can share it: `flock /run/vpnbench-tests.lock vpnbench run ...`."""
+    wanted = config.getoption("--machine-tests")
+    if wanted != "all":
+        deselected = [item for item in items if needs_the_machine(item) != (wanted == "only")]
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+            items[:] = [item for item in items if needs_the_machine(item) == (wanted == "only")]
     if os.geteuid() != 0:
         skip = pytest.mark.skip(reason="needs root to create network namespaces")
         for item in items:
             if "netns" in item.keywords:
                 item.add_marker(skip)
         return
-    if not any(mark in item.keywords for item in items for mark in ("netns", "vm", "exclusive")) \
-            and not any("clean_machine" in getattr(item, "fixturenames", ()) for item in items):
+    if not any(needs_the_machine(item) for item in items):
         return
     config._vpnbench_lock = TEST_LOCK.open("a")
     try:
