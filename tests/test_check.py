@@ -216,7 +216,7 @@ backend = "linkem"
 netem = "{netem}"
 [[measurement]]
 kind = "tcp"
-duration = "2s"
+duration = "1s"
 """
 
 
