@@ -77,10 +77,12 @@ def pytest_collection_modifyitems(config, items):
     Hand-run campaigns can share it: `flock /run/vpnbench-tests.lock vpnbench run ...`."""
     wanted = config.getoption("--machine-tests")
     if wanted != "all":
-        deselected = [item for item in items if needs_the_machine(item) != (wanted == "only")]
+        kept, deselected = [], []
+        for item in items:
+            (kept if needs_the_machine(item) == (wanted == "only") else deselected).append(item)
         if deselected:
             config.hook.pytest_deselected(items=deselected)
-            items[:] = [item for item in items if needs_the_machine(item) == (wanted == "only")]
+            items[:] = kept
     if os.geteuid() != 0:
         skip = pytest.mark.skip(reason="needs root to create network namespaces")
         for item in items:
