@@ -34,13 +34,14 @@ def measured(kind: str, nodes: int, period_ms: int, idle: float) -> dict[str, di
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", default="10,30,100")
+    parser.add_argument("--kinds", default=",".join(TECHNIQUE_KINDS), help="the mesh techniques, comma-separated")
     parser.add_argument("--idle", type=float, default=30.0, help="seconds of the idle window")
     parser.add_argument("--publish", action="store_true")
     args = parser.parse_args()
     require_root("mesh_scale.py")
     rows = []
     with exclusive():
-        for kind in TECHNIQUE_KINDS:
+        for kind in args.kinds.split(","):
             for nodes in [int(n) for n in args.nodes.split(",")]:
                 period = 500 if nodes <= 30 else 1000  # N = 100: 9 900 pairs, ~10 000 echoes/s at 1 s
                 cells = measured(kind, nodes, period, args.idle)

@@ -14,7 +14,7 @@ from vpnbench.foundation.tools import which
 from vpnbench.hosts.resources import RunResources
 from vpnbench.run.bringup import SETUP_TIMEOUT, wait_through
 from vpnbench.techniques.base import TechniqueContext
-from vpnbench.techniques.openvpn import AEAD, CBC, OpenVPN, OpenVPNParams, parse_negotiated, static_key_file
+from vpnbench.techniques.openvpn import AEAD, CBC, OpenVPN, OpenVPNParams, is_ready, parse_negotiated, static_key_file
 from vpnbench.testbeds.probe import LocalKernelProbe
 
 needs_openvpn = pytest.mark.skipif(not which("openvpn"), reason="openvpn not installed (apt-get install openvpn)")
@@ -107,6 +107,16 @@ def test_negotiated_is_read_from_the_log():
              "Outgoing Static Key Encryption: Using 256 bit message hash 'SHA256' for HMAC authentication\n"
              "Incoming Static Key Encryption: Cipher 'AES-128-CBC' initialized with 128 bit key\n")
     assert parse_negotiated(newer) == {"cipher": "AES-128-CBC", "auth": "SHA256"}
+
+
+def test_a_tls_daemon_is_ready_once_it_has_named_its_data_channel():
+    """OpenVPN 2.6's p2p mode logs READY a moment before the data channel's cipher (stop 54's CI
+    read a DCO client's log in between and recorded no cipher): TLS mode waits for both."""
+    connected = "Initialization Sequence Completed\n"
+    assert not is_ready(connected, "tls")
+    assert is_ready(connected + "Data Channel: cipher 'AES-256-GCM', peer-id: 0\n", "tls")
+    assert not is_ready("Data Channel: cipher 'AES-256-GCM', peer-id: 0\n", "tls")
+    assert is_ready(connected, "static")  # static-key mode names its cipher before it connects
 
 
 def test_static_keys_are_fresh_and_well_formed():

@@ -10,7 +10,7 @@ import pytest
 from conftest import assert_refused, kill9_mid_traffic_then_cleanup, killed_run, run_campaign
 from mesh_pairs import NATS, convergence_cycles, pairs_without_direct_path
 from vpnbench.measure import convergence
-from vpnbench.measure.convergence import Convergence, ConvergenceParams, share_curve, summary
+from vpnbench.measure.convergence import Convergence, ConvergenceParams, fewer_peers, share_curve, summary
 from vpnbench.testbeds.mesh_spec import NAT_TYPES, direct_path_possible
 
 DEADLINE = 30  # s: unreachable pairs are waited for this long; reachable ones answer after WireGuard's 5 s retry at most
@@ -70,6 +70,20 @@ def test_convergence_summary_censors_a_cycle_with_silent_pairs():
     both = summary([converged, silent], 10)
     assert "converged_s" not in both and both["converged_s_censored"] == 1.0 and both["pairs_never"] == 1.0
     assert share_curve({"a>b": 0.6}, 2) == [(0.6, 0.5)]  # the silent pair keeps the share below 1
+
+
+def test_the_probe_asks_fewer_peers_as_they_answer():
+    """A node's fping starts again on the silent peers once half have answered: at N = 100 a node
+    restarts about log2(99) times, not once per reply; the peers that answered are never asked again."""
+    peers = [f"n{i}" for i in range(1, 100)]
+    assert fewer_peers(peers, {"n1", "n2"}) is None  # 2 of 99: keep it
+    assert fewer_peers(peers, set(peers[:50])) == peers[50:]  # 50 of 99: the other 49
+    assert fewer_peers(["n1", "n2"], {"n1", "n2"}) == []  # every peer answered: the node rests
+    asked, restarts = peers, 0
+    for answered in range(1, 100):  # the peers answer one at a time
+        if (left := fewer_peers(asked, set(peers[:answered]))) is not None:
+            asked, restarts = left, restarts + 1
+    assert asked == [] and restarts == 7  # 99 -> 49 -> 24 -> 12 -> 6 -> 3 -> 1 -> 0
 
 
 # -- validation ------------------------------------------------------------------------------------

@@ -3,7 +3,10 @@ overlay, and each pair's first reply.
 
 A cycle is the technique's own down() and up() (daemons stopped and started, fresh keys), then
 on every node one fping in loop mode (`-l`) to every other node's overlay address, until every
-pair has answered or the deadline passed. fping prints each reply with its arrival time (`-D`,
+pair has answered or the deadline passed. Once half the peers a node's fping asks have answered,
+it is started again on the rest (`fewer_peers`): N(N-1) echoes a period at the start would
+otherwise load the daemons under test long after most pairs answered (the cycle's
+`probe_restarts` counts these). fping prints each reply with its arrival time (`-D`,
 the epoch); a pair's first reply is that time less the moment up() returned, plus up()'s own
 duration, so it counts from the daemons' start. fping's reply timeout is its period here
 (`-t` = `-p`), and a reply later than that is not counted: a pair answers when an echo comes back
@@ -93,14 +96,14 @@ class Convergence(Measurement):
         mesh = cycled.tunnel.negotiated.get("mesh", {})
         # a mesh that dials its direct paths in rounds (EasyTier: every 5 s) may change a path a round on
         hold = float(mesh.get("path_round_s", 0.0))
-        first, paths, direct = self._first_replies(ctx, hosts, overlay, returned, max(p.deadline - cycled.up_s, 0.0),
-                                                   hold)
+        first, paths, direct, restarts = self._first_replies(ctx, hosts, overlay, returned,
+                                                             max(p.deadline - cycled.up_s, 0.0), hold)
         first = {pair: round(cycled.up_s + seconds, 4) for pair, seconds in first.items()}
         direct = {pair: round(cycled.up_s + seconds, 4) for pair, seconds in direct.items()}
         never = [pair for pair in pairs if pair not in first]
         cycle = {"up_s": round(cycled.up_s, 4), "pairs": [f"{a}>{b}" for a, b in pairs],
                  "first_reply_s": {f"{a}>{b}": seconds for (a, b), seconds in sorted(first.items())},
-                 "never": [f"{a}>{b}" for a, b in never]}
+                 "never": [f"{a}>{b}" for a, b in never], "probe_restarts": restarts}
         if not never:
             cycle["converged_s"] = max(first.values(), default=0.0)
         if tunnel_nodes := [name for name in overlay if name in ctx.nodes]:
@@ -120,32 +123,57 @@ class Convergence(Measurement):
         observed while the pings go on, with when each was first seen direct (_settled_paths)."""
         period = str(self.params.period_ms)
         by_address = {address: name for name, address in overlay.items()}
-
-        def start(name: str):
-            targets = [address for peer, address in overlay.items() if peer != name]
-            return hosts[name].spawn(["fping", "-D", "-l", "-p", period, "-t", period, "-i", "2", *targets],
-                                     name=f"fping-{name}")
-        with ThreadPoolExecutor(PARALLEL) as pool:
-            procs = dict(zip(overlay, pool.map(start, overlay)))
-        wanted = len(overlay) * (len(overlay) - 1)
         first: dict[tuple[str, str], float] = {}
+
+        def start(name: str, peers: list[str]):
+            return hosts[name].spawn(["fping", "-D", "-l", "-p", period, "-t", period, "-i", "2",
+                                      *(overlay[peer] for peer in peers)], name=f"fping-{name}")
+
+        def read(name: str, proc) -> None:
+            for stamp, address in REPLY.findall(proc.output()):
+                pair = (name, by_address.get(address, address))
+                first[pair] = min(first.get(pair, float("inf")), float(stamp) - since)
+
+        asked = {name: [peer for peer in overlay if peer != name] for name in overlay}
+        with ThreadPoolExecutor(PARALLEL) as pool:
+            procs = dict(zip(overlay, pool.map(start, overlay, asked.values())))
+        wanted = len(overlay) * (len(overlay) - 1)
         deadline = time.monotonic() + wait
+        restarts = 0
         try:
             while True:
                 for name, proc in procs.items():
-                    for stamp, address in REPLY.findall(proc.output()):
-                        pair = (name, by_address.get(address, address))
-                        first[pair] = min(first.get(pair, float("inf")), float(stamp) - since)
+                    read(name, proc)
                 if len(first) >= wanted or time.monotonic() >= deadline:
                     break
                 dead = [name for name, proc in procs.items() if not proc.alive()]
                 if dead:
                     raise MeasurementError(f"convergence: fping on {dead[0]} exited: {procs[dead[0]].output()[-300:]}")
+                heard: dict[str, set[str]] = {name: set() for name in overlay}
+                for a, b in first:
+                    heard[a].add(b)
+                sparser = {name: left for name in procs if (left := fewer_peers(asked[name], heard[name])) is not None}
+                if sparser:
+                    stop_all([procs[name] for name in sparser])
+                    for name in sparser:
+                        read(name, procs.pop(name))  # what it printed before it stopped
+                        asked[name] = [peer for peer in sparser[name] if (name, peer) not in first]
+                    again = [name for name in sparser if asked[name]]  # a node all of whose peers answered rests
+                    with ThreadPoolExecutor(PARALLEL) as pool:
+                        procs.update(zip(again, pool.map(start, again, (asked[name] for name in again))))
+                    restarts += len(again)
                 time.sleep(POLL_S)
-            paths, direct = self._settled_paths(ctx, since, deadline, hold) if ctx.observe_paths else ({}, {})
         finally:
             stop_all(list(procs.values()))
-        return {pair: max(seconds, 0.0) for pair, seconds in first.items()}, paths, direct
+        paths, direct = {}, {}
+        if ctx.observe_paths:  # every pair pings again while the paths settle: the underlay sees each one
+            with ThreadPoolExecutor(PARALLEL) as pool:
+                procs = dict(zip(overlay, pool.map(start, overlay, ([p for p in overlay if p != n] for n in overlay))))
+            try:
+                paths, direct = self._settled_paths(ctx, since, deadline, hold)
+            finally:
+                stop_all(list(procs.values()))
+        return {pair: max(seconds, 0.0) for pair, seconds in first.items()}, paths, direct, restarts
 
     def _settled_paths(self, ctx: MeasureContext, since: float, deadline: float, hold: float = 0.0):
         """The pairs' paths once they stop changing (a mesh may relay first and go direct when its
@@ -169,6 +197,15 @@ class Convergence(Measurement):
             if time.monotonic() >= deadline:
                 return paths, direct
             previous = paths
+
+
+def fewer_peers(asked: list[str], answered: set[str]) -> list[str] | None:
+    """The peers a node's fping should ask instead, once at least half of those it asks have
+    answered (None: keep it): the probe's load falls as the mesh converges. Every node asking every
+    other each period is N(N-1) echoes a period, 9 900 a second at N = 100 with a 1 s period, each
+    through the daemons under test; halving at each restart costs a node about log2(N) restarts."""
+    left = [peer for peer in asked if peer not in answered]
+    return left if 2 * len(left) <= len(asked) else None
 
 
 def share_curve(first_reply: dict[str, float], pairs: int) -> list[tuple[float, float]]:

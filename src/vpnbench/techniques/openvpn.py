@@ -42,6 +42,10 @@ CBC = ("AES-256-CBC", "AES-128-CBC")
 STATIC_WARNING = ("static-key mode is deprecated in OpenVPN 2.6 and removed in 2.7: no forward secrecy, "
                   "one key for the whole run (kept for S1's comparison)")
 READY = "Initialization Sequence Completed"
+# TLS mode's data channel, as each daemon states it. OpenVPN 2.6 prints it just *after* READY in p2p
+# mode (do_up: initialization_sequence_completed, then tls_print_deferred_options_results), so a
+# log read between the two has READY and no cipher yet: both are waited for.
+DATA_CHANNEL = "Data Channel: cipher '"
 NODELAY_SET = "Socket flags: TCP_NODELAY=1 succeeded"
 START_TIMEOUT = 20.0
 START_TIMEOUT_PER_TUNNEL = 0.2  # tunnels = N: N TLS handshakes on the hosts' cores at once
@@ -348,7 +352,7 @@ class OpenVPN(Technique):
         deadline = time.monotonic() + timeout
         while True:
             logs = [proc.output() for proc in self.tunnel.procs]
-            waiting = [index for index, log in enumerate(logs) if READY not in log]
+            waiting = [index for index, log in enumerate(logs) if not is_ready(log, self.params.mode)]
             if not waiting:
                 break
             for index, (proc, log) in enumerate(zip(self.tunnel.procs, logs)):
@@ -397,10 +401,15 @@ def link_kind(host, iface: str) -> str:
     return next((link.get("linkinfo", {}).get("info_kind", "") for link in shown), "")
 
 
+def is_ready(log: str, mode: str) -> bool:
+    """A daemon's log says it is connected and (TLS mode) which data channel cipher it uses."""
+    return READY in log and (mode == "static" or DATA_CHANNEL in log)
+
+
 def parse_negotiated(log: str) -> dict[str, str]:
     """What the client's log says the data and control channels really use."""
     found = {}
-    data = re.search(r"Data Channel: cipher '([^']+)'(?:, auth '([^']+)')?", log)
+    data = re.search(re.escape(DATA_CHANNEL) + r"([^']+)'(?:, auth '([^']+)')?", log)
     if data:
         found["cipher"] = data.group(1)
         if data.group(2) and data.group(2) != "[null-digest]":
