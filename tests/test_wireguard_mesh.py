@@ -10,7 +10,7 @@ import pytest
 from conftest import assert_refused, kill9_mid_traffic_then_cleanup, killed_run, run_campaign
 from mesh_pairs import NATS, convergence_cycles, pairs_without_direct_path
 from vpnbench.measure import convergence
-from vpnbench.measure.convergence import Convergence, ConvergenceParams, fewer_peers, share_curve, summary
+from vpnbench.measure.convergence import Convergence, ConvergenceParams, fewer_peers, new_replies, share_curve, summary
 from vpnbench.testbeds.mesh_spec import NAT_TYPES, direct_path_possible
 
 DEADLINE = 30  # s: unreachable pairs are waited for this long; reachable ones answer after WireGuard's 5 s retry at most
@@ -84,6 +84,19 @@ def test_the_probe_asks_fewer_peers_as_they_answer():
         if (left := fewer_peers(asked, set(peers[:answered]))) is not None:
             asked, restarts = left, restarts + 1
     assert asked == [] and restarts == 7  # 99 -> 49 -> 24 -> 12 -> 6 -> 3 -> 1 -> 0
+
+
+def test_each_poll_parses_only_the_new_whole_lines_of_an_fping():
+    one = "[1795938338.66361] 10.77.0.2 : [0], 64 bytes, 0.132 ms (0.132 avg, 0% loss)\n"
+    two = "[1795938339.16400] 10.77.0.3 : [1], 64 bytes, 0.150 ms (0.141 avg, 0% loss)\n"
+    half = two[:30]  # fping is still writing this line
+    replies, at = new_replies(one + half, 0)
+    assert replies == [(1795938338.66361, "10.77.0.2")] and at == len(one)
+    replies, at = new_replies(one + two, at)  # the line is whole now: read once, the first not again
+    assert replies == [(1795938339.164, "10.77.0.3")] and at == len(one + two)
+    assert new_replies(one + two, at) == ([], at)
+    unreachable = "10.77.0.4 : duplicate for [0], 64 bytes\nICMP Host Unreachable from 10.77.0.1\n"
+    assert new_replies(one + two + unreachable, at)[0] == []  # lines that are not replies
 
 
 # -- validation ------------------------------------------------------------------------------------
