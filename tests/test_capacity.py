@@ -360,6 +360,14 @@ def test_latency_loads_default_to_csits_four_with_gen_and_none_with_iperf3():
     assert RateSearchParams(tool="gen", latency_at_pdr=[0.5]).settings()["latency_at_pdr"] == [0.5]
 
 
+# The rise from 10 to 90 % of the PDR is queueing at the tunnel: it follows where the tunnel's own
+# service rate sets the PDR, well below what gen reaches on this host. Where gen itself reaches
+# little more (the CPU halved: gen 45 Mbit/s, wireguard-go's PDR 35, stop 55), both share starved
+# cores, the PDR is set by losses while the daemon waits for a core (286 of 331 at the tun device),
+# and the delays fell with load (p50 170 → 137 µs): the wake-up of a sleeping daemon, not a queue.
+QUEUE_MARGIN = 0.5
+
+
 @pytest.mark.netns
 def test_latency_at_fractions_of_the_pdr_rises_from_ten_to_ninety_percent(tmp_path, clean_machine):
     """CSIT's latency: after the search, one-way delay at idle and at 10, 50 and 90 % of the PDR
@@ -382,6 +390,7 @@ def test_latency_at_fractions_of_the_pdr_rises_from_ten_to_ninety_percent(tmp_pa
     store = Store(tmp_path / "c.db", read_only=True)
     raw = {cell["cell_id"]: store.raw_outputs(cell["cell_id"]) for cell in cells}
     store.close()
+    host_bound = []
     for cell in cells:
         m = cell["metrics"]
         assert cell["status"] == "ok", (cell["technique"], cell["error"])
@@ -394,8 +403,14 @@ def test_latency_at_fractions_of_the_pdr_rises_from_ten_to_ninety_percent(tmp_pa
             assert offered == (100 * 8 * 1300 if share == 0 else pytest.approx(share * m["pdr_bps"]))
             owd = [m[f"latency_{tag}_owd_{stat}_ms"] for stat in ("min", "p50", "p90", "p99", "p999", "max")]
             assert owd == sorted(owd) and owd[0] > 0, (tag, owd)  # a distribution, each figure above the last
-        if not m.get("pdr_at_max_rate"):  # the limit was found: 90 % of it queues more than 10 %
-            assert m["latency_pdr90_owd_p50_ms"] > m["latency_pdr10_owd_p50_ms"], (cell["technique"], m)
+        if m.get("pdr_at_max_rate"):
+            continue
+        if m["pdr_bps"] > QUEUE_MARGIN * m.get("generator_limit_bps", float("inf")):
+            host_bound.append(f"{cell['technique']}'s PDR {m['pdr_bps'] / 1e6:.0f} Mbit/s against gen's own "
+                              f"{m['generator_limit_bps'] / 1e6:.0f} Mbit/s")
+            continue
+        # the tunnel's own limit was found: 90 % of it queues more than 10 %
+        assert m["latency_pdr90_owd_p50_ms"] > m["latency_pdr10_owd_p50_ms"], (cell["technique"], m)
     tunnel = next(c["metrics"] for c in cells if c["technique"].startswith("wireguard"))
     if "pdr_bps" not in tunnel:
         # With the CPU halved (a busy loop per core) gen fell short of wireguard-go too: at ~130
@@ -407,6 +422,9 @@ def test_latency_at_fractions_of_the_pdr_rises_from_ten_to_ninety_percent(tmp_pa
     assert run_cli("report", str(tmp_path / "c.db"), "-o", str(tmp_path / "r.html")).returncode == 0
     page = (tmp_path / "r.html").read_text()
     assert "one-way latency of wireguard under none" in page
+    if host_bound:
+        pytest.skip(f"the limit found is the host's, not a queue at the tunnel ({'; '.join(host_bound)}): "
+                    "no rise from 10 to 90 % to assert (the rest was)")
 
 
 BAD = {
