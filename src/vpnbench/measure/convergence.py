@@ -137,7 +137,8 @@ class Convergence(Measurement):
                 pair = (name, by_address.get(address, address))
                 first[pair] = min(first.get(pair, float("inf")), stamp - since)
 
-        asked = {name: [peer for peer in overlay if peer != name] for name in overlay}
+        every_peer = {name: [peer for peer in overlay if peer != name] for name in overlay}
+        asked = dict(every_peer)  # what each node's running fping asks: fewer as its peers answer
         with ThreadPoolExecutor(PARALLEL) as pool:
             procs = dict(zip(overlay, pool.map(start, overlay, asked.values())))
         wanted = len(overlay) * (len(overlay) - 1)
@@ -171,7 +172,7 @@ class Convergence(Measurement):
         paths, direct = {}, {}
         if ctx.observe_paths:  # every pair pings again while the paths settle: the underlay sees each one
             with ThreadPoolExecutor(PARALLEL) as pool:
-                procs = dict(zip(overlay, pool.map(start, overlay, ([p for p in overlay if p != n] for n in overlay))))
+                procs = dict(zip(overlay, pool.map(start, overlay, every_peer.values())))
             try:
                 paths, direct = self._settled_paths(ctx, since, deadline, hold)
             finally:
