@@ -66,13 +66,11 @@ test-host: deps kernel-deps browser-deps cargo-deps builds
 	$(BIN)/python -m pytest -q -n auto --dist worksteal --machine-tests=none -m "not vmtestbed" tests
 	$(BIN)/python -m pytest -q --machine-tests=only -m "not vmtestbed" --durations=25 tests
 
-# Tests marked `vm`, inside a QEMU VM booting the distribution kernel (netem, kernel
-# WireGuard, ...) with this machine's root filesystem read-only over 9p. --timeout stops a hung
-# guest, it is no speed bound: under TCG the stage took 1 202 s on 2 busy cores (20 min, 26
-# tests), 1 753 s with the CPU halved; a guest that does not boot fails in seconds. It waits for
-# other test sessions (the lock): timing assertions need the cores.
+# Tests marked `vm`, inside a QEMU VM booting the distribution kernel (scripts/kernel-vm-tests.sh):
+# under TCG the stage took 834-1 202 s on 2 cores, ~2 800 s with the CPU halved; a guest that does
+# not boot fails in seconds.
 test-kernel: deps kernel-deps builds
-	flock /run/vpnbench-tests.lock $(BIN)/python -m vpnbench.hosts.kernelvm --timeout 3000 --accel $(ACCEL) -- $(BIN)/python -m pytest -q --color=no -p no:cacheprovider -m vm --durations=15 tests
+	ACCEL=$(ACCEL) scripts/kernel-vm-tests.sh
 	$(BIN)/python -m pytest -q -m vmtestbed --durations=10 tests
 
 .PHONY: kernel-deps browser-deps cargo-deps builds

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import forked_cli
+from vpnbench.hosts.resources import RUN_ID_PREFIX_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
@@ -28,6 +29,7 @@ DAEMONS = re.compile(r"^(wireguard-go|iperf3|tcpdump|vpnbench-linkem|charon|plut
 
 
 TEST_LOCK = Path("/run/vpnbench-tests.lock")
+LOCK_HELD_ENV = "VPNBENCH_TESTS_LOCK_HELD"  # set by an xdist controller that holds TEST_LOCK
 
 # What a technique's real-cell test measures (appended to its campaign): a 1 s TCP stream, 1 s of
 # 1200 B UDP at a 20 Mbit/s ceiling, five pings.
@@ -50,9 +52,19 @@ def pytest_configure(config):
     """pytest-xdist's workers are handed COLUMNS=80: the CLI's tables, 160 wide where stdout is
     not a terminal, would wrap where a test reads a whole row. The suite's CLIs run at that width
     wherever it runs (a test that wants another width passes its own COLUMNS)."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
         os.environ.pop("COLUMNS", None)
         os.environ.pop("LINES", None)
+        # Each worker's runs start with a hex digit of its own, and its leftover checks look at
+        # those only: machine tests side by side (make test's --machine-side-by-side) cannot see
+        # each other's namespaces as their own leftovers.
+        os.environ[RUN_ID_PREFIX_ENV] = f"{int(worker.removeprefix('gw')) % 16:x}"
+    elif getattr(config.option, "dist", "no") != "no" and config.getoption("--machine-tests") != "none":
+        # The controller of machine tests side by side holds the test lock for its workers and
+        # clears killed runs once, before any worker starts.
+        take_the_test_lock(config)
+        os.environ[LOCK_HELD_ENV] = str(os.getpid())
 
 
 def pytest_addoption(parser):
@@ -89,8 +101,13 @@ def pytest_collection_modifyitems(config, items):
             if "netns" in item.keywords:
                 item.add_marker(skip)
         return
-    if not any(needs_the_machine(item) for item in items):
-        return
+    if config.option.collectonly or os.environ.get(LOCK_HELD_ENV) \
+            or not any(needs_the_machine(item) for item in items):
+        return  # a list of tests (make test-kernel's files for the guest) runs none of them
+    take_the_test_lock(config)
+
+
+def take_the_test_lock(config) -> None:
     config._vpnbench_lock = TEST_LOCK.open("a")
     try:
         fcntl.flock(config._vpnbench_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -111,17 +128,20 @@ def remove_killed_runs() -> None:
 
 
 def leftovers() -> list[str]:
-    """Everything a vpnbench run could leave behind on this machine."""
+    """Everything a vpnbench run of this test session could leave behind on this machine: every
+    run's, or in a worker of machine tests side by side, its own runs' (their ids start with its
+    VPNBENCH_RUN_ID_PREFIX)."""
+    ours = os.environ.get(RUN_ID_PREFIX_ENV, "")
     found = []
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    found += [f"netns {line.split()[0]}" for line in out.splitlines() if line.startswith("vpb-")]
+    found += [f"netns {line.split()[0]}" for line in out.splitlines() if line.startswith(f"vpb-{ours}")]
     run_root = Path("/run/vpnbench")
     if run_root.is_dir():
-        found += [f"run dir {p}" for p in run_root.iterdir()]
-    found += [f"tmpfs dir {p}" for p in Path("/dev/shm").glob("vpnbench-*")]
+        found += [f"run dir {p}" for p in run_root.iterdir() if p.name.startswith(ours)]
+    found += [f"tmpfs dir {p}" for p in Path("/dev/shm").glob(f"vpnbench-{ours}*")]
     wg = Path("/var/run/wireguard")
     if wg.is_dir():
-        found += [f"socket {p}" for p in wg.glob("vpb*.sock")]
+        found += [f"socket {p}" for p in wg.glob(f"vpb{ours}*.sock")]
         info = wg.lstat()  # a boringtun's chown left standing refuses every later WireGuard run
         if info.st_uid != 0 or info.st_mode & 0o022:
             found.append(f"socket directory {wg} owned by uid {info.st_uid}, mode {stat.S_IMODE(info.st_mode):o}")
@@ -140,7 +160,8 @@ def stray_daemons() -> list[tuple[int, str]]:
         except OSError:
             pass
     root_ns = os.stat("/proc/self/ns/net").st_ino  # the tests run in the root namespace
-    stray = []
+    ours = os.environ.get(RUN_ID_PREFIX_ENV, "")
+    stray, nameless = [], []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
@@ -152,9 +173,35 @@ def stray_daemons() -> list[tuple[int, str]]:
         if not DAEMONS.match(name) or inode == root_ns:
             continue
         owner = named.get(inode, "")
-        if owner.startswith("vpb-") or not owner:
+        if owner.startswith(f"vpb-{ours}"):
             stray.append((int(proc.name), name))
-    return stray
+        elif not owner:
+            nameless.append((int(proc.name), name))
+    if nameless and ours:  # maybe another worker's, between its namespace's delete and its daemon's exit
+        time.sleep(1)
+        nameless = [(pid, name) for pid, name in nameless if Path(f"/proc/{pid}").exists()]
+    return stray + nameless
+
+
+def our_runs() -> str:
+    """Where this session's runs keep their files: /run/vpnbench/ and, in a worker of machine tests
+    side by side, its run-id prefix (a path that starts with it is one of our runs')."""
+    return f"/run/vpnbench/{os.environ.get(RUN_ID_PREFIX_ENV, '')}"
+
+
+def run_daemons(*names: str) -> list[int]:
+    """The processes of these names (comm) that this session's runs started: their command line
+    names one of our runs' files, or they live in one of our runs' namespaces."""
+    in_our_namespaces = {pid for pid, _ in stray_daemons()}
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "comm").read_text().strip() in names \
+                    and (our_runs() in (proc / "cmdline").read_text() or int(proc.name) in in_our_namespaces):
+                found.append(int(proc.name))
+        except OSError:
+            pass
+    return found
 
 
 @pytest.fixture
@@ -283,7 +330,8 @@ def kill9_mid_traffic_then_cleanup(tmp_path, text: str, left_behind: str, while_
     finally:
         run.kill()
         run.wait()
-    assert list(Path("/run/vpnbench").glob(left_behind)), f"no {left_behind} left by the killed run"
+    assert list(Path("/run/vpnbench").glob(os.environ.get(RUN_ID_PREFIX_ENV, "") + left_behind)), \
+        f"no {left_behind} left by the killed run"
     result = run_cli("cleanup")
     assert result.returncode == 0, result.stdout + result.stderr
     assert leftovers() == []  # daemons, namespaces (their devices with them) and the run dir with its keys

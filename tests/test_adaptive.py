@@ -42,6 +42,7 @@ while time.monotonic() < end:
 """
 
 
+@pytest.mark.exclusive  # alone: a busy loop on core 0 makes the noise
 @pytest.mark.netns
 def test_auto_repetitions_stop_early_when_quiet_and_run_on_when_noisy(tmp_path, clean_machine):
     (tmp_path / "c.toml").write_text(CAMPAIGN)

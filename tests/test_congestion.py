@@ -38,6 +38,7 @@ def test_bad_congestion_control_is_one_line_exit_2_before_anything_is_touched(tm
     assert not (tmp_path / "c.db").exists()  # and clean_machine: no namespace, no file left
 
 
+@pytest.mark.exclusive  # alone: the root namespace's tcp_allowed_congestion_control, asserted unchanged
 @pytest.mark.netns
 def test_each_technique_runs_with_its_chosen_control_on_both_ends(tmp_path, clean_machine):
     own = CONTROL.read_text().strip()

@@ -57,6 +57,7 @@ interval = "0.05s"
 """
 
 
+@pytest.mark.exclusive  # alone: boringtun hands /var/run/wireguard to another user for a moment
 @pytest.mark.netns
 def test_boringtun_run_through_sudo_leaves_its_socket_directory_roots(tmp_path, clean_machine):
     (tmp_path / "c.toml").write_text(BORINGTUN_CAMPAIGN)
@@ -102,6 +103,7 @@ finally:
 """
 
 
+@pytest.mark.exclusive  # alone: boringtun hands /var/run/wireguard to another user for a moment
 @pytest.mark.netns
 def test_a_boringtun_that_dies_after_its_chown_leaves_the_directory_roots(clean_machine):
     """boringtun chowns the directory, then cannot bind its socket and exits: the failed bring-up

@@ -8,7 +8,6 @@ import stat
 import struct
 from pathlib import Path
 
-import psutil
 import pytest
 
 import machine_places
@@ -22,6 +21,7 @@ from conftest import (
     kill9_mid_traffic_then_cleanup,
     killed_run,
     run_campaign,
+    run_daemons,
 )
 from pcaps import pcap_of, udp_frame
 from vpnbench.foundation.tools import which
@@ -143,7 +143,7 @@ def test_encryption_on_off_multi_thread_and_tcp_carry_traffic_with_the_proof_and
     assert sorted(check["verdict"] for check in wire) == ["cleartext"] + ["encrypted"] * 3, list(wire)
     assert sorted(check["protocol"] for check in wire if check["verdict"] == "encrypted") == \
         ["easytier", "easytier", "easytier-tcp"], list(wire)
-    assert not _easytier_processes()
+    assert not run_daemons("easytier-core")
     assert machine_places.changed(before) == []
 
 
@@ -188,7 +188,7 @@ def test_secret_private_blanked_wiped_and_each_packet_framed_as_the_arithmetic_s
     finally:
         technique.down()
     assert not list(run_dir.glob("easytier-*"))
-    assert not _easytier_processes()
+    assert not run_daemons("easytier-core")
     assert not any(host.run(["ip", "link", "show", "dev", ifaces[role]], check=False).ok
                    for role, host in (("client", testbed.client), ("server", testbed.server)))
 
@@ -197,11 +197,6 @@ def _ping(testbed, tunnel, size: int) -> None:
     testbed.client.run(["ping", "-n", "-c", "3", "-i", "0.05", "-s", str(size), tunnel.server_addrs["ipv4"]],
                        timeout=10)
 
-
-def _easytier_processes() -> list[int]:
-    return [proc.pid for proc in psutil.process_iter(["name", "cmdline"])
-            if proc.info["name"] == "easytier-core"
-            and any(arg.startswith("/run/vpnbench/") for arg in proc.info["cmdline"] or [])]
 
 
 @needs_easytier

@@ -186,6 +186,7 @@ def global_rmem_max() -> int:
     return int(subprocess.run(["sysctl", "-n", "net.core.rmem_max"], capture_output=True, text=True).stdout)
 
 
+@pytest.mark.exclusive  # alone: the root namespace's net.core.rmem_max, asserted as the machine's
 @pytest.mark.netns
 def test_sysctls_are_applied_recorded_and_restored_even_after_kill9(tmp_path, clean_machine):
     before = global_rmem_max()
@@ -268,3 +269,37 @@ duration = "3s"
     assert len(results.bringups) == 2 and first["bringup_id"] != second["bringup_id"]
     restarts = results.events.query("kind == 'daemon-restart'")
     assert len(restarts) == 1 and "wireguard-go exited" in restarts.iloc[0]["detail"]["reason"]
+
+
+def test_a_runner_with_a_run_id_prefix_cleans_its_own_killed_runs_only(tmp_path):
+    """Runners side by side on one machine (the suite's machine workers) each remove their own
+    killed runs: another's, killed a moment ago, is still there for that runner to look at. Every
+    cleanup here has a prefix no suite worker has (three digits): without one it would take every
+    live namespace on the machine for a dead run's, their run directories not being in tmp_path."""
+    for run_id in ("fa1b2c", "fa2b2c"):
+        (tmp_path / run_id).mkdir()
+        (tmp_path / run_id / "owner").write_text(json.dumps({"pid": 2 ** 22 + 1, "create_time": 0}))  # no such pid
+
+    def cleanup(prefix: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "VPNBENCH_RUN_ROOT": str(tmp_path), "VPNBENCH_RUN_ID_PREFIX": prefix}
+        return subprocess.run([*VPNBENCH, "cleanup"], capture_output=True, text=True, env=env, timeout=60)
+
+    result = cleanup("fa1")
+    assert result.returncode == 0 and "1 leftovers removed" in result.stdout, result.stdout + result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fa2b2c"]
+    refused = cleanup("faZ")
+    assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [
+        "vpnbench: error: VPNBENCH_RUN_ID_PREFIX='faZ': allowed values are 0 to 3 lowercase hex digits (0-9, a-f)"]
+    assert (tmp_path / "fa2b2c").is_dir()
+    assert "1 leftovers removed" in cleanup("fa2").stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_run_ids_start_with_the_runners_prefix(monkeypatch):
+    from vpnbench.hosts.resources import RUN_ID_DIGITS, new_run_id
+
+    monkeypatch.setenv("VPNBENCH_RUN_ID_PREFIX", "e")
+    ids = {new_run_id() for _ in range(50)}
+    assert all(len(i) == RUN_ID_DIGITS and i.startswith("e") for i in ids) and len(ids) > 1
+    monkeypatch.delenv("VPNBENCH_RUN_ID_PREFIX")
+    assert {new_run_id()[0] for _ in range(200)} != {"e"}

@@ -351,6 +351,7 @@ def impaired(linkem_ctx, egress: str, rate: str, duration=2, length=200) -> dict
     return run_direct(gen_binary(), ctx, rate=rate, length=length, duration=duration)["receiver"]
 
 
+@pytest.mark.exclusive  # alone: linkem's counts and delays need a core each
 @pytest.mark.netns
 def test_loss_counted(linkem_ctx):
     rx = impaired(linkem_ctx, "loss 10%", "4M")  # 2500 pps
@@ -359,6 +360,7 @@ def test_loss_counted(linkem_ctx):
     assert sum(i["lost"] for i in rx["intervals"]) <= rx["lost_packets"]
 
 
+@pytest.mark.exclusive  # alone: linkem's counts and delays need a core each
 @pytest.mark.netns
 def test_duplicates_counted(linkem_ctx):
     rx = impaired(linkem_ctx, "duplicate 10%", "4M")
@@ -367,6 +369,7 @@ def test_duplicates_counted(linkem_ctx):
     assert rx["received_packets"] == rx["unique_packets"] + rx["duplicate_packets"]
 
 
+@pytest.mark.exclusive  # alone: linkem's counts and delays need a core each
 @pytest.mark.netns
 def test_reordering_counted(linkem_ctx):
     # 125 packets/s, 8 ms apart, delayed 10 ms unless sent at once (50 %): an immediate packet
@@ -377,6 +380,7 @@ def test_reordering_counted(linkem_ctx):
     assert within_binomial(rx["reordered_packets"], rx["sent_packets"], 0.25), rx
 
 
+@pytest.mark.exclusive  # alone: linkem's counts and delays need a core each
 @pytest.mark.netns
 def test_one_way_delay(linkem_ctx):
     rx = impaired(linkem_ctx, "delay 10ms", "4M")

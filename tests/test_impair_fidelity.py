@@ -29,7 +29,8 @@ from vpnbench.testbeds.local import LocalTestbed
 from vpnbench.testbeds.probe import has_qdisc
 from vpnbench.testbeds.spec import TestbedSpec
 
-pytestmark = pytest.mark.netns
+# Alone, not beside other machine tests (exclusive): delays, jitter and rates held to milliseconds and to a share of the cores.
+pytestmark = [pytest.mark.netns, pytest.mark.exclusive]
 # the router's side of the server's link, the link the bump sits on
 GATEWAY = next(link for link in plan_links(router=True, bump=True) if link.bump).addr("a", "ipv4")
 

@@ -7,7 +7,6 @@ left behind, also after a kill -9 and `vpnbench cleanup`; its bad input."""
 import stat
 from pathlib import Path
 
-import psutil
 import pytest
 
 import machine_places
@@ -21,6 +20,7 @@ from conftest import (
     kill9_mid_traffic_then_cleanup,
     killed_run,
     run_campaign,
+    run_daemons,
 )
 from vpnbench.foundation.tools import which
 from vpnbench.hosts import builds
@@ -88,7 +88,7 @@ def test_up_carries_tcp_and_ping_with_the_proof_and_leaves_nothing(tmp_path, cle
             assert_tcp_measured(cell)
         else:
             assert cell["metrics"]["received"] > 0 and cell["metrics"]["rtt_min_ms"] > 0, cell["metrics"]
-    assert not _innernet_processes()
+    assert not run_daemons("innernet", "innernet-server")
     assert machine_places.changed(before, PLACES) == []
 
 
@@ -115,8 +115,8 @@ def test_keys_private_wiped_wire_is_wireguard_and_a_full_packet_fills_the_underl
         keys = [line.split("=", 1)[1].strip().strip('"') for p in files if p.suffix == ".conf"
                 for line in p.read_text().splitlines() if line.startswith("private-key")]
         assert len(set(keys)) == 3, keys
-        for proc in [technique.server_proc, *_wireguard_go_processes()]:
-            argv = " ".join(Path(f"/proc/{proc.pid}/cmdline").read_text().split("\0"))
+        for pid in [technique.server_proc.pid, *run_daemons("wireguard-go")]:
+            argv = " ".join(Path(f"/proc/{pid}/cmdline").read_text().split("\0"))
             assert not any(key in argv for key in keys)
         assert not any(key in technique.server_proc.output() for key in keys)
         proof = check_wire(tunnel, testbed.client, testbed.capture_points(), ctx.resources)
@@ -139,7 +139,7 @@ def test_keys_private_wiped_wire_is_wireguard_and_a_full_packet_fills_the_underl
     finally:
         technique.down()
     assert not list(run_dir.glob("innernet-*"))
-    assert not _innernet_processes() and not _wireguard_go_processes()
+    assert not run_daemons("innernet", "innernet-server") and not run_daemons("wireguard-go")
     assert not list(Path("/var/run/wireguard").glob(f"vpb{ctx.resources.run_id}*"))
     assert not any(host.run(["ip", "link", "show", "dev", ifaces[role]], check=False).ok
                    for role, host in (("client", testbed.client), ("server", testbed.server), ("router", testbed.router)))
@@ -150,24 +150,13 @@ def _ping(testbed, tunnel, size: int) -> None:
                        timeout=10)
 
 
-def _innernet_processes() -> list[int]:
-    return [proc.pid for proc in psutil.process_iter(["name", "cmdline"])
-            if proc.info["name"] in ("innernet", "innernet-server")
-            and any(arg.startswith("/run/vpnbench/") for arg in proc.info["cmdline"] or [])]
-
-
-def _wireguard_go_processes() -> list[psutil.Process]:
-    """wireguard-go daemons of vpnbench's builds serving a run's interface (vpb...)."""
-    return [proc for proc in psutil.process_iter(["name", "cmdline"])
-            if proc.info["name"] == "wireguard-go" and (proc.info["cmdline"] or [""])[0].startswith(str(builds.PREFIX))
-            and any(arg.startswith("vpb") for arg in proc.info["cmdline"] or [])]
 
 
 @needs_innernet
 @pytest.mark.netns
 def test_kill9_mid_run_then_cleanup_leaves_no_daemon_key_or_device(tmp_path, clean_machine):
     kill9_mid_traffic_then_cleanup(tmp_path, KILLED_RUN, "*/innernet-*")
-    assert not _wireguard_go_processes()
+    assert not run_daemons("wireguard-go")
 
 
 KILLED_RUN = killed_run("innernet")

@@ -3,11 +3,9 @@ families) through it, the wire proof naming n2n, the MTU equal to the arithmetic
 and a capture of each message's size), key private and never in argv, environment or log, nothing
 left after the run or after a kill -9 and `vpnbench cleanup`; its bad input; its recogniser."""
 
-import os
 import stat
 from pathlib import Path
 
-import psutil
 import pytest
 
 import machine_places
@@ -21,6 +19,7 @@ from conftest import (
     kill9_mid_traffic_then_cleanup,
     killed_run,
     run_campaign,
+    run_daemons,
 )
 from pcaps import pcap_of, udp_frame
 from vpnbench.foundation.tools import which
@@ -127,7 +126,7 @@ def test_tcp_ping_and_mtu_through_n2n_with_the_proof_and_nothing_left(tmp_path, 
     assert {cell["measurement_label"] for cell in cells} == {"tcp", "ping", "ping_v6", "mtu"}
     wire = vpnbench.load(tmp_path / "c.db").bringups["wire_check"]
     assert [(check["verdict"], check["protocol"]) for check in wire] == [("encrypted", "n2n")], list(wire)
-    assert not _n2n_processes()
+    assert not run_daemons("edge", "supernode")
     assert machine_places.changed(before, N2N_PLACES) == []
 
 
@@ -174,7 +173,7 @@ def test_key_private_never_in_argv_env_or_log_each_message_sized_as_the_arithmet
     finally:
         technique.down()
     assert not list(run_dir.glob("n2n-*"))
-    assert not _n2n_processes()
+    assert not run_daemons("edge", "supernode")
     assert not any(host.run(["ip", "link", "show", "dev", ifaces[role]], check=False).ok
                    for role, host in (("client", testbed.client), ("server", testbed.server)))
 
@@ -186,27 +185,12 @@ def _ping_sizes(testbed, tunnel, sizes: list[int]) -> None:
                             tunnel.server_addrs["ipv4"]], timeout=10)
 
 
-def _n2n_processes() -> list[int]:
-    """edge and supernode processes started from a vpnbench run (an edge's @FILE in its run directory)
-    or living in one of its namespaces."""
-    found = []
-    for proc in psutil.process_iter(["name", "cmdline"]):
-        if proc.info["name"] not in ("edge", "supernode"):
-            continue
-        try:
-            netns = os.readlink(f"/proc/{proc.pid}/ns/net")
-        except OSError:
-            continue
-        if netns != os.readlink("/proc/self/ns/net") or any("/run/vpnbench/" in a for a in proc.info["cmdline"] or []):
-            found.append(proc.pid)
-    return found
-
 
 @needs_n2n
 @pytest.mark.netns
 def test_kill9_mid_run_then_cleanup_leaves_no_daemon_key_or_device(tmp_path, clean_machine):
-    kill9_mid_traffic_then_cleanup(tmp_path, KILLED_RUN, "*/n2n-*.conf", while_up=_n2n_processes)
-    assert not _n2n_processes()
+    kill9_mid_traffic_then_cleanup(tmp_path, KILLED_RUN, "*/n2n-*.conf", while_up=lambda: run_daemons("edge", "supernode"))
+    assert not run_daemons("edge", "supernode")
 
 
 

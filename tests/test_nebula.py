@@ -5,13 +5,12 @@ import json
 import stat
 from pathlib import Path
 
-import psutil
 import pytest
 
 import machine_places
 import vpnbench
 from bounds import assert_tcp_measured, cell_wall_seconds
-from conftest import TCP_UDP_PING, assert_refused, run_campaign
+from conftest import TCP_UDP_PING, assert_refused, run_campaign, run_daemons
 from pcaps import pcap_of, udp_frame
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.foundation.errors import UserError
@@ -155,7 +154,7 @@ def test_both_ciphers_and_lighthouses_carry_traffic_with_the_proof_and_leave_not
             assert 0 < metrics["handshake_p50_s"] < metrics["up_p50_s"] <= metrics["setup_p50_s"], metrics
     wire = vpnbench.load(tmp_path / "c.db").bringups["wire_check"]
     assert len(wire) == 2 and all(check["protocol"] == "nebula" for check in wire), list(wire)
-    assert not _nebula_processes()
+    assert not run_daemons("nebula")
     assert machine_places.changed(before) == []  # nothing made in, or written into, the machine's own places
 
 
@@ -195,22 +194,13 @@ def test_keys_are_private_never_on_a_command_line_and_wiped(testbed, version, fa
     finally:
         technique.down()
     assert not list(run_dir.glob("nebula-*"))
-    assert not _nebula_processes()
+    assert not run_daemons("nebula")
     assert not _has_link(testbed.client, ifaces["client"]) and not _has_link(testbed.server, ifaces["server"])
 
 
 def _has_link(host, name: str) -> bool:
     return host.run(["ip", "link", "show", "dev", name], check=False).ok
 
-
-def _nebula_processes() -> list[int]:
-    """Every nebula process running from a vpnbench run's configuration."""
-    found = []
-    for proc in psutil.process_iter(["name", "cmdline"]):
-        cmdline = proc.info["cmdline"] or []
-        if proc.info["name"] == "nebula" and any(arg.startswith("/run/vpnbench/") for arg in cmdline):
-            found.append(proc.pid)
-    return found
 
 
 def test_debian_means_the_distributions_package():

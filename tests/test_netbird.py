@@ -22,6 +22,7 @@ from conftest import (
     kill9_mid_traffic_then_cleanup,
     killed_run,
     run_campaign,
+    run_daemons,
 )
 from vpnbench.foundation.tools import which
 from vpnbench.hosts import builds
@@ -88,7 +89,7 @@ def test_up_carries_tcp_and_ping_with_the_proof_and_leaves_nothing(tmp_path, cle
             assert_tcp_measured(cell)
         else:
             assert cell["metrics"]["received"] > 0 and cell["metrics"]["rtt_min_ms"] > 0, cell["metrics"]
-    assert not _netbird_processes()
+    assert not run_daemons("netbird", "netbird-server")
     assert machine_places.changed(before, PLACES) == []
 
 
@@ -140,7 +141,7 @@ def test_secrets_private_wiped_wire_is_wireguard_and_a_full_packet_fills_the_und
     finally:
         technique.down()
     assert not list(run_dir.glob("netbird-*"))
-    assert not _netbird_processes()
+    assert not run_daemons("netbird", "netbird-server")
     assert not list(Path("/var/run/wireguard").glob(f"vpb{ctx.resources.run_id}*"))
     assert not any(host.run(["ip", "link", "show", "dev", ifaces[role]], check=False).ok
                    for role, host in (("client", testbed.client), ("server", testbed.server)))
@@ -151,18 +152,12 @@ def _ping(testbed, tunnel, size: int) -> None:
                        timeout=10)
 
 
-def _netbird_processes() -> list[int]:
-    return [proc.pid for proc in psutil.process_iter(["name", "cmdline"])
-            if proc.info["name"] in ("netbird", "netbird-server")
-            and any(arg.startswith("/run/vpnbench/") or arg.startswith("unix:///run/vpnbench/")
-                    for arg in proc.info["cmdline"] or [])]
-
 
 @needs_netbird
 @pytest.mark.netns
 def test_kill9_mid_run_then_cleanup_leaves_no_daemon_key_or_device(tmp_path, clean_machine):
     kill9_mid_traffic_then_cleanup(tmp_path, KILLED_RUN, "*/netbird-*")
-    assert not _netbird_processes()
+    assert not run_daemons("netbird", "netbird-server")
 
 
 KILLED_RUN = killed_run("netbird")

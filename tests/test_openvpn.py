@@ -187,6 +187,7 @@ interval = "0.001s"  # S5's 1000 pings a second
 """
 
 
+@pytest.mark.exclusive  # alone: delays held to milliseconds
 @needs_openvpn
 @pytest.mark.netns
 def test_tcp_nodelay_is_set_on_both_daemons_and_keeps_latency_low_after_a_flood(tmp_path, clean_machine):

@@ -125,6 +125,24 @@ def test_an_interrupted_worker_gives_its_block_back_at_once(queue, lab):  # noqa
     assert [w.state for w in queue.workers(job)] == ["interrupted"]
 
 
+def test_a_workers_heartbeat_has_stopped_before_it_tells_the_queue_how_it_ended(queue, lab):  # noqa: F811
+    """A beat locks procrastinate's worker row, then ours; the end (set_state) takes ours, then
+    procrastinate's: a beat during the end deadlocked them (a worker exited 1 in test_lab_engine,
+    the machine tests two at a time). The last beat is over before the end starts."""
+    job, _ = queue.enqueue(campaign(techniques=("baseline", "fakevpn")))
+    ending = worker(queue, lab, job, "tb1", lease=3.0)
+    beating_at_the_end = []
+    tell = queue.set_state
+    queue.set_state = lambda *args, **kwargs: (beating_at_the_end.append(ending.heartbeat._thread.is_alive()),
+                                               tell(*args, **kwargs))
+    try:
+        ending.run()
+    finally:
+        del queue.set_state
+    assert beating_at_the_end == [False]
+    assert [w.state for w in queue.workers(job)] == ["finished"]
+
+
 def steal(queue) -> None:
     """Another worker fetched the block (procrastinate's job row now its engine worker's), and
     its heartbeat has since stopped: the block is to be put back for whoever looks next."""

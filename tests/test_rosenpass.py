@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bounds import assert_tcp_measured
-from conftest import TCP_AND_PING, run_campaign, run_cli
+from conftest import TCP_AND_PING, run_campaign, run_cli, run_daemons
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.campaign.spec import technique_label
 from vpnbench.foundation.errors import UserError
@@ -111,17 +111,6 @@ def test_the_build_is_asked_of_the_hosts_and_its_absence_named():
         Rosenpass.resolve_backend(RosenpassParams(), Lacking())
 
 
-def rosenpass_processes() -> list[int]:
-    """Every rosenpass on this machine (the tests hold the machine-wide lock: none is another's)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and (proc / "comm").read_text().strip() == "rosenpass":
-                found.append(int(proc.name))
-        except OSError:
-            pass
-    return found
-
 
 @pytest.fixture
 def bed(testbed):
@@ -159,11 +148,11 @@ def test_same_psk_on_both_ends_before_the_tunnel_counts_as_up(bed, family):
         # the filter counts WireGuard transport data (type 4) only: the marker pings crossed as such
         assert verdict.verdict == "encrypted" and verdict.protocol_packets > 0, verdict
         assert technique.keys_agreed() == {"client": 1, "server": 1}
-        assert technique.failure() is None and len(rosenpass_processes()) == 2
+        assert technique.failure() is None and len(run_daemons("rosenpass")) == 2
     finally:
         technique.down()
     assert not [p for p in ctx.resources.dir.iterdir() if p.name.startswith("rosenpass-")]  # keys wiped
-    assert rosenpass_processes() == []
+    assert run_daemons("rosenpass") == []
     assert tunnel.negotiated["psk_keys_agreed"] == {"client": 1, "server": 1}  # noted at down()
     for host in (testbed.client, testbed.server):
         assert not [i for i in ifaces.values() if i in host.run(["ip", "-o", "link"]).stdout]
@@ -194,7 +183,7 @@ def test_a_real_cell_rekeys_with_a_new_exchange_and_leaves_nothing(tmp_path, cle
     # the bring-up's record, noted when the first tunnel went down (the setup cell's first cycle):
     # the first exchange and the rekeys' two on each end
     assert rekey["negotiated"]["psk_keys_agreed"] == {"client": 3, "server": 3}
-    assert rosenpass_processes() == []  # clean_machine checks the namespaces, interfaces and the run directory
+    assert run_daemons("rosenpass") == []  # clean_machine checks the namespaces, interfaces and the run directory
 
 
 @pytest.fixture(scope="module")
@@ -223,4 +212,4 @@ def test_kernel_wireguard_gets_its_psk_from_rosenpass(tmp_path, kernel_wireguard
         assert cell["negotiated"]["key_exchange_s"] > 0
         assert not cell["hosts"]["client"]["procs_cpu_pct"].get("wireguard-go")
     assert_tcp_measured(next(c for c in cells if c["measurement"] == "tcp"))
-    assert rosenpass_processes() == [] and os.path.exists(PROGRAM)
+    assert run_daemons("rosenpass") == [] and os.path.exists(PROGRAM)

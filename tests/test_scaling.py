@@ -202,6 +202,7 @@ duration = "1s"
 """
 
 
+@pytest.mark.exclusive  # alone: it needs both cores
 @pytest.mark.netns
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs 2 cores")
 def test_two_cores_carry_more_than_one_with_iperf2_streams(tmp_path, clean_machine):

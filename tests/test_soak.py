@@ -199,6 +199,10 @@ def blackout(seconds: float) -> None:
     subprocess.run([*nft, "delete table inet soaktest"], check=True)
 
 
+# Alone: iperf3 paces UDP to its average since the start, so a sender starved of CPU for a while
+# then sends above its rate to catch up, and the mean bound below (the paced rate over the time
+# outside the blackout) held only with a core free (4.00 > 3.90 Mbit/s two at a time, once).
+@pytest.mark.exclusive
 @pytest.mark.netns
 def test_a_blackout_mid_soak_is_one_stall_of_its_length_and_the_cell_is_ok(tmp_path, clean_machine):
     proc = start_soak(tmp_path, "14s")

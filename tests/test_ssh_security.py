@@ -19,7 +19,8 @@ from conftest import VPNBENCH, leftovers, run_cli
 from sshlab import SshLab
 from test_ssh_hosts import lab  # noqa: F401 - the lab fixture: sshd in namespaces, checked for strays
 
-pytestmark = pytest.mark.netns
+# Alone, not beside other machine tests (exclusive): the ssh lab's /run/sshd, and key files looked for machine-wide.
+pytestmark = [pytest.mark.netns, pytest.mark.exclusive]
 
 SERVERS = ("iperf3", "iperf", "vpnbench-gen")
 OPENVPN_INNER_SERVER = "10.98.0.2"

@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 import machine_places
 from bounds import assert_tcp_measured
-from conftest import TCP_UDP_PING, run_campaign, run_cli
+from conftest import TCP_UDP_PING, run_campaign, run_cli, run_daemons
 from pcaps import pcap_of, udp_frame
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.foundation.errors import UserError
@@ -157,7 +157,7 @@ def test_direct_and_relayed_cells_join_headscale_pass_traffic_and_the_wire_proof
     wire = {b.technique: b.wire_check for b in Store(tmp_path / "c.db").bringups(cells[0]["run_id"])}
     assert wire["ts-direct"]["protocol"] == "WireGuard" and "of them WireGuard" in wire["ts-direct"]["detail"]
     assert wire["ts-relayed"]["protocol"] == "TLS" and "tcp port 8443" in wire["ts-relayed"]["detail"]
-    assert _vpnbench_tailscale_processes() == []
+    assert run_daemons("tailscaled", "headscale") == []
     assert machine_places.changed(before) == []  # nothing made in, or written into, the machine's own places
 
 
@@ -180,7 +180,7 @@ def test_key_and_state_are_private_never_on_a_command_line_and_wiped(testbed):
         secrets = [key_file.read_text().strip(), (run_dir / "headscale" / "tls.key").read_text().strip()]
         assert all(stat.S_IMODE((run_dir / d).stat().st_mode) == 0o700
                    for d in ("headscale", "tailscaled-client", "tailscaled-server"))
-        for pid in _vpnbench_tailscale_processes():
+        for pid in run_daemons("tailscaled", "headscale"):
             argv = Path(f"/proc/{pid}/cmdline").read_text()
             assert not any(secret in argv for secret in secrets)
             if "tailscaled" in argv:  # it looks no host name up: /etc/nsswitch.conf as it sees it
@@ -191,23 +191,11 @@ def test_key_and_state_are_private_never_on_a_command_line_and_wiped(testbed):
         assert "tailscaled exited" in technique.failure()
     finally:
         technique.down()
-    assert _vpnbench_tailscale_processes() == []
+    assert run_daemons("tailscaled", "headscale") == []
     made = ("tailscale-ca.pem", "tailscale-auth.key", "headscale", "tailscaled-client", "tailscaled-server")
     assert [name for name in made if (run_dir / name).exists()] == []  # (the daemons' logs go with the run directory)
     for host in (testbed.client, testbed.server):
         assert "vpb" + ctx.resources.run_id + "t" not in host.run(["ip", "-o", "link"]).stdout  # the TUN is gone
 
-
-def _vpnbench_tailscale_processes() -> list[int]:
-    """tailscaled and headscale processes started by a vpnbench run (their paths are in its run directory)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and (proc / "comm").read_text().strip() in ("tailscaled", "headscale") \
-                    and "/run/vpnbench/" in (proc / "cmdline").read_text():
-                found.append(int(proc.name))
-        except OSError:
-            pass
-    return found
 
 

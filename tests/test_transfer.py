@@ -169,7 +169,9 @@ def test_a_scratch_directory_another_user_made_first_makes_the_cell_refuse(tmp_p
         deadline = time.monotonic() + 30
         while trap is None:
             assert proc.poll() is None and time.monotonic() < deadline, "the run's directory never appeared"
-            new = set(os.listdir("/run/vpnbench")) - before if os.path.isdir("/run/vpnbench") else set()
+            new = {run for run in set(os.listdir("/run/vpnbench")) - before  # ours, not a side-by-side worker's
+                   if run.startswith(os.environ.get("VPNBENCH_RUN_ID_PREFIX", ""))} \
+                if os.path.isdir("/run/vpnbench") else set()
             if new:
                 trap = Path("/dev/shm") / f"vpnbench-{new.pop()}"
                 as_nobody(lambda: (os.mkdir(trap), os.chmod(trap, 0o777)))

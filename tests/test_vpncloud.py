@@ -6,7 +6,6 @@ import json
 import stat
 from pathlib import Path
 
-import psutil
 import pytest
 
 import machine_places
@@ -20,6 +19,7 @@ from conftest import (
     kill9_mid_traffic_then_cleanup,
     killed_run,
     run_campaign,
+    run_daemons,
 )
 from pcaps import pcap_of, udp_frame
 from vpnbench.foundation.tools import which
@@ -111,7 +111,7 @@ def test_every_algorithm_carries_traffic_with_the_proof_and_leaves_nothing(tmp_p
     wire = vpnbench.load(tmp_path / "c.db").bringups["wire_check"]
     assert sorted(check["verdict"] for check in wire) == ["cleartext"] + ["encrypted"] * 3, list(wire)
     assert all(check["protocol"] == "vpncloud" for check in wire if check["verdict"] == "encrypted"), list(wire)
-    assert not _vpncloud_processes()
+    assert not run_daemons("vpncloud")
     assert machine_places.changed(before) == []
 
 
@@ -138,7 +138,7 @@ def test_hosts_without_a_default_route_carry_traffic(tmp_path, clean_machine):
     _, cells = run_campaign(tmp_path, WITHOUT_A_ROUTER)
     assert [cell["status"] for cell in cells] == ["ok"], [cell["error"] for cell in cells]
     assert cells[0]["metrics"]["received"] > 0 and cells[0]["wire_check"] == "encrypted"
-    assert not _vpncloud_processes()
+    assert not run_daemons("vpncloud")
 
 
 @needs_vpncloud
@@ -174,7 +174,7 @@ def test_keys_are_private_wiped_and_each_packet_framed_as_the_arithmetic_says(te
     finally:
         technique.down()
     assert not list(run_dir.glob("vpncloud-*"))
-    assert not _vpncloud_processes()
+    assert not run_daemons("vpncloud")
     assert not any(host.run(["ip", "link", "show", "dev", ifaces[role]], check=False).ok
                    for role, host in (("client", testbed.client), ("server", testbed.server)))
 
@@ -183,10 +183,6 @@ def _ping(testbed, tunnel, size: int) -> None:
     testbed.client.run(["ping", "-n", "-c", "3", "-i", "0.05", "-s", str(size), tunnel.server_addrs["ipv4"]],
                        timeout=10)
 
-
-def _vpncloud_processes() -> list[int]:
-    return [proc.pid for proc in psutil.process_iter(["name", "cmdline"])
-            if proc.info["name"] == "vpncloud" and any(arg.startswith("/run/vpnbench/") for arg in proc.info["cmdline"] or [])]
 
 
 @needs_vpncloud

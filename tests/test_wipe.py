@@ -174,8 +174,12 @@ class Linker(threading.Thread):
 
     def run(self) -> None:
         while not self.stop.is_set():
-            for run_dir in [d for d in RUNS.glob("*") if d.name not in self.before]:
-                self.recorded.update(recorded_dirs(run_dir / DIRS_RECORD))
+            ours = os.environ.get("VPNBENCH_RUN_ID_PREFIX", "")  # not a side-by-side worker's runs
+            for run_dir in [d for d in RUNS.glob(f"{ours}*") if d.name not in self.before]:
+                try:
+                    self.recorded.update(recorded_dirs(run_dir / DIRS_RECORD))
+                except (OSError, ValueError):  # being overwritten by the run's own wipe at its end
+                    pass
                 for record in run_dir.glob("remote-*.json"):
                     try:
                         self.recorded.update(json.loads(record.read_text())["dirs"])

@@ -70,6 +70,7 @@ def lacking_builds() -> list[str]:
     return [reason for available, reason in statuses if not available]
 
 
+@pytest.mark.exclusive  # alone: boringtun hands /var/run/wireguard to another user for a moment; no boringtun-cli anywhere after
 @pytest.mark.netns
 def test_each_implementation_carries_traffic_encrypted_and_records_what_ran(tmp_path, clean_machine):
     missing = lacking_builds()

@@ -7,7 +7,6 @@ import stat
 import subprocess
 from pathlib import Path
 
-import psutil
 import pytest
 
 import machine_places
@@ -21,6 +20,7 @@ from conftest import (
     kill9_mid_traffic_then_cleanup,
     killed_run,
     run_campaign,
+    run_daemons,
 )
 from pcaps import pcap_of
 from vpnbench.foundation.tools import which
@@ -144,7 +144,7 @@ def test_tcp_and_tls_peerings_carry_traffic_with_the_proof_and_leave_nothing(tmp
             assert 0 < metrics["handshake_p50_s"] < metrics["up_p50_s"] <= metrics["setup_p50_s"], metrics
     wire = vpnbench.load(tmp_path / "c.db").bringups["wire_check"]
     assert sorted(check["protocol"] for check in wire) == ["TLS", "yggdrasil"], list(wire)
-    assert not _yggdrasil_processes()
+    assert not run_daemons("yggdrasil")
     assert machine_places.changed(before) == []  # nothing in the machine's own places (no /var/run socket)
 
 
@@ -185,7 +185,7 @@ def test_keys_are_private_wiped_and_each_packet_framed_as_the_arithmetic_says(te
     finally:
         technique.down()
     assert not list(run_dir.glob("yggdrasil-*.json"))
-    assert not _yggdrasil_processes()
+    assert not run_daemons("yggdrasil")
     assert not _has_link(testbed.client, ifaces["client"]) and not _has_link(testbed.server, ifaces["server"])
 
 
@@ -202,10 +202,6 @@ def proc_role(tunnel, proc) -> str:
 def _has_link(host, name: str) -> bool:
     return host.run(["ip", "link", "show", "dev", name], check=False).ok
 
-
-def _yggdrasil_processes() -> list[int]:
-    return [proc.pid for proc in psutil.process_iter(["name", "cmdline"])
-            if proc.info["name"] == "yggdrasil" and any(arg.startswith("/run/vpnbench/") for arg in proc.info["cmdline"] or [])]
 
 
 def test_an_ipv4_measurement_through_an_ipv6_overlay_says_what_to_set():

@@ -4,6 +4,10 @@ Namespaces are named ``vpb-<run id>-<role>``, interfaces created outside a names
 would start with ``vpb<run id>``, and files live in ``/run/vpnbench/<run id>/``
 (tmpfs, mode 0700) next to an ``owner`` file naming the process that owns the run.
 ``vpnbench cleanup`` removes the resources of runs whose owner is gone, and nothing else.
+
+Runners that share a machine and check it for leftovers (the test suite's side-by-side workers)
+each set ``VPNBENCH_RUN_ID_PREFIX`` to hex digits of their own: every run id they make starts
+with them, so each can tell its runs' namespaces and files from the others'.
 """
 
 import json
@@ -17,6 +21,7 @@ from pathlib import Path
 
 import psutil
 
+from vpnbench.foundation.errors import UserError
 from vpnbench.foundation.safe_files import DIRS_RECORD, recorded_dirs, wipe_here
 from vpnbench.foundation.sysctls import restore_sysctls
 
@@ -24,13 +29,28 @@ RUN_ROOT = Path(os.environ.get("VPNBENCH_RUN_ROOT", "/run/vpnbench"))
 NETNS_PATTERN = re.compile(r"^vpb-([0-9a-f]{6})-[a-z0-9]+$")
 WIREGUARD_SOCKETS = Path("/var/run/wireguard")
 SHM = Path("/dev/shm")  # the transfers' default directory (a tmpfs)
+RUN_ID_DIGITS = 6
+RUN_ID_PREFIX_ENV = "VPNBENCH_RUN_ID_PREFIX"
+
+
+def run_id_prefix() -> str:
+    """The hex digits every run id made here starts with (none unless VPNBENCH_RUN_ID_PREFIX says)."""
+    prefix = os.environ.get(RUN_ID_PREFIX_ENV, "")
+    if not re.fullmatch(r"[0-9a-f]{0,3}", prefix):
+        raise UserError(f"{RUN_ID_PREFIX_ENV}={prefix!r}: allowed values are 0 to 3 lowercase hex digits (0-9, a-f)")
+    return prefix
+
+
+def new_run_id() -> str:
+    prefix = run_id_prefix()
+    return prefix + secrets.token_hex(RUN_ID_DIGITS // 2)[len(prefix):]
 
 
 class RunResources:
     """The run id, its private directory and the names derived from it."""
 
     def __init__(self, run_id: str | None = None):
-        self.run_id = run_id or secrets.token_hex(3)
+        self.run_id = run_id or new_run_id()
         self.dir = RUN_ROOT / self.run_id
         RUN_ROOT.mkdir(mode=0o755, parents=True, exist_ok=True)
         self.dir.mkdir(mode=0o700)
@@ -153,7 +173,10 @@ def remove_recorded_dirs(run_dir: Path, run_id: str) -> list[str]:
 
 
 def cleanup_stale() -> list[str]:
-    """Remove the resources of every run whose owning process is gone."""
+    """Remove the resources of every run whose owning process is gone (of the runs whose ids
+    start with VPNBENCH_RUN_ID_PREFIX, where it is set: a runner sharing the machine removes its
+    own killed runs, never another runner's a moment before that one looks at them)."""
+    ours = run_id_prefix()
     stale = set()
     live = set()
     if RUN_ROOT.is_dir():
@@ -163,6 +186,7 @@ def cleanup_stale() -> list[str]:
         match = NETNS_PATTERN.match(netns)
         if match and match.group(1) not in live:
             stale.add(match.group(1))
+    stale = {run_id for run_id in stale if run_id.startswith(ours)}
     removed = []
     for run_id in sorted(stale):
         removed += remove_run(run_id)

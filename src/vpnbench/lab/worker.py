@@ -58,8 +58,13 @@ class Heartbeat:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """No beat after this returns (a second call does nothing)."""
         self._stop.set()
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
 
     def hold(self, block_id: int | None) -> None:
         self.block_id, self.lost = block_id, False
@@ -151,6 +156,10 @@ class Worker:
         references = [b for p, b in enumerate(blocks) if p not in shared]
 
         def ended(state: str) -> None:  # told to the queue; an interrupted or failed worker's block goes back at once
+            # The last beat first: a beat locks procrastinate's worker row, then ours; set_state the
+            # other way round, and the two deadlocked (PostgreSQL aborted the ending worker: exit 1,
+            # seen with the machine tests two at a time, a 3 s lease beating every second).
+            self.heartbeat.stop()
             self.queue.set_state(worker_id, state)
 
         # The heartbeat beats from before the testbed is set up until the queue is told how the run ended.
