@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import forked_cli
-from vpnbench.hosts.resources import RUN_ID_PREFIX_ENV
+from vpnbench.hosts.resources import RUN_ID_PREFIX_ENV, run_id_prefix
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
@@ -57,7 +57,7 @@ def pytest_configure(config):
         os.environ.pop("COLUMNS", None)
         os.environ.pop("LINES", None)
         # Each worker's runs start with a hex digit of its own, and its leftover checks look at
-        # those only: machine tests side by side (make test's --machine-side-by-side) cannot see
+        # those only: machine tests side by side (make test, two at a time) cannot see
         # each other's namespaces as their own leftovers.
         os.environ[RUN_ID_PREFIX_ENV] = f"{int(worker.removeprefix('gw')) % 16:x}"
     elif getattr(config.option, "dist", "no") != "no" and config.getoption("--machine-tests") != "none":
@@ -131,7 +131,7 @@ def leftovers() -> list[str]:
     """Everything a vpnbench run of this test session could leave behind on this machine: every
     run's, or in a worker of machine tests side by side, its own runs' (their ids start with its
     VPNBENCH_RUN_ID_PREFIX)."""
-    ours = os.environ.get(RUN_ID_PREFIX_ENV, "")
+    ours = run_id_prefix()
     found = []
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     found += [f"netns {line.split()[0]}" for line in out.splitlines() if line.startswith(f"vpb-{ours}")]
@@ -160,7 +160,7 @@ def stray_daemons() -> list[tuple[int, str]]:
         except OSError:
             pass
     root_ns = os.stat("/proc/self/ns/net").st_ino  # the tests run in the root namespace
-    ours = os.environ.get(RUN_ID_PREFIX_ENV, "")
+    ours = run_id_prefix()
     stray, nameless = [], []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -186,7 +186,7 @@ def stray_daemons() -> list[tuple[int, str]]:
 def our_runs() -> str:
     """Where this session's runs keep their files: /run/vpnbench/ and, in a worker of machine tests
     side by side, its run-id prefix (a path that starts with it is one of our runs')."""
-    return f"/run/vpnbench/{os.environ.get(RUN_ID_PREFIX_ENV, '')}"
+    return f"/run/vpnbench/{run_id_prefix()}"
 
 
 def run_daemons(*names: str) -> list[int]:
@@ -330,7 +330,7 @@ def kill9_mid_traffic_then_cleanup(tmp_path, text: str, left_behind: str, while_
     finally:
         run.kill()
         run.wait()
-    assert list(Path("/run/vpnbench").glob(os.environ.get(RUN_ID_PREFIX_ENV, "") + left_behind)), \
+    assert list(Path("/run/vpnbench").glob(run_id_prefix() + left_behind)), \
         f"no {left_behind} left by the killed run"
     result = run_cli("cleanup")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -158,6 +158,7 @@ def test_a_scratch_directory_another_user_made_first_makes_the_cell_refuse(tmp_p
     from pathlib import Path
 
     from test_safe_files import as_nobody
+    from vpnbench.hosts.resources import run_id_prefix
 
     (tmp_path / "c.toml").write_text('[[technique]]\nkind = "baseline"\n[[measurement]]\nkind = "tcp"\n'
                                      'duration = "2s"\n' + PROTOCOLS.format(protocol="http", direction="download"))
@@ -170,7 +171,7 @@ def test_a_scratch_directory_another_user_made_first_makes_the_cell_refuse(tmp_p
         while trap is None:
             assert proc.poll() is None and time.monotonic() < deadline, "the run's directory never appeared"
             new = {run for run in set(os.listdir("/run/vpnbench")) - before  # ours, not a side-by-side worker's
-                   if run.startswith(os.environ.get("VPNBENCH_RUN_ID_PREFIX", ""))} \
+                   if run.startswith(run_id_prefix())} \
                 if os.path.isdir("/run/vpnbench") else set()
             if new:
                 trap = Path("/dev/shm") / f"vpnbench-{new.pop()}"

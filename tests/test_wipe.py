@@ -22,6 +22,7 @@ from conftest import VPNBENCH, leftovers
 from test_safe_files import NOBODY, ThisMachine, as_nobody  # noqa: F401 - victim: a fixture
 from test_safe_files import victim as victim
 from vpnbench.foundation.safe_files import DIRS_RECORD, SMALL_BYTES, recorded_dirs, wipe, wipe_command, wipe_here
+from vpnbench.hosts.resources import run_id_prefix
 
 OVERWRITTEN = [1, 400, 2048, SMALL_BYTES - 1]  # keys, configurations, NSS databases, logs
 ONLY_REMOVED = [SMALL_BYTES, SMALL_BYTES + 1]  # the transfers' random data
@@ -174,7 +175,7 @@ class Linker(threading.Thread):
 
     def run(self) -> None:
         while not self.stop.is_set():
-            ours = os.environ.get("VPNBENCH_RUN_ID_PREFIX", "")  # not a side-by-side worker's runs
+            ours = run_id_prefix()  # not a side-by-side worker's runs
             for run_dir in [d for d in RUNS.glob(f"{ours}*") if d.name not in self.before]:
                 try:
                     self.recorded.update(recorded_dirs(run_dir / DIRS_RECORD))
