@@ -4,8 +4,8 @@
 # runs, so one failure does not hide another).
 #
 # Inside the host stage the tests that need no namespace run side by side with each other
-# (pytest -n); then the machine's own tests, two at a time where two cores are free, except the
-# exclusive ones; never beside the VM. Stop 48 tried the kernel-VM guest and
+# (pytest -n); then the machine's own tests, one at a time (two at a time when asked, below);
+# never beside the VM. Stop 48 tried the kernel-VM guest and
 # the ~1 000 tests that need no namespace beside the host's namespace tests, with the CPU halved:
 # test_corrupt, the udp_sweep and PDR-share tests, a clean-machine check and three of test_builds'
 # tests failed. One cause was found afterwards and is no load's: net.core.rmem_max had been left at
@@ -31,7 +31,7 @@ declare -A BUDGET_S=(
     ["linkem's and gen's cargo tests"]=60
     ["host suite: side by side"]=300
     ["host suite: the machine's own, two at a time"]=1300
-    ["host suite: the machine's own, exclusive"]=560
+    ["host suite: the machine's own, exclusive"]=620
     ["host suite: the machine's own, one at a time"]=2900
     ["kernel-VM stage"]=1600
     ["VM testbed"]=330
@@ -69,12 +69,17 @@ start=$SECONDS
 $BIN/python -m pytest -q -n auto --dist worksteal --machine-tests=none -m "not vmtestbed" --durations=10 tests
 stage_done "host suite: side by side" $((SECONDS - start)) $?
 
-# The tests that need the machine: where two cores are free (the loop reads under 1.5 times the
-# reference's), two at a time (pytest -n 2: each worker's runs carry a run-id prefix of their own
-# and its leftover checks look at those only, tests/conftest.py), and then the ones marked
-# `exclusive` (timing held to milliseconds, machine-wide state) one at a time. On one core or a
-# busy machine, all of them one at a time.
-if [ "$(nproc)" -ge 2 ] && $BIN/python -c "import sys; sys.exit(not $(slower) < 1.5)"; then
+# The tests that need the machine, one at a time; or, with MACHINE_TESTS_TWO_AT_A_TIME=1 where two
+# cores are free (the loop reads under 1.5 times the reference's), two at a time (pytest -n 2: each
+# worker's runs carry a run-id prefix of their own and its leftover checks look at those only,
+# tests/conftest.py), and then the ones marked `exclusive` (timing held to milliseconds,
+# machine-wide state) one at a time. Not the default yet: each of the five runs two at a time so
+# far (stop 56's three, its CI, stop 57's) failed one or two tests another test's load had moved
+# (a baseline held to a tunnel's ceiling, a direct path timed out) or that found a real race (the
+# lab worker's deadlock, `wg show` unlinking a daemon's socket, both fixed). It becomes the
+# default once runs of it pass in a row.
+if [ "${MACHINE_TESTS_TWO_AT_A_TIME:-0}" = 1 ] && [ "$(nproc)" -ge 2 ] \
+        && $BIN/python -c "import sys; sys.exit(not $(slower) < 1.5)"; then
     start=$SECONDS
     $BIN/python -m pytest -q -n 2 --dist worksteal --machine-tests=only -m "not vmtestbed and not exclusive" \
         --durations=25 tests

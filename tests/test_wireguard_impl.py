@@ -4,7 +4,9 @@ configuration, measured (TCP, UDP, ping), proven encrypted WireGuard on the wire
 (implementation, exact version, build); kernel WireGuard is test_kernel_backends.py's (the VM).
 Bad input is refused in one line before anything runs."""
 
+import os
 import re
+import socket
 import subprocess
 
 import pytest
@@ -16,11 +18,17 @@ from vpnbench.campaign import campaign_from_dict
 from vpnbench.cli import load_campaign_or_preset
 from vpnbench.foundation.errors import TechniqueError, UserError
 from vpnbench.hosts import builds
-from vpnbench.hosts.resources import RunResources
+from vpnbench.hosts.resources import RunResources, run_id_prefix
 from vpnbench.store.database import Store
 from vpnbench.techniques.base import Tunnel
 from vpnbench.techniques.wirecheck import is_wireguard, judge, recognise
-from vpnbench.techniques.wireguard import WireGuard, WireGuardParams, implementation_status
+from vpnbench.techniques.wireguard import (
+    SOCKET_DIR,
+    WireGuard,
+    WireGuardParams,
+    implementation_status,
+    listening_control_sockets,
+)
 from vpnbench.testbeds.probe import KernelProbe, LocalKernelProbe
 
 CURRENT = builds.recipe("wireguard-go").default
@@ -299,3 +307,36 @@ def test_a_version_sweep_and_an_upgrade_are_shown_side_by_side_by_report_compare
     assert trended.returncode == 0, trended.stderr
     page = (tmp_path / "t.html").read_text()
     assert change in page, page[:3000]
+
+
+class _HereHost:
+    """This machine's root namespace as a Host has it: run argv, return the completed process."""
+
+    def run(self, argv, check=False):
+        return subprocess.run(argv, capture_output=True, text=True, check=check)
+
+
+@pytest.mark.netns  # a machine test: sockets in /var/run/wireguard, which every namespace shares
+def test_a_daemons_wait_reads_listening_sockets_and_never_unlinks_one_bound_but_not_yet_listening():
+    """`wg show IFACE` unlinks a control socket whose connect is refused, and a daemon's socket
+    refuses between its bind and its listen: waiting with `wg show` made wireguard-go fail ("Failed
+    to listen on uapi socket"). listening_control_sockets reads /proc/net/unix instead."""
+    os.makedirs(SOCKET_DIR, mode=0o700, exist_ok=True)
+    names = [f"vpb{run_id_prefix()}sk{os.getpid() % 10000}{tag}" for tag in "abc"]
+    paths = [f"{SOCKET_DIR}/{names[0]}.sock", f"{SOCKET_DIR}//{names[1]}.sock", f"{SOCKET_DIR}/{names[2]}.sock"]
+    sockets = [socket.socket(socket.AF_UNIX) for _ in paths]
+    try:
+        for sock, path in zip(sockets, paths):
+            sock.bind(path)
+        sockets[0].listen()
+        sockets[1].listen()  # boringtun's path, with its doubled slash
+        assert listening_control_sockets(_HereHost()) >= set(names[:2])
+        assert names[2] not in listening_control_sockets(_HereHost())
+        assert os.path.exists(paths[2])  # the wait left the bound socket alone
+        subprocess.run(["wg", "show", names[2]], capture_output=True)
+        assert not os.path.exists(paths[2])  # what `wg show` does to it: the cause of the failures
+    finally:
+        for sock, path in zip(sockets, paths):
+            sock.close()
+            if os.path.exists(path):
+                os.unlink(path)

@@ -318,7 +318,7 @@ class WireGuard(Technique):
 
     def _create_interfaces(self, host, ifaces: list[str]) -> None:
         """Many interfaces at once: the kernel's in one `ip -batch`; userspace daemons all started,
-        then waited for together (one `wg show interfaces` per poll, not one wait per daemon)."""
+        then waited for together (one read of the listening sockets per poll, not one wait per daemon)."""
         if self.implementation == "kernel":
             # the undo first: a batch that fails midway has made some; -force deletes those there are
             timeout = 30 + BATCH_S_PER_TUNNEL * len(ifaces)
@@ -339,7 +339,7 @@ class WireGuard(Technique):
         retried: set[str] = set()
         wait = START_TIMEOUT + 0.02 * len(ifaces)  # each takes ~10-20 ms to listen; two cores start them
         deadline = time.monotonic() + wait
-        while missing := set(ifaces) - set(host.run(["wg", "show", "interfaces"], check=False).stdout.split()):
+        while missing := set(ifaces) - listening_control_sockets(host):
             dead = [iface for iface, proc in procs.items() if not proc.alive()]
             for iface in [iface for iface in dead if iface not in retried and "uapi socket" in procs[iface].output()]:
                 # "Failed to listen on uapi socket" (see _create_interface): started once more
@@ -431,9 +431,10 @@ class WireGuard(Technique):
         host = self.ctx.client
         host.run(["sh", "-e", "-s"], input=self.client_setconf, timeout=30 + count * BATCH_S_PER_TUNNEL)
         deadline = time.monotonic() + timeout + count * BATCH_S_PER_TUNNEL
-        while (waiting := count - handshaken(host, self.client_ifaces)) > 0:
+        waiting = set(self.client_ifaces)
+        while waiting := waiting - handshaken(host, sorted(waiting)):
             if time.monotonic() > deadline:
-                raise TechniqueError(f"rekey: {waiting} of {count} tunnels had no new WireGuard handshake within "
+                raise TechniqueError(f"rekey: {len(waiting)} of {count} tunnels had no new WireGuard handshake within "
                                      f"{timeout:g} s of re-adding their peers")
             time.sleep(0.05)
         return {"how": "wg setconf again on every client interface (forces a new handshake each)",
@@ -488,23 +489,24 @@ class WireGuard(Technique):
         daemon = USERSPACE[self.implementation]
         program = builds.program(self.implementation, daemon.program, version_of(self.implementation, self.params.version))
         for attempt in (1, 2):
-            # Its control socket's directory: made here too, since once in a long test session
-            # wireguard-go found it missing between its own mkdir and listen ("Failed to listen on
-            # uapi socket: no such file or directory"); that one case is tried a second time. The
-            # caller checked it was root's alone (make_socket_dir, whose undo gives it back) before the
-            # first daemon: not checked here, where a mesh's boringtun in another thread may have just
-            # chowned it.
+            # Its control socket's directory made here too (a caller that skipped make_socket_dir).
+            # The caller checked it was root's alone (make_socket_dir, whose undo gives it back) before
+            # the first daemon: not checked here, where a mesh's boringtun in another thread may have
+            # just chowned it. "Failed to listen on uapi socket: no such file or directory" is
+            # wireguard-go finding its socket gone between its bind and its inotify watch: a `wg` run
+            # elsewhere (`wg show interfaces` or `all` connects to every socket there and unlinks one
+            # that refuses, as a socket bound but not yet listening does): that case is tried again.
             host.run(["mkdir", "-m", "700", "--", SOCKET_DIR], check=False)
             proc = host.spawn([program, *daemon.foreground, iface], name=self.implementation, env=daemon.env)
             self.tunnel.procs.append(proc)
             started = time.monotonic()
-            while host.run(["wg", "show", iface], check=False).returncode != 0:
+            while iface not in listening_control_sockets(host):
                 if not proc.alive() or time.monotonic() > started + START_TIMEOUT:
                     if attempt == 1 and "uapi socket" in proc.output() and not proc.alive():
                         self.tunnel.procs.remove(proc)  # gone for a known reason: not a death to report
                         break
                     how = (f"exited with {proc.wait(0)}" if not proc.alive()
-                           else f"`wg show` found no control socket within {START_TIMEOUT:g} s")
+                           else f"no control socket listened within {START_TIMEOUT:g} s")
                     raise TechniqueError(f"{self.implementation} did not start ({how}): {proc.output().strip()[-300:]}")
                 time.sleep(0.01)  # it listens ~10-20 ms after its start; every 50 ms cost two bring-up ~0.1 s
             else:
@@ -562,11 +564,32 @@ def implementation_status(implementation: str, version: str | None, probe: Kerne
     return lacking is None, "" if lacking is None else builds.missing_reason(implementation, version, lacking)
 
 
-def handshaken(host, ifaces: list[str]) -> int:
-    """How many of these interfaces' peers have had a handshake (`wg show all latest-handshakes`)."""
-    wanted = set(ifaces)
-    lines = host.run(["wg", "show", "all", "latest-handshakes"], timeout=30).stdout.splitlines()
-    return sum(1 for line in lines if len(fields := line.split()) >= 3 and fields[0] in wanted and fields[2] != "0")
+# The control sockets listening in the host's network namespace, by interface name, read from
+# /proc/net/unix (flags 00010000: listening), whose last field is the path the daemon bound
+# (wireguard-go: /var/run/wireguard/IFACE.sock, boringtun: /var/run/wireguard//IFACE.sock).
+LISTENING_SOCKETS = r"""awk '$4 == "00010000" && $NF ~ /\/wireguard\/+[^\/]+\.sock$/ {
+    n = split($NF, part, "/"); print substr(part[n], 1, length(part[n]) - 5) }' /proc/net/unix"""
+
+
+def listening_control_sockets(host) -> set[str]:
+    """The interfaces whose userspace daemon listens on its control socket, seen without connecting
+    to any: a waiting `wg show` (wireguard-tools' ipc) unlinks a socket whose connect is refused,
+    and a daemon's socket refuses between its bind and its listen, so the wait itself made
+    wireguard-go fail ("Failed to listen on uapi socket"), twice in a run of the machine's tests
+    two at a time, once in a long session before."""
+    return set(host.run(["sh", "-c", LISTENING_SOCKETS], check=False).stdout.split())
+
+
+# Each interface asked by name: `wg show all` would connect to every run's control socket on the
+# machine, unlinking one bound but not yet listening (listening_control_sockets).
+HANDSHAKEN = ('for i; do wg show "$i" latest-handshakes | while read -r _ t; do [ "$t" = 0 ] || echo "$i"; done; '
+              'done')
+
+
+def handshaken(host, ifaces: list[str]) -> set[str]:
+    """Those of these interfaces whose peer has had a handshake (`wg show IFACE latest-handshakes`)."""
+    out = host.run(["sh", "-c", HANDSHAKEN, "sh", *ifaces], timeout=30 + BATCH_S_PER_TUNNEL * len(ifaces)).stdout
+    return set(out.split()) & set(ifaces)
 
 
 def latest_handshake(host, iface: str) -> int:
