@@ -134,13 +134,11 @@ deadline = "{DEADLINE}s"
     assert blocked == {"n0>n2", "n2>n0", "n1>n2", "n2>n1"}
     # EasyTier's own view at up(): every pair direct, the udp-blocked node's too (over TCP)
     assert set(cell["negotiated"]["mesh"]["routes"].values()) == {"direct"}
-    # the wire shows direct only what EasyTier held direct, and some of the udp-blocked node's pairs go
-    # direct there. Not all of them: with another test's traffic beside it (two at a time, CI of stop
-    # 56) a connection EasyTier held direct at up() had timed out and the wire showed n0>n2 relayed
-    # throughout the window, as the six-node test saw with the CPU halved (stop 53)
+    # some of the udp-blocked node's pairs go direct on the wire. Not all of them: with another test's
+    # traffic beside it (two at a time, CI of stop 56) a connection EasyTier held direct at up() had
+    # timed out and the wire showed n0>n2 relayed throughout the window, as the six-node test saw
+    # with the CPU halved (stop 53)
     direct = {pair for pair, path in cycle["paths"].items() if path == "direct"}
-    held_direct = {pair for pair, hop in cycle["own_view"].items() if hop == "direct"}
-    assert direct <= held_direct, sorted(direct - held_direct)
     assert direct & blocked, cycle["paths"]
 
 

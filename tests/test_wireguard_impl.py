@@ -14,6 +14,7 @@ import pytest
 from bounds import assert_tcp_measured
 from conftest import run_campaign, run_cli
 from pcaps import pcap_of, udp_frame
+from test_safe_files import ThisMachine
 from vpnbench.campaign import campaign_from_dict
 from vpnbench.cli import load_campaign_or_preset
 from vpnbench.foundation.errors import TechniqueError, UserError
@@ -309,15 +310,8 @@ def test_a_version_sweep_and_an_upgrade_are_shown_side_by_side_by_report_compare
     assert change in page, page[:3000]
 
 
-class _HereHost:
-    """This machine's root namespace as a Host has it: run argv, return the completed process."""
-
-    def run(self, argv, check=False):
-        return subprocess.run(argv, capture_output=True, text=True, check=check)
-
-
 @pytest.mark.netns  # a machine test: sockets in /var/run/wireguard, which every namespace shares
-def test_a_daemons_wait_reads_listening_sockets_and_never_unlinks_one_bound_but_not_yet_listening():
+def test_a_daemons_wait_reads_listening_sockets_and_never_unlinks_one_bound_but_not_yet_listening(tmp_path):
     """`wg show IFACE` unlinks a control socket whose connect is refused, and a daemon's socket
     refuses between its bind and its listen: waiting with `wg show` made wireguard-go fail ("Failed
     to listen on uapi socket"). listening_control_sockets reads /proc/net/unix instead."""
@@ -330,8 +324,9 @@ def test_a_daemons_wait_reads_listening_sockets_and_never_unlinks_one_bound_but_
             sock.bind(path)
         sockets[0].listen()
         sockets[1].listen()  # boringtun's path, with its doubled slash
-        assert listening_control_sockets(_HereHost()) >= set(names[:2])
-        assert names[2] not in listening_control_sockets(_HereHost())
+        here = ThisMachine(tmp_path)
+        assert listening_control_sockets(here) >= set(names[:2])
+        assert names[2] not in listening_control_sockets(here)
         assert os.path.exists(paths[2])  # the wait left the bound socket alone
         subprocess.run(["wg", "show", names[2]], capture_output=True)
         assert not os.path.exists(paths[2])  # what `wg show` does to it: the cause of the failures
