@@ -1,6 +1,6 @@
 """tunnels = N: strongSwan (kernel-libipsec) with N CHILD SAs under one IKE SA and OpenVPN with N
 point-to-point pairs, each tunnel answering over its own inner addresses, rekeyed all at once
-(IPsec) and leaving nothing behind; and every technique's ceiling refused in one line before a run."""
+(IPsec; WireGuard with no traffic through any tunnel) and leaving nothing behind; and every technique's ceiling refused in one line before a run."""
 
 import pytest
 
@@ -13,10 +13,11 @@ from vpnbench.techniques.base import Ends
 from vpnbench.techniques.ipsec import CHILD_SA_CEILING, IPsec, IPsecParams
 from vpnbench.techniques.ipsec.strongswan import installed_children, missing_software
 from vpnbench.techniques.openvpn import PAIR_CEILING, OpenVPN, OpenVPNParams
+from vpnbench.techniques.wireguard import WireGuard, WireGuardParams, latest_handshake
 from vpnbench.testbeds.probe import NoProbe
 
 # kernel ESP runs in the TCG-emulated VM, where every swanctl call is slow: fewer children there
-IPSEC_TUNNELS, IPSEC_KERNEL_TUNNELS, OPENVPN_TUNNELS = 10, 4, 3
+IPSEC_TUNNELS, IPSEC_KERNEL_TUNNELS, OPENVPN_TUNNELS, WIREGUARD_TUNNELS = 10, 4, 3, 4
 
 
 def test_nth_ends_count_on_from_the_first_in_their_own_subnets():
@@ -121,6 +122,25 @@ def test_strongswan_tunnels_are_child_sas_of_one_ike_sa(bed, backend, count):
         assert "10.98." not in inner_addresses(host) and "fd98:" not in inner_addresses(host)
         assert "ipsec0" not in host.run(["ip", "link"]).stdout
         assert host.run(["ip", "xfrm", "state"], check=False).stdout.strip() == ""  # the kernel's SAs (its data path)
+
+
+@pytest.mark.netns
+def test_wireguard_rekeys_every_tunnel_though_none_carries_traffic(bed):
+    # A re-added peer starts its handshake with its next packet; the rekey measurement's one flow
+    # crosses the first tunnel only, and this test sends nothing: the rekey itself must start each.
+    testbed, ctx = bed
+    technique = WireGuard(WireGuardParams(backend="userspace", tunnels=WIREGUARD_TUNNELS), ctx)
+    try:
+        tunnel = technique.up("userspace")
+        rekeyed = technique.rekey()  # raised "4 of 4 tunnels had no new WireGuard handshake" before
+        assert rekeyed["tunnels_rekeyed"] == WIREGUARD_TUNNELS
+        # setconf replaced each peer (its handshake time back to 0): a time now is a new handshake
+        assert all(latest_handshake(testbed.client, iface) > 0 for iface in technique.client_ifaces)
+        assert ping_each(testbed.client, tunnel) == []
+        procs = list(tunnel.procs)
+    finally:
+        technique.down()
+    assert not any(proc.alive() for proc in procs)
 
 
 @pytest.mark.netns

@@ -12,6 +12,7 @@ import base64
 import dataclasses
 import json
 import secrets
+import shlex
 import subprocess
 import time
 from typing import Literal
@@ -414,22 +415,25 @@ class WireGuard(Technique):
             return self._rekey_every_tunnel(timeout)
         host, iface, peer_args = self.ctx.client, self.ifaces["client"], self.peer_args["client"]
         before = latest_handshake(host, iface)
-        host.run(["wg", "set", iface, "peer", peer_args[1], "remove"])
-        host.run(["wg", "set", iface, *peer_args])
+        host.run(["sh", "-e", "-s"], input=shlex.join(["wg", "set", iface, "peer", peer_args[1], "remove"]) + "\n"
+                 + shlex.join(["wg", "set", iface, *peer_args]) + "\n" + self._ping_every_tunnel())
         deadline = time.monotonic() + timeout
         while (after := latest_handshake(host, iface)) == 0:  # a re-added peer has had none yet
             if time.monotonic() > deadline:
                 raise TechniqueError(f"rekey: no new WireGuard handshake within {timeout:g} s of re-adding the peer")
             time.sleep(0.05)
-        return {"how": "wg set peer remove + re-add on the client (forces a new handshake)",
+        return {"how": "wg set peer remove + re-add on the client, then a ping through it (a new handshake)",
                 "handshake_before": before, "handshake_after": after, "tunnels_rekeyed": 1}
 
     def _rekey_every_tunnel(self, timeout: float) -> dict:
         """tunnels > 1: every client interface configured again (`wg setconf` replaces its peer, so
-        its session is gone), then a wait until each has a new handshake (started by its next packet)."""
+        its session is gone), one ping through each (a handshake starts only with a tunnel's next
+        packet, and a measurement's flow may cross the first tunnel alone), then a wait until each
+        has a new handshake."""
         count = self.params.tunnels
         host = self.ctx.client
-        host.run(["sh", "-e", "-s"], input=self.client_setconf, timeout=30 + count * BATCH_S_PER_TUNNEL)
+        host.run(["sh", "-e", "-s"], input=self.client_setconf + self._ping_every_tunnel(),
+                 timeout=30 + count * BATCH_S_PER_TUNNEL)
         deadline = time.monotonic() + timeout + count * BATCH_S_PER_TUNNEL
         waiting = set(self.client_ifaces)
         while waiting := waiting - handshaken(host, sorted(waiting)):
@@ -437,8 +441,17 @@ class WireGuard(Technique):
                 raise TechniqueError(f"rekey: {len(waiting)} of {count} tunnels had no new WireGuard handshake within "
                                      f"{timeout:g} s of re-adding their peers")
             time.sleep(0.05)
-        return {"how": "wg setconf again on every client interface (forces a new handshake each)",
+        return {"how": "wg setconf again on every client interface, then one ping through each (a new handshake each)",
                 "tunnels_rekeyed": count}
+
+    def _ping_every_tunnel(self) -> str:
+        """Shell lines sending one ping through each tunnel: a re-added peer starts its handshake
+        only with its next packet, and a measurement's flow may not cross every tunnel (or any, as
+        rekey_rate's probe between its rounds). All at once in the background; the shell waits for
+        them (each ends at its reply, which follows the handshake, or after 2 s): none outlives
+        the rekey."""
+        servers = " ".join(ends.server["ipv4"] for ends in self.tunnel.every())
+        return f'for a in {servers}; do ping -c 1 -W 2 -q "$a" >/dev/null 2>&1 & done\nwait\n'
 
     def _keypair(self, role: str):
         private = _wg("genkey")
