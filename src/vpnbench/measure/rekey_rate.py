@@ -5,9 +5,8 @@ rate is the tunnels rekeyed over the seconds it took (a technique's rekey that d
 many tunnels it renewed renewed one). Each rekey's time is kept as a distribution and
 as an event; a light fping through every tunnel meanwhile shows whether traffic survived them.
 
-The probe is not optional: a technique whose rekey waits for a handshake that only traffic starts
-(WireGuard: the peer re-added, its next packet initiates) needs it, and then a rekey's time
-includes the wait for the next ping (at most `probe_interval`): keep that small beside the rekey.
+A technique whose handshake only traffic starts sends that traffic itself (WireGuard's rekey pings
+through every tunnel after re-adding its peers), so a rekey's time does not wait for the probe.
 
 The baseline has no keys to renew: the campaign refuses this kind on it (Measurement.renews_keys).
 """
