@@ -16,6 +16,7 @@ from vpnbench.techniques.n2n_mesh import N2nMesh
 from vpnbench.techniques.nebula import Nebula
 from vpnbench.techniques.nebula_mesh import NebulaMesh
 from vpnbench.techniques.netbird import Netbird
+from vpnbench.techniques.netbird_mesh import NetbirdMesh
 from vpnbench.techniques.openvpn import OpenVPN
 from vpnbench.techniques.overhead import Expectation
 from vpnbench.techniques.rosenpass import Rosenpass
@@ -60,6 +61,7 @@ register(N2nMesh)
 register(YggdrasilMesh)
 register(VpnCloudMesh)
 register(EasyTierMesh)
+register(NetbirdMesh)
 
 
 def technique_class(settings: dict) -> type[Technique]:

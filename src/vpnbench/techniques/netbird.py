@@ -77,6 +77,7 @@ class NetbirdParams(TechniqueParams):
 class Netbird(Technique):
     kind = "netbird"
     Params = NetbirdParams
+    CONTROL = "router"  # the host netbird-server runs on, as its directory is keyed (the mesh: "control")
     packages = {"curl": "curl"}  # the management API (setup, setup keys), asked on the router
     description = "NetBird (WireGuard mesh, combined management/signal/relay server, setup keys; kernel or userspace)"
     kernel_features = {"kernel": "wireguard link type (CONFIG_WIREGUARD)", "userspace": "TUN (/dev/net/tun)"}
@@ -142,6 +143,9 @@ class Netbird(Technique):
     def _program(self, program: str) -> str:
         return builds.program(NAME, program, self.params.version)
 
+    def _control_host(self) -> Host:
+        return self.ctx.router
+
     def _client_env(self, role: str) -> dict[str, str]:
         env = {**CLIENT_ENV, "NB_STATE_DIR": str(self.dirs[role] / "state")}
         if self.backend == "userspace":
@@ -160,9 +164,9 @@ class Netbird(Technique):
         return f"unix://{self.dirs[role] / 'daemon.sock'}"
 
     def _api(self, path: str, body: dict, token_file: Path | None = None) -> dict:
-        """POST body (a 0600 file) to the management API on the router; the answer (0600 file) read
-        and removed. The token reaches curl in a header file (-H @file), never in argv."""
-        router, home = self.ctx.router, self.dirs["router"]
+        """POST body (a 0600 file) to the management API on the control host; the answer (0600 file)
+        read and removed. The token reaches curl in a header file (-H @file), never in argv."""
+        router, home = self._control_host(), self.dirs[self.CONTROL]
         request, answer = home / "request.json", home / "answer.json"
         router.write_file(request, json.dumps(body), 0o600)
         argv = [*UMASK, "curl", "-sS", "--max-time", "15", "-o", str(answer), "-w", "%{http_code}", "-X", "POST",
@@ -247,7 +251,7 @@ class Netbird(Technique):
         return route[route.index("src") + 1]
 
     def _start_server(self, address: str, port: int) -> None:
-        router, home = self.ctx.router, self.dirs["router"]
+        router, home = self._control_host(), self.dirs[self.CONTROL]
         config = home / "config.yaml"
         # JSON is YAML; the relay's secret lives only in this 0600 file
         router.write_file(config, json.dumps({"server": server_config(home / "data", address, port,
@@ -269,8 +273,8 @@ class Netbird(Technique):
             time.sleep(0.05)
 
     def _setup_key(self) -> str:
-        """The instance's owner with a token, then one setup key for both peers: the key's text."""
-        router, home = self.ctx.router, self.dirs["router"]
+        """The instance's owner with a token, then one setup key for every peer: the key's text."""
+        router, home = self._control_host(), self.dirs[self.CONTROL]
         owner = self._api("/api/setup", {"email": OWNER_EMAIL, "password": secrets.token_urlsafe(24) + "aA1!",
                                          "name": "vpnbench", "create_pat": True, "pat_expire_in": 1})
         token = owner.get("personal_access_token")
@@ -280,7 +284,7 @@ class Netbird(Technique):
         router.write_file(token_file, f"Authorization: Token {token}\n", 0o600)
         try:
             key = self._api("/api/setup-keys", {"name": "vpnbench", "type": "reusable", "expires_in": 86400,
-                                                "auto_groups": [], "usage_limit": len(ROLES), "ephemeral": False},
+                                                "auto_groups": [], "usage_limit": len(self.nodes), "ephemeral": False},
                             token_file)
         finally:
             router.remove_file(token_file)
@@ -348,9 +352,9 @@ class Netbird(Technique):
 
     # -- what ran ---------------------------------------------------------------------------------
 
-    def _what_ran(self) -> dict:
-        client = self.nodes["client"]
-        status = self._peer_status("client")
+    def _what_ran(self, role: str = "client") -> dict:
+        client = self.nodes[role]
+        status = self._peer_status(role)
         found = {"version": status.get("daemonVersion"), "cli_version": status.get("cliVersion"),
                  "uses_kernel_interface": status.get("usesKernelInterface"),
                  "lazy_connections": status.get("lazyConnectionEnabled"),
@@ -366,7 +370,7 @@ class Netbird(Technique):
             except ValueError:
                 self.build_record = {"unreadable": (result.stderr or result.stdout).strip()[-200:]}
         found["build"] = self.build_record
-        found["interface_mtu"] = int(client.run(["cat", f"/sys/class/net/{self.ifaces['client']}/mtu"],
+        found["interface_mtu"] = int(client.run(["cat", f"/sys/class/net/{self.ifaces[role]}/mtu"],
                                                 timeout=5, check=False).stdout.strip() or 0)
         return found
 

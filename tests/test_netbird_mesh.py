@@ -1,0 +1,77 @@
+"""NetBird as a mesh on the mesh testbed (issue 42, on issue 41's testbed): netbird-server with its
+relay and STUN on the control node, the netbird daemon on every node, one setup key. Every pair
+answers within the deadline; a pair whose NATs leave no direct path (mesh_spec.direct_path_possible)
+is never seen direct, it rides the relay (ICE may find more direct paths than the arithmetic allows,
+so the pairs that may go direct are not held to it), and NetBird's own view says the same; a
+udp-blocked node is reached through the relay over TCP; path = "relayed" relays every pair; nothing
+is left behind."""
+
+import pytest
+
+from conftest import assert_refused, kill9_mid_traffic_then_cleanup, killed_run, run_campaign
+from mesh_pairs import (
+    BLOCKED_NATS,
+    auto_and_relayed_campaign,
+    auto_and_relayed_cycles,
+    convergence_cycles,
+    pairs_without_direct_path,
+    udp_blocked_campaign,
+)
+from test_netbird import needs_netbird
+
+DEADLINE = 60  # s: every pair has the relay once both nodes hold the network map and signal's offers
+
+
+# -- validation ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("testbed, technique, line", [
+    ("", "", "testbed.nodes: netbird-mesh brings up a mesh of nodes and needs a mesh testbed; allowed: nodes = 2 to"),
+    ("nodes = 3\n", 'path = "direct"\n', "technique[1].path: 'direct' is not allowed; allowed values: 'auto', 'relayed'"),
+    ("nodes = 3\n", "port = 0\n", "technique[1].port"),
+    ("nodes = 3\n", "tunnels = 2\n", "technique[1].tunnels: 2 is more than netbird-mesh allows here"),
+])
+def test_bad_parameters_are_refused_before_anything_runs(tmp_path, testbed, technique, line):
+    assert_refused(tmp_path, f'[testbed]\n{testbed}[[technique]]\nkind = "netbird-mesh"\n{technique}'
+                             '[[measurement]]\nkind = "convergence"\n', line)
+
+
+# -- real daemons ----------------------------------------------------------------------------------
+CAMPAIGN = auto_and_relayed_campaign("netbird-mesh", DEADLINE)
+
+
+@pytest.mark.netns
+@needs_netbird
+def test_six_nodes_behind_mixed_nats_all_answer_and_the_pairs_without_a_direct_path_are_relayed(tmp_path, clean_machine):
+    _, cells = run_campaign(tmp_path, CAMPAIGN)
+    auto, relayed, no_direct = auto_and_relayed_cycles(tmp_path / "c.db", cells, DEADLINE)
+    assert {pair: path for pair, path in auto["paths"].items() if pair in no_direct} == dict.fromkeys(no_direct, "relay")
+    # NetBird's own view at up()'s return: never direct where the NATs leave no direct path
+    assert not {pair for pair in no_direct if auto["own_view"][pair] == "direct"}, auto["own_view"]
+    assert set(relayed["paths"].values()) == {"relay"}  # NB_FORCE_RELAY: no pair direct
+    assert "direct" not in relayed["own_view"].values(), relayed["own_view"]
+    forced = [cell["negotiated"].get("forced_by") for cell in cells if cell["technique"] == "relayed"]
+    assert forced and set(forced) == {"NB_FORCE_RELAY"}
+
+
+@pytest.mark.netns
+@needs_netbird
+def test_a_node_whose_nat_drops_udp_is_reached_through_the_relay(tmp_path, clean_machine):
+    """NetBird's relay speaks WebSocket over TCP to the server's port when QUIC cannot leave, which a
+    udp-blocked NAT lets out: such a node is reached, relayed."""
+    _, cells = run_campaign(tmp_path, udp_blocked_campaign("netbird-mesh", DEADLINE))
+    (cell,) = cells
+    assert cell["status"] == "ok", cell["error"]
+    (cycle,) = convergence_cycles(tmp_path / "c.db")
+    assert cycle["never"] == []
+    blocked = pairs_without_direct_path(BLOCKED_NATS)
+    assert blocked == {"n0>n2", "n2>n0", "n1>n2", "n2>n1"}
+    assert {pair for pair, path in cycle["paths"].items() if path == "relay"} == blocked
+    assert cell["metrics"]["pairs_relayed"] == 4.0
+
+
+KILLED_RUN = killed_run("netbird-mesh", {"nodes": 4, "nat": ["none", "none", "address-dependent", "address-and-port-dependent"]})
+
+
+@pytest.mark.netns
+@needs_netbird
+def test_kill9_mid_run_then_cleanup_leaves_no_daemon_key_or_namespace(tmp_path, clean_machine):
+    kill9_mid_traffic_then_cleanup(tmp_path, KILLED_RUN, "*/netbird-control")
