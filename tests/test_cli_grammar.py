@@ -126,7 +126,7 @@ def test_doctors_first_line_names_the_presets_runnable_now():
 @pytest.mark.parametrize(("flags", "line"), [
     (["--netem", "bogus 10ms"], "impairment[1].netem: unknown word 'bogus'"),
     (["--duration", "0"], "--duration: seconds above 0"),
-    (["--duration", "1", "--measure", "ping"], "--duration: none of ping has a duration"),
+    (["--duration", "1", "--measure", "mtu"], "--duration: none of mtu has a duration"),
 ])
 def test_run_duration_and_netem_are_checked_like_a_campaign(tmp_path, flags, line):
     result = run_cli("run", "--technique", "baseline", "--measure", "tcp", "--rehearse", *flags,
@@ -143,6 +143,8 @@ def test_run_netem_takes_a_profile_name_and_duration_reaches_timed_measurements(
                                       "--duration", "3", "--netem", "mesh-low", "--netem", "delay 10ms"])
     campaign = campaign_from_flags(args)
     assert [m.duration for m in campaign.measurements if m.kind == "tcp"] == [3.0]
+    # ping counts at its interval (0.2 s): the count that fills the 3 s
+    assert [(m.count, m.interval) for m in campaign.measurements if m.kind == "ping"] == [(15, 0.2)]
     assert [i.profile for i in campaign.impairments] == ["mesh-low", None]
     assert str(campaign.impairments[1].egress) == "delay 10ms"
     assert str(campaign.impairments[0].egress) == PROFILES["mesh-low"].netem
@@ -164,8 +166,8 @@ def test_readme_starts_with_a_first_comparison():
 @pytest.mark.netns
 def test_readme_first_comparison_runs_as_written_with_shorter_flows(tmp_path, clean_machine):
     # Every word of README's line, plus --duration: its 12 cells at each kind's default (tcp
-    # 10 s) took 188 s in a run with the CPU halved, to assert only that the line runs and
-    # writes its report; 2 s flows show the same.
+    # 10 s, ping 20 s) took 188 s in a run with the CPU halved, to assert only that the line runs
+    # and writes its report; 2 s of each show the same.
     argv = readme_first_comparison()
     argv = argv[argv.index("vpnbench") + 1:]
     assert "--duration" not in argv

@@ -131,8 +131,9 @@ def build_parser() -> Parser:
     run.add_argument("--measure", metavar="KIND[,KIND...]",
                      help=f"comma-separated measurement kinds, e.g. tcp,udp,ping; allowed: {', '.join(MEASUREMENTS)}")
     run.add_argument("--duration", metavar="SECONDS", type=float,
-                     help="with --technique/--measure: seconds of every measurement that has a duration "
-                          "(default: each kind's own, e.g. tcp 10)")
+                     help="with --technique/--measure: seconds of every measurement that has a duration, "
+                          "and ping's count at its interval (default: each kind's own, e.g. tcp 10, ping 100 "
+                          "x 0.2 s)")
     run.add_argument("--netem", metavar="SPEC", action="append",
                      help="with --technique/--measure: run every cell under this impairment, in netem's words "
                           "(e.g. \"delay 20ms loss 1%%\") or a profile name (docs/config.md); repeat for several")
@@ -326,6 +327,19 @@ def default_output(db: str, suffix: str) -> str:
     return ("vpnbench" if is_url(db) else Path(db).stem) + suffix
 
 
+def timed_by(params_class):
+    """How --duration's seconds set a kind's parameters: its `duration`; or, for a kind that counts
+    probes at an interval (ping), the count that fills the seconds at its default interval;
+    None for a kind with neither."""
+    fields = params_class.model_fields
+    if "duration" in fields:
+        return lambda seconds: {"duration": seconds}
+    if "count" in fields and "interval" in fields:
+        interval = fields["interval"].default
+        return lambda seconds: {"count": max(1, math.ceil(seconds / interval - 1e-9))}
+    return None
+
+
 def campaign_from_flags(args) -> Campaign:
     if not args.technique or not args.measure:
         raise UserError("run: give a campaign file, or both --technique and --measure")
@@ -334,13 +348,12 @@ def campaign_from_flags(args) -> Campaign:
     if args.duration is not None:
         if not (math.isfinite(args.duration) and args.duration > 0):
             raise UserError(f"--duration: seconds above 0 (e.g. 5), not {args.duration:g}")
-        timed = [m for m in measurements if m["kind"] in MEASUREMENTS
-                 and "duration" in MEASUREMENTS[m["kind"]].Params.model_fields]
+        timed = [m for m in measurements if m["kind"] in MEASUREMENTS and timed_by(MEASUREMENTS[m["kind"]].Params)]
         if not timed and all(kind in MEASUREMENTS for kind in kinds):  # an unknown kind: the campaign's own line
             raise UserError(f"--duration: none of {', '.join(kinds)} has a duration; measurements that have one: "
-                            + ", ".join(k for k, cls in MEASUREMENTS.items() if "duration" in cls.Params.model_fields))
+                            + ", ".join(k for k, cls in MEASUREMENTS.items() if timed_by(cls.Params)))
         for measurement in timed:
-            measurement["duration"] = args.duration
+            measurement.update(timed_by(MEASUREMENTS[measurement["kind"]].Params)(args.duration))
     data = {
         "campaign": {"name": args.name or "cli", **({"repetitions": args.repetitions} if args.repetitions else {})},
         "technique": [{"kind": kind.strip()} for kind in args.technique.split(",") if kind.strip()],
