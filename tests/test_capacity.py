@@ -391,6 +391,10 @@ def test_latency_at_fractions_of_the_pdr_rises_from_ten_to_ninety_percent(tmp_pa
     raw = {cell["cell_id"]: store.raw_outputs(cell["cell_id"]) for cell in cells}
     store.close()
     host_bound = []
+    # gen's own limit is the host's: where one cell's search found it (the bare path's, as a rule),
+    # it bounds every cell's. A tunnel cell that gen outran records only max_rate there (stop 58's
+    # halved run: the baseline's gen limit 20 Mbit/s, wireguard-go's PDR 30 Mbit/s with "10G").
+    gen_limit = min(cell["metrics"].get("generator_limit_bps", float("inf")) for cell in cells)
     for cell in cells:
         m = cell["metrics"]
         assert cell["status"] == "ok", (cell["technique"], cell["error"])
@@ -405,9 +409,9 @@ def test_latency_at_fractions_of_the_pdr_rises_from_ten_to_ninety_percent(tmp_pa
             assert owd == sorted(owd) and owd[0] > 0, (tag, owd)  # a distribution, each figure above the last
         if m.get("pdr_at_max_rate"):
             continue
-        if m["pdr_bps"] > QUEUE_MARGIN * m.get("generator_limit_bps", float("inf")):
+        if m["pdr_bps"] > QUEUE_MARGIN * gen_limit:
             host_bound.append(f"{cell['technique']}'s PDR {m['pdr_bps'] / 1e6:.0f} Mbit/s against gen's own "
-                              f"{m['generator_limit_bps'] / 1e6:.0f} Mbit/s")
+                              f"{gen_limit / 1e6:.0f} Mbit/s")
             continue
         # the tunnel's own limit was found: 90 % of it queues more than 10 %
         assert m["latency_pdr90_owd_p50_ms"] > m["latency_pdr10_owd_p50_ms"], (cell["technique"], m)
