@@ -78,3 +78,10 @@ def udp_blocked_campaign(kind: str, deadline: float) -> str:
     """Three nodes of a mesh technique, the third behind a NAT that lets no UDP out, timed by convergence."""
     return (f'[campaign]\nname = "blocked"\n[testbed]\nnodes = 3\nnat = {json.dumps(BLOCKED_NATS)}\n'
             f'[[technique]]\nkind = "{kind}"\n[[measurement]]\nkind = "convergence"\ndeadline = "{deadline:g}s"\n')
+
+
+def mesh_campaign_text(kind: str, testbed: str, technique: str) -> str:
+    """A convergence campaign of one mesh technique with these [testbed] and technique lines, as the
+    mesh techniques' bad-input tests hand to assert_refused."""
+    return f'[testbed]\n{testbed}[[technique]]\nkind = "{kind}"\n{technique}[[measurement]]\nkind = "convergence"\n'
+

@@ -14,6 +14,7 @@ from mesh_pairs import (
     auto_and_relayed_campaign,
     auto_and_relayed_cycles,
     convergence_cycles,
+    mesh_campaign_text,
     pairs_without_direct_path,
     udp_blocked_campaign,
 )
@@ -30,8 +31,7 @@ DEADLINE = 60  # s: every pair has the relay once both nodes hold the network ma
     ("nodes = 3\n", "tunnels = 2\n", "technique[1].tunnels: 2 is more than netbird-mesh allows here"),
 ])
 def test_bad_parameters_are_refused_before_anything_runs(tmp_path, testbed, technique, line):
-    assert_refused(tmp_path, f'[testbed]\n{testbed}[[technique]]\nkind = "netbird-mesh"\n{technique}'
-                             '[[measurement]]\nkind = "convergence"\n', line)
+    assert_refused(tmp_path, mesh_campaign_text("netbird-mesh", testbed, technique), line)
 
 
 # -- real daemons ----------------------------------------------------------------------------------

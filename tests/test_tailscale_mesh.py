@@ -14,6 +14,7 @@ from mesh_pairs import (
     auto_and_relayed_campaign,
     auto_and_relayed_cycles,
     convergence_cycles,
+    mesh_campaign_text,
     pairs_without_direct_path,
     udp_blocked_campaign,
 )
@@ -29,8 +30,7 @@ DEADLINE = 30  # s: every pair has the relay, which answers once both nodes hold
     ("nodes = 3\n", "control_port = 65535\n", "technique[1].control_port"),
 ])
 def test_bad_parameters_are_refused_before_anything_runs(tmp_path, testbed, technique, line):
-    assert_refused(tmp_path, f'[testbed]\n{testbed}[[technique]]\nkind = "tailscale-mesh"\n{technique}'
-                             '[[measurement]]\nkind = "convergence"\n', line)
+    assert_refused(tmp_path, mesh_campaign_text("tailscale-mesh", testbed, technique), line)
 
 
 # -- real daemons ----------------------------------------------------------------------------------

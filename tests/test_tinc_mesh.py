@@ -15,6 +15,7 @@ from mesh_pairs import (
     auto_and_relayed_campaign,
     auto_and_relayed_cycles,
     convergence_cycles,
+    mesh_campaign_text,
     pairs_without_direct_path,
     udp_blocked_campaign,
 )
@@ -33,8 +34,7 @@ DEADLINE = 30
     ("nodes = 3\n", "port = 0\n", "technique[1].port"),
 ])
 def test_bad_parameters_are_refused_before_anything_runs(tmp_path, testbed, technique, line):
-    assert_refused(tmp_path, f'[testbed]\n{testbed}[[technique]]\nkind = "tinc-mesh"\n{technique}'
-                             '[[measurement]]\nkind = "convergence"\n', line)
+    assert_refused(tmp_path, mesh_campaign_text("tinc-mesh", testbed, technique), line)
 
 
 # -- real daemons ----------------------------------------------------------------------------------
