@@ -45,6 +45,14 @@ HUB = "hub"  # the hub's tinc name (the nodes are n0, n1, ...: no clash)
 OVERLAY_PREFIX = "10.78"  # node i: 10.78.(i // 250).(i % 250 + 1)/16, as wireguard-mesh's 10.77
 PARALLEL = 8  # nodes brought up at once: each an RSA key generation, a tincd start and an `ip -batch`
 REACH_TIMEOUT = 20.0  # s for n0's first echo reply from n1, once every meta connection is up
+# The wait for every meta connection grows with N: the hub authenticates each node's connection
+# (RSA) and tells every node of every other's edges and subnets, and a connection it has not
+# authenticated within tinc's PingTimeout (5 s) it closes; the node retries 5 s later, then 10,
+# 15, ... (tinc 1.0's retry_outgoing: timeout += 5). At N = 100 on a shared 2-core machine some nodes needed a retry,
+# past the pair's 20 s (stop 58). tinc's own timers are left at their defaults: they are part of
+# what is measured.
+ACTIVATION_S_PER_NODE = 0.6
+RETRY = "Trying to re-establish outgoing connection"  # what a node logs when its meta connection failed
 
 
 def overlay_address(index: int) -> str:
@@ -114,8 +122,10 @@ class TincMesh(MeshTechnique, Tinc):
         with ThreadPoolExecutor(PARALLEL) as pool:
             list(pool.map(start, overlay))
         # every node's meta connection with the hub authenticated (each logs it, as the hub does)
-        self._wait_for_marker(ACTIVATED, list(overlay))
+        self._wait_for_marker(ACTIVATED, list(overlay), START_TIMEOUT + ACTIVATION_S_PER_NODE * len(overlay))
         self.handshake_s = round(time.monotonic() - started, 3)  # the hub's start to every meta connection up
+        self.tunnel.negotiated["mesh"]["meta_retries"] = sum(
+            self.procs[name].output().count(RETRY) for name in overlay)  # connections to the hub that failed first
         self.tunnel.negotiated["first_reply_n0_n1_s"] = self._first_reply("n0", overlay["n1"])
         return self.tunnel
 
@@ -159,15 +169,15 @@ class TincMesh(MeshTechnique, Tinc):
         iface = self.ifaces[name]
         self._host(name).run(["ip", "-batch", "-"], input=f"addr add {address}/16 dev {iface}\nlink set {iface} up\n")
 
-    def _wait_for_marker(self, marker: str, names: list[str]) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
+    def _wait_for_marker(self, marker: str, names: list[str], timeout: float = START_TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
         while not all(marker in self.procs[name].output() for name in names):
             for name in names:
                 if not self.procs[name].alive():
                     raise TechniqueError(f"tincd ({name}) exited: {_tail(self.procs[name])}")
             if time.monotonic() > deadline:
                 waiting = next(name for name in names if marker not in self.procs[name].output())
-                raise TechniqueError(f"tincd ({waiting}) did not log {marker!r} within {START_TIMEOUT:g} s: "
+                raise TechniqueError(f"tincd ({waiting}) did not log {marker!r} within {timeout:g} s: "
                                      f"{_tail(self.procs[waiting])}")
             time.sleep(0.01)
 
