@@ -399,7 +399,10 @@ def test_latency_at_fractions_of_the_pdr_rises_from_ten_to_ninety_percent(tmp_pa
         m = cell["metrics"]
         assert cell["status"] == "ok", (cell["technique"], cell["error"])
         if "pdr_bps" not in m:
-            assert m.get("pdr_generator_limited") and not any(k.startswith("latency_") for k in m), m
+            # no PDR: gen stopped the search, or even the lowest rate lost more than the PDR's
+            # share (halved CPU, stop 59: wireguard-go lost 0.5 % at 20 Mbit/s, in its TUN device)
+            assert m.get("pdr_generator_limited") or m.get("pdr_found") == 0, m
+            assert not any(k.startswith("latency_") for k in m), m
             assert "no latency at shares of the PDR" in raw[cell["cell_id"]]["latency"]
             continue
         for tag, share in (("idle", 0.0), ("pdr10", 0.1), ("pdr50", 0.5), ("pdr90", 0.9)):
@@ -417,11 +420,14 @@ def test_latency_at_fractions_of_the_pdr_rises_from_ten_to_ninety_percent(tmp_pa
         assert m["latency_pdr90_owd_p50_ms"] > m["latency_pdr10_owd_p50_ms"], (cell["technique"], m)
     tunnel = next(c["metrics"] for c in cells if c["technique"].startswith("wireguard"))
     if "pdr_bps" not in tunnel:
-        # With the CPU halved (a busy loop per core) gen fell short of wireguard-go too: at ~130
-        # Mbit/s it stopped the search, and the cell said so (asserted above). Which of the two
-        # is the slower depends on how the host shares its cores, not on arithmetic.
-        pytest.skip(f"gen could not outrun wireguard-go on this host (its search stopped at "
-                    f"{tunnel.get('pdr_upper_bound_bps', 0) / 1e6:.0f} Mbit/s): no PDR to take shares of")
+        # With the CPU halved (a busy loop per core) gen fell short of wireguard-go too (at ~130
+        # Mbit/s it stopped the search), or wireguard-go lost packets at every rate tried; the cell
+        # said so (asserted above). Which happens depends on how the host shares its cores, not on
+        # arithmetic.
+        why = ("gen could not outrun wireguard-go on this host" if tunnel.get("pdr_generator_limited")
+               else "wireguard-go lost packets at every rate tried on this host")
+        pytest.skip(f"{why} (its search stopped at {tunnel.get('pdr_upper_bound_bps', 0) / 1e6:.0f} Mbit/s): "
+                    "no PDR to take shares of")
     assert not tunnel.get("pdr_at_max_rate"), tunnel
     assert run_cli("report", str(tmp_path / "c.db"), "-o", str(tmp_path / "r.html")).returncode == 0
     page = (tmp_path / "r.html").read_text()
