@@ -85,3 +85,30 @@ def mesh_campaign_text(kind: str, testbed: str, technique: str) -> str:
     mesh techniques' bad-input tests hand to assert_refused."""
     return f'[testbed]\n{testbed}[[technique]]\nkind = "{kind}"\n{technique}[[measurement]]\nkind = "convergence"\n'
 
+
+
+def mixed_nats_campaign(name: str, kind: str, deadline: float, technique: str = "") -> str:
+    """One block of a mesh technique (with these extra technique lines) over NATS, timed by
+    convergence and pinged."""
+    return f"""[campaign]
+name = "{name}"
+[testbed]
+nodes = {len(NATS)}
+nat = {json.dumps(NATS)}
+[[technique]]
+kind = "{kind}"
+{technique}[[measurement]]
+kind = "convergence"
+deadline = "{deadline}s"
+[[measurement]]
+kind = "ping"
+count = 20
+"""
+
+
+def assert_needs_a_mesh_testbed(tmp_path, kind: str) -> None:
+    """A mesh technique on the two-host testbed is refused in one line before anything runs."""
+    from conftest import assert_refused
+
+    assert_refused(tmp_path, f'[[technique]]\nkind = "{kind}"\n[[measurement]]\nkind = "convergence"\n',
+                   f"testbed.nodes: {kind} brings up a mesh of nodes and needs a mesh testbed; allowed: nodes = 2 to")

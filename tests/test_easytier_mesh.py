@@ -14,7 +14,6 @@ import json
 import pytest
 
 from conftest import (
-    assert_refused,
     assert_technique_field_refused,
     kill9_mid_traffic_then_cleanup,
     killed_run,
@@ -23,6 +22,7 @@ from conftest import (
 from mesh_pairs import (
     BLOCKED_NATS,
     NATS,
+    assert_needs_a_mesh_testbed,
     auto_and_relayed_campaign,
     auto_and_relayed_cycles,
     convergence_cycles,
@@ -69,8 +69,7 @@ def test_bad_fields_are_refused_in_one_line(entry, expected):
 
 
 def test_a_two_host_testbed_is_refused_before_anything_runs(tmp_path):
-    assert_refused(tmp_path, '[[technique]]\nkind = "easytier-mesh"\n[[measurement]]\nkind = "convergence"\n',
-                   "testbed.nodes: easytier-mesh brings up a mesh of nodes and needs a mesh testbed; allowed: nodes = 2 to")
+    assert_needs_a_mesh_testbed(tmp_path, "easytier-mesh")
 
 
 # -- real daemons ----------------------------------------------------------------------------------

@@ -3,18 +3,24 @@ edge on every node. A pair whose NATs leave no direct path (mesh_spec.direct_pat
 never seen direct; a udp-blocked node never answers (n2n speaks UDP only); two open nodes, the
 smallest mesh, answer; nothing is left behind."""
 
-import json
 
 import pytest
 
 from conftest import (
-    assert_refused,
     assert_technique_field_refused,
     kill9_mid_traffic_then_cleanup,
     killed_run,
     run_campaign,
 )
-from mesh_pairs import BLOCKED_NATS, NATS, convergence_cycles, pairs_without_direct_path, udp_blocked_campaign
+from mesh_pairs import (
+    BLOCKED_NATS,
+    NATS,
+    assert_needs_a_mesh_testbed,
+    convergence_cycles,
+    mixed_nats_campaign,
+    pairs_without_direct_path,
+    udp_blocked_campaign,
+)
 from vpnbench.techniques.n2n import MAX_MTU
 from vpnbench.techniques.n2n_mesh import mac_address, overlay_address
 
@@ -39,25 +45,11 @@ def test_bad_fields_are_refused_in_one_line(entry, expected):
 
 
 def test_a_two_host_testbed_is_refused_before_anything_runs(tmp_path):
-    assert_refused(tmp_path, '[[technique]]\nkind = "n2n-mesh"\n[[measurement]]\nkind = "convergence"\n',
-                   "testbed.nodes: n2n-mesh brings up a mesh of nodes and needs a mesh testbed; allowed: nodes = 2 to")
+    assert_needs_a_mesh_testbed(tmp_path, "n2n-mesh")
 
 
 # -- real daemons ----------------------------------------------------------------------------------
-CAMPAIGN = f"""[campaign]
-name = "n2nmesh"
-[testbed]
-nodes = {len(NATS)}
-nat = {json.dumps(NATS)}
-[[technique]]
-kind = "n2n-mesh"
-[[measurement]]
-kind = "convergence"
-deadline = "{DEADLINE}s"
-[[measurement]]
-kind = "ping"
-count = 20
-"""
+CAMPAIGN = mixed_nats_campaign("n2nmesh", "n2n-mesh", DEADLINE)
 
 
 @pytest.mark.netns

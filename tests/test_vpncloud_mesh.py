@@ -4,18 +4,24 @@ pair punching its hole at the mappings the rendezvous saw. VpnCloud has no relay
 direct exactly where mesh_spec.direct_path_possible says a direct path exists, and every other
 pair never answers (udp-blocked nodes too: VpnCloud speaks UDP only); nothing is left behind."""
 
-import json
 
 import pytest
 
 from conftest import (
-    assert_refused,
     assert_technique_field_refused,
     kill9_mid_traffic_then_cleanup,
     killed_run,
     run_campaign,
 )
-from mesh_pairs import BLOCKED_NATS, NATS, convergence_cycles, pairs_without_direct_path, udp_blocked_campaign
+from mesh_pairs import (
+    BLOCKED_NATS,
+    NATS,
+    assert_needs_a_mesh_testbed,
+    convergence_cycles,
+    mixed_nats_campaign,
+    pairs_without_direct_path,
+    udp_blocked_campaign,
+)
 from vpnbench.techniques.vpncloud_mesh import overlay_address
 
 # s: a node learns of a peer that joined after it at the rendezvous's next node info (keepalive
@@ -42,26 +48,11 @@ def test_bad_fields_are_refused_in_one_line(entry, expected):
 
 
 def test_a_two_host_testbed_is_refused_before_anything_runs(tmp_path):
-    assert_refused(tmp_path, '[[technique]]\nkind = "vpncloud-mesh"\n[[measurement]]\nkind = "convergence"\n',
-                   "testbed.nodes: vpncloud-mesh brings up a mesh of nodes and needs a mesh testbed; allowed: nodes = 2 to")
+    assert_needs_a_mesh_testbed(tmp_path, "vpncloud-mesh")
 
 
 # -- real daemons ----------------------------------------------------------------------------------
-CAMPAIGN = f"""[campaign]
-name = "vpncloudmesh"
-[testbed]
-nodes = {len(NATS)}
-nat = {json.dumps(NATS)}
-[[technique]]
-kind = "vpncloud-mesh"
-algorithm = "chacha20"
-[[measurement]]
-kind = "convergence"
-deadline = "{DEADLINE}s"
-[[measurement]]
-kind = "ping"
-count = 20
-"""
+CAMPAIGN = mixed_nats_campaign("vpncloudmesh", "vpncloud-mesh", DEADLINE, 'algorithm = "chacha20"\n')
 
 
 @pytest.mark.netns

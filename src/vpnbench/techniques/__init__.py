@@ -9,6 +9,7 @@ from vpnbench.techniques.easytier import EasyTier
 from vpnbench.techniques.easytier_mesh import EasyTierMesh
 from vpnbench.techniques.external import External
 from vpnbench.techniques.innernet import Innernet
+from vpnbench.techniques.innernet_mesh import InnernetMesh
 from vpnbench.techniques.ipsec import IPsec
 from vpnbench.techniques.macsec import MACsec
 from vpnbench.techniques.n2n import N2n
@@ -62,6 +63,7 @@ register(YggdrasilMesh)
 register(VpnCloudMesh)
 register(EasyTierMesh)
 register(NetbirdMesh)
+register(InnernetMesh)
 
 
 def technique_class(settings: dict) -> type[Technique]:

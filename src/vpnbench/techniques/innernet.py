@@ -73,6 +73,7 @@ class InnernetParams(TechniqueParams):
 class Innernet(Technique):
     kind = "innernet"
     Params = InnernetParams
+    CONTROL = "router"  # where the server runs: the router here, the control node in innernet-mesh
     packages = {"wg": "wireguard-tools"}  # the peers' listen ports, read with `wg show`
     description = "innernet (WireGuard mesh, a coordinating server, invitations; kernel or wireguard-go)"
     kernel_features = {"kernel": "wireguard link type (CONFIG_WIREGUARD)", "userspace": "TUN (/dev/net/tun)"}
@@ -138,7 +139,7 @@ class Innernet(Technique):
         return ["env", f"WG_USERSPACE_IMPLEMENTATION={wg_go}", QUIET_WG_GO] if self.backend == "userspace" else []
 
     def _server_argv(self, *words: str) -> list[str]:
-        home = self.dirs["router"]
+        home = self.dirs[self.CONTROL]
         return [*self._env(), *UMASK, builds.program(SERVER, SERVER, self.params.version),
                 "--config-dir", str(home / "config"), "--data-dir", str(home / "data"), *words]
 
@@ -267,10 +268,13 @@ class Innernet(Technique):
             raise TechniqueError(f"innernet: no WireGuard listen port on the {role}'s {self.ifaces[role]} ({said!r})")
         return int(said)
 
+    def _control_host(self) -> Host | None:
+        return self.ctx.router
+
     def _down_interfaces(self) -> None:
         """Each WireGuard interface gone: the kernel's deleted; a userspace one's socket removed by
         `innernet down` (wireguard-go exits when its socket goes), its daemon killed if it stays."""
-        hosts = {"router": self.ctx.router, **self.nodes}
+        hosts = {self.CONTROL: self._control_host(), **self.nodes}
         for where, host in hosts.items():
             iface = self.ifaces.get(where)
             if not iface or host is None:
@@ -296,8 +300,8 @@ class Innernet(Technique):
 
     # -- what ran ---------------------------------------------------------------------------------
 
-    def _what_ran(self) -> dict:
-        client, router = self.nodes["client"], self.ctx.router
+    def _what_ran(self, role: str = "client") -> dict:
+        client, router = self.nodes[role], self._control_host()
         found: dict = {}
         for key, host, build, program in (("version", client, NAME, NAME), ("server_version", router, SERVER, SERVER)):
             said = host.run([builds.program(build, program, self.params.version), "--version"], timeout=10, check=False)
@@ -306,7 +310,7 @@ class Innernet(Technique):
         if self.backend == "userspace":
             said = client.run([builds.program(WG_GO, WG_GO, self.params.wireguard_go), "--version"], timeout=10, check=False)
             found["wireguard"] = {"implementation": WG_GO, "said": (said.stdout or said.stderr).strip().splitlines()[0:1],
-                                  "running": bool(self._wireguard_go_pids(client, self.ifaces["client"]))}
+                                  "running": bool(self._wireguard_go_pids(client, self.ifaces[role]))}
         else:
             found["wireguard"] = {"implementation": "kernel",
                                   "kernel": client.run(["uname", "-r"], timeout=5, check=False).stdout.strip()}
@@ -321,7 +325,7 @@ class Innernet(Technique):
                 except ValueError:
                     self.build_records[build] = {"unreadable": (result.stderr or result.stdout).strip()[-200:]}
         found["builds"] = dict(self.build_records)
-        found["interface_mtu"] = int(client.run(["cat", f"/sys/class/net/{self.ifaces['client']}/mtu"],
+        found["interface_mtu"] = int(client.run(["cat", f"/sys/class/net/{self.ifaces[role]}/mtu"],
                                                 timeout=5, check=False).stdout.strip() or 0)
         return found
 

@@ -1,0 +1,199 @@
+"""innernet as a mesh: innernet-server on a mesh testbed's control node (testbeds/mesh.CONTROL_ADDR),
+every node a peer of one CIDR that joins by its invitation and then keeps fetching the peer list
+(`innernet up --daemon`), as innernet's own systemd unit runs it.
+
+What innernet 2.0.0 does, and this relies on (innernet-server's endpoint refresher, the client's
+fetch and nat.rs): the server learns each peer's endpoint from its own WireGuard device every 10 s
+(the address its handshakes come from: a NAT's mapping towards the control node) and each peer
+reports its local addresses as candidates. At every fetch a node sets each new peer's endpoint,
+then tries the candidates one after the other, 5 s each, until a handshake succeeds
+(persistent keepalive 25 s, innernet's, so a set endpoint is tried at once). Both ends of a pair
+fetch on their own clocks, so a pair behind two filtering NATs gets through only where the node's
+mapping is the one the server saw (endpoint-independent mapping): exactly mesh_spec's
+direct_path_possible(). innernet has no relay: every other pair never answers, and a node whose
+NAT drops UDP cannot even join (its invitation is redeemed over WireGuard); up() records that and
+goes on.
+
+Everything else as the pair technique (techniques/innernet.py): a new network per bring-up,
+every config and data directory 0700 in the run's directory and wiped at down(), every command
+under umask 077, no hosts file written, no key in argv; the kernel's WireGuard where the kernel
+has it, else vpnbench's wireguard-go build. `interval` is the fetch period (innernet's default 60 s:
+a pair waits up to that long after both ends have joined; shorter for a test).
+up() returns once every node that can join has, and n0 reaches n1 where their NATs allow it (the
+pair the runner's first packet and two-host measurements use); the other pairs are the
+convergence kind's to count.
+"""
+
+import ipaddress
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Literal
+
+from pydantic import Field
+
+from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.safe_files import wipe
+from vpnbench.hosts import evidence
+from vpnbench.hosts.base import Host, stop_all
+from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
+from vpnbench.techniques.innernet import (
+    INVITE_EXPIRES,
+    NAME,
+    NETWORK_CIDR,
+    SERVER,
+    START_TIMEOUT,
+    WIREGUARD_OVERHEAD,
+    Innernet,
+    InnernetParams,
+    _tail,
+    run_port,
+)
+from vpnbench.testbeds.mesh import CONTROL_ADDR
+from vpnbench.testbeds.mesh_spec import direct_path_possible
+
+PEERS_CIDR = "10.98.4.0/22"  # node i: its (i + 1)th address; room for 1 022 nodes
+PARALLEL = 8  # nodes joined at once: each an install (a fetch, NAT traversal steps of 5 s)
+UNDERLAY_MTU = 1500  # the mesh testbed's links
+REFRESH_S = 10  # innernet-server's endpoint refresher
+JOIN_TIMEOUT = 60.0  # s for one `innernet install`: its fetch and NAT traversal (5 s a candidate)
+
+
+def overlay_address(index: int) -> str:
+    return str(ipaddress.ip_network(PEERS_CIDR)[index + 1])
+
+
+class InnernetMeshParams(InnernetParams):
+    kind: Literal["innernet-mesh"] = "innernet-mesh"  # type: ignore[assignment]
+    # s between a node's fetches of the peer list (`innernet up --daemon --interval`); innernet's own 60
+    interval: int = Field(60, ge=1, le=3600)
+
+
+class InnernetMesh(MeshTechnique, Innernet):
+    kind = "innernet-mesh"
+    Params = InnernetMeshParams
+    CONTROL = "control"
+    description = ("innernet as a mesh of a mesh testbed's nodes (innernet-server on the control node, invitations, "
+                   "NAT traversal by the server's endpoints and reported candidates; no relay)")
+
+    def __init__(self, params: InnernetMeshParams, ctx: TechniqueContext):
+        super().__init__(params, ctx)
+        self.nodes = {}  # node name -> its host
+        self.daemons: dict[str, object] = {}  # node name -> its `innernet up --daemon`
+
+    def _control_host(self) -> Host:
+        return self.ctx.control
+
+    def up(self, backend: str) -> Tunnel:
+        p, res, nodes, control = self.params, self.ctx.resources, list(self.ctx.nodes), self.ctx.control
+        self.backend = backend
+        port = p.port or run_port(res.run_id)
+        network = res.iface_name("in")  # the network's name is the server's interface's
+        self.nodes = {node.name: node.host for node in nodes}
+        self.ifaces = {self.CONTROL: network} | {node.name: res.iface_name(f"i{i}") for i, node in enumerate(nodes)}
+        overlay = {node.name: overlay_address(i) for i, node in enumerate(nodes)}
+        self.mtu = p.mtu or UNDERLAY_MTU - WIREGUARD_OVERHEAD
+        for where, host in {self.CONTROL: control, **self.nodes}.items():
+            self.dirs[where] = res.path(f"innernet-{where}")
+            self.undo.defer(wipe, host, self.dirs[where])  # after the daemons stop (undo runs newest first)
+            host.run(["mkdir", "-m", "0700", str(self.dirs[where]), str(self.dirs[where] / "config"),
+                      str(self.dirs[where] / "data")])
+            host.remember_dir(self.dirs[where])  # its keys: `vpnbench cleanup` wipes them after a kill -9
+        self.tunnel = Tunnel(
+            backend=backend, server_addrs={"ipv4": overlay["n1"]}, client_addrs={"ipv4": overlay["n0"]},
+            protection="encrypted", wire_filter="udp", wire_protocol="WireGuard", overlay=overlay,
+            negotiated={"implementation": NAME, "backend": backend, "network": NETWORK_CIDR, "peers_cidr": PEERS_CIDR,
+                        "server": "control node", "server_port": port, "mtu": self.mtu, "underlay_family": "ipv4",
+                        "fetch_interval_s": p.interval,
+                        "keys": "per bring-up (each peer's invitation key replaced at install)",
+                        "mesh": {"nodes": len(nodes), "discovery": f"innernet-server's peer list (endpoints refreshed "
+                                                                   f"every {REFRESH_S} s), fetched every {p.interval} s",
+                                 "punch": "NAT traversal at each fetch: the server-seen endpoint, then reported "
+                                          "candidates, 5 s each",
+                                 "relay": "none"}})
+        started = time.monotonic()
+        self._run(control, self._server_argv("new", "--network-name", network, "--network-cidr", NETWORK_CIDR,
+                                             "--external-endpoint", f"{CONTROL_ADDR}:{port}", "--listen-port", str(port)),
+                  "innernet-server new")
+        self._run(control, self._server_argv("add-cidr", network, "--name", "peers", "--cidr", PEERS_CIDR,
+                                             "--parent", network, "--yes"), "innernet-server add-cidr")
+        invitations = {name: self._invitation(network, name, overlay[name]) for name in self.nodes}
+        self.undo.defer(self._down_interfaces)  # after the daemons stop (newest first)
+        self.undo.defer(stop_all, self.tunnel.procs)
+        self.server_proc = control.spawn(self._server_argv("serve", network, "--backend", backend, "--mtu",
+                                                           str(self.mtu), "--no-write-hosts"),
+                                         name=SERVER, env={"RUST_LOG": "info"})
+        self.tunnel.procs.append(self.server_proc)
+        self._wait_serving(control, port)
+        blocked = {node.name for node in nodes if node.nat == "udp-blocked"}
+
+        def install(name: str) -> str | None:
+            """The node's invitation installed: None, or why a node behind udp-blocked could not
+            (innernet speaks UDP only)."""
+            host, invite = self.nodes[name], self.dirs[name] / "invitation.toml"
+            host.write_file(invite, invitations[name], 0o600)
+            result = host.run(self._client_argv(name, "install", str(invite), "--name", self.ifaces[name],
+                                                "--delete-invite", "--no-write-hosts"),
+                              timeout=JOIN_TIMEOUT, check=False)
+            if result.ok:
+                return None
+            host.run(["rm", "-f", str(invite)], timeout=10, check=False)  # wiped with its directory anyway
+            if name in blocked:
+                return _tail(result.stderr + result.stdout, 2)
+            raise TechniqueError(f"innernet: install failed on {name}: {_tail(result.stderr + result.stdout)}")
+
+        def fetch_forever(name: str) -> None:
+            self.daemons[name] = daemon = self.nodes[name].spawn(
+                self._client_argv(name, "up", self.ifaces[name], "--daemon", "--interval", str(p.interval),
+                                  "--no-write-hosts"), name=NAME, env={"RUST_LOG": "info"})
+            self.tunnel.procs.append(daemon)
+        with ThreadPoolExecutor(PARALLEL) as pool:
+            refused = {name: why for name, why in zip(self.nodes, pool.map(install, self.nodes)) if why}
+        # The fetching daemons start once every node has installed, so each one's first fetch already
+        # holds every peer's reported candidates: an open pair meets at once, whatever the install
+        # order (started with its install, a node that installed first waited a whole interval
+        # for a peer that installed after it: the kill -9 test's 60 s, once in two runs here).
+        joined = [name for name in self.nodes if name not in refused]
+        with ThreadPoolExecutor(PARALLEL) as pool:
+            list(pool.map(fetch_forever, joined))
+        self.handshake_s = round(time.monotonic() - started, 3)  # the server's start to every install
+        self.tunnel.negotiated["join_s"] = self.handshake_s
+        if refused:
+            self.tunnel.negotiated["mesh"]["not_joined"] = refused
+        n0_port = self._listen_port("n0")
+        self.tunnel.wire_filter = f"udp port {n0_port}"  # n0's WireGuard, on n0's own link
+        if direct_path_possible(nodes[0].nat, nodes[1].nat):
+            self.tunnel.negotiated["first_reply_n0_n1_s"] = self._first_reply("n0", overlay["n1"])
+        self.tunnel.negotiated.update(self._what_ran("n0"))
+        return self.tunnel
+
+    def _invitation(self, network: str, name: str, address: str) -> str:
+        """The node's invitation (its first key pair), made on the control node and removed there."""
+        control, invitation = self.ctx.control, self.dirs[self.CONTROL] / f"{name}.toml"
+        self._run(control, self._server_argv("--backend", self.backend, "add-peer", network, "--name", name,
+                                             "--ip", address, "--cidr", "peers", "--admin", "false",
+                                             "--invite-expires", INVITE_EXPIRES, "--save-config", str(invitation),
+                                             "--yes"), f"innernet-server add-peer {name}")
+        try:
+            return control.read_file(invitation)
+        finally:
+            control.remove_file(invitation)  # the node's copy is the only one (wiped at install)
+
+    def _first_reply(self, name: str, target: str) -> float:
+        """Seconds until name's echo request to target is answered: both must have fetched each other's
+        endpoint, which the server knows within its refresh (one a second, each waited 1 s)."""
+        started, limit = time.monotonic(), START_TIMEOUT + REFRESH_S + 2 * self.params.interval
+        while time.monotonic() - started < limit:
+            if self.nodes[name].run(["ping", "-n", "-c", "1", "-W", "1", target], check=False, timeout=5).returncode == 0:
+                return round(time.monotonic() - started, 3)
+        logs = "; ".join(f"{role}: {_tail(self.daemons[role].output(), 3)}" for role in ("n0", "n1") if role in self.daemons)
+        raise TechniqueError(f"innernet-mesh: {name} had no echo reply from {target} within {limit:g} s (logs: {logs})")
+
+    def evidence(self) -> dict[str, str]:
+        """The server's log, the first four nodes' fetching daemons' logs, and n0's and n1's `wg show`."""
+        shown = list(self.daemons)[:4]
+        pieces = [("control: innernet-server log", lambda: evidence.log_tail(self.server_proc))]
+        pieces += [(f"{name}: innernet up --daemon log", lambda name=name: evidence.log_tail(self.daemons[name]))
+                   for name in shown]
+        pieces += [(f"{name}: wg show", lambda name=name: evidence.command(self.nodes[name], ["wg", "show", self.ifaces[name]]))
+                   for name in shown[:2]]
+        return evidence.gather(pieces)
