@@ -197,15 +197,7 @@ class Innernet(Technique):
                   "innernet-server new")
         self._run(router, self._server_argv("add-cidr", network, "--name", "peers", "--cidr", PEERS_CIDR,
                                             "--parent", network, "--yes"), "innernet-server add-cidr")
-        invitations = {}
-        for role in ROLES:
-            invitation = self.dirs["router"] / f"{role}.toml"
-            self._run(router, self._server_argv("--backend", backend, "add-peer", network, "--name", role,
-                                                "--ip", INNER[role], "--cidr", "peers", "--admin", "false",
-                                                "--invite-expires", INVITE_EXPIRES, "--save-config", str(invitation),
-                                                "--yes"), f"innernet-server add-peer {role}")
-            invitations[role] = router.read_file(invitation)
-            router.remove_file(invitation)  # the peer's copy is the only one (wiped at install)
+        invitations = {role: self._invitation(network, role, INNER[role]) for role in ROLES}
         self.undo.defer(self._down_interfaces)  # after the server stops (newest first)
         self.undo.defer(stop_all, self.tunnel.procs)
         self.server_proc = router.spawn(self._server_argv("serve", network, "--backend", backend, "--mtu", str(self.mtu),
@@ -242,6 +234,19 @@ class Innernet(Technique):
         self.tunnel.wire_filter = "udp and (" + " or ".join(f"port {n}" for n in [port, *ports]) + ")"
         self.tunnel.negotiated.update({"peer_ports": dict(zip(ROLES, ports)), **self._what_ran()})
         return self.tunnel
+
+    def _invitation(self, network: str, name: str, address: str) -> str:
+        """The peer's invitation (its first key pair) for the "peers" CIDR, made where the server
+        runs and removed there: the peer's copy is the only one (wiped at install)."""
+        control, invitation = self._control_host(), self.dirs[self.CONTROL] / f"{name}.toml"
+        self._run(control, self._server_argv("--backend", self.backend, "add-peer", network, "--name", name,
+                                             "--ip", address, "--cidr", "peers", "--admin", "false",
+                                             "--invite-expires", INVITE_EXPIRES, "--save-config", str(invitation),
+                                             "--yes"), f"innernet-server add-peer {name}")
+        try:
+            return control.read_file(invitation)
+        finally:
+            control.remove_file(invitation)
 
     def _router_address(self) -> str:
         """The router's address towards the client: the one endpoint both hosts reach it at (the

@@ -37,7 +37,6 @@ from vpnbench.hosts import evidence
 from vpnbench.hosts.base import Host, stop_all
 from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
 from vpnbench.techniques.innernet import (
-    INVITE_EXPIRES,
     NAME,
     NETWORK_CIDR,
     SERVER,
@@ -136,7 +135,7 @@ class InnernetMesh(MeshTechnique, Innernet):
                               timeout=JOIN_TIMEOUT, check=False)
             if result.ok:
                 return None
-            host.run(["rm", "-f", str(invite)], timeout=10, check=False)  # wiped with its directory anyway
+            host.remove_file(invite)  # wiped with its directory anyway
             if name in blocked:
                 return _tail(result.stderr + result.stdout, 2)
             raise TechniqueError(f"innernet: install failed on {name}: {_tail(result.stderr + result.stdout)}")
@@ -165,18 +164,6 @@ class InnernetMesh(MeshTechnique, Innernet):
             self.tunnel.negotiated["first_reply_n0_n1_s"] = self._first_reply("n0", overlay["n1"])
         self.tunnel.negotiated.update(self._what_ran("n0"))
         return self.tunnel
-
-    def _invitation(self, network: str, name: str, address: str) -> str:
-        """The node's invitation (its first key pair), made on the control node and removed there."""
-        control, invitation = self.ctx.control, self.dirs[self.CONTROL] / f"{name}.toml"
-        self._run(control, self._server_argv("--backend", self.backend, "add-peer", network, "--name", name,
-                                             "--ip", address, "--cidr", "peers", "--admin", "false",
-                                             "--invite-expires", INVITE_EXPIRES, "--save-config", str(invitation),
-                                             "--yes"), f"innernet-server add-peer {name}")
-        try:
-            return control.read_file(invitation)
-        finally:
-            control.remove_file(invitation)  # the node's copy is the only one (wiped at install)
 
     def _first_reply(self, name: str, target: str) -> float:
         """Seconds until name's echo request to target is answered: both must have fetched each other's
