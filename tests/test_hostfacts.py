@@ -4,7 +4,8 @@ import os
 import subprocess
 
 from vpnbench.hosts.base import CommandResult, Host
-from vpnbench.run.hostfacts import NETWORK_SCRIPT, collect_host_facts, script
+from vpnbench.run.hostfacts import NETWORK_SCRIPT, TOOL_VERSIONS, collect_host_facts, script, version_script
+from vpnbench.techniques import TECHNIQUES
 
 
 class ShellHost(Host):
@@ -57,3 +58,15 @@ def test_each_hosts_tcp_congestion_control_and_default_qdisc_are_recorded():
     from vpnbench.run.hostfacts import summary_line
 
     assert f"TCP {sysctl('ipv4/tcp_congestion_control')}, qdisc " in summary_line(facts["client"])
+
+
+def asked(text: str) -> set[str]:
+    return {line.split("### v_")[1].split("\\n")[0] for line in text.splitlines() if "### v_" in line}
+
+
+def test_a_run_asks_the_versions_of_its_own_techniques_and_the_tools_only():
+    every = asked(version_script())
+    own = asked(version_script(["wireguard", "baseline", "wireguard"]))
+    assert own == set(TOOL_VERSIONS) | set(TECHNIQUES["wireguard"].versions)
+    assert set(TECHNIQUES["tailscale"].versions) <= every - own  # another technique's are not asked
+    assert asked(script(["wireguard"])) == own

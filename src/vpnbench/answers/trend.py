@@ -446,8 +446,11 @@ def run_facts(run: Run, host_facts: list[HostFacts]) -> dict[str, str]:
 
 
 def changed_facts(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """The facts that differ. A run records the versions of its own techniques' commands only, so a
+    version missing on one side is another campaign's technique, not an upgrade."""
     return [f"{name}: {before.get(name, 'absent')} -> {after.get(name, 'absent')}"
-            for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)]
+            for name in sorted(set(before) | set(after)) if before.get(name) != after.get(name)
+            and not (" versions." in name and (name not in before or name not in after))]
 
 
 def testbed_name(run: Run) -> str:

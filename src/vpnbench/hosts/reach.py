@@ -12,6 +12,9 @@ import time
 from vpnbench.hosts.base import Host
 
 INTERVAL = 0.01  # s between pings: the wait's resolution (root may go below ping's 0.2 s floor; users to 2 ms)
+# A mesh's first echo between two nodes, one a second: each request may start a handshake or a
+# punch through a NAT, and a hundred a second would be a flood of them.
+MESH_INTERVAL = 1.0
 
 
 def wait_reachable(host: Host, address: str, timeout: float, interval: float = INTERVAL) -> float | None:

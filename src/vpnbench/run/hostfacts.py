@@ -11,6 +11,7 @@ every part of it may be missing on a given host, and a missing part is recorded 
 """
 
 import re
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from vpnbench.hosts.base import Host
@@ -50,22 +51,25 @@ s end
 """
 
 
-def version_script() -> str:
-    """One section per version command: the tools', then every registered technique's. Built
-    when facts are collected, so a technique registered later is asked too. The commands run
-    side by side, each section printed whole in one write when its command is done (sections
-    are read by name, in any order): one after another they were ~1.5 s of a run's start in
-    the TCG kernel VM (swanctl --help alone ~1 s), the slowest part of every host's facts."""
+def version_script(kinds: Iterable[str] | None = None) -> str:
+    """One section per version command: the tools', then those of the techniques `kinds` (every
+    registered one when None). Only the run's own techniques are asked: their versions are the
+    ones a reader needs beside its numbers, and the other twenty-odd commands (Go and Rust
+    daemons' start-up) were most of a run's host facts. The commands run side by side, each
+    section printed whole in one write when its command is done (sections are read by name, in
+    any order): one after another they were ~1.5 s of a run's start in the TCG kernel VM
+    (swanctl --help alone ~1 s)."""
     commands = dict(TOOL_VERSIONS)
-    for cls in TECHNIQUES.values():
-        commands.update(cls.versions)
+    for kind in TECHNIQUES if kinds is None else sorted(set(kinds)):
+        commands.update(TECHNIQUES[kind].versions)
     return "".join(f"( v=$({command}); printf '### v_{name}\\n%s\\n' \"$v\" ) &\n"
                    for name, command in commands.items()) + "wait\n"
 
 
-def script() -> str:
-    """The whole script: the machine-wide part, then this namespace's network part."""
-    return MACHINE_SCRIPT + version_script() + NETWORK_SCRIPT
+def script(kinds: Iterable[str] | None = None) -> str:
+    """The whole script: the machine-wide part with the versions of `kinds`' commands, then
+    this namespace's network part."""
+    return MACHINE_SCRIPT + version_script(kinds) + NETWORK_SCRIPT
 
 
 CRYPTO_FLAGS = ("aes", "vaes", "avx", "avx2", "avx512f", "pclmulqdq", "vpclmulqdq", "sha_ni", "pmull", "sha2")
@@ -76,17 +80,17 @@ CRYPTO_NAMES = ("gcm(aes)", "rfc4106(gcm(aes))", "cbc(aes)", "ctr(aes)", "aes", 
 NOT_INSTALLED = re.compile(r"not found|No such file|command not found", re.IGNORECASE)
 
 
-def collect_host_facts(run_id: str, hosts: dict[str, Host]) -> list[HostFacts]:
+def collect_host_facts(run_id: str, hosts: dict[str, Host], kinds: Iterable[str] | None = None) -> list[HostFacts]:
     """Every host's facts, all at once, one round trip each (~0.1 s whatever the number of hosts).
     Hosts that are namespaces of one machine (`Host.machine`) read its machine-wide part once and
     each its own network part: the three namespaces of a local testbed took 0.25 s of CPU on two
-    cores with the whole script each."""
+    cores with the whole script each. `kinds`: the techniques whose versions are asked."""
     machines: set[str] = set()
     whole = {}  # role -> runs the whole script (the first host of its machine)
     for role, host in hosts.items():
         whole[role] = host.machine is None or host.machine not in machines
         machines.add(host.machine)
-    whole_script = script()
+    whole_script = script(kinds)
     with ThreadPoolExecutor(max_workers=len(hosts)) as pool:
         texts = dict(zip(hosts, pool.map(
             lambda role: hosts[role].run(["sh", "-c", whole_script if whole[role] else NETWORK_SCRIPT], timeout=60,

@@ -122,7 +122,8 @@ def set_up(ctx: RunContext, impair_backend: str | None) -> None:
             ctx.impairments = ImpairmentSwitch(make_impairer(impair_backend, testbed))
             ctx.impairments.backend.start()
             testbed.wait_ready()
-        for facts in collect_host_facts(ctx.run_id, testbed.hosts):
+        for facts in collect_host_facts(ctx.run_id, testbed.hosts,
+                                         {technique.kind for technique in ctx.campaign.techniques}):
             ctx.store.save_host_facts(facts)
     except TestbedError:
         raise

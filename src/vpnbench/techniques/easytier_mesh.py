@@ -44,6 +44,7 @@ from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import Host, stop_all
+from vpnbench.hosts.reach import MESH_INTERVAL, wait_reachable
 from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
 from vpnbench.techniques.easytier import (
     CONFIG_PRINTED,
@@ -176,10 +177,10 @@ class EasyTierMesh(MeshTechnique, EasyTier):
         return self.tunnel
 
     def _first_reply(self, name: str, target: str) -> float:
-        started = time.monotonic()
-        while time.monotonic() - started < REACH_TIMEOUT:
-            if self.nodes[name].run(["ping", "-n", "-c", "1", "-W", "1", target], check=False, timeout=5).returncode == 0:
-                return time.monotonic() - started
+        """Seconds until name's echo request to target is answered (one a second)."""
+        seconds = wait_reachable(self.nodes[name], target, REACH_TIMEOUT, MESH_INTERVAL)
+        if seconds is not None:
+            return seconds
         raise TechniqueError(f"easytier-mesh: {name} had no echo reply from {target} within {REACH_TIMEOUT:g} s: "
                              f"{self._tail(self.procs[name])}")
 

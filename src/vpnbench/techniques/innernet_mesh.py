@@ -35,6 +35,7 @@ from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import evidence
 from vpnbench.hosts.base import Host, stop_all
+from vpnbench.hosts.reach import MESH_INTERVAL, wait_reachable
 from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
 from vpnbench.techniques.innernet import (
     NAME,
@@ -167,11 +168,11 @@ class InnernetMesh(MeshTechnique, Innernet):
 
     def _first_reply(self, name: str, target: str) -> float:
         """Seconds until name's echo request to target is answered: both must have fetched each other's
-        endpoint, which the server knows within its refresh (one a second, each waited 1 s)."""
-        started, limit = time.monotonic(), START_TIMEOUT + REFRESH_S + 2 * self.params.interval
-        while time.monotonic() - started < limit:
-            if self.nodes[name].run(["ping", "-n", "-c", "1", "-W", "1", target], check=False, timeout=5).returncode == 0:
-                return round(time.monotonic() - started, 3)
+        endpoint, which the server knows within its refresh (one a second)."""
+        limit = START_TIMEOUT + REFRESH_S + 2 * self.params.interval
+        seconds = wait_reachable(self.nodes[name], target, limit, MESH_INTERVAL)
+        if seconds is not None:
+            return round(seconds, 3)
         logs = "; ".join(f"{role}: {_tail(self.daemons[role].output(), 3)}" for role in ("n0", "n1") if role in self.daemons)
         raise TechniqueError(f"innernet-mesh: {name} had no echo reply from {target} within {limit:g} s (logs: {logs})")
 

@@ -59,6 +59,7 @@ from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import evidence
 from vpnbench.hosts.base import stop_all
+from vpnbench.hosts.reach import MESH_INTERVAL, wait_reachable
 from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
 from vpnbench.techniques.n2n import (
     COMMUNITY_LEN,
@@ -154,15 +155,12 @@ class N2nMesh(MeshTechnique, N2n):
         return self.tunnel
 
     def _first_reply(self, name: str, target: str) -> float:
-        """Seconds until one ping from name to target is answered (ARP and ping through the supernode)."""
-        started = time.monotonic()
-        last = ""
-        while time.monotonic() - started < REACH_TIMEOUT:
-            result = self.nodes[name].run(["ping", "-n", "-c", "1", "-W", "1", target], timeout=5, check=False)
-            if result.ok:
-                return time.monotonic() - started
-            last = (result.stdout + result.stderr).strip()[-200:]
-        raise TechniqueError(f"n2n-mesh: no reply from n1 ({target}) to n0 within {REACH_TIMEOUT:g} s (last: {last})")
+        """Seconds until an echo request from name to target is answered (ARP and ping through the
+        supernode; one a second)."""
+        seconds = wait_reachable(self.nodes[name], target, REACH_TIMEOUT, MESH_INTERVAL)
+        if seconds is None:
+            raise TechniqueError(f"n2n-mesh: no reply from n1 ({target}) to n0 within {REACH_TIMEOUT:g} s")
+        return seconds
 
     def evidence(self) -> dict[str, str]:
         """The supernode's and the first four edges' logs (neither prints the key), their TAP devices."""

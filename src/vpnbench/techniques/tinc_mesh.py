@@ -37,6 +37,7 @@ from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.safe_files import make_dir, wipe
 from vpnbench.hosts import evidence
 from vpnbench.hosts.base import Host, stop_all
+from vpnbench.hosts.reach import MESH_INTERVAL, wait_reachable
 from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
 from vpnbench.techniques.tinc import ACTIVATED, READY, RSA_BITS, START_TIMEOUT, Tinc, TincParams, _tail, wire_filter
 from vpnbench.testbeds.mesh import CONTROL_ADDR
@@ -182,12 +183,11 @@ class TincMesh(MeshTechnique, Tinc):
             time.sleep(0.01)
 
     def _first_reply(self, name: str, target: str) -> float:
-        """Seconds until the node's echo request to target is answered (one a second, each waited 1 s)."""
-        started = time.monotonic()
-        while time.monotonic() - started < REACH_TIMEOUT:
-            if self._host(name).run(["ping", "-n", "-c", "1", "-W", "1", target], check=False, timeout=5).returncode == 0:
-                return round(time.monotonic() - started, 3)
-        raise TechniqueError(f"tinc-mesh: {name} had no echo reply from {target} within {REACH_TIMEOUT:g} s")
+        """Seconds until the node's echo request to target is answered (one a second)."""
+        seconds = wait_reachable(self._host(name), target, REACH_TIMEOUT, MESH_INTERVAL)
+        if seconds is None:
+            raise TechniqueError(f"tinc-mesh: {name} had no echo reply from {target} within {REACH_TIMEOUT:g} s")
+        return round(seconds, 3)
 
     def evidence(self) -> dict[str, str]:
         """The hub's and the first four nodes' tincd logs (no key is ever logged), and those nodes' interfaces."""

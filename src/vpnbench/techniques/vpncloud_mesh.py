@@ -36,6 +36,7 @@ from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import Host, stop_all
+from vpnbench.hosts.reach import MESH_INTERVAL, wait_reachable
 from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
 from vpnbench.techniques.vpncloud import (
     ADDED,
@@ -147,11 +148,10 @@ class VpnCloudMesh(MeshTechnique, VpnCloud):
         return self.tunnel
 
     def _first_reply(self, name: str, target: str) -> float:
-        """Seconds until name's echo request to target is answered (one a second, each waited 1 s)."""
-        started = time.monotonic()
-        while time.monotonic() - started < START_TIMEOUT:
-            if self.nodes[name].run(["ping", "-n", "-c", "1", "-W", "1", target], check=False, timeout=5).returncode == 0:
-                return round(time.monotonic() - started, 3)
+        """Seconds until name's echo request to target is answered (one a second)."""
+        seconds = wait_reachable(self.nodes[name], target, START_TIMEOUT, MESH_INTERVAL)
+        if seconds is not None:
+            return round(seconds, 3)
         logs = "; ".join(f"{role}: {_tail(self.procs[role].output(), 3)}" for role in (RENDEZVOUS, "n0", "n1"))
         raise TechniqueError(f"vpncloud-mesh: {name} had no echo reply from {target} within {START_TIMEOUT:g} s "
                              f"(logs: {logs})")
