@@ -36,10 +36,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from pydantic import Field
 
 from vpnbench.foundation.errors import TechniqueError
@@ -400,10 +396,17 @@ def control_certificate(address: str) -> tuple[str, str, str]:
     """A CA made for this bring-up and Headscale's certificate for `address` (an IP SAN), as PEM:
     (CA certificate, server certificate, server key). The CA key exists only in this process and
     is dropped when this returns, so nothing else is ever signed with it."""
+    # here, not at the top: every `vpnbench` command imports this module with the registry, and
+    # cryptography's x509 took ~25 ms of each start (python -X importtime)
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
     now = datetime.datetime.now(datetime.timezone.utc)
     ca_key, server_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
 
-    def certificate(subject: str, key, issuer: str, extensions) -> x509.Certificate:
+    def certificate(subject: str, key, issuer: str, extensions) -> "x509.Certificate":
         builder = (x509.CertificateBuilder()
                    .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
                    .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
