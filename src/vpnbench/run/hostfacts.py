@@ -4,9 +4,12 @@ Published VPN benchmarks were criticised for leaving these unstated: a governor 
 irqbalance change moved one machine's WireGuard result from 3.3 to 4.3 Gbit/s. So every run
 records, per host: CPU model, count and crypto flags, kernel, distribution, NIC drivers and
 offloads, qdiscs, governor, turbo, SMT, mitigations, irqbalance, firewall size, the kernel
-crypto driver each cipher resolves to, and the version of every tool and daemon used.
+crypto driver each cipher resolves to, and the version of every traffic tool and of the run's
+techniques' daemons.
 
-One fixed script (no value from a campaign ever enters it) runs in one round trip per host;
+One script of fixed commands runs in one round trip per host: no value from a campaign ever
+enters it (the campaign's technique kinds, checked against the registry, only choose which
+registered version commands are in it);
 every part of it may be missing on a given host, and a missing part is recorded as absent.
 """
 
