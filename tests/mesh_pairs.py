@@ -28,39 +28,38 @@ def convergence_cycles(db) -> list[dict]:
     return [json.loads(data) for (data,) in rows]
 
 
+def assert_cells_ok_over_every_node(cells: list[dict]) -> None:
+    """Every cell of a run over NATS ok, its wire proof encrypted, its mesh of every node."""
+    assert all(cell["status"] == "ok" for cell in cells), [(c["technique"], c["measurement"], c["error"]) for c in cells]
+    for cell in cells:
+        assert cell["wire_check"] == "encrypted"
+        assert cell["negotiated"]["mesh"]["nodes"] == len(NATS)
+
+
+def assert_direct_exactly_where_the_nats_allow(cycle: dict, deadline: float) -> None:
+    """A mesh with no relay over NATS: the pairs without a direct path never answer, every other
+    pair answers, directly, between up() and the deadline."""
+    no_direct = pairs_without_direct_path(NATS)
+    assert no_direct  # n3, n4, n5 map a new port per destination
+    assert len(cycle["pairs"]) == len(NATS) * (len(NATS) - 1)
+    assert set(cycle["never"]) == no_direct
+    assert set(cycle["first_reply_s"]) == set(cycle["pairs"]) - no_direct
+    assert all(cycle["up_s"] <= t <= deadline for t in cycle["first_reply_s"].values())
+    assert {pair for pair, path in cycle["paths"].items() if path == "direct"} == set(cycle["first_reply_s"])
+
 
 def auto_and_relayed_campaign(kind: str, deadline: float) -> str:
     """Two blocks of a mesh technique over NATS, `path = "auto"` then `"relayed"`, each timed by
     convergence and pinged."""
-    return f"""[campaign]
-name = "{kind}"
-[testbed]
-nodes = {len(NATS)}
-nat = {json.dumps(NATS)}
-[[technique]]
-kind = "{kind}"
-label = "auto"
-[[technique]]
-kind = "{kind}"
-label = "relayed"
-path = "relayed"
-[[measurement]]
-kind = "convergence"
-deadline = "{deadline}s"
-[[measurement]]
-kind = "ping"
-count = 20
-"""
+    return mixed_nats_campaign(kind, kind, deadline,
+                               f'label = "auto"\n[[technique]]\nkind = "{kind}"\nlabel = "relayed"\npath = "relayed"\n')
 
 
 def auto_and_relayed_cycles(db, cells: list[dict], deadline: float) -> tuple[dict, dict, set[str]]:
     """What both blocks of auto_and_relayed_campaign must show, asserted: every cell ok and
     encrypted over every node, every pair answering between up() and the deadline; then (the auto
     cycle, the relayed cycle, the pairs without a direct path) for the technique's own checks."""
-    assert all(cell["status"] == "ok" for cell in cells), [(c["technique"], c["measurement"], c["error"]) for c in cells]
-    for cell in cells:
-        assert cell["wire_check"] == "encrypted"
-        assert cell["negotiated"]["mesh"]["nodes"] == len(NATS)
+    assert_cells_ok_over_every_node(cells)
     auto, relayed = convergence_cycles(db)  # the blocks' order
     no_direct = pairs_without_direct_path(NATS)
     assert no_direct  # n3, n4, n5 map a new port per destination
@@ -84,7 +83,6 @@ def mesh_campaign_text(kind: str, testbed: str, technique: str) -> str:
     """A convergence campaign of one mesh technique with these [testbed] and technique lines, as the
     mesh techniques' bad-input tests hand to assert_refused."""
     return f'[testbed]\n{testbed}[[technique]]\nkind = "{kind}"\n{technique}[[measurement]]\nkind = "convergence"\n'
-
 
 
 def mixed_nats_campaign(name: str, kind: str, deadline: float, technique: str = "") -> str:
