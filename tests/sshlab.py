@@ -8,6 +8,7 @@ Nothing of it appears in the root namespace. Names start with vpbt-, not vpb-: t
 is the test's own, never a run's.
 """
 
+import fcntl
 import os
 import secrets
 import shlex
@@ -60,6 +61,47 @@ def private_mounts(hidden: list[str], home_from_machine: tuple[str, ...] = ()) -
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "lab-sshd"]
 
 
+RUN_SSHD = Path("/run/sshd")  # sshd's privilege separation directory: compiled in, one per machine
+LABS_LOCK = Path("/run/vpbt-sshlab.lock")  # held shared by every lab up, exclusively by the one that ends them
+MADE_BY_A_LAB = Path("/run/vpbt-sshlab-made-run-sshd")  # RUN_SSHD was not this machine's own
+
+
+def hold_run_sshd() -> int:
+    """RUN_SSHD for this lab's sshd, made if the machine has none, shared with the labs of other
+    tests running at the same time (make test's workers): a descriptor holding LABS_LOCK shared."""
+    while True:
+        fd = os.open(LABS_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        try:
+            if os.fstat(fd).st_ino == os.stat(LABS_LOCK).st_ino:
+                break  # else the last lab removed it between our open and our lock: take the new one
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    if not RUN_SSHD.is_dir():
+        MADE_BY_A_LAB.touch(mode=0o600)
+        RUN_SSHD.mkdir(mode=0o755, exist_ok=True)
+    return fd
+
+
+def let_go_of_run_sshd(fd: int) -> None:
+    """The last lab to end removes RUN_SSHD if a lab made it, and the lock: a lab still up holds
+    the lock shared, and the exclusive lock is then refused."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return
+    if MADE_BY_A_LAB.exists():
+        try:
+            RUN_SSHD.rmdir()
+        except OSError:
+            pass
+        MADE_BY_A_LAB.unlink()
+    LABS_LOCK.unlink()  # before the lock is let go: a lab that opened it meanwhile takes a new one
+    os.close(fd)
+
+
 def ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True)
 
@@ -76,7 +118,7 @@ class SshLab:
         self.sshd: dict[str, subprocess.Popen] = {}
         self.identity = self.dir / "id_ed25519"
         self.known_hosts = self.dir / "known_hosts"
-        self._made_run_sshd = False
+        self._run_sshd: int | None = None  # our hold on RUN_SSHD
 
     # -- network ---------------------------------------------------------------------------
     def up(self) -> "SshLab":
@@ -129,9 +171,8 @@ class SshLab:
         self.known_hosts.write_text("\n".join(lines) + "\n")
 
     def start_sshd(self, role: str) -> None:
-        if not Path("/run/sshd").is_dir():  # sshd's privilege separation directory
-            Path("/run/sshd").mkdir(mode=0o755)
-            self._made_run_sshd = True
+        if self._run_sshd is None:
+            self._run_sshd = hold_run_sshd()
         log = open(self.dir / f"sshd_{role}.log", "ab")
         self.sshd[role] = subprocess.Popen(
             ["ip", "netns", "exec", self.ns[role], *private_mounts(self.hidden.get(role, []), self.home_from_machine),
@@ -196,8 +237,6 @@ class SshLab:
                 except ProcessLookupError:
                     pass
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-        if self._made_run_sshd:
-            try:
-                Path("/run/sshd").rmdir()
-            except OSError:
-                pass
+        if self._run_sshd is not None:
+            let_go_of_run_sshd(self._run_sshd)
+            self._run_sshd = None

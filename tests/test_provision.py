@@ -137,7 +137,7 @@ def assert_no_strays(lab: SshLab, within: float = 2.0) -> None:
     assert strays == []
 
 
-@pytest.mark.exclusive  # alone: apt installs and purges a package, and the ssh lab (its /run/sshd)
+@pytest.mark.exclusive  # alone: apt installs and purges a package
 @pytest.mark.netns
 def test_provision_check_lists_the_missing_package_the_run_installs_it_and_a_second_run_changes_nothing(
         tmp_path, lab, missing_package):
@@ -179,7 +179,6 @@ def lab_key(lab: SshLab, role: str) -> str:
     return " ".join(line.split()[:3])
 
 
-@pytest.mark.exclusive  # alone: the ssh lab (its /run/sshd)
 @pytest.mark.netns
 def test_an_unknown_host_key_is_refused_unless_trusted_and_a_changed_one_always(tmp_path, lab):
     """ansible-runner turns Ansible's host key checking off: provision --check used to reach a

@@ -15,8 +15,8 @@ from conftest import TCP_AND_PING, VPNBENCH, leftovers, run_cli
 from sshlab import SshLab
 from vpnbench.techniques.ipsec.strongswan import PLUGIN_DIR, plugin_path
 
-# Alone, not beside other machine tests (exclusive): the ssh lab's sshd needs /run/sshd, which a lab made and removes at its end.
-pytestmark = [pytest.mark.netns, pytest.mark.exclusive]
+# Beside another machine test (make test, two at a time): the labs share /run/sshd (sshlab.py).
+pytestmark = pytest.mark.netns
 
 CELLS = """
 [[technique]]

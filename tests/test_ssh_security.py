@@ -18,9 +18,12 @@ import pytest
 from conftest import VPNBENCH, leftovers, run_cli
 from sshlab import SshLab
 from test_ssh_hosts import lab  # noqa: F401 - the lab fixture: sshd in namespaces, checked for strays
+from vpnbench.hosts.resources import run_id_prefix
 
-# Alone, not beside other machine tests (exclusive): the ssh lab's /run/sshd, and key files looked for machine-wide.
-pytestmark = [pytest.mark.netns, pytest.mark.exclusive]
+pytestmark = pytest.mark.netns
+# Beside another machine test (make test, two at a time) the key files are looked for machine-wide
+# but for those in the other worker's runs (their ids do not start with ours): its keys, its run's.
+OTHERS_RUN = re.compile(r"/(?:run/vpnbench/|dev/shm/vpnbench-)(?P<run>[0-9a-f]+)")
 
 SERVERS = ("iperf3", "iperf", "vpnbench-gen")
 OPENVPN_INNER_SERVER = "10.98.0.2"
@@ -45,7 +48,7 @@ class Watcher(threading.Thread):
                 name = re.search(r'users:\(\("([^"]+)"', line)
                 if name and len(fields) >= 5:
                     self.sockets.add((name[1], fields[0], fields[4]))
-            for record in Path("/run/vpnbench").glob("*/remote-*.json"):
+            for record in Path("/run/vpnbench").glob(f"{run_id_prefix()}*/remote-*.json"):
                 try:
                     files = json.loads(record.read_text())["files"]
                 except (OSError, ValueError, KeyError):
@@ -76,7 +79,12 @@ def key_files(*roots: Path) -> list[str]:
                     continue
                 if b"PRIVATE KEY" in text or b"OpenVPN Static key" in text or path.name.endswith(".key"):
                     found.append(str(path))
-    return found
+    return [path for path in found if not in_another_workers_run(path)]
+
+
+def in_another_workers_run(path: str) -> bool:
+    run = OTHERS_RUN.match(path)
+    return bool(run_id_prefix() and run and not run["run"].startswith(run_id_prefix()))
 
 
 def test_openvpn_tls_on_ssh_hosts_keys_only_where_used_and_servers_only_on_the_target(tmp_path, lab):

@@ -33,8 +33,7 @@ from test_wipe import (
 from test_wipe import links as links  # noqa: F401 - fixtures
 from test_wipe import victim as victim
 
-# Alone, not beside other machine tests (exclusive): the ssh lab's /run/sshd.
-pytestmark = [pytest.mark.netns, pytest.mark.exclusive]
+pytestmark = pytest.mark.netns
 
 
 def test_at_the_runs_end_keys_are_overwritten_and_a_directory_another_user_took_is_left(tmp_path, lab, links, victim):
