@@ -58,8 +58,11 @@ def pytest_configure(config):
         os.environ.pop("LINES", None)
         # Each worker's runs start with a hex digit of its own, and its leftover checks look at
         # those only: machine tests side by side (make test, two at a time) cannot see
-        # each other's namespaces as their own leftovers.
-        os.environ[RUN_ID_PREFIX_ENV] = f"{int(worker.removeprefix('gw')) % 16:x}"
+        # each other's namespaces as their own leftovers. The workers of a session without
+        # machine tests take 8-f, those of one with them 0-7: make test runs the two sessions
+        # at once, and neither's runs are the other's leftovers.
+        base = 8 if config.getoption("--machine-tests") == "none" else 0
+        os.environ[RUN_ID_PREFIX_ENV] = f"{base + int(worker.removeprefix('gw')) % 8:x}"
     elif getattr(config.option, "dist", "no") != "no" and config.getoption("--machine-tests") != "none":
         # The controller of machine tests side by side holds the test lock for its workers and
         # clears killed runs once, before any worker starts.
