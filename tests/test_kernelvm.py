@@ -31,13 +31,16 @@ def test_command_runs_in_the_distribution_kernel_and_results_come_back(tmp_path)
     (tmp_path / "out").mkdir()
     log = io.StringIO()
     script = ("uname -r > kernel; ip link add wgt type wireguard && echo wireguard > features; "
-              "tc qdisc add dev lo root netem delay 1ms && echo netem >> features; exit 3")
+              "tc qdisc add dev lo root netem delay 1ms && echo netem >> features; "
+              "cat /proc/sys/kernel/softlockup_panic /proc/sys/kernel/watchdog_thresh > watchdog; exit 3")
     # the guest sees the host's files through a copy-on-write overlay: only the share writes back
     rc = run_in_vm(["sh", "-c", script], memory_mb=512, timeout=300, cwd=str(tmp_path / "out"),
                    writable=[str(tmp_path / "out")], log=log)
     assert rc == 3, log.getvalue()[-2000:]
     assert (tmp_path / "out" / "kernel").read_text().strip() == find_kernel()
     assert (tmp_path / "out" / "features").read_text().split() == ["wireguard", "netem"]
+    # a guest kernel stuck for 2 x 30 s panics and ends the VM, not the caller's timeout
+    assert (tmp_path / "out" / "watchdog").read_text().split() == ["1", "30"]
     assert "vpnbench-vm: up" in log.getvalue()
     # init powers the guest off itself: no panic and register dump after the command (they read like a crash)
     assert "Kernel panic" not in log.getvalue() and "Power down" in log.getvalue(), log.getvalue()[-2000:]

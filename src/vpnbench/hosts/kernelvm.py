@@ -157,7 +157,10 @@ def qemu_argv(version: str, image: Path, share: Path, memory_mb: int, cpus: int,
     no network unless the caller adds -netdev/-device arguments."""
     argv = [QEMU, *accel_argv(kvm), "-m", str(memory_mb), "-smp", str(cpus), "-nographic",
             "-no-reboot", "-kernel", kernel_path(version), "-initrd", str(image),
-            "-append", "console=ttyS0 quiet panic=-1 oops=panic",
+            # A guest kernel stuck for a minute panics, and the VM ends (-no-reboot) with that on its
+            # console, instead of waiting out the caller's timeout: stop 61's kernel-VM stage hung with
+            # both TCG vCPUs in soft lockups (ksoftirqd/0, a kworker) for 50 minutes' worth of timeout.
+            "-append", "console=ttyS0 quiet panic=-1 oops=panic softlockup_panic=1 watchdog_thresh=30",
             "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
             "-virtfs", f"local,path={share},mount_tag=vmshare,security_model=none,multidevs=remap",
             "-nic", "none"]
