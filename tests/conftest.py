@@ -30,6 +30,9 @@ DAEMONS = re.compile(r"^(wireguard-go|iperf3|tcpdump|vpnbench-linkem|charon|plut
 
 TEST_LOCK = Path("/run/vpnbench-tests.lock")
 LOCK_HELD_ENV = "VPNBENCH_TESTS_LOCK_HELD"  # set by an xdist controller that holds TEST_LOCK
+# Set by make test (scripts/test-suite.sh) for a session it runs beside the one that holds
+# TEST_LOCK, at nice 19: its runs' ids start with 8-f, and it does not wait for the lock.
+BESIDE_ENV = "VPNBENCH_TESTS_BESIDE"
 
 # What a technique's real-cell test measures (appended to its campaign): a 1 s TCP stream, 1 s of
 # 1200 B UDP at a 20 Mbit/s ceiling, five pings.
@@ -58,11 +61,12 @@ def pytest_configure(config):
         os.environ.pop("LINES", None)
         # Each worker's runs start with a hex digit of its own, and its leftover checks look at
         # those only: machine tests side by side (make test, two at a time) cannot see
-        # each other's namespaces as their own leftovers. The workers of a session without
-        # machine tests take 8-f, those of one with them 0-7: make test runs the two sessions
-        # at once, and neither's runs are the other's leftovers.
-        base = 8 if config.getoption("--machine-tests") == "none" else 0
+        # each other's namespaces as their own leftovers. A session beside the one that holds
+        # the test lock takes 8-f, that one 0-7.
+        base = 8 if os.environ.get(BESIDE_ENV) else 0
         os.environ[RUN_ID_PREFIX_ENV] = f"{base + int(worker.removeprefix('gw')) % 8:x}"
+    elif os.environ.get(BESIDE_ENV):
+        os.environ[RUN_ID_PREFIX_ENV] = "8"  # one session's tests, in this process
     elif getattr(config.option, "dist", "no") != "no" and config.getoption("--machine-tests") != "none":
         # The controller of machine tests side by side holds the test lock for its workers and
         # clears killed runs once, before any worker starts.
@@ -104,7 +108,7 @@ def pytest_collection_modifyitems(config, items):
             if "netns" in item.keywords:
                 item.add_marker(skip)
         return
-    if config.option.collectonly or os.environ.get(LOCK_HELD_ENV) \
+    if config.option.collectonly or os.environ.get(LOCK_HELD_ENV) or os.environ.get(BESIDE_ENV) \
             or not any(needs_the_machine(item) for item in items):
         return  # a list of tests (make test-kernel's files for the guest) runs none of them
     take_the_test_lock(config)
