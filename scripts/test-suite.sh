@@ -89,7 +89,7 @@ stage_done "linkem's and gen's cargo tests" $((SECONDS - start)) $?
 #
 # Beside the two-at-a-time ones, at the lowest priority (nice 19), the units and then the VM
 # testbed's tests (TCG guests whose timeouts are minutes). Those machine tests wait on daemons'
-# timers and flows much of the time (they kept the two cores 35 % busy on average once the units
+# timers and flows much of the time (they kept the two cores 33-40 % busy on average once the units
 # were done, stop 61), and a nice-19 process gets a core where they leave it idle and ~1.5 % of
 # one they want (a weight of 15 against 1 024). Never beside the exclusive ones (they read the
 # cores' busy shares) or the kernel VM. What ran beside is printed when it ends; its stage line
@@ -112,7 +112,7 @@ if [ "${MACHINE_TESTS_ONE_AT_A_TIME:-0}" != 1 ] && [ "$(nproc)" -ge 2 ] \
         && $BIN/python -c "import sys; sys.exit(not $(slower) < 1.5)"; then
     TWO_AT_A_TIME=1
     beside_dir=$(mktemp -d)  # root's, 0700, never a path another user made
-    set -m  # its own process group: a background job ignores Ctrl-C, the trap ends all of it
+    set -m  # its own process group, which Ctrl-C does not reach: the EXIT trap ends all of it
     beside "$beside_dir" &
     beside_pid=$!
     set +m
