@@ -272,7 +272,7 @@ class Tailscale(Technique):
                            "--no-logs-no-support"], name="tailscaled", env=env)
         self.tunnel.procs.append(proc)
         self.undo.defer(proc.stop)  # before its directory is wiped (the newer undo runs first)
-        deadline = time.monotonic() + START_TIMEOUT
+        deadline = time.monotonic() + self.node_start_timeout
         while not self._tailscale(role, "status", "--json", check=False).stdout.strip().startswith("{"):
             if not proc.alive() or time.monotonic() > deadline:
                 raise TechniqueError(f"tailscaled ({role}) did not start: {_tail(proc.output())}")
@@ -288,10 +288,16 @@ class Tailscale(Technique):
             raise TechniqueError(f"tailscale {args[0]} ({role}): {_tail(result.stderr + result.stdout)}")
         return result
 
+    @property
+    def node_start_timeout(self) -> float:
+        """s for a node's tailscaled to answer on its socket, and for its `tailscale up`."""
+        return START_TIMEOUT
+
     def _join(self, role: str, server_url: str, key_file: Path) -> None:
+        timeout = self.node_start_timeout
         self._tailscale(role, "up", f"--login-server={server_url}", f"--auth-key=file:{key_file}",
                         f"--hostname=vpnbench-{role}", "--accept-dns=false", "--netfilter-mode=off",
-                        f"--timeout={START_TIMEOUT:g}s", timeout=START_TIMEOUT + 5)
+                        f"--timeout={timeout:g}s", timeout=timeout + 5)
 
     def _tailnet_addresses(self, role: str) -> dict[str, str]:
         """The addresses Headscale gave this node (100.64.0.0/10, fd7a:115c:a1e0::/48), from `tailscale ip`."""

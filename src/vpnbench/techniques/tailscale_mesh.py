@@ -42,6 +42,11 @@ from vpnbench.testbeds.mesh import CONTROL_ADDR
 from vpnbench.testbeds.mesh_spec import direct_path_possible
 
 PARALLEL = 8  # nodes brought up at once: each a tailscaled start and a `tailscale up` (mostly waiting on Headscale)
+# A node's start and join wait grow with N: each join is a node Headscale registers and then a
+# netmap it sends every node already joined, each of which reconfigures its WireGuard for one more
+# peer, so the k-th join costs work on k daemons. At N = 100 on a shared 2-core machine (load 48) a
+# `tailscale up` of the pair's 20 s timed out (stop 58, n69); N = 30 joined in 6.9 s in all.
+JOIN_S_PER_NODE = 0.5
 
 
 class TailscaleMeshParams(TailscaleParams):
@@ -63,6 +68,10 @@ class TailscaleMesh(MeshTechnique, Tailscale):
 
     def _host(self, role: str) -> Host:
         return self.node_hosts[role]
+
+    @property
+    def node_start_timeout(self) -> float:
+        return super().node_start_timeout + JOIN_S_PER_NODE * len(self.ctx.nodes)
 
     def _tun_name(self, role: str) -> str:
         return self.ctx.resources.iface_name(f"t{self.node_index[role]}")
