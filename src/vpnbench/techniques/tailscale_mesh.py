@@ -45,7 +45,7 @@ PARALLEL = 8  # nodes brought up at once: each a tailscaled start and a `tailsca
 # A node's start and join wait grow with N: each join is a node Headscale registers and then a
 # netmap it sends every node already joined, each of which reconfigures its WireGuard for one more
 # peer, so the k-th join costs work on k daemons. At N = 100 on a shared 2-core machine (load 48) a
-# `tailscale up` of the pair's 20 s timed out (stop 58, n69); N = 30 joined in 6.9 s in all.
+# `tailscale up` of the pair's 20 s timed out (stop 58, n69); at N = 30 up() took 6.9 s in all.
 JOIN_S_PER_NODE = 0.5
 
 
