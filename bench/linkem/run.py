@@ -459,20 +459,28 @@ def sec_impaired(pairs=int(os.environ.get("LINKEM_ROUNDS", "7"))):
             if k != "bridge":
                 st = f.stats()
                 run.late.setdefault(k, []).append((st["a2b"]["late_mean_us"], st["b2a"]["late_mean_us"]))
+                if "awake_below_us" in st["a2b"]:  # the worker's calibrated wake-up latency (older binaries: none)
+                    run.awake.setdefault(k, []).append((max(st["a2b"]["awake_below_us"], st["b2a"]["awake_below_us"]),
+                                                        st["a2b"].get("contended", 0) + st["b2a"].get("contended", 0)))
+                for way in ("a2b", "b2a"):  # the histogram summed over the arm's runs (older binaries have none)
+                    pooled = run.hist.setdefault((k, way), [0] * len(st[way].get("late_log2_us", ())))
+                    run.hist[(k, way)] = [a + b for a, b in zip(pooled, st[way].get("late_log2_us", ()))]
             if k == "linkem-delay":
                 run.frames.append((st["a2b"]["received"], st["a2b"]["received_bytes"]))
             return bps
 
-    run.frames, run.busy, run.late = [], {}, {}
+    run.frames, run.busy, run.late, run.hist, run.awake = [], {}, {}, {}, {}
     runs, ratios = ab_pairs(arms, pairs, run)
     out_table_vs_bridge(runs, ratios)
-    out("| path | machine busy during the stream (median, both CPUs) | mean departure lateness a2b / b2a, µs (median over runs) |")
-    out("|---|---|---|")
+    out("| path | machine busy during the stream (median, both CPUs) | mean departure lateness a2b / b2a, µs (median over runs) | awake for departures due within, µs (yields lost to other load), runs |")
+    out("|---|---|---|---|")
     for k in arms:
         late = run.late.get(k)
         lates = (f"{statistics.median(a for a, _ in late):.0f} / {statistics.median(b for _, b in late):.0f}"
                  if late else "—")
-        out(f"| {k} | {statistics.median(run.busy[k]) * 100:.0f} % | {lates} |")
+        awake = " / ".join(f"{a:.0f} ({c})" for a, c in run.awake.get(k, ())) or "—"
+        out(f"| {k} | {statistics.median(run.busy[k]) * 100:.0f} % | {lates} | {awake} |")
+    out_lateness(run.hist)
     sizes = [b / n for n, b in run.frames if n]
     out(f"a2b frames per run: {' / '.join(str(n) for n, _ in run.frames)}; mean frame "
         f"{statistics.median(sizes):.0f} B (median over runs)")
@@ -480,6 +488,31 @@ def sec_impaired(pairs=int(os.environ.get("LINKEM_ROUNDS", "7"))):
     RES["impaired_ratio"] = med
     out(f"target linkem-delay/bridge >= 0.9 (median of the per-round ratios): {'PASS' if med >= 0.9 else 'FAIL'}")
     out()
+
+
+def out_lateness(hist: dict[tuple[str, str], list[int]]) -> None:
+    """The departure lateness distribution per arm and direction, from linkem's `late_log2_us`
+    histogram (bucket 0: under 1 µs; bucket k: [2^(k-1), 2^k) µs; the last open): the share of
+    frames in each bucket, and the bucket each percentile falls in."""
+    if not any(hist.values()):
+        return
+    width = max(len(h) for h in hist.values())
+    bounds = ["<1"] + [f"{2 ** (k - 1)}–{2 ** k}" for k in range(1, width - 1)] + [f"≥{2 ** (width - 2)}"]
+    out("Departure lateness, share of delayed frames per bucket (µs), all runs of the arm:")
+    out("| arm, direction | frames | " + " | ".join(bounds) + " | p50 / p90 / p99 below µs |")
+    out("|---|---:|" + "---:|" * width + "---|")
+    for (arm, way), counts in hist.items():
+        total = sum(counts)
+        if not total:
+            continue
+        cumulative, marks = 0, {}
+        for k, count in enumerate(counts):
+            cumulative += count
+            for q in (0.5, 0.9, 0.99):
+                if q not in marks and cumulative >= q * total:
+                    marks[q] = "1" if k == 0 else (f"{2 ** k}" if k < width - 1 else "∞")
+        shares = " | ".join(f"{count / total * 100:.1f} %" if count else "" for count in counts)
+        out(f"| {arm} {way} | {total} | {shares} | {' / '.join(marks[q] for q in (0.5, 0.9, 0.99))} |")
 
 
 SECTIONS = {"throughput": sec_throughput, "tunnel": sec_tunnel, "delay": sec_delay, "jitter": sec_jitter, "loss": sec_loss,

@@ -210,6 +210,23 @@ pub fn wait_readable(fd: RawFd, wake: RawFd, timeout_ns: u64) {
     }
 }
 
+/// How late this thread wakes from a short timed sleep, here and now: the upper quartile of
+/// `samples` sleeps of `sleep_ns` (ppoll on nothing, the way a worker sleeps until a departure),
+/// each less the time asked for. Where the timer or the scheduler wakes threads late (a VM's
+/// timer, a CPU shared with the endpoints), a departure due sooner than this is better waited
+/// for awake.
+pub fn wake_latency_ns(samples: usize, sleep_ns: u64) -> u64 {
+    let mut late: Vec<u64> = (0..samples.max(1))
+        .map(|_| {
+            let start = now_ns();
+            wait_readable(-1, -1, sleep_ns);
+            now_ns().saturating_sub(start + sleep_ns)
+        })
+        .collect();
+    late.sort_unstable();
+    late[late.len() * 3 / 4]
+}
+
 /// The highest-numbered CPU this process may run on (None when the kernel will not say).
 pub fn last_allowed_cpu() -> Option<usize> {
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
