@@ -26,3 +26,10 @@ def test_a_never_answering_pair_outranks_a_relayed_one_on_a_tie():
 
 def test_cycles_without_nat_types_give_no_matrix():
     assert nat_matrix([{k: v for k, v in CYCLE.items() if k != "nat"}]) == {}
+
+
+def test_pairs_of_a_cycle_whose_up_returned_past_the_deadline_are_unprobed_not_never():
+    late = {**CYCLE, "up_past_deadline": True}  # up() itself took the deadline: n2>n1 was never asked
+    same = nat_matrix([late])[("address-dependent", "address-dependent")]
+    assert same.counts == {"relay": 1, "unprobed": 1}
+    assert same.outcome == "relay"  # a tie: the pair that answered says more than the one never asked

@@ -70,6 +70,9 @@ def test_convergence_summary_censors_a_cycle_with_silent_pairs():
     both = summary([converged, silent], 10)
     assert "converged_s" not in both and both["converged_s_censored"] == 1.0 and both["pairs_never"] == 1.0
     assert share_curve({"a>b": 0.6}, 2) == [(0.6, 0.5)]  # the silent pair keeps the share below 1
+    assert "cycles_up_past_deadline" not in both
+    late = {"up_s": 12.0, "pairs": ["a>b", "b>a"], "first_reply_s": {}, "never": ["a>b", "b>a"], "up_past_deadline": True}
+    assert summary([converged, late], 10)["cycles_up_past_deadline"] == 1.0  # counted, so the cell says why
 
 
 def test_the_probe_asks_fewer_peers_as_they_answer():

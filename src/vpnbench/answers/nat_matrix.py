@@ -11,7 +11,9 @@ counts say where they differ."""
 import dataclasses
 import statistics
 
-OUTCOMES = ("direct", "relay", "never", "unseen")  # "unseen": answered, but no path seen in the window
+# "unseen": answered, but no path seen in the window; "unprobed": not answered in a cycle whose up()
+# returned after the deadline, so the pair was never asked (the deadline counts from the daemons' start)
+OUTCOMES = ("direct", "relay", "never", "unseen", "unprobed")
 
 
 @dataclasses.dataclass
@@ -22,7 +24,7 @@ class MatrixCell:
 
     @property
     def outcome(self) -> str:
-        worst_first = ("never", "relay", "unseen", "direct")
+        worst_first = ("never", "relay", "unseen", "unprobed", "direct")
         return max(worst_first, key=lambda outcome: (self.counts.get(outcome, 0), -worst_first.index(outcome)))
 
     @property
@@ -41,13 +43,14 @@ def nat_matrix(cycles: list[dict]) -> dict[tuple[str, str], MatrixCell]:
             continue
         order += [kind for kind in nat.values() if kind not in order]
         never = set(cycle.get("never", ()))
+        unanswered = "unprobed" if cycle.get("up_past_deadline") else "never"
         paths = cycle.get("paths", {})
         for pair in cycle["pairs"]:
             a, b = pair.split(">")
             key = tuple(sorted((nat[a], nat[b]), key=order.index))
             cell = matrix.setdefault(key, MatrixCell())
             cell.pairs += 1
-            outcome = "never" if pair in never else paths.get(pair, "unseen")
+            outcome = unanswered if pair in never else paths.get(pair, "unseen")
             cell.counts[outcome] = cell.counts.get(outcome, 0) + 1
             if pair in cycle.get("first_reply_s", {}):
                 cell.first_reply_s.append(cycle["first_reply_s"][pair])

@@ -16,7 +16,9 @@ spaces the echoes a node sends to its peers.
 On a mesh testbed the pairs are its nodes' (Tunnel.overlay, ordered: n0 -> n1 and n1 -> n0 are
 two pairs, since a NAT makes them differ); between two hosts, client and server. A pair that
 never answered within the deadline is listed; the convergence time is then only known to be
-above the deadline (`converged_s_censored`). On a mesh testbed each pair's path just after is
+above the deadline (`converged_s_censored`). A cycle whose up() itself returned after the deadline
+asked no pair: it is marked (`up_past_deadline`; `cycles_up_past_deadline` counts them) and the
+NAT matrix draws its silent pairs as unprobed, not as never. On a mesh testbed each pair's path just after is
 recorded with it, as the underlay saw it (Testbed.observed_paths: direct, relay or unseen), and
 counted: `pairs_direct`, `pairs_relayed`; with each node's NAT type, so the report draws the NAT
 matrix (answers/nat_matrix.py) from the stored cycles.
@@ -106,6 +108,8 @@ class Convergence(Measurement):
                  "never": [f"{a}>{b}" for a, b in never], "probe_restarts": restarts}
         if not never:
             cycle["converged_s"] = max(first.values(), default=0.0)
+        if cycled.up_s >= p.deadline:  # no pair was asked within the deadline: its never is up()'s, not theirs
+            cycle["up_past_deadline"] = True
         if tunnel_nodes := [name for name in overlay if name in ctx.nodes]:
             cycle["nat"] = {name: ctx.nodes[name].nat for name in tunnel_nodes}  # the NAT matrix's rows
         if own := mesh.get("routes"):
@@ -236,6 +240,8 @@ def summary(cycles: list[dict], deadline: float) -> dict[str, float]:
     metrics = {"cycles": float(len(cycles)), "pairs": float(len(cycles[0]["pairs"])),
                "pairs_never": float(max(len(c["never"]) for c in cycles)), "deadline_s": deadline,
                "up_p50_s": percentile(sorted(c["up_s"] for c in cycles), 0.5)}
+    if late := sum(1 for c in cycles if c.get("up_past_deadline")):
+        metrics["cycles_up_past_deadline"] = float(late)  # their pairs were never asked: see the cell's note
     if len(done) == len(cycles):
         metrics["converged_s"] = percentile(done, 0.5)
         metrics["converged_max_s"] = done[-1]

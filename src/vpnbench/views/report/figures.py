@@ -277,8 +277,10 @@ def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: 
     on a linear axis a tunnel at 1/30 of a 12 Gbit/s baseline is a bar too low to see. Each technique's
     bars carry the ids `bar-<technique>-<group>` (numbers) in the SVG, so a browser can measure them."""
     techniques = list(dict.fromkeys(rows["technique"]))
+    # one group: each bar carries its technique's name below it, about half an inch at 8 pt slanted
+    per_bar = 0.22 if len(groups) > 1 else 0.5
     fig, ax = plt.subplots(figsize=(min(FIGURE_MAX_WIDTH_IN - (2.0 if len(groups) > 1 else 0.0),
-                                        max(4.0, 0.22 * len(techniques) * len(groups) + 1.5)), 3.0))
+                                        max(4.0, per_bar * len(techniques) * len(groups) + 1.5)), 3.0))
     width = 0.8 / max(1, len(techniques))
     ax.set_ylabel(ylabel)
     logarithmic = apply_scale_rule(ax, rows["mean"].tolist(), (rows["mean"] + rows["ci95"].fillna(0)).tolist(),
@@ -294,12 +296,18 @@ def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: 
         bars = ax.bar(positions, mine["mean"] * scale, width, yerr=errors, capsize=2, label=technique)
         for k, patch in enumerate(bars.patches):
             patch.set_gid(f"bar-{i}-{k}")
+        for position, mean in zip(positions, mine["mean"]):
+            if pd.isna(mean) and len(groups) == 1:  # an empty slot would read as 0: say there is no value
+                ax.annotate("no value", (position, 0), xycoords=("data", "axes fraction"), xytext=(0, 3),
+                            textcoords="offset points", rotation=90, ha="center", va="bottom", fontsize=7,
+                            color="#666666")
     if len(groups) > 1:
         ax.set_xticks(range(len(groups)), groups, rotation=15 if len(groups) > 3 else 0, fontsize=8)
         legend_beside(ax)
     else:
+        slanted = len(techniques) > 4
         ax.set_xticks([(i - (len(techniques) - 1) / 2) * width for i in range(len(techniques))], techniques,
-                      rotation=20 if len(techniques) > 4 else 0, fontsize=8)
+                      rotation=30 if slanted else 0, ha="right" if slanted else "center", fontsize=8)
     ax.set_title(title, loc="left")
     return canvas.finish(fig, caption, {**meta, "type": "bars", "groups": groups, "bars": techniques,
                                         "log": logarithmic,
@@ -749,7 +757,8 @@ def convergence_ecdfs(d: Drawing) -> list[Figure]:
     return figures
 
 
-PATH_COLOURS = {"direct": "#4c9a2a", "relay": "#e0b000", "unseen": "#9e9e9e", "never": "#c0392b"}
+PATH_COLOURS = {"direct": "#4c9a2a", "relay": "#e0b000", "unseen": "#9e9e9e", "unprobed": "#e4e4e4",
+                "never": "#c0392b"}
 
 
 def nat_matrices(d: Drawing) -> list[Figure]:
@@ -766,7 +775,8 @@ def nat_matrices(d: Drawing) -> list[Figure]:
             d.canvas, matrix, f"{d.label}: {technique}",
             f"{d.label}: {technique}'s NAT matrix: what pairs of nodes behind each pair of NAT types ended up as "
             "(direct, through a relay, never answering), as the underlay saw it, and their median first reply "
-            "from the daemons' start", {"technique": technique}))
+            "from the daemons' start; \"unprobed\": the technique's up() returned after the deadline, so its pairs "
+            "were never asked", {"technique": technique}))
     return figures
 
 
@@ -780,7 +790,7 @@ def nat_matrix_figure(canvas: Canvas, matrix: dict, title: str, caption: str, me
             ax.add_patch(plt.Rectangle((col - 0.5, row - 0.5), 1, 1, color=PATH_COLOURS[cell.outcome]))
             p50, agreeing = cell.first_reply_p50_s, cell.counts.get(cell.outcome)
             mixed = "" if agreeing == cell.pairs else f"\n{agreeing}/{cell.pairs}"
-            ax.text(col, row, f"{cell.outcome}\n{p50:.2f} s{mixed}" if p50 is not None else f"never{mixed}",
+            ax.text(col, row, f"{cell.outcome}\n{p50:.2f} s{mixed}" if p50 is not None else f"{cell.outcome}{mixed}",
                     ha="center", va="center", fontsize=7)
     ax.set_xticks(range(len(types)), types, rotation=30, ha="right", fontsize=7)
     ax.set_yticks(range(len(types)), types, fontsize=7)
