@@ -289,13 +289,15 @@ def iperf3_client_running() -> bool:
     return False
 
 
-def killed_run(kind: str, testbed: dict | None = None, **tcp) -> str:
+def killed_run(kind: str, testbed: dict | None = None, technique: dict | None = None, **tcp) -> str:
     """A campaign of one technique and a 30 s TCP flow, for kill9_mid_traffic_then_cleanup: the
-    [testbed] keys given (a mesh's nodes and NATs), and the flow's extra keys (family)."""
+    [testbed] keys given (a mesh's nodes and NATs), the technique's (a fetch interval), and the
+    flow's extra keys (family)."""
     lines = ["[campaign]", 'name = "killed"']
     if testbed:
         lines += ["[testbed]", *(f"{key} = {json.dumps(value)}" for key, value in testbed.items())]
-    lines += ["[[technique]]", f'kind = "{kind}"', "[[measurement]]", 'kind = "tcp"', 'duration = "30s"',
+    lines += ["[[technique]]", f'kind = "{kind}"', *(f"{key} = {json.dumps(value)}" for key, value in (technique or {}).items()),
+              "[[measurement]]", 'kind = "tcp"', 'duration = "30s"',
               *(f"{key} = {json.dumps(value)}" for key, value in tcp.items())]
     return "\n".join(lines) + "\n"
 
