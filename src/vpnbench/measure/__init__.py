@@ -3,6 +3,7 @@
 from vpnbench.foundation.tools import declare_packages
 from vpnbench.measure.base import Measurement
 from vpnbench.measure.blackhole import PmtuBlackhole
+from vpnbench.measure.churn import Churn
 from vpnbench.measure.convergence import Convergence
 from vpnbench.measure.idle_cost import IdleCost
 from vpnbench.measure.latency_under_load import LatencyUnderLoad
@@ -33,5 +34,5 @@ def register(cls: type[Measurement]) -> None:
 
 
 for built_in in (Tcp, Udp, Ping, UdpSweep, Mtu, RateSearch, Transfer, Stream, LatencyUnderLoad, Setup, Rekey, Soak,
-                 PmtuBlackhole, SetupRate, RekeyRate, Motion, Convergence, Quic, IdleCost):
+                 PmtuBlackhole, SetupRate, RekeyRate, Motion, Convergence, Quic, IdleCost, Churn):
     register(built_in)

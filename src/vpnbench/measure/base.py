@@ -69,6 +69,10 @@ class MeasureContext:
     # A mesh testbed's control node (Headscale, a lighthouse: Testbed.control), for the kinds that
     # report the control plane apart (idle_cost); None on a two-host testbed.
     control: Host | None = None
+    # Take a mesh node out and let a newcomer in (Technique.leave, Technique.join: what was done,
+    # or TechniqueError), for the churn kind; None where the runner cannot.
+    leave: Callable[[str], dict] | None = None
+    join: Callable[[str], dict] | None = None
 
     def target(self, family: str) -> str:
         if family not in self.tunnel.server_addrs:  # an overlay of one family (Yggdrasil's is IPv6 only)

@@ -56,7 +56,8 @@ def run_cell(ctx: RunContext, cell: PlannedCell, technique: Technique, bringup: 
                                                     technique.rekey, live, testbed.router,
                                                     technique.restart_server, ctx.resources.run_id,
                                                     {node.name: node for node in testbed.nodes},
-                                                    testbed.observed_paths, testbed.control))
+                                                    testbed.observed_paths, testbed.control,
+                                                    technique.leave, technique.join))
         finally:
             record.hosts = monitor.stop()
         record.metrics, record.status, raw = result.metrics, "ok", result.raw

@@ -236,6 +236,24 @@ class Technique(abc.ABC):
         raise TechniqueError(self.cannot_restart_server(self.params) or f"{self.kind}: restart not implemented")
 
     @classmethod
+    def cannot_churn(cls, params: Params | None) -> str | None:
+        """None when a mesh node can leave() and a newcomer join() while the mesh runs (the churn
+        kind); otherwise why not (checked with the campaign, before anything runs)."""
+        return (f"{cls.kind}: a node's leave and a newcomer's join are not built for it" if cls.mesh
+                else f"{cls.kind} runs between two hosts, not as a mesh of nodes")
+
+    def leave(self, name: str) -> dict:
+        """Take mesh node `name` out: its daemon stopped, its keys wiped, its peers left to notice
+        (a node that goes away). Returns what was done; TechniqueError when it was not."""
+        raise TechniqueError(self.cannot_churn(self.params) or f"{self.kind}: leave not implemented")
+
+    def join(self, name: str) -> dict:
+        """Bring mesh node `name` (out since leave()) in as a newcomer: fresh keys, its daemon
+        started, the mesh told as it would be of a new node. Returns what was done once the node's
+        own part is done (reaching it is the mesh's, and measured); TechniqueError when it failed."""
+        raise TechniqueError(self.cannot_churn(self.params) or f"{self.kind}: join not implemented")
+
+    @classmethod
     @abc.abstractmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:
         """Every data path this technique has, and whether this machine can run it."""

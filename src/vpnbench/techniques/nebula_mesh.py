@@ -16,6 +16,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
+from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import builds, evidence
 from vpnbench.hosts.base import stop_all
@@ -58,6 +59,9 @@ class NebulaMesh(Nebula):
     def __init__(self, params: NebulaMeshParams, ctx: TechniqueContext):
         super().__init__(params, ctx)
         self.node_procs: dict[str, object] = {}
+        # node name -> its configuration, certificate and key included (held in memory only, as
+        # long as the bring-up: its file is wiped at leave() and at down()), for join()
+        self.node_configs: dict[str, dict] = {}
 
     def up(self, backend: str) -> Tunnel:
         p, res, nodes = self.params, self.ctx.resources, list(self.ctx.nodes)
@@ -86,6 +90,7 @@ class NebulaMesh(Nebula):
         def start(node) -> None:
             config = self._config_of(node.name, pems, port, lighthouse, mtu)
             config["tun"]["dev"] = res.iface_name(f"n{node.name[1:]}")
+            self.node_configs[node.name] = config
             self.procs[node.name] = self._start(node.name, node.host, config)
         with ThreadPoolExecutor(PARALLEL) as pool:
             list(pool.map(start, nodes))
@@ -97,6 +102,32 @@ class NebulaMesh(Nebula):
             self._wait(name, lambda log: handshake_seconds(log) is not None)
         self.handshake_s = handshake_seconds(log_entries(self.procs["n0"].output()))
         return self.tunnel
+
+    @classmethod
+    def cannot_churn(cls, params) -> str | None:
+        return None
+
+    def leave(self, name: str) -> dict:
+        """The node's nebula stopped and its configuration (certificate and key) wiped; the
+        lighthouse and the other nodes are left to notice."""
+        proc = self.procs.pop(name, None)
+        if proc is None:
+            raise TechniqueError(f"{self.kind}: node {name} is not in the mesh")
+        stop_all([proc])
+        self.tunnel.procs.remove(proc)
+        wipe(self.nodes[name], self.ctx.resources.path(f"nebula-{name}.yml"))
+        return {"node": name, "stopped": "nebula"}
+
+    def join(self, name: str) -> dict:
+        """The node's nebula started again with the certificate the CA signed for it at set-up (the
+        CA's key is never kept past it): a daemon the others have no tunnel with, which registers
+        with the lighthouse as up()'s nodes do. Returns once its interface is active; the lighthouse
+        and the others reaching it is the mesh's part, measured."""
+        if name in self.procs or name not in self.node_configs:
+            raise TechniqueError(f"{self.kind}: node {name} is not out of the mesh")
+        self.procs[name] = self._start(name, self.nodes[name], self.node_configs[name])
+        self._wait(name, lambda log: any(entry.get("msg") == "Nebula interface is active" for entry in log))
+        return {"node": name, "started": "nebula", "certificate": "signed at set-up"}
 
     def _start(self, name: str, host, config: dict):
         path = self.ctx.resources.path(f"nebula-{name}.yml")

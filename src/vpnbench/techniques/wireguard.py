@@ -491,14 +491,15 @@ class WireGuard(Technique):
                     "build": None}
         return {"implementation": name, "version": build["version"], "build": build}
 
-    def _create_interface(self, host, iface: str, reclaim: bool = True) -> None:
+    def _create_interface(self, host, iface: str, reclaim: bool = True):
         """One interface; a userspace daemon waited for until its control socket answers, then the
         socket directory reclaimed (reclaim=False: the caller does it once when every daemon of a
-        mesh listens, since one boringtun's chown may come between another's reclaim and its use)."""
+        mesh listens, since one boringtun's chown may come between another's reclaim and its use).
+        Returns the userspace daemon's process (None for the kernel's)."""
         if self.implementation == "kernel":
             host.run(["ip", "link", "add", iface, "type", "wireguard"])
             self.undo.defer(host.run, ["ip", "link", "del", iface], check=False)
-            return
+            return None
         daemon = USERSPACE[self.implementation]
         program = builds.program(self.implementation, daemon.program, version_of(self.implementation, self.params.version))
         for attempt in (1, 2):
@@ -525,7 +526,7 @@ class WireGuard(Technique):
             else:
                 if reclaim:
                     reclaim_socket_dir(host, [iface])
-                return
+                return proc
 
     def handshake_attempts(self) -> dict[str, int]:
         """wireguard-go: the handshake initiations both ends sent (its verbose log's "Sending

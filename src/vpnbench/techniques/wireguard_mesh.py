@@ -29,6 +29,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import evidence
 from vpnbench.hosts.base import stop_all
@@ -70,6 +71,9 @@ class WireGuardMesh(MeshTechnique, WireGuard):
     def __init__(self, params: WireGuardMeshParams, ctx: TechniqueContext):
         super().__init__(params, ctx)
         self.node_ifaces: dict[str, str] = {}  # node name -> its interface
+        self.node_public: dict[str, str] = {}  # node name -> its public key (its peers name it by it)
+        self.node_procs: dict[str, object] = {}  # node name -> its userspace daemon (leave stops it)
+        self.out: set[str] = set()  # nodes out of the mesh since leave() (churn), until they join again
 
     def up(self, backend: str) -> Tunnel:
         p, res, nodes = self.params, self.ctx.resources, self.ctx.nodes
@@ -77,6 +81,8 @@ class WireGuardMesh(MeshTechnique, WireGuard):
         self._ran = self._ran or self._what_runs()
         self.node_ifaces = {node.name: res.iface_name(f"m{i}") for i, node in enumerate(nodes)}
         keys = [_x25519_keypair() for _ in nodes]
+        self.node_public = {node.name: keys[i][1] for i, node in enumerate(nodes)}
+        self.out = set()
         overlay = {node.name: overlay_address(i) for i, node in enumerate(nodes)}
         self.tunnel = self._new_tunnel(backend)
         self.tunnel.client_addrs, self.tunnel.server_addrs = {"ipv4": overlay["n0"]}, {"ipv4": overlay["n1"]}
@@ -84,36 +90,98 @@ class WireGuardMesh(MeshTechnique, WireGuard):
         self.tunnel.negotiated["mesh"] = {"nodes": len(nodes), "peers_per_node": len(nodes) - 1,
                                           "discovery": "none (static endpoints)", "relay": "none"}
         self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))
-        peers = {node.name: (f"[Peer]\nPublicKey = {keys[i][1]}\nEndpoint = {node.public}:{p.port}\n"
-                             f"AllowedIPs = {overlay[node.name]}/32\nPersistentKeepalive = {p.keepalive}\n")
-                 for i, node in enumerate(nodes)}
         if self.implementation != "kernel":
             make_socket_dir(nodes[0].host, self.undo)  # one directory for every namespace: made once, not raced for
 
         def start(i: int) -> None:
             node = nodes[i]
-            conf = (f"[Interface]\nPrivateKey = {keys[i][0]}\nListenPort = {p.port}\n"
-                    + "".join(section for name, section in peers.items() if name != node.name))
-            path = res.path(f"wgm-{node.name}.conf")
-            node.host.write_file(path, conf, 0o600)
-            self.undo.defer(wipe, node.host, path)
-            self._create_interface(node.host, self.node_ifaces[node.name], reclaim=False)
+            self._write_conf(node, keys[i][0])
+            if proc := self._create_interface(node.host, self.node_ifaces[node.name], reclaim=False):
+                self.node_procs[node.name] = proc
 
-        def configure(i: int) -> None:
-            node = nodes[i]
-            iface = self.node_ifaces[node.name]
-            node.host.run(["wg", "setconf", iface, str(res.path(f"wgm-{node.name}.conf"))])
-            node.host.run(["ip", "-batch", "-"], input=f"addr add {overlay[node.name]}/16 dev {iface}\n"
-                                                       f"link set {iface} mtu {p.mtu} up\n")
         with ThreadPoolExecutor(PARALLEL) as pool:
             list(pool.map(start, range(len(nodes))))  # list(): the first failure is raised here
             if self.implementation != "kernel":
                 # every daemon listens (and every boringtun has chowned it): the directory root's
                 # again, each socket root's, before any key goes through one (`wg setconf`)
                 reclaim_socket_dir(nodes[0].host, list(self.node_ifaces.values()))
-            list(pool.map(configure, range(len(nodes))))
+            list(pool.map(self._configure, nodes))
         self.tunnel.negotiated["mesh"]["sessions"] = self._wait_sessions(overlay)
         return self.tunnel
+
+    def _peer_section(self, node) -> str:
+        p = self.params
+        return (f"[Peer]\nPublicKey = {self.node_public[node.name]}\nEndpoint = {node.public}:{p.port}\n"
+                f"AllowedIPs = {self.tunnel.overlay[node.name]}/32\nPersistentKeepalive = {p.keepalive}\n")
+
+    def _write_conf(self, node, private_key: str) -> None:
+        """The node's `wg setconf` file (0600, wiped at down()): its key and every other node as a peer."""
+        conf = (f"[Interface]\nPrivateKey = {private_key}\nListenPort = {self.params.port}\n"
+                + "".join(self._peer_section(other) for other in self.ctx.nodes if other.name != node.name))
+        path = self.ctx.resources.path(f"wgm-{node.name}.conf")
+        node.host.write_file(path, conf, 0o600)
+        self.undo.defer(wipe, node.host, path)
+
+    def _configure(self, node) -> None:
+        iface = self.node_ifaces[node.name]
+        node.host.run(["wg", "setconf", iface, str(self.ctx.resources.path(f"wgm-{node.name}.conf"))])
+        node.host.run(["ip", "-batch", "-"], input=f"addr add {self.tunnel.overlay[node.name]}/16 dev {iface}\n"
+                                                   f"link set {iface} mtu {self.params.mtu} up\n")
+
+    @classmethod
+    def cannot_churn(cls, params) -> str | None:
+        return None
+
+    def leave(self, name: str) -> dict:
+        """The node's interface deleted (its userspace daemon stopped) and its configuration wiped.
+        The other nodes keep it as a peer, as a static mesh's configuration does until someone
+        edits it: it is their handshakes that go unanswered."""
+        node = self._node(name)
+        iface = self.node_ifaces[name]
+        self.out.add(name)  # first: a join told in another thread meanwhile finds its `wg set` here failing, and why
+        if proc := self.node_procs.pop(name, None):
+            stop_all([proc])
+            self.tunnel.procs.remove(proc)
+        node.host.run(["ip", "link", "del", iface], check=False)  # a userspace daemon's TUN went with it
+        wipe(node.host, self.ctx.resources.path(f"wgm-{name}.conf"))
+        return {"node": name, "interface": iface, "removed": True}
+
+    def join(self, name: str) -> dict:
+        """A newcomer as a static mesh takes one: a fresh key pair; every node in the mesh gets it
+        as a peer (one `wg set` each, the old key of that address removed), as an operator's push of
+        the new configuration would; then its own interface, listing every node. Returns once it
+        is up; the first handshakes are the mesh's (each side's keepalive starts one)."""
+        node = self._node(name)
+        private, public = _x25519_keypair()
+        old = self.node_public[name]
+        self.node_public[name] = public
+        p = self.params
+        told = [other for other in self.ctx.nodes if other.name != name and other.name not in self.out]
+
+        def tell(other) -> None:
+            told = other.host.run(["wg", "set", self.node_ifaces[other.name], "peer", old, "remove",
+                                   "peer", public, "endpoint", f"{node.public}:{p.port}", "allowed-ips",
+                                   f"{self.tunnel.overlay[name]}/32", "persistent-keepalive", str(p.keepalive)],
+                                  check=False)
+            if told.returncode != 0 and other.name not in self.out:  # one that left meanwhile has no interface
+                raise TechniqueError(f"{self.kind}: wg set on {other.name}: {told.stderr.strip()[-300:]}")
+        with ThreadPoolExecutor(PARALLEL) as pool:
+            list(pool.map(tell, told))
+        # the newcomer last: its first handshakes (one per peer as its interface comes up) find
+        # every node knowing its key; told after, a node behind a NAT that keeps no port (whose
+        # peers cannot start a session to it) would wait WireGuard's 5 s retry for each peer
+        self._write_conf(node, private)
+        if proc := self._create_interface(node.host, self.node_ifaces[name]):
+            self.node_procs[name] = proc
+        self._configure(node)
+        self.out.discard(name)
+        return {"node": name, "peers_told": len(told)}
+
+    def _node(self, name: str):
+        for node in self.ctx.nodes:
+            if node.name == name:
+                return node
+        raise TechniqueError(f"{self.kind}: no node {name} in this mesh")
 
     def _wait_sessions(self, overlay: dict[str, str]) -> dict:
         """Until every pair of nodes that can reach each other (mesh_spec.direct_path_possible) has

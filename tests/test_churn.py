@@ -1,0 +1,133 @@
+"""Churn on a mesh (issue 41, item 3): a node leaves and a newcomer joins mid-run; the time until
+every node reaches the newcomer, and the pairs the leave interrupted. The arithmetic on scripted
+replies; the refusals; and the static WireGuard mesh (the control: no pair goes through another
+node, so a leave interrupts nothing) with its real daemons."""
+
+import json
+
+import pytest
+
+from conftest import assert_refused, run_campaign
+from mesh_pairs import pairs_without_direct_path
+from vpnbench.measure.churn import GAP_PERIODS, ChurnParams, Replies, churn_nodes, outage, summary
+from vpnbench.store.database import Store
+
+PERIOD = 0.5
+GAP = GAP_PERIODS * PERIOD
+
+
+# -- the arithmetic ------------------------------------------------------------------------------
+def test_an_outage_is_a_silence_longer_than_the_gap_after_t0():
+    every_period = [t * PERIOD for t in range(20)]  # 0 .. 9.5 s
+    assert outage(every_period, t0=5.0, gap=GAP, end=10.0) is None  # one echo a period: served throughout
+    one_lost = [t for t in every_period if t != 6.0]
+    assert outage(one_lost, t0=5.0, gap=GAP, end=10.0) is None  # one lost echo is no outage
+    silent = [t for t in every_period if not 5.0 <= t < 8.0]
+    assert outage(silent, t0=5.0, gap=GAP, end=10.0) == (4.5, 8.0)  # from the last reply before t0
+    assert outage([t for t in every_period if t < 5.0], t0=5.0, gap=GAP, end=10.0) == (4.5, None)  # never again
+    assert outage([t for t in every_period if t < 5.0], t0=5.0, gap=GAP, end=5.5) is None  # too soon to say
+
+
+def test_the_summary_times_the_newcomer_and_the_interrupted_pairs():
+    t0, leave_returned = 100.0, 100.2
+    replies = Replies()
+    stamps = [99.0 + PERIOD * i for i in range(12)]  # 99.0 .. 104.5, one echo a period
+    for pair in [("n0", "n1"), ("n1", "n0"), ("n1", "n2"), ("n2", "n1")]:
+        for t in stamps:
+            if not (pair == ("n1", "n2") and t == 101.0):  # one echo lost: no outage
+                replies.add(pair, t)
+    for pair, back in [(("n0", "n2"), 103.0), (("n2", "n0"), 103.5)]:  # silent from t0 until `back`
+        for t in stamps:
+            if t < t0 or t >= back:
+                replies.add(pair, t)
+    replies.add(("n0", "n9"), 101.0)  # n0 and n1 reach the newcomer n9; n2 never does
+    replies.add(("n1", "n9"), 102.5)
+    replies.add(("n9", "n0"), 101.2)
+    replies.add(("n0", "n3"), 100.1)  # the leaver n3's last reply, before its leave returned
+    replies.add(("n1", "n3"), 100.9)  # and one after it: it had not left
+    served_before = {(a, b) for a in ("n0", "n1", "n2") for b in ("n0", "n1", "n2") if a != b}
+    metrics, detail = summary(replies, t0, 105.0, ["n0", "n1", "n2"], "n9", "n3", leave_returned, PERIOD, served_before)
+    assert metrics["newcomer_unreached"] == 1.0 and "newcomer_reached_s" not in metrics  # censored: n2 never
+    assert metrics["newcomer_reached_p50_s"] == pytest.approx(1.75)  # of 1.0 and 2.5
+    assert detail["reached_s"] == {"n0": 1.0, "n1": 2.5, "n2": None}
+    assert "newcomer_reaches_s" not in metrics  # the newcomer heard from n0 only
+    assert metrics["pairs_interrupted"] == 2.0  # n0>n2, n2>n0 (silent 99.5 -> 103, 103.5); n1>n2 lost one echo
+    assert metrics["pairs_unserved"] == 0.0 and metrics["served_again_s"] == pytest.approx(3.5)
+    assert detail["interrupted"]["n0>n2"] == {"silent_from_s": -0.5, "served_again_s": 3.0}
+    assert metrics["leaver_replies_after"] == 1.0
+    assert metrics["pairs_before"] == 6.0 and metrics["staying_nodes"] == 3.0
+
+
+def test_the_default_nodes_are_the_meshs_last_two():
+    assert churn_nodes(ChurnParams(), 6) == ("n4", "n5")
+    assert churn_nodes(ChurnParams(leaving="n0", joining="n2"), 6) == ("n0", "n2")
+
+
+# -- bad input, before anything runs -------------------------------------------------------------
+def churn_campaign(nodes: int | None, technique: str = "wireguard-mesh", measurement: str = "") -> str:
+    testbed = f"[testbed]\nnodes = {nodes}\n" if nodes else ""
+    return f'{testbed}[[technique]]\nkind = "{technique}"\n[[measurement]]\nkind = "churn"\n{measurement}'
+
+
+@pytest.mark.parametrize("text, line", [
+    (churn_campaign(3), "measurement[1].kind: churn takes a node out of a mesh and a newcomer in, with two nodes "
+                        "staying; allowed: [testbed] nodes = 4 or more"),
+    (churn_campaign(5, measurement='joining = "n7"\n'), "measurement[1].joining: n7 is not a node of this mesh; "
+                                                         "allowed: n0 to n4"),
+    (churn_campaign(5, measurement='leaving = "n4"\n'), "measurement[1].joining: n4 is also the node that leaves; "
+                                                         "allowed: another node than leaving (n4)"),
+    (churn_campaign(5, "tinc-mesh"), "measurement[1].kind: churn cannot run on technique[1] (tinc-mesh: a node's "
+                                     "leave and a newcomer's join are not built for it); allowed technique kinds: nebula-mesh, wireguard-mesh"),
+    (churn_campaign(5, "baseline"), "measurement[1].kind: churn cannot run on technique[1] (baseline runs between "
+                                    "two hosts, not as a mesh of nodes)"),
+])
+def test_a_churn_that_cannot_run_is_refused_in_one_line(tmp_path, text, line):
+    assert_refused(tmp_path, text, line)
+
+
+# -- real daemons --------------------------------------------------------------------------------
+# n3 (behind a NAT that picks a port per destination) leaves; n4 (behind a full cone) joins: every
+# staying node reaches it directly, in a static mesh too (mesh_spec.direct_path_possible).
+NATS = ["none", "none", "endpoint-independent", "address-and-port-dependent", "endpoint-independent"]
+DEADLINE = 30
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("kind", ["wireguard-mesh", "nebula-mesh"])
+def test_the_newcomer_is_reached_and_no_pair_is_interrupted(tmp_path, clean_machine, kind):
+    """Five nodes: n3 leaves, n4 (held out first) joins. Neither mesh carries a pair through another
+    node (the static mesh has no relay; nebula's is the lighthouse, on the control node), so the
+    leave interrupts no staying pair; the leaver answers nothing after its leave; and the cell
+    after the churn finds every node again (n3 joined back), every pair answering."""
+    _, cells = run_campaign(tmp_path, f"""[campaign]
+name = "churn"
+[testbed]
+nodes = {len(NATS)}
+nat = {json.dumps(NATS)}
+[[technique]]
+kind = "{kind}"
+[[measurement]]
+kind = "churn"
+deadline = "{DEADLINE}s"
+[[measurement]]
+kind = "ping"
+pattern = "all-pairs"
+count = 10
+""")
+    by_kind = {cell["measurement"]: cell for cell in cells}
+    assert all(cell["status"] == "ok" for cell in cells), [(c["measurement"], c["error"]) for c in cells]
+    metrics = by_kind["churn"]["metrics"]
+    assert metrics["staying_nodes"] == 3 and metrics["pairs_before"] == 6  # n0, n1, n2 among themselves
+    assert metrics["newcomer_unreached"] == 0 and 0 < metrics["newcomer_reached_s"] < DEADLINE
+    assert 0 < metrics["newcomer_reaches_s"] < DEADLINE
+    assert metrics["join_s"] > 0 and metrics["leave_s"] > 0
+    assert metrics["pairs_interrupted"] == 0 and metrics["leaver_replies_after"] == 0
+    (cell_id,) = [c["cell_id"] for c in cells if c["measurement"] == "churn"]
+    detail = json.loads(Store(tmp_path / "c.db").raw_outputs(cell_id)["churn"])
+    assert (detail["leaving"], detail["joining"], detail["staying"]) == ("n3", "n4", ["n0", "n1", "n2"])
+    assert set(detail["reached_s"]) == {"n0", "n1", "n2"} and not detail["interrupted"]
+    # after the churn every pair answers again: each pair of this mix has a direct path
+    # (pairs_without_direct_path(NATS) is empty), so even the static mesh joins them all
+    ping = by_kind["ping"]["metrics"]
+    assert not pairs_without_direct_path(NATS)
+    assert ping["pairs"] == 20 and ping["pairs_silent"] == 0, ping
