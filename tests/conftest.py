@@ -240,10 +240,11 @@ def assert_refused(tmp_path, text: str, line: str) -> None:
     assert not (tmp_path / "c.db").exists()
 
 
-def run_campaign(tmp_path, text: str, *flags: str) -> tuple[subprocess.CompletedProcess, list[dict]]:
-    """Run text as a campaign through the CLI, assert it succeeded, return the run and its exported cells."""
+def run_campaign(tmp_path, text: str, *flags: str, timeout: float = 300) -> tuple[subprocess.CompletedProcess, list[dict]]:
+    """Run text as a campaign through the CLI, assert it succeeded, return the run and its exported
+    cells. `timeout` only stops a hung run."""
     (tmp_path / "c.toml").write_text(text)
-    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"), *flags)
+    result = run_cli("run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db"), *flags, timeout=timeout)
     assert result.returncode == 0, result.stdout + result.stderr
     run_cli("export", str(tmp_path / "c.db"), "--format", "json", "-o", str(tmp_path / "c.json"))
     return result, json.loads((tmp_path / "c.json").read_text())

@@ -13,6 +13,12 @@ from vpnbench.testbeds.local import LocalTestbed
 from vpnbench.testbeds.probe import LocalKernelProbe
 from vpnbench.testbeds.spec import TestbedSpec
 
+# A stop's CI-like run with the CPU halved (a busy loop per core) on a host slower that day
+# (2026-12-02) lost both kernel-VM IPsec campaigns (8 cells: 4 IKE bring-ups, each a daemon
+# start and key exchange in the TCG guest) to run_cli's 300 s: a hang guard, not a speed bound,
+# like test_macsec's and test_rosenpass's 600 s. The kernel-VM stage's budget is the speed bound.
+KERNEL_VM_CAMPAIGN_TIMEOUT = 900
+
 
 def local_bed():
     """A local testbed and the context a technique gets on it, for a fixture to yield from;

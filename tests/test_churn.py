@@ -49,6 +49,7 @@ def test_the_summary_times_the_newcomer_and_the_interrupted_pairs():
     metrics, detail = summary(replies, t0, 105.0, ["n0", "n1", "n2"], "n9", "n3", leave_returned, PERIOD, served_before)
     assert metrics["newcomer_unreached"] == 1.0 and "newcomer_reached_s" not in metrics  # censored: n2 never
     assert metrics["newcomer_reached_p50_s"] == pytest.approx(1.75)  # of 1.0 and 2.5
+    assert metrics["newcomer_reached_max_s"] == pytest.approx(2.5)  # the last of those that reached it
     assert detail["reached_s"] == {"n0": 1.0, "n1": 2.5, "n2": None}
     assert "newcomer_reaches_s" not in metrics  # the newcomer heard from n0 only
     assert metrics["pairs_interrupted"] == 2.0  # n0>n2, n2>n0 (silent 99.5 -> 103, 103.5); n1>n2 lost one echo

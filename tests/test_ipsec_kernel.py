@@ -4,7 +4,7 @@ underlay families. Runs where the kernel has ESP: in the kernel VM (make test-ke
 import pytest
 
 from conftest import run_campaign
-from ipsec_helpers import skip_without_kernel_esp
+from ipsec_helpers import KERNEL_VM_CAMPAIGN_TIMEOUT, skip_without_kernel_esp
 from vpnbench.techniques.ipsec.strongswan import missing_software
 from vpnbench.testbeds.probe import NoProbe
 
@@ -61,7 +61,7 @@ def kernel_esp():
 
 
 def test_kernel_ipsec_campaign(tmp_path, kernel_esp, clean_machine):
-    _, cells = run_campaign(tmp_path, CAMPAIGN)
+    _, cells = run_campaign(tmp_path, CAMPAIGN, timeout=KERNEL_VM_CAMPAIGN_TIMEOUT)
     assert len(cells) == 8
     for cell in cells:
         assert cell["status"] == "ok", (cell["technique"], cell["error"])

@@ -4,7 +4,7 @@ kernel VM (make test-kernel); validation, proposal translation and doctor rows n
 import pytest
 
 from conftest import TCP_AND_PING, run_campaign
-from ipsec_helpers import assert_refused_before_run, skip_without_kernel_esp
+from ipsec_helpers import KERNEL_VM_CAMPAIGN_TIMEOUT, assert_refused_before_run, skip_without_kernel_esp
 from vpnbench.campaign.spec import campaign_from_dict
 from vpnbench.foundation.errors import UserError
 from vpnbench.hosts.resources import RunResources
@@ -55,7 +55,7 @@ def kernel_esp():
 @pytest.mark.vm
 @needs_libreswan
 def test_libreswan_kernel_campaign(tmp_path, kernel_esp, clean_machine):
-    _, cells = run_campaign(tmp_path, CAMPAIGN)
+    _, cells = run_campaign(tmp_path, CAMPAIGN, timeout=KERNEL_VM_CAMPAIGN_TIMEOUT)
     assert len(cells) == 8
     for cell in cells:
         assert cell["status"] == "ok", (cell["technique"], cell["error"])

@@ -109,8 +109,9 @@ def summary(replies: Replies, t0: float, end: float, staying: list[str], newcome
     got = sorted(s - t0 for s in reached.values() if s is not None)
     if got and len(got) == len(reached):
         metrics["newcomer_reached_s"] = got[-1]
-    if got:
+    if got:  # over the nodes that reached it (behind NATs without a relay some never do)
         metrics["newcomer_reached_p50_s"] = percentile(got, 0.5)
+        metrics["newcomer_reached_max_s"] = got[-1]
     back = sorted(s - t0 for s in reaches.values() if s is not None)
     if back and len(back) == len(reaches):
         metrics["newcomer_reaches_s"] = back[-1]
