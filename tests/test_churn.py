@@ -78,7 +78,7 @@ def churn_campaign(nodes: int | None, technique: str = "wireguard-mesh", measure
     (churn_campaign(5, measurement='leaving = "n4"\n'), "measurement[1].joining: n4 is also the node that leaves; "
                                                          "allowed: another node than leaving (n4)"),
     (churn_campaign(5, "tinc-mesh"), "measurement[1].kind: churn cannot run on technique[1] (tinc-mesh: a node's "
-                                     "leave and a newcomer's join are not built for it); allowed technique kinds: nebula-mesh, wireguard-mesh"),
+                                     "leave and a newcomer's join are not built for it); allowed technique kinds: nebula-mesh, tailscale-mesh, wireguard-mesh"),
     (churn_campaign(5, "baseline"), "measurement[1].kind: churn cannot run on technique[1] (baseline runs between "
                                     "two hosts, not as a mesh of nodes)"),
 ])
@@ -94,12 +94,13 @@ DEADLINE = 30
 
 
 @pytest.mark.netns
-@pytest.mark.parametrize("kind", ["wireguard-mesh", "nebula-mesh"])
+@pytest.mark.parametrize("kind", ["wireguard-mesh", "nebula-mesh", "tailscale-mesh"])
 def test_the_newcomer_is_reached_and_no_pair_is_interrupted(tmp_path, clean_machine, kind):
-    """Five nodes: n3 leaves, n4 (held out first) joins. Neither mesh carries a pair through another
-    node (the static mesh has no relay; nebula's is the lighthouse, on the control node), so the
-    leave interrupts no staying pair; the leaver answers nothing after its leave; and the cell
-    after the churn finds every node again (n3 joined back), every pair answering."""
+    """Five nodes: n3 leaves, n4 (held out first) joins. No mesh here carries a pair through another
+    node (the static mesh has no relay; Nebula's is the lighthouse, Tailscale's Headscale's DERP,
+    both on the control node), so the leave interrupts no staying pair; the leaver answers nothing
+    after its leave; and the cell after the churn finds every node again (n3 joined back), every
+    pair answering. Headscale gives a newcomer an address of its own: the churn asks the new one."""
     _, cells = run_campaign(tmp_path, f"""[campaign]
 name = "churn"
 [testbed]
@@ -127,6 +128,8 @@ count = 10
     detail = json.loads(Store(tmp_path / "c.db").raw_outputs(cell_id)["churn"])
     assert (detail["leaving"], detail["joining"], detail["staying"]) == ("n3", "n4", ["n0", "n1", "n2"])
     assert set(detail["reached_s"]) == {"n0", "n1", "n2"} and not detail["interrupted"]
+    if kind == "tailscale-mesh":  # two joins (n4, then n3 back at the end), each a node Headscale had not seen
+        assert by_kind["ping"]["negotiated"]["mesh"]["nodes"] == 5
     # after the churn every pair answers again: each pair of this mix has a direct path
     # (pairs_without_direct_path(NATS) is empty), so even the static mesh joins them all
     ping = by_kind["ping"]["metrics"]

@@ -185,10 +185,12 @@ class Churn(Measurement):
                 except TechniqueError as exc:  # the cells after this one find the mesh short of it
                     raise MeasurementError(f"churn: {name} could not join again at the end: {exc}") from None
             if out:  # the next cell measures the whole mesh, not the aftermath of this one's churn
-                # from the nodes that had answered them (all, where none had been asked yet)
+                # from the nodes that had answered them, and the newcomer, which never asked them
+                # (all, where none had been asked yet)
                 asked = {a: {b for (a2, b) in replies.stamps if a2 == a} for a in overlay}
-                expect = {a: [b for b in out if b != a and (b in asked[a] or not replies.stamps)] for a in overlay}
-                wait_answered(hosts, overlay, expect, p.deadline)
+                expect = {a: [b for b in out if b != a and (b in asked[a] or a == newcomer or not replies.stamps)]
+                          for a in overlay}
+                wait_answered(hosts, dict(ctx.tunnel.overlay), expect, p.deadline)  # a rejoined node's address may be new
 
     def _measure(self, ctx: MeasureContext, hosts: dict[str, Host], overlay: dict[str, str], leaver: str,
                  newcomer: str, out: list[str], replies: "Replies") -> MeasureResult:
@@ -226,6 +228,12 @@ class Churn(Measurement):
                 leave_returned = time.time()
                 joining.result()
                 out.remove(newcomer)
+            if (address := ctx.tunnel.overlay[newcomer]) != overlay[newcomer]:
+                # a control plane that gives a newcomer an address of its own (Headscale): the
+                # others' running fpings ask the old one; one more fping each asks the new
+                overlay[newcomer] = address
+                by_address[address] = newcomer
+                probes.start_to([name for name in overlay if name not in (leaver, newcomer)], newcomer)
             probes.start([newcomer])
             end_by = time.monotonic() + max(p.deadline - (time.time() - t0), 0.0)
             settle = time.monotonic() + (GAP_PERIODS + 1) * period  # an outage shows after GAP_PERIODS
@@ -265,30 +273,38 @@ def wait_answered(hosts: dict[str, Host], overlay: dict[str, str], expect: dict[
 
 
 class Probes:
-    """One fping in loop mode per node, to every other node, their replies read into `replies`."""
+    """fping in loop mode on the nodes, to their peers' overlay addresses, the replies read into
+    `replies` by the pair (node, peer)."""
 
     def __init__(self, hosts: dict[str, Host], overlay: dict[str, str], period_ms: int, replies: Replies,
                  by_address: dict[str, str]):
         self.hosts, self.overlay, self.period, self.replies, self.by_address = hosts, overlay, str(period_ms), replies, by_address
-        self.procs: dict[str, object] = {}
-        self.parsed: dict[str, int] = {}
+        self.procs: list[tuple[str, object]] = []  # (the node it runs on, the fping)
+        self.parsed: dict[int, int] = {}  # per fping (its index), how much of its output is read
 
     def start(self, names: list[str]) -> None:
+        """On each of these nodes, one fping to every other node."""
+        self._spawn({name: [address for peer, address in self.overlay.items() if peer != name] for name in names})
+
+    def start_to(self, names: list[str], peer: str) -> None:
+        """On each of these nodes, one more fping, to `peer` alone."""
+        self._spawn({name: [self.overlay[peer]] for name in names})
+
+    def _spawn(self, targets: dict[str, list[str]]) -> None:
         def spawn(name: str):
-            peers = [address for peer, address in self.overlay.items() if peer != name]
-            return self.hosts[name].spawn(["fping", "-D", "-l", "-p", self.period, "-t", self.period, "-i", "2", *peers],
-                                          name=f"fping-{name}")
+            return self.hosts[name].spawn(["fping", "-D", "-l", "-p", self.period, "-t", self.period, "-i", "2",
+                                           *targets[name]], name=f"fping-{name}")
         with ThreadPoolExecutor(PARALLEL) as pool:
-            self.procs.update(zip(names, pool.map(spawn, names)))
+            self.procs.extend(zip(targets, pool.map(spawn, targets)))
 
     def read(self) -> None:
-        for name, proc in self.procs.items():
-            found, self.parsed[name] = new_replies(proc.output(), self.parsed.get(name, 0))
+        for index, (name, proc) in enumerate(self.procs):
+            found, self.parsed[index] = new_replies(proc.output(), self.parsed.get(index, 0))
             for stamp, address in found:
                 self.replies.add((name, self.by_address.get(address, address)), stamp)
             if not proc.alive():
                 raise MeasurementError(f"churn: fping on {name} exited: {proc.output()[-300:]}")
 
     def stop(self) -> None:
-        stop_all(list(self.procs.values()))
+        stop_all([proc for _, proc in self.procs])
 

@@ -42,7 +42,7 @@ from vpnbench.foundation.errors import TechniqueError
 from vpnbench.foundation.params import TechniqueParams
 from vpnbench.foundation.safe_files import make_dir, wipe
 from vpnbench.hosts import builds, evidence
-from vpnbench.hosts.base import Host
+from vpnbench.hosts.base import Host, Proc
 from vpnbench.techniques.base import BackendStatus, Technique, Tunnel
 from vpnbench.techniques.overhead import (
     IP_HEADER,
@@ -159,6 +159,7 @@ class Tailscale(Technique):
     def __init__(self, params: TailscaleParams, ctx):
         super().__init__(params, ctx)
         self.sockets: dict[str, Path] = {}  # role -> its tailscaled's socket
+        self.daemons: dict[str, Proc] = {}  # role -> its tailscaled
         self.headscale_config: Path | None = None
         self.control_host: Host | None = None
 
@@ -271,6 +272,7 @@ class Tailscale(Technique):
                            f"--statedir={state}", f"--socket={self.sockets[role]}", f"--port={p.port}",
                            "--no-logs-no-support"], name="tailscaled", env=env)
         self.tunnel.procs.append(proc)
+        self.daemons[role] = proc
         self.undo.defer(proc.stop)  # before its directory is wiped (the newer undo runs first)
         deadline = time.monotonic() + self.node_start_timeout
         while not self._tailscale(role, "status", "--json", check=False).stdout.strip().startswith("{"):

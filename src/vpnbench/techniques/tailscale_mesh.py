@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 from vpnbench.foundation.errors import TechniqueError
+from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import evidence
 from vpnbench.hosts.base import Host, stop_all
 from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
@@ -65,6 +66,7 @@ class TailscaleMesh(MeshTechnique, Tailscale):
         super().__init__(params, ctx)
         self.node_hosts: dict[str, Host] = {}  # node name -> its host
         self.node_index: dict[str, int] = {}
+        self.server_url = ""  # Headscale's, for a newcomer's join (churn)
 
     def _host(self, role: str) -> Host:
         return self.node_hosts[role]
@@ -89,7 +91,7 @@ class TailscaleMesh(MeshTechnique, Tailscale):
                              wire_protocol="WireGuard" if direct_pair else "TLS")
         self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))  # whatever a failed start left
         ca_pem, cert_pem, key_pem = control_certificate(CONTROL_ADDR)
-        server_url = f"https://{CONTROL_ADDR}:{p.control_port}"
+        server_url = self.server_url = f"https://{CONTROL_ADDR}:{p.control_port}"
         started = time.monotonic()
         auth_key = self._start_headscale(CONTROL_ADDR, server_url, cert_pem, key_pem)
 
@@ -121,6 +123,37 @@ class TailscaleMesh(MeshTechnique, Tailscale):
         if p.path == "relayed":
             self.tunnel.negotiated["forced_by"] = "TS_DEBUG_NEVER_DIRECT_UDP"
         return self.tunnel
+
+    @classmethod
+    def cannot_churn(cls, params) -> str | None:
+        return None
+
+    def leave(self, name: str) -> dict:
+        """The node's tailscaled stopped and its state directory (node and machine keys) wiped.
+        Headscale keeps the node, offline, as it keeps any node that went away."""
+        proc = self.daemons.pop(name, None)
+        if proc is None:
+            raise TechniqueError(f"{self.kind}: node {name} is not in the mesh")
+        stop_all([proc])
+        self.tunnel.procs.remove(proc)
+        wipe(self.node_hosts[name], self.ctx.resources.path(f"tailscaled-{name}"))
+        return {"node": name, "stopped": "tailscaled"}
+
+    def join(self, name: str) -> dict:
+        """A newcomer: a fresh tailscaled (new state directory, so new node and machine keys)
+        joined with the run's reusable pre-auth key; Headscale registers it as a new node with an
+        address of its own, which the tunnel's overlay then names (the churn kind asks the new
+        one). Returns once `tailscale up` has returned and the address is known."""
+        if name in self.daemons:
+            raise TechniqueError(f"{self.kind}: node {name} is already in the mesh")
+        res = self.ctx.resources
+        self._start_tailscaled(name, res.path(f"tailscale-ca-{name}.pem"))
+        self._join(name, self.server_url, res.path(f"tailscale-auth-{name}.key"))
+        address = self._tailnet_addresses(name)["ipv4"]
+        self.tunnel.overlay[name] = address
+        if name in ("n0", "n1"):  # the two-host measurements' ends
+            (self.tunnel.client_addrs if name == "n0" else self.tunnel.server_addrs)["ipv4"] = address
+        return {"node": name, "address": address}
 
     def _first_pong(self, role: str, target: str) -> tuple[str, float]:
         """Ping target over tailscale's disco pings until a pong comes over any path; (via, seconds)."""
