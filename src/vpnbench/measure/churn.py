@@ -134,7 +134,6 @@ class Churn(Measurement):
     Params = ChurnParams
     tools = ("fping",)
     packages = {"fping": "fping"}
-    repeats = True
     columns = (Column("newcomer_reached_s", "newcomer reached s"), Column("join_s", "join s"),
                Column("pairs_interrupted", "interrupted"), Column("served_again_s", "served again s"))
     headline = Headline(("newcomer_reached_s", "join_s"), "churn (s)", 1.0, names=("every node reaches the newcomer", "join"))
@@ -200,9 +199,9 @@ class Churn(Measurement):
         by_address = {address: name for name, address in overlay.items()}
         probes = Probes(hosts, overlay, p.period_ms, replies, by_address)
         try:
-            probes.start([name for name in overlay if name != newcomer])
-            # the mesh without the newcomer, until each of its pairs has answered once (or the deadline)
             present = [name for name in overlay if name != newcomer]
+            probes.start(present)
+            # the mesh without the newcomer, until each of its pairs has answered once (or the deadline)
             wanted = {(a, b) for a in present for b in present if a != b}
             deadline = time.monotonic() + p.deadline
             while not wanted <= set(replies.stamps) and time.monotonic() < deadline:

@@ -253,6 +253,12 @@ class Technique(abc.ABC):
         own part is done (reaching it is the mesh's, and measured); TechniqueError when it failed."""
         raise TechniqueError(self.cannot_churn(self.params) or f"{self.kind}: join not implemented")
 
+    def _stop_node_daemon(self, proc: Proc) -> None:
+        """Stop one of the tunnel's daemons for good (a node that left the mesh) and drop it from
+        tunnel.procs, which failure() watches: its exit is no failure."""
+        proc.stop()
+        self.tunnel.procs.remove(proc)
+
     @classmethod
     @abc.abstractmethod
     def backends(cls, probe: KernelProbe) -> list[BackendStatus]:

@@ -113,8 +113,7 @@ class NebulaMesh(Nebula):
         proc = self.procs.pop(name, None)
         if proc is None:
             raise TechniqueError(f"{self.kind}: node {name} is not in the mesh")
-        stop_all([proc])
-        self.tunnel.procs.remove(proc)
+        self._stop_node_daemon(proc)
         wipe(self.nodes[name], self.ctx.resources.path(f"nebula-{name}.yml"))
         return {"node": name, "stopped": "nebula"}
 

@@ -134,8 +134,7 @@ class TailscaleMesh(MeshTechnique, Tailscale):
         proc = self.daemons.pop(name, None)
         if proc is None:
             raise TechniqueError(f"{self.kind}: node {name} is not in the mesh")
-        stop_all([proc])
-        self.tunnel.procs.remove(proc)
+        self._stop_node_daemon(proc)
         wipe(self.node_hosts[name], self.ctx.resources.path(f"tailscaled-{name}"))
         return {"node": name, "stopped": "tailscaled"}
 

@@ -140,8 +140,7 @@ class WireGuardMesh(MeshTechnique, WireGuard):
         iface = self.node_ifaces[name]
         self.out.add(name)  # first: a join told in another thread meanwhile finds its `wg set` here failing, and why
         if proc := self.node_procs.pop(name, None):
-            stop_all([proc])
-            self.tunnel.procs.remove(proc)
+            self._stop_node_daemon(proc)
         node.host.run(["ip", "link", "del", iface], check=False)  # a userspace daemon's TUN went with it
         wipe(node.host, self.ctx.resources.path(f"wgm-{name}.conf"))
         return {"node": name, "interface": iface, "removed": True}
