@@ -77,8 +77,10 @@ def churn_campaign(nodes: int | None, technique: str = "wireguard-mesh", measure
                                                          "allowed: n0 to n4"),
     (churn_campaign(5, measurement='leaving = "n4"\n'), "measurement[1].joining: n4 is also the node that leaves; "
                                                          "allowed: another node than leaving (n4)"),
-    (churn_campaign(5, "tinc-mesh"), "measurement[1].kind: churn cannot run on technique[1] (tinc-mesh: a node's "
-                                     "leave and a newcomer's join are not built for it); allowed technique kinds: nebula-mesh, tailscale-mesh, wireguard-mesh"),
+    (churn_campaign(5, "easytier-mesh"), "measurement[1].kind: churn cannot run on technique[1] (easytier-mesh: a "
+                                         "node's leave and a newcomer's join are not built for it); allowed technique "
+                                         "kinds: nebula-mesh, tailscale-mesh, tinc-mesh, vpncloud-mesh, wireguard-mesh, "
+                                         "yggdrasil-mesh"),
     (churn_campaign(5, "baseline"), "measurement[1].kind: churn cannot run on technique[1] (baseline runs between "
                                     "two hosts, not as a mesh of nodes)"),
 ])
@@ -94,13 +96,15 @@ DEADLINE = 30
 
 
 @pytest.mark.netns
-@pytest.mark.parametrize("kind", ["wireguard-mesh", "nebula-mesh", "tailscale-mesh"])
+@pytest.mark.parametrize("kind", ["wireguard-mesh", "nebula-mesh", "tailscale-mesh", "tinc-mesh", "vpncloud-mesh",
+                                  "yggdrasil-mesh"])
 def test_the_newcomer_is_reached_and_no_pair_is_interrupted(tmp_path, clean_machine, kind):
     """Five nodes: n3 leaves, n4 (held out first) joins. No mesh here carries a pair through another
-    node (the static mesh has no relay; Nebula's is the lighthouse, Tailscale's Headscale's DERP,
-    both on the control node), so the leave interrupts no staying pair; the leaver answers nothing
-    after its leave; and the cell after the churn finds every node again (n3 joined back), every
-    pair answering. Headscale gives a newcomer an address of its own: the churn asks the new one."""
+    node (the static mesh and VpnCloud have no relay; Nebula's is the lighthouse, Tailscale's
+    Headscale's DERP, tinc's its hub, Yggdrasil's the public peer, all on the control node), so the
+    leave interrupts no staying pair; the leaver answers nothing after its leave; and the cell after
+    the churn finds every node again (n3 joined back), every pair answering. Headscale gives a
+    newcomer an address of its own: the churn asks the new one."""
     _, cells = run_campaign(tmp_path, f"""[campaign]
 name = "churn"
 [testbed]
@@ -115,6 +119,7 @@ deadline = "{DEADLINE}s"
 kind = "ping"
 pattern = "all-pairs"
 count = 10
+{'family = "ipv6"' if kind == "yggdrasil-mesh" else ""}
 """)
     by_kind = {cell["measurement"]: cell for cell in cells}
     assert all(cell["status"] == "ok" for cell in cells), [(c["measurement"], c["error"]) for c in cells]

@@ -89,8 +89,26 @@ def test_tcp_reverse_with_a_pattern_is_refused(tmp_path):
 def test_udp_gen_with_a_pattern_is_refused(tmp_path):
     assert_refused(tmp_path, '[testbed]\nnodes = 3\n[[technique]]\nkind = "wireguard-mesh"\n'
                    '[[measurement]]\nkind = "udp"\npattern = "hub"\ntool = "gen"\n',
-                   'measurement[1].tool: pattern = "hub" runs iperf3 flows over the mesh\'s IPv4 overlay, each pair '
+                   'measurement[1].tool: pattern = "hub" runs iperf3 flows over the mesh\'s overlay, each pair '
                    'naming who sends; allowed with it: tool = "iperf3"')
+
+
+@pytest.mark.parametrize("techniques, family, line", [
+    (["wireguard-mesh"], "ipv6", 'measurement[1].family: pattern = "ring" sends to the mesh\'s overlay addresses, and '
+                                 'wireguard-mesh has IPv4 ones; allowed with it: family = "ipv4"'),
+    (["yggdrasil-mesh"], "ipv4", 'measurement[1].family: pattern = "ring" sends to the mesh\'s overlay addresses, and '
+                                 'yggdrasil-mesh has IPv6 ones; allowed with it: family = "ipv6"'),
+    (["nebula-mesh", "yggdrasil-mesh"], "ipv4", 'measurement[1].family: pattern = "ring" sends to the mesh\'s overlay '
+                                                'addresses, and yggdrasil-mesh has IPv6 ones; allowed with it: one family '
+                                                'per campaign'),
+])
+@pytest.mark.parametrize("kind", ["ping", "tcp", "udp"])
+def test_a_pattern_to_another_overlay_family_is_refused(tmp_path, techniques, family, line, kind):
+    """A pattern sends to the nodes' overlay addresses: the measurement's family is the mesh's
+    (Yggdrasil's are IPv6, from its keys), or the campaign is refused before anything runs."""
+    blocks = "".join(f'[[technique]]\nkind = "{technique}"\n' for technique in techniques)
+    assert_refused(tmp_path, f'[testbed]\nnodes = 3\n{blocks}[[measurement]]\nkind = "{kind}"\npattern = "ring"\n'
+                             f'family = "{family}"\n', line)
 
 
 def test_an_unknown_pattern_is_refused(tmp_path):

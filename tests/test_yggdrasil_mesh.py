@@ -110,6 +110,11 @@ deadline = "{DEADLINE}s"
 kind = "ping"
 family = "ipv6"
 count = 20
+[[measurement]]
+kind = "tcp"
+pattern = "ring"
+family = "ipv6"
+duration = "1s"
 """
 
 
@@ -126,6 +131,9 @@ def test_six_nodes_behind_mixed_nats_all_answer_through_the_public_peer(tmp_path
     assert cycle["never"] == [] and len(cycle["pairs"]) == 6 * 5
     assert all(cycle["up_s"] <= t <= DEADLINE for t in cycle["first_reply_s"].values())
     assert set(cycle["paths"].values()) == {"relay"}, cycle["paths"]  # every node talks to the control node only
+    # a traffic pattern to the nodes' IPv6 overlay addresses: every flow of the ring carried data
+    (ring,) = [cell for cell in cells if cell["measurement"].startswith("tcp")]
+    assert ring["metrics"]["pairs"] == 6 and ring["metrics"]["pairs_silent"] == 0, ring["metrics"]
 
 
 KILLED_RUN = killed_run("yggdrasil-mesh", {"nodes": 4, "nat": ["none", "none", "address-dependent", "udp-blocked"]},

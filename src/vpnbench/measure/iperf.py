@@ -140,7 +140,7 @@ def _flows_attempt(contexts: list[MeasureContext], family: str, client_args: lis
     return results, outputs
 
 
-def run_iperf_pattern(ctx: MeasureContext, pattern: str, client_args: list[str],
+def run_iperf_pattern(ctx: MeasureContext, pattern: str, family: str, client_args: list[str],
                       seconds: float) -> tuple[list[str], list[dict], dict[str, str]]:
     """Every pair of a traffic pattern over a mesh tunnel at once (patterns.py), each an iperf3 flow
     from its sender's node to a server of its own on the receiver's node, bound to the receiver's
@@ -150,7 +150,7 @@ def run_iperf_pattern(ctx: MeasureContext, pattern: str, client_args: list[str],
     hosts, overlay = nodes_of(ctx, ctx.tunnel)
     pairs = pattern_pairs(pattern, list(overlay))
     names = [pair_name(pair) for pair in pairs]
-    docs, raw = run_iperf_flows([pair_context(ctx, hosts, overlay, pair) for pair in pairs], "ipv4",
+    docs, raw = run_iperf_flows([pair_context(ctx, hosts, overlay, pair, family) for pair in pairs], family,
                                 client_args, seconds, names)
     return names, docs, raw
 

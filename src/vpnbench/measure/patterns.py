@@ -41,11 +41,13 @@ def nodes_of(ctx: MeasureContext, tunnel) -> tuple[dict[str, Host], dict[str, st
             {"client": tunnel.client_addrs[family], "server": tunnel.server_addrs[family]})
 
 
-def pair_context(ctx: MeasureContext, hosts: dict[str, Host], overlay: dict[str, str], pair: tuple[str, str]) -> MeasureContext:
-    """The context of one flow of a pattern: from the sender's node to the receiver's overlay address."""
+def pair_context(ctx: MeasureContext, hosts: dict[str, Host], overlay: dict[str, str], pair: tuple[str, str],
+                 family: str) -> MeasureContext:
+    """The context of one flow of a pattern: from the sender's node to the receiver's overlay
+    address (of `family`, the mesh's overlay family: refused_pattern checked it)."""
     sender, receiver = pair
-    tunnel = dataclasses.replace(ctx.tunnel, client_addrs={"ipv4": overlay[sender]},
-                                 server_addrs={"ipv4": overlay[receiver]}, more=[])
+    tunnel = dataclasses.replace(ctx.tunnel, client_addrs={family: overlay[sender]},
+                                 server_addrs={family: overlay[receiver]}, more=[])
     return dataclasses.replace(ctx, client=hosts[sender], server=hosts[receiver], tunnel=tunnel)
 
 
@@ -73,11 +75,12 @@ def pair_name(pair: tuple[str, str]) -> str:
     return f"{pair[0]}>{pair[1]}"
 
 
-def refused_pattern(pattern: str, techniques: list[Params], testbed: TestbedSpec,
+def refused_pattern(pattern: str, family: str, techniques: list[Params], testbed: TestbedSpec,
                     max_flows: int | None = None) -> str | None:
     """Why `pattern` cannot run in this campaign ("pattern: why; allowed ..."), or None. Only
-    `pair` runs between two hosts; the others need every technique to be a mesh, on a mesh
-    testbed, and (where the kind runs a process pair per flow) at most `max_flows` flows."""
+    `pair` runs between two hosts; the others need every technique to be a mesh whose overlay
+    addresses are of the measurement's `family`, on a mesh testbed, and (where the kind runs a
+    process pair per flow) at most `max_flows` flows."""
     if pattern == "pair":
         return None
     if testbed.nodes is None:
@@ -88,6 +91,14 @@ def refused_pattern(pattern: str, techniques: list[Params], testbed: TestbedSpec
         meshes = sorted(kind for kind, cls in TECHNIQUES.items() if cls.mesh)
         return (f"pattern: \"{pattern}\" sends between every node of a mesh, and {', '.join(two_host)} runs "
                 f"between n0 and n1 only; allowed with it: pattern = \"pair\" (mesh techniques: {', '.join(meshes)})")
+    overlays = {params.kind: TECHNIQUES[params.kind].overlay_family for params in techniques}
+    other = sorted(kind for kind, overlay in overlays.items() if overlay != family)
+    if other:
+        wanted = sorted(set(overlays.values()))
+        allowed = (f"family = \"{wanted[0]}\"" if len(wanted) == 1 else
+                   "one family per campaign: the meshes of another overlay family in a campaign of their own")
+        return (f"family: pattern = \"{pattern}\" sends to the mesh's overlay addresses, and {', '.join(other)} "
+                f"{'has' if len(other) == 1 else 'have'} {overlays[other[0]].replace('ip', 'IP')} ones; allowed with it: {allowed}")
     flows = flow_count(pattern, testbed.nodes)
     if max_flows is not None and flows > max_flows:
         fits = [p for p in PATTERNS if flow_count(p, testbed.nodes) <= max_flows]

@@ -55,10 +55,7 @@ class Ping(Measurement):
 
     @classmethod
     def refused(cls, params: Params, techniques: list[Params], testbed: TestbedSpec) -> str | None:
-        if params.pattern != "pair" and params.family != "ipv4":
-            return (f"family: pattern = \"{params.pattern}\" pings the mesh's overlay addresses, which are IPv4; "
-                    "allowed with it: family = \"ipv4\"")
-        return refused_pattern(params.pattern, techniques, testbed)
+        return refused_pattern(params.pattern, params.family, techniques, testbed)
 
     def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (("fping",), ()) if self.params.pattern != "pair" else super().needed_tools()

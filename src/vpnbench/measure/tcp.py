@@ -66,10 +66,7 @@ class Tcp(Measurement):
         if params.pattern != "pair" and params.reverse:
             return (f"reverse: pattern = \"{params.pattern}\" names each flow's direction (\"n0>n1\": n0 sends; "
                     "hub runs both ways already); allowed with it: reverse = false")
-        if params.pattern != "pair" and params.family != "ipv4":
-            return (f"family: pattern = \"{params.pattern}\" sends over the mesh's overlay addresses, which are "
-                    "IPv4; allowed with it: family = \"ipv4\"")
-        return refused_pattern(params.pattern, techniques, testbed, max_flows=IPERF3_TUNNELS_MAX)
+        return refused_pattern(params.pattern, params.family, techniques, testbed, max_flows=IPERF3_TUNNELS_MAX)
 
     def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if self.params.tool == "iperf2":
@@ -127,7 +124,7 @@ class Tcp(Measurement):
         """Every pair of the pattern at once, each an iperf3 flow (run_iperf_pattern). The aggregate
         is the pairs' sum; each pair is a trial (and in raw `pairs`), with Jain's index over the
         pairs' received rates and the pairs that carried nothing."""
-        names, docs, raw = run_iperf_pattern(ctx, self.params.pattern, args, self.expected_seconds())
+        names, docs, raw = run_iperf_pattern(ctx, self.params.pattern, self.params.family, args, self.expected_seconds())
         try:
             each = {name: tcp_metrics(doc, self.params.duration) for name, doc in zip(names, docs)}
         except (KeyError, TypeError) as exc:

@@ -88,13 +88,12 @@ class Udp(Measurement):
     @classmethod
     def refused(cls, params: Params, techniques: list[Params], testbed: TestbedSpec) -> str | None:
         if params.pattern != "pair":
-            for field, value, allowed in (("tool", params.tool, "iperf3"), ("reverse", params.reverse, False),
-                                          ("family", params.family, "ipv4")):
+            for field, value, allowed in (("tool", params.tool, "iperf3"), ("reverse", params.reverse, False)):
                 if value != allowed:
                     shown = json.dumps(allowed)
-                    return (f"{field}: pattern = \"{params.pattern}\" runs iperf3 flows over the mesh's IPv4 overlay, "
+                    return (f"{field}: pattern = \"{params.pattern}\" runs iperf3 flows over the mesh's overlay, "
                             f"each pair naming who sends; allowed with it: {field} = {shown}")
-        return refused_pattern(params.pattern, techniques, testbed, max_flows=IPERF3_TUNNELS_MAX)
+        return refused_pattern(params.pattern, params.family, techniques, testbed, max_flows=IPERF3_TUNNELS_MAX)
 
     def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if self.params.tool == "gen":  # run_gen finds its binary itself and says how to build it
@@ -141,7 +140,7 @@ class Udp(Measurement):
         the rates and packets summed over the pairs, the loss pooled (lost over sent), the jitter
         the worst pair's; each pair a trial, Jain's index over the pairs' received rates (every
         pair offered the same, so the raw rates are the shares), and the pairs that got nothing."""
-        names, docs, raw = run_iperf_pattern(ctx, p.pattern, args, p.duration)
+        names, docs, raw = run_iperf_pattern(ctx, p.pattern, p.family, args, p.duration)
         try:
             each = {name: udp_metrics(doc) for name, doc in zip(names, docs)}
         except (KeyError, TypeError) as exc:

@@ -9,6 +9,7 @@ from typing import Callable, ClassVar, Literal
 
 from vpnbench.foundation.errors import TechniqueError, VpnbenchError
 from vpnbench.foundation.params import Params
+from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import builds
 from vpnbench.hosts.base import Host, Proc
 from vpnbench.hosts.resources import RunResources
@@ -162,6 +163,8 @@ class Technique(abc.ABC):
     # Brings up every node of a mesh testbed (TechniqueContext.nodes), not a pair: it needs one,
     # and its nodes may sit behind NATs (campaign/spec.py checks both before anything runs).
     mesh: ClassVar[bool] = False
+    # A mesh's: the family of its nodes' overlay addresses (Tunnel.overlay), which the traffic patterns send to
+    overlay_family: ClassVar[str] = "ipv4"
 
     @classmethod
     def kernel_rows(cls, probe: KernelProbe) -> dict[str, bool]:
@@ -258,6 +261,16 @@ class Technique(abc.ABC):
         tunnel.procs, which failure() watches: its exit is no failure."""
         proc.stop()
         self.tunnel.procs.remove(proc)
+
+    def _take_node_out(self, name: str, daemons: dict[str, Proc], host: Host, state, daemon: str) -> dict:
+        """A leave() as most meshes take one: node `name`'s daemon (daemons[name], dropped from
+        it) stopped for good and its state (configuration, keys: a path on its host) wiped."""
+        proc = daemons.pop(name, None) if name in self.tunnel.overlay else None
+        if proc is None:
+            raise TechniqueError(f"{self.kind}: node {name} is not in the mesh")
+        self._stop_node_daemon(proc)
+        wipe(host, state)
+        return {"node": name, "stopped": daemon}
 
     @classmethod
     @abc.abstractmethod

@@ -110,12 +110,8 @@ class NebulaMesh(Nebula):
     def leave(self, name: str) -> dict:
         """The node's nebula stopped and its configuration (certificate and key) wiped; the
         lighthouse and the other nodes are left to notice."""
-        proc = self.procs.pop(name, None)
-        if proc is None:
-            raise TechniqueError(f"{self.kind}: node {name} is not in the mesh")
-        self._stop_node_daemon(proc)
-        wipe(self.nodes[name], self.ctx.resources.path(f"nebula-{name}.yml"))
-        return {"node": name, "stopped": "nebula"}
+        return self._take_node_out(name, self.procs, self.nodes[name], self.ctx.resources.path(f"nebula-{name}.yml"),
+                                   "nebula")
 
     def join(self, name: str) -> dict:
         """The node's nebula started again with the certificate the CA signed for it at set-up (the

@@ -27,7 +27,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 from vpnbench.foundation.errors import TechniqueError
-from vpnbench.foundation.safe_files import wipe
 from vpnbench.hosts import evidence
 from vpnbench.hosts.base import Host, stop_all
 from vpnbench.techniques.base import MeshTechnique, TechniqueContext, Tunnel
@@ -131,12 +130,8 @@ class TailscaleMesh(MeshTechnique, Tailscale):
     def leave(self, name: str) -> dict:
         """The node's tailscaled stopped and its state directory (node and machine keys) wiped.
         Headscale keeps the node, offline, as it keeps any node that went away."""
-        proc = self.daemons.pop(name, None)
-        if proc is None:
-            raise TechniqueError(f"{self.kind}: node {name} is not in the mesh")
-        self._stop_node_daemon(proc)
-        wipe(self.node_hosts[name], self.ctx.resources.path(f"tailscaled-{name}"))
-        return {"node": name, "stopped": "tailscaled"}
+        return self._take_node_out(name, self.daemons, self.node_hosts[name],
+                                   self.ctx.resources.path(f"tailscaled-{name}"), "tailscaled")
 
     def join(self, name: str) -> dict:
         """A newcomer: a fresh tailscaled (new state directory, so new node and machine keys)

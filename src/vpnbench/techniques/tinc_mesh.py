@@ -79,6 +79,7 @@ class TincMesh(MeshTechnique, Tinc):
         super().__init__(params, ctx)
         self.node_hosts: dict[str, Host] = {}  # tinc name (hub, n0, ...) -> its host
         self.procs: dict[str, object] = {}  # tinc name -> its tincd
+        self.hub_file = ""  # the hub's host file (its address and public key), each node's one key
 
     def _host(self, role: str) -> Host:
         return self.node_hosts[role]
@@ -102,16 +103,9 @@ class TincMesh(MeshTechnique, Tinc):
             self.tunnel.negotiated["forced_by"] = "IndirectData = yes"
         self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))  # those started; before their directories go
         hub_dir = self._mesh_net_dir(HUB, None)
-        hub_file = self._host_file(HUB, hub_dir)
-
-        def prepare(name: str) -> str:
-            net_dir = self._mesh_net_dir(name, overlay[name])
-            self._host(name).write_file(net_dir / "hosts" / HUB, hub_file, 0o600)
-            return self._host_file(name, net_dir)
+        self.hub_file = self._host_file(HUB, hub_dir)
         with ThreadPoolExecutor(PARALLEL) as pool:
-            node_files = dict(zip(overlay, pool.map(prepare, overlay)))  # the first failure is raised here
-        for name, text in node_files.items():  # the hub authenticates every node's meta connection
-            self.ctx.control.write_file(hub_dir / "hosts" / name, text, 0o600)
+            list(pool.map(self._prepare, overlay))  # the first failure is raised here
         started = time.monotonic()
         self._start(HUB)
         self._wait_for_marker(READY, [HUB])
@@ -129,6 +123,39 @@ class TincMesh(MeshTechnique, Tinc):
             self.procs[name].output().count(RETRY) for name in overlay)  # connections to the hub that failed first
         self.tunnel.negotiated["first_reply_n0_n1_s"] = self._first_reply("n0", overlay["n1"])
         return self.tunnel
+
+    def _prepare(self, name: str) -> None:
+        """A node's net directory with a fresh key pair, the hub's host file in it, and the node's
+        host file (its public key) on the hub, which authenticates its meta connection by it (tinc
+        1.0 reads a host file when the connection comes, so a node added later needs no reload)."""
+        net_dir = self._mesh_net_dir(name, self.tunnel.overlay[name])
+        self._host(name).write_file(net_dir / "hosts" / HUB, self.hub_file, 0o600)
+        node_file = self._host_file(name, net_dir)
+        self.ctx.control.write_file(self.ctx.resources.path(f"tinc-{HUB}") / "hosts" / name, node_file, 0o600)
+
+    @classmethod
+    def cannot_churn(cls, params) -> str | None:
+        return None
+
+    def leave(self, name: str) -> dict:
+        """The node's tincd stopped (it closes its meta connection: the hub drops its edges and
+        tells the others) and its net directory (its RSA key) wiped."""
+        return self._take_node_out(name, self.procs, self._host(name), self.ctx.resources.path(f"tinc-{name}"),
+                                   "tincd")
+
+    def join(self, name: str) -> dict:
+        """A newcomer as tinc takes one: a fresh RSA key pair on the node, its host file given to
+        the hub (the old one replaced), its tincd started with ConnectTo = hub. Returns once its
+        meta connection is authenticated; the hub tells the others of its edge and subnet, and their
+        reaching it (through the hub, then direct where the NATs allow) is the mesh's part, measured."""
+        if name in self.procs or name not in self.ifaces:
+            raise TechniqueError(f"{self.kind}: node {name} is not out of the mesh")
+        self._prepare(name)
+        self._start(name)
+        self._wait_for_marker(READY, [name])
+        self._address(name, self.tunnel.overlay[name])
+        self._wait_for_marker(ACTIVATED, [name])
+        return {"node": name, "started": "tincd", "key": f"RSA-{RSA_BITS}, fresh"}
 
     def _mesh_net_dir(self, name: str, address: str | None):
         """The node's (or, address None, the hub's) private net directory (0700, fresh) with its

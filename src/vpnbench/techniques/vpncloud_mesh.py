@@ -84,6 +84,7 @@ class VpnCloudMesh(MeshTechnique, VpnCloud):
         super().__init__(params, ctx)
         self.nodes = {}
         self.ifaces = {}
+        self.configs: dict[str, dict] = {}  # name -> its configuration (its key pair made at set-up)
 
     def up(self, backend: str) -> Tunnel:
         p, res, nodes = self.params, self.ctx.resources, list(self.ctx.nodes)
@@ -93,7 +94,7 @@ class VpnCloudMesh(MeshTechnique, VpnCloud):
         self.nodes = {RENDEZVOUS: self.ctx.control} | {node.name: node.host for node in nodes}
         self.ifaces = {name: res.iface_name(f"k{i}") for i, name in enumerate(self.nodes)}
         overlay = {node.name: overlay_address(i) for i, node in enumerate(nodes)}
-        self.procs = {}
+        self.procs, self.configs = {}, {}
         with ThreadPoolExecutor(PARALLEL) as pool:
             keys = dict(zip(self.nodes, pool.map(lambda name: _genkey(self.nodes[name], program), self.nodes)))
         trusted = [public for _, public in keys.values()]
@@ -111,8 +112,7 @@ class VpnCloudMesh(MeshTechnique, VpnCloud):
                                  "relay": "none"}})
         self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))  # before their files are wiped
 
-        def configure(name: str) -> str:
-            host, path = self.nodes[name], res.path(f"vpncloud-mesh-{name}.yml")
+        def configure(name: str) -> None:
             if name == RENDEZVOUS:
                 config = node_config(self.ifaces[name], [], rendezvous_at, [], keys[name], trusted, p.algorithm,
                                      p.keepalive)
@@ -120,23 +120,15 @@ class VpnCloudMesh(MeshTechnique, VpnCloud):
                 mine = next(node.address for node in nodes if node.name == name)
                 config = node_config(self.ifaces[name], [f"{overlay[name]}/32"], _endpoint(mine, port), [rendezvous_at],
                                      keys[name], trusted, p.algorithm, p.keepalive)
-            host.write_file(path, json.dumps(config, indent=1), 0o600)
-            self.undo.defer(wipe, host, path)
-            return str(path)
-        configs = {name: configure(name) for name in self.nodes}
+            self.configs[name] = config
+            self._write_config(name)
+        for name in self.nodes:
+            configure(name)
 
-        def start(name: str) -> None:
-            self.procs[name] = proc = self.nodes[name].spawn([program, "--config", configs[name]], name=NAME)
-            self.tunnel.procs.append(proc)
-            wait_for_log(proc, name, lambda log: OPENED in log and ("Setting MTU" in log or "Error setting" in log))
-            if name != RENDEZVOUS:
-                iface = self.ifaces[name]
-                self.nodes[name].run(["ip", "-batch", "-"], input=f"addr add {overlay[name]}/16 dev {iface}\n"
-                                                                  f"link set {iface} up\n")
-        start(RENDEZVOUS)
+        self.start(RENDEZVOUS)
         started = time.monotonic()
         with ThreadPoolExecutor(PARALLEL) as pool:
-            list(pool.map(start, overlay))  # the first failure is raised here
+            list(pool.map(self.start, overlay))  # the first failure is raised here
         reachable = [node.name for node in nodes if node.nat != "udp-blocked"]
         for name in reachable:  # every node that can send UDP has the rendezvous as a peer
             wait_for_log(self.procs[name], name, lambda log: ADDED in log)
@@ -146,6 +138,49 @@ class VpnCloudMesh(MeshTechnique, VpnCloud):
             self.tunnel.negotiated["first_reply_n0_n1_s"] = self._first_reply("n0", overlay["n1"])
         self.tunnel.negotiated.update(self._what_ran("n0"))
         return self.tunnel
+
+    def _write_config(self, name: str) -> None:
+        host, path = self.nodes[name], self._config_path(name)
+        host.write_file(path, json.dumps(self.configs[name], indent=1), 0o600)
+        self.undo.defer(wipe, host, path)
+
+    def _config_path(self, name: str):
+        return self.ctx.resources.path(f"vpncloud-mesh-{name}.yml")
+
+    def start(self, name: str) -> None:
+        """name's vpncloud started with its configuration; returns once its device is open and
+        (a node) has its overlay address."""
+        program = builds.program(NAME, NAME, self.params.version)
+        self.procs[name] = proc = self.nodes[name].spawn([program, "--config", str(self._config_path(name))], name=NAME)
+        self.tunnel.procs.append(proc)
+        wait_for_log(proc, name, lambda log: OPENED in log and ("Setting MTU" in log or "Error setting" in log))
+        if name != RENDEZVOUS:
+            iface = self.ifaces[name]
+            self.nodes[name].run(["ip", "-batch", "-"], input=f"addr add {self.tunnel.overlay[name]}/16 dev {iface}\n"
+                                                              f"link set {iface} up\n")
+
+    @classmethod
+    def cannot_churn(cls, params) -> str | None:
+        return None
+
+    def leave(self, name: str) -> dict:
+        """The node's vpncloud stopped and its configuration (its key) wiped; the rendezvous and the
+        other nodes are left to notice (their peer times out)."""
+        return self._take_node_out(name, self.procs, self.nodes[name], self._config_path(name), NAME)
+
+    def join(self, name: str) -> dict:
+        """The node's vpncloud started again with the configuration made at set-up: its key pair is
+        the one every node trusts (VpnCloud reads its trusted keys at start only, so a new key would
+        mean restarting the whole mesh). Returns once it has the rendezvous as a peer (a udp-blocked
+        node never does: once its device is open); the others learn of it from the rendezvous's
+        next node info, and their reaching it is the mesh's part, measured."""
+        if name in self.procs or name not in self.configs:
+            raise TechniqueError(f"{self.kind}: node {name} is not out of the mesh")
+        self._write_config(name)
+        self.start(name)
+        if next(node.nat for node in self.ctx.nodes if node.name == name) != "udp-blocked":
+            wait_for_log(self.procs[name], name, lambda log: ADDED in log)
+        return {"node": name, "started": NAME, "key": "made at set-up (trusted by every node)"}
 
     def _first_reply(self, name: str, target: str) -> float:
         """Seconds until name's echo request to target is answered (one a second)."""

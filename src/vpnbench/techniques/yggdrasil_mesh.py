@@ -48,6 +48,10 @@ CONTROL = "control"  # the public peer's name among the nodes
 PARALLEL = 8  # nodes brought up at once: each a genconf, two derivations and a daemon start
 
 
+def peered(log: str) -> bool:  # a node's peering with the public peer up, its TUN configured
+    return CONNECTED in log and "Interface MTU" in log
+
+
 class NoFirstReply(TechniqueError):
     """Every peering up, yet n0 had no echo reply from n1 within START_TIMEOUT."""
 
@@ -62,12 +66,14 @@ class YggdrasilMeshParams(YggdrasilParams):
 class YggdrasilMesh(MeshTechnique, Yggdrasil):
     kind = "yggdrasil-mesh"
     Params = YggdrasilMeshParams
+    overlay_family = "ipv6"  # 200::/7, from each node's key
     description = "Yggdrasil as a mesh of a mesh testbed's nodes (each peered with a public peer on the control node)"
 
     def __init__(self, params: YggdrasilMeshParams, ctx: TechniqueContext):
         super().__init__(params, ctx)
         self.nodes = {}
         self.ifaces = {}
+        self.configs: dict[str, dict] = {}  # name -> its configuration (its key made at set-up)
 
     def up(self, backend: str) -> Tunnel:
         """Every node up and peered, n0 answered by n1; once more, with fresh keys, where n1 never
@@ -98,7 +104,7 @@ class YggdrasilMesh(MeshTechnique, Yggdrasil):
         public_peer = _uri(p.transport, CONTROL_ADDR, port)
         self.nodes = {CONTROL: self.ctx.control} | {node.name: node.host for node in nodes}
         self.ifaces = {node.name: res.iface_name(f"y{i}") for i, node in enumerate(nodes)}
-        self.procs = {}
+        self.procs, self.configs = {}, {}
         self.tunnel = Tunnel(backend=backend, server_addrs={}, client_addrs={}, protection="encrypted",
                              wire_filter=f"tcp port {port}", wire_protocol="TLS" if p.transport == "tls" else "yggdrasil")
         self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))  # before their files are wiped
@@ -115,6 +121,7 @@ class YggdrasilMesh(MeshTechnique, Yggdrasil):
                            "IfMTU": p.mtu, "NodeInfoPrivacy": True, "NodeInfo": {}})
             host.write_file(path, json.dumps(config, indent=1), 0o600)
             self.undo.defer(wipe, host, path)  # on the host that holds it, at down()
+            self.configs[name] = config
             return str(path), {"config": config, "public_key": _ask(host, program, path, "-publickey"),
                                "address": _ask(host, program, path, "-address")}
         with ThreadPoolExecutor(PARALLEL) as pool:
@@ -127,17 +134,13 @@ class YggdrasilMesh(MeshTechnique, Yggdrasil):
         self.tunnel.overlay = overlay
         self.tunnel.client_addrs, self.tunnel.server_addrs = {"ipv6": overlay["n0"]}, {"ipv6": overlay["n1"]}
 
-        def start(name: str) -> None:
-            self.procs[name] = proc = self.nodes[name].spawn(
-                [program, "-useconffile", made[name][0], "-logto", "stdout"], name=NAME)
-            self.tunnel.procs.append(proc)
-        start(CONTROL)
+        self._start(CONTROL)
         self._wait(CONTROL, lambda log: "listener started" in log)
         started = time.monotonic()
         with ThreadPoolExecutor(PARALLEL) as pool:
-            list(pool.map(start, overlay))
+            list(pool.map(self._start, overlay))
         for name in overlay:  # every node's peering with the public peer up, its TUN configured
-            self._wait(name, lambda log: CONNECTED in log and "Interface MTU" in log)
+            self._wait(name, peered)
         self.handshake_s = round(time.monotonic() - started, 3)  # the nodes' start to every peering up
         first_reply_s = self._first_reply("n0", overlay["n1"])
         self.tunnel.negotiated = {
@@ -150,6 +153,36 @@ class YggdrasilMesh(MeshTechnique, Yggdrasil):
             **self._what_ran("n0"),
         }
         return self.tunnel
+
+    def _config_path(self, name: str):
+        return self.ctx.resources.path(f"yggdrasil-{name}.json")
+
+    def _start(self, name: str) -> None:
+        self.procs[name] = proc = self.nodes[name].spawn(
+            [builds.program(NAME, NAME, self.params.version), "-useconffile", str(self._config_path(name)),
+             "-logto", "stdout"], name=NAME)
+        self.tunnel.procs.append(proc)
+
+    @classmethod
+    def cannot_churn(cls, params) -> str | None:
+        return None
+
+    def leave(self, name: str) -> dict:
+        """The node's yggdrasil stopped (its peering with the public peer closes) and its
+        configuration (its key) wiped; the spanning tree and the paths are the mesh's to mend."""
+        return self._take_node_out(name, self.procs, self.nodes[name], self._config_path(name), NAME)
+
+    def join(self, name: str) -> dict:
+        """The node's yggdrasil started again with the configuration made at set-up: its key is one
+        the public peer admits (AllowedPublicKeys, read at its start), and with it its address.
+        Returns once its peering is up and its TUN configured; the others finding a path to it
+        (through the public peer) is the mesh's part, measured."""
+        if name in self.procs or name not in self.configs or name == CONTROL:
+            raise TechniqueError(f"{self.kind}: node {name} is not out of the mesh")
+        self.nodes[name].write_file(self._config_path(name), json.dumps(self.configs[name], indent=1), 0o600)
+        self._start(name)
+        self._wait(name, peered)
+        return {"node": name, "started": NAME, "key": "made at set-up (admitted by the public peer)"}
 
     def _first_reply(self, name: str, target: str) -> float:
         """Seconds until name has an echo reply from target through the overlay: a new ping of one
