@@ -122,13 +122,14 @@ class VpnCloudMesh(MeshTechnique, VpnCloud):
                                      keys[name], trusted, p.algorithm, p.keepalive)
             self.configs[name] = config
             self._write_config(name)
+            self.undo.defer(wipe, self.nodes[name], self._config_path(name))  # once: a join rewrites the same path
         for name in self.nodes:
             configure(name)
 
-        self.start(RENDEZVOUS)
+        self._start(RENDEZVOUS)
         started = time.monotonic()
         with ThreadPoolExecutor(PARALLEL) as pool:
-            list(pool.map(self.start, overlay))  # the first failure is raised here
+            list(pool.map(self._start, overlay))  # the first failure is raised here
         reachable = [node.name for node in nodes if node.nat != "udp-blocked"]
         for name in reachable:  # every node that can send UDP has the rendezvous as a peer
             wait_for_log(self.procs[name], name, lambda log: ADDED in log)
@@ -140,14 +141,12 @@ class VpnCloudMesh(MeshTechnique, VpnCloud):
         return self.tunnel
 
     def _write_config(self, name: str) -> None:
-        host, path = self.nodes[name], self._config_path(name)
-        host.write_file(path, json.dumps(self.configs[name], indent=1), 0o600)
-        self.undo.defer(wipe, host, path)
+        self.nodes[name].write_file(self._config_path(name), json.dumps(self.configs[name], indent=1), 0o600)
 
     def _config_path(self, name: str):
         return self.ctx.resources.path(f"vpncloud-mesh-{name}.yml")
 
-    def start(self, name: str) -> None:
+    def _start(self, name: str) -> None:
         """name's vpncloud started with its configuration; returns once its device is open and
         (a node) has its overlay address."""
         program = builds.program(NAME, NAME, self.params.version)
@@ -177,7 +176,7 @@ class VpnCloudMesh(MeshTechnique, VpnCloud):
         if name in self.procs or name not in self.configs:
             raise TechniqueError(f"{self.kind}: node {name} is not out of the mesh")
         self._write_config(name)
-        self.start(name)
+        self._start(name)
         if next(node.nat for node in self.ctx.nodes if node.name == name) != "udp-blocked":
             wait_for_log(self.procs[name], name, lambda log: ADDED in log)
         return {"node": name, "started": NAME, "key": "made at set-up (trusted by every node)"}
