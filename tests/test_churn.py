@@ -22,6 +22,12 @@ def test_an_outage_is_a_silence_longer_than_the_gap_after_t0():
     assert outage(every_period, t0=5.0, gap=GAP, end=10.0) is None  # one echo a period: served throughout
     one_lost = [t for t in every_period if t != 6.0]
     assert outage(one_lost, t0=5.0, gap=GAP, end=10.0) is None  # one lost echo is no outage
+    late = 0.004  # a reply's jitter: two lost echoes stay no outage, three are one, either way
+    for jitter in (-late, 0.0, late):
+        two_lost = [t + (jitter if t == 7.0 else 0.0) for t in every_period if t not in (6.0, 6.5)]
+        assert outage(two_lost, t0=5.0, gap=GAP, end=10.0) is None
+        three_lost = [t + (jitter if t == 7.5 else 0.0) for t in every_period if t not in (6.0, 6.5, 7.0)]
+        assert outage(three_lost, t0=5.0, gap=GAP, end=10.0) == (5.5, 7.5 + jitter)
     silent = [t for t in every_period if not 5.0 <= t < 8.0]
     assert outage(silent, t0=5.0, gap=GAP, end=10.0) == (4.5, 8.0)  # from the last reply before t0
     assert outage([t for t in every_period if t < 5.0], t0=5.0, gap=GAP, end=10.0) == (4.5, None)  # never again
@@ -77,10 +83,10 @@ def churn_campaign(nodes: int | None, technique: str = "wireguard-mesh", measure
                                                          "allowed: n0 to n4"),
     (churn_campaign(5, measurement='leaving = "n4"\n'), "measurement[1].joining: n4 is also the node that leaves; "
                                                          "allowed: another node than leaving (n4)"),
-    (churn_campaign(5, "easytier-mesh"), "measurement[1].kind: churn cannot run on technique[1] (easytier-mesh: a "
-                                         "node's leave and a newcomer's join are not built for it); allowed technique "
-                                         "kinds: nebula-mesh, tailscale-mesh, tinc-mesh, vpncloud-mesh, wireguard-mesh, "
-                                         "yggdrasil-mesh"),
+    (churn_campaign(5, "n2n-mesh"), "measurement[1].kind: churn cannot run on technique[1] (n2n-mesh: a node's "
+                                    "leave and a newcomer's join are not built for it); allowed technique kinds: "
+                                    "easytier-mesh, nebula-mesh, netbird-mesh, tailscale-mesh, tinc-mesh, "
+                                    "vpncloud-mesh, wireguard-mesh, yggdrasil-mesh"),
     (churn_campaign(5, "baseline"), "measurement[1].kind: churn cannot run on technique[1] (baseline runs between "
                                     "two hosts, not as a mesh of nodes)"),
 ])
@@ -97,14 +103,17 @@ DEADLINE = 30
 
 @pytest.mark.netns
 @pytest.mark.parametrize("kind", ["wireguard-mesh", "nebula-mesh", "tailscale-mesh", "tinc-mesh", "vpncloud-mesh",
-                                  "yggdrasil-mesh"])
+                                  "yggdrasil-mesh", "easytier-mesh", "netbird-mesh"])
 def test_the_newcomer_is_reached_and_no_pair_is_interrupted(tmp_path, clean_machine, kind):
     """Five nodes: n3 leaves, n4 (held out first) joins. No mesh here carries a pair through another
     node (the static mesh and VpnCloud have no relay; Nebula's is the lighthouse, Tailscale's
-    Headscale's DERP, tinc's its hub, Yggdrasil's the public peer, all on the control node), so the
-    leave interrupts no staying pair; the leaver answers nothing after its leave; and the cell after
+    Headscale's DERP, tinc's its hub, Yggdrasil's the public peer, NetBird's netbird-server's relay,
+    all on the control node; EasyTier
+    relays n2-n4, both behind NATs, through a node both hold a connection to: the public peer, n0 or
+    n1, never n3, whom n2 holds none to), so the leave interrupts no staying pair, save Yggdrasil's
+    pairs with its tree's root (below); the leaver answers nothing after its leave; and the cell after
     the churn finds every node again (n3 joined back), every pair answering. Headscale gives a
-    newcomer an address of its own: the churn asks the new one."""
+    newcomer an address of its own, and so does NetBird's management: the churn asks the new one."""
     _, cells = run_campaign(tmp_path, f"""[campaign]
 name = "churn"
 [testbed]
@@ -128,11 +137,23 @@ count = 10
     assert metrics["newcomer_unreached"] == 0 and 0 < metrics["newcomer_reached_s"] < DEADLINE
     assert 0 < metrics["newcomer_reaches_s"] < DEADLINE
     assert metrics["join_s"] > 0 and metrics["leave_s"] > 0
-    assert metrics["pairs_interrupted"] == 0 and metrics["leaver_replies_after"] == 0
+    assert metrics["leaver_replies_after"] == 0
     (cell_id,) = [c["cell_id"] for c in cells if c["measurement"] == "churn"]
     detail = json.loads(Store(tmp_path / "c.db").raw_outputs(cell_id)["churn"])
     assert (detail["leaving"], detail["joining"], detail["staying"]) == ("n3", "n4", ["n0", "n1", "n2"])
-    assert set(detail["reached_s"]) == {"n0", "n1", "n2"} and not detail["interrupted"]
+    assert set(detail["reached_s"]) == {"n0", "n1", "n2"} and detail["leave"]["node"] == "n3"
+    if kind == "yggdrasil-mesh":
+        # every pair goes through the public peer, yet every node's coordinates hang from the
+        # spanning tree's root, the node with the smallest key (stop 66, 6 nodes: a leaving root
+        # silenced 10-11 of 12 pairs for 2-3 s; another node's leave or join cost the pairs with
+        # the root one or two echoes). Where n3 or n4 holds it, the root leaves (n4 is held out
+        # first, then joins): any pair may be interrupted; else only pairs with the root may be
+        by_key = by_kind["churn"]["negotiated"]["mesh"]["by_key"]
+        if by_key[0] not in ("n3", "n4"):
+            assert all(by_key[0] in pair.split(">") for pair in detail["interrupted"]), (by_key, detail["interrupted"])
+        assert metrics["pairs_unserved"] == 0
+    else:
+        assert metrics["pairs_interrupted"] == 0 and not detail["interrupted"], detail["interrupted"]
     if kind == "tailscale-mesh":  # two joins (n4, then n3 back at the end), each a node Headscale had not seen
         assert by_kind["ping"]["negotiated"]["mesh"]["nodes"] == 5
     # after the churn every pair answers again: each pair of this mix has a direct path

@@ -181,7 +181,11 @@ class Linker(threading.Thread):
                     self.recorded.update(recorded_dirs(run_dir / DIRS_RECORD))
                 except (OSError, ValueError):  # being overwritten by the run's own wipe at its end
                     pass
-                for record in run_dir.glob("remote-*.json"):
+                try:
+                    records = list(run_dir.glob("remote-*.json"))
+                except OSError:  # the run's directory removed at its end, between the two looks
+                    records = []
+                for record in records:
                     try:
                         self.recorded.update(json.loads(record.read_text())["dirs"])
                     except (OSError, ValueError):

@@ -12,8 +12,8 @@ From the replies' arrival times (fping -D):
 - `newcomer_reached_s`: from t0 until the last of the staying nodes had a reply from the
   newcomer (`newcomer_reaches_s`: the newcomer's own replies from them); `newcomer_unreached`
   counts the staying nodes that had none by the deadline.
-- A staying pair that had answered before t0 is interrupted where its replies stopped for more
-  than GAP_PERIODS periods after t0 (one lost echo is not an outage); `served_again_s` is when
+- A staying pair that had answered before t0 is interrupted where LOST_IN_A_ROW echoes or more
+  in a row went unanswered after t0 (one or two lost echoes are no outage); `served_again_s` is when
   the last such pair answered again, from t0; `pairs_unserved` those that did not by the
   deadline. In a mesh whose pairs talk directly (or through the control node) the leave
   interrupts nothing: this counts the pairs that went through the node that left.
@@ -44,7 +44,13 @@ from vpnbench.techniques import TECHNIQUES
 from vpnbench.testbeds.spec import TestbedSpec
 
 POLL_S = 0.2  # how often the fpings' output is read
-GAP_PERIODS = 3  # a pair silent for more than this many periods after t0 was interrupted
+LOST_IN_A_ROW = 3  # a pair that lost this many echoes in a row after t0 was interrupted
+# ... which is a silence between two replies of more than 3.5 periods: two lost echoes make one of
+# 3 periods, four of 4. The half period takes the replies' jitter; until stop 66 the bound was 3
+# periods, and a jitter of milliseconds made two lost echoes an outage or not (six idle Yggdrasil
+# nodes: the pairs with its tree's root lost two as a node joined, silences of 1.500-1.502 s at a
+# period of 0.5 s, counted as outages in 11 of 12 cells).
+GAP_PERIODS = LOST_IN_A_ROW + 0.5
 PARALLEL = 8  # fpings started at once
 MIN_NODES = 4  # two that stay, besides the one that leaves and the newcomer
 
@@ -222,18 +228,17 @@ class Churn(Measurement):
             with ThreadPoolExecutor(2) as pool:
                 leaving = pool.submit(timed, "leave", ctx.leave, leaver)
                 joining = pool.submit(timed, "join", ctx.join, newcomer)
-                leaving.result()
-                out.append(leaver)
-                leave_returned = time.time()
-                joining.result()
-                out.remove(newcomer)
-            if (address := ctx.tunnel.overlay[newcomer]) != overlay[newcomer]:
-                # a control plane that gives a newcomer an address of its own (Headscale): the
-                # others' running fpings ask the old one; one more fping each asks the new
-                overlay[newcomer] = address
-                by_address[address] = newcomer
-                probes.start_to([name for name in overlay if name not in (leaver, newcomer)], newcomer)
-            probes.start([newcomer])
+                try:
+                    joined = joining.result()
+                    out.remove(newcomer)
+                    # probed from its join on, whatever the leave still takes (until stop 66 from
+                    # when both had returned: NetBird's newcomer, at a new address, was timed from
+                    # its leaver's 2-3 s shutdown)
+                    self._probe_newcomer(ctx, probes, overlay, by_address, leaver, newcomer)
+                finally:
+                    left = leaving.result()
+                    out.append(leaver)
+                    leave_returned = time.time()
             end_by = time.monotonic() + max(p.deadline - (time.time() - t0), 0.0)
             settle = time.monotonic() + (GAP_PERIODS + 1) * period  # an outage shows after GAP_PERIODS
             while time.monotonic() < end_by:
@@ -250,8 +255,21 @@ class Churn(Measurement):
             probes.stop()
         metrics, detail = summary(replies, t0, time.time(), staying, newcomer, leaver, leave_returned, period, served_before)
         metrics.update({"leave_s": round(took["leave"], 4), "join_s": round(took["join"], 4), "deadline_s": p.deadline})
-        detail.update({"leaving": leaver, "joining": newcomer, "staying": staying})
+        # what the technique said of the leave and the join (Yggdrasil: whether the leaver was its tree's root)
+        detail.update({"leaving": leaver, "joining": newcomer, "staying": staying, "leave": left, "join": joined})
         return MeasureResult(metrics, {"churn": json.dumps(detail)})
+
+    @staticmethod
+    def _probe_newcomer(ctx: MeasureContext, probes: "Probes", overlay: dict[str, str], by_address: dict[str, str],
+                        leaver: str, newcomer: str) -> None:
+        """The newcomer's own fping; and where its control plane gave it an address of its own
+        (Headscale, NetBird's management), one more fping on each staying node, to the new one:
+        the others' running fpings ask the old."""
+        if (address := ctx.tunnel.overlay[newcomer]) != overlay[newcomer]:
+            overlay[newcomer] = address
+            by_address[address] = newcomer
+            probes.start_to([name for name in overlay if name not in (leaver, newcomer)], newcomer)
+        probes.start([newcomer])
 
 
 def wait_answered(hosts: dict[str, Host], overlay: dict[str, str], expect: dict[str, list[str]], wait: float) -> None:

@@ -106,10 +106,10 @@ class EasyTierMesh(MeshTechnique, EasyTier):
         super().__init__(params, ctx)
         self.nodes = {}
         self.overlay: dict[str, str] = {}
+        self.configs: dict[str, str] = {}  # name -> its TOML (written at set-up, again at a join)
 
     def up(self, backend: str) -> Tunnel:
         p, res, nodes = self.params, self.ctx.resources, list(self.ctx.nodes)
-        program = builds.program(NAME, PROGRAM, p.version)
         port = p.port or run_port(res.run_id)
         self.nodes = {CONTROL: self.ctx.control} | {node.name: node.host for node in nodes}
         self.ifaces = {node.name: res.iface_name(f"t{i}") for i, node in enumerate(nodes)}
@@ -138,8 +138,8 @@ class EasyTierMesh(MeshTechnique, EasyTier):
             self.tunnel.negotiated["forced_by"] = "disable_p2p = true"
         self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))  # before their files are wiped
 
-        def configure(name: str) -> str:
-            host, path = self.nodes[name], res.path(f"easytier-mesh-{name}.toml")
+        def configure(name: str) -> None:
+            host, path = self.nodes[name], self._config_path(name)
             own = CONTROL_ADDR if name == CONTROL else next(node.address for node in nodes if node.name == name)
             # every node listens on its own underlay address over `transport` alone (what peers dial
             # direct): one protocol on the wire, which the wire proof reads
@@ -149,23 +149,17 @@ class EasyTierMesh(MeshTechnique, EasyTier):
                                listeners=listeners if name == CONTROL or p2p else [],
                                peers=[] if name == CONTROL else [public_peer], encryption=p.encryption,
                                p2p=p2p, rpc_portal=RPC_PORTAL)
+            self.configs[name] = text
             host.write_file(path, text, 0o600)
-            self.undo.defer(wipe, host, path)
-            return str(path)
+            self.undo.defer(wipe, host, path)  # once: a join rewrites the same path
+        self.configs = {}
         with ThreadPoolExecutor(PARALLEL) as pool:
-            configs = dict(zip(self.nodes, pool.map(configure, self.nodes)))  # the first failure is raised here
-
-        def start(name: str) -> None:
-            argv = [program, "--config-file", configs[name]] + (["--multi-thread"] if p.multi_thread else [])
-            self.procs[name] = proc = self.nodes[name].spawn(argv, name=PROGRAM)
-            self.tunnel.procs.append(proc)
-            self._wait(name, lambda log: CONFIG_PRINTED in log)
-            _blank(proc, self._secret)
-        start(CONTROL)
+            list(pool.map(configure, self.nodes))  # the first failure is raised here
+        self._start(CONTROL)
         self._wait(CONTROL, lambda log: "new listener added" in log)
         started = time.monotonic()
         with ThreadPoolExecutor(PARALLEL) as pool:
-            list(pool.map(start, overlay))
+            list(pool.map(self._start, overlay))
         for name in ("n0", "n1"):  # the pair the first packet needs; the others are convergence's to count
             self._wait(name, lambda log: "tun device ready" in log)
         self.handshake_s = round(time.monotonic() - started, 3)  # the nodes' start to n0's and n1's TUN ready
@@ -175,6 +169,44 @@ class EasyTierMesh(MeshTechnique, EasyTier):
         self.tunnel.negotiated.update(self._what_ran_on("n0"))
         self.tunnel.negotiated.update(up_s=self.handshake_s, first_reply_n0_n1_s=round(self.handshake_s + first, 3))
         return self.tunnel
+
+    def _config_path(self, name: str):
+        return self.ctx.resources.path(f"easytier-mesh-{name}.toml")
+
+    def _start(self, name: str) -> None:
+        """name's easytier-core started with its configuration; returns once it has printed it (the
+        secret in its log then blanked)."""
+        program = builds.program(NAME, PROGRAM, self.params.version)
+        argv = [program, "--config-file", str(self._config_path(name))] + (["--multi-thread"] if self.params.multi_thread
+                                                                            else [])
+        self.procs[name] = proc = self.nodes[name].spawn(argv, name=PROGRAM)
+        self.tunnel.procs.append(proc)
+        self._wait(name, lambda log: CONFIG_PRINTED in log)
+        _blank(proc, self._secret)
+
+    @classmethod
+    def cannot_churn(cls, params) -> str | None:
+        return None
+
+    def leave(self, name: str) -> dict:
+        """The node's easytier-core stopped (its TUN goes with it) and its configuration wiped; the
+        public peer and the nodes it held connections to are left to notice."""
+        return self._take_node_out(name, self.procs, self.nodes[name], self._config_path(name), PROGRAM)
+
+    def join(self, name: str) -> dict:
+        """The node's easytier-core started again with its configuration: a newcomer of this network
+        as EasyTier has them, one that holds its name and secret (no key of its own; a peer id fresh
+        at each start). Returns once its TUN is ready (a node that can reach the public peer; over
+        UDP a udp-blocked one never does: once it has started); the others learn of it from the
+        public peer's route sync, and their reaching it is the mesh's part, measured."""
+        if name in self.procs or name not in self.configs:
+            raise TechniqueError(f"{self.kind}: node {name} is not out of the mesh")
+        self.nodes[name].write_file(self._config_path(name), self.configs[name], 0o600)
+        self._start(name)
+        nat = next(node.nat for node in self.ctx.nodes if node.name == name)
+        if nat != "udp-blocked" or self.params.transport == "tcp":
+            self._wait(name, lambda log: "tun device ready" in log)
+        return {"node": name, "started": PROGRAM, "key": "none of its own: the network's secret, made at set-up"}
 
     def _first_reply(self, name: str, target: str) -> float:
         """Seconds until name's echo request to target is answered (one a second)."""

@@ -272,8 +272,9 @@ class Netbird(Technique):
                                      f"{_tail(self.server_proc.output())}")
             time.sleep(0.05)
 
-    def _setup_key(self) -> str:
-        """The instance's owner with a token, then one setup key for every peer: the key's text."""
+    def _setup_key(self, usage_limit: int | None = None) -> str:
+        """The instance's owner with a token, then one setup key for every peer (usage_limit: how
+        many peers may use it, None: one per node, 0: no limit): the key's text."""
         router, home = self._control_host(), self.dirs[self.CONTROL]
         owner = self._api("/api/setup", {"email": OWNER_EMAIL, "password": secrets.token_urlsafe(24) + "aA1!",
                                          "name": "vpnbench", "create_pat": True, "pat_expire_in": 1})
@@ -284,7 +285,8 @@ class Netbird(Technique):
         router.write_file(token_file, f"Authorization: Token {token}\n", 0o600)
         try:
             key = self._api("/api/setup-keys", {"name": "vpnbench", "type": "reusable", "expires_in": 86400,
-                                                "auto_groups": [], "usage_limit": len(self.nodes), "ephemeral": False},
+                                                "auto_groups": [], "usage_limit": len(self.nodes) if usage_limit is None else usage_limit,
+                                                "ephemeral": False},
                             token_file)
         finally:
             router.remove_file(token_file)
@@ -332,10 +334,13 @@ class Netbird(Technique):
                              + ", ".join(f"{role}: {peer.get('status')} {peer.get('connectionType')}"
                                          for role, peer in seen.items()) + ")")
 
-    def _down_interfaces(self) -> None:
-        """Each WireGuard interface gone: the daemon removes its own at exit; after a failed exit its
-        link and its UAPI socket (a path all namespaces share) are removed here."""
+    def _down_interfaces(self, roles: list[str] | None = None) -> None:
+        """Each WireGuard interface (of these roles; None: all) gone: the daemon removes its own at
+        exit; after a failed exit its link and its UAPI socket (a path all namespaces share) are
+        removed here."""
         for role, host in self.nodes.items():
+            if roles is not None and role not in roles:
+                continue
             iface = self.ifaces.get(role)
             if not iface:
                 continue

@@ -83,7 +83,7 @@ class NetbirdMesh(MeshTechnique, Netbird):
         p, res, nodes = self.params, self.ctx.resources, list(self.ctx.nodes)
         self.backend = backend
         port = p.port or run_port(res.run_id)
-        wg_port = port + 1  # every node in its own namespace: one port for all
+        self.wg_port = wg_port = port + 1  # every node in its own namespace: one port for all
         self.nodes = {node.name: node.host for node in nodes}
         self.ifaces = {node.name: res.iface_name(f"nb{i}") for i, node in enumerate(nodes)}
         self.mtu = p.mtu or UNDERLAY_MTU - WIREGUARD_OVERHEAD
@@ -101,21 +101,10 @@ class NetbirdMesh(MeshTechnique, Netbird):
                              wire_protocol="WireGuard" if direct_pair else None)
         started = time.monotonic()
         self._start_server(CONTROL_ADDR, port)
-        key = self._setup_key()
+        self._key = self._setup_key(usage_limit=0)  # in memory only: a churn's newcomers join with it too
         self.undo.defer(self._down_interfaces)  # after the daemons stop (newest first)
-
-        def join(name: str) -> None:
-            self._start_daemon(name)
-            key_file = self.dirs[name] / "setup-key"
-            self.nodes[name].write_file(key_file, key, 0o600)
-            try:
-                self._netbird(name, "up", "--setup-key-file", str(key_file), "--management-url", self.url,
-                              "--disable-dns", "--interface-name", self.ifaces[name], "--wireguard-port", str(wg_port),
-                              "--mtu", str(self.mtu), "--hostname", f"vpnbench-{name}", timeout=START_TIMEOUT + 10)
-            finally:
-                self.nodes[name].remove_file(key_file)  # the peer is registered: its WireGuard key is its identity
         with ThreadPoolExecutor(PARALLEL) as pool:
-            list(pool.map(join, self.nodes))  # list(): the first failure is raised here
+            list(pool.map(self._up_node, self.nodes))  # list(): the first failure is raised here
         self.handshake_s = round(time.monotonic() - started, 3)  # the server, the key and every join
         with ThreadPoolExecutor(PARALLEL) as pool:
             self.overlay = dict(zip(self.nodes, pool.map(
@@ -131,7 +120,8 @@ class NetbirdMesh(MeshTechnique, Netbird):
             "first_connection_n0_n1": {"path": PATHS.get(peer.get("connectionType"), peer.get("connectionType")),
                                        "s": round(connected_s, 3)},
             "wireguard_port": wg_port, "mtu": self.mtu,
-            "keys": f"per bring-up (each peer's WireGuard key made by its daemon; one setup key, usage limit {len(nodes)})",
+            "keys": "per bring-up (each peer's WireGuard key made by its daemon; one reusable setup key, no usage "
+                    "limit: a churn's newcomers join with it too)",
             "mesh": {"nodes": len(nodes), "discovery": "management's network map, ICE offers through signal, STUN",
                      "relay": "netbird-server's relay on the control node", "routes": self.routes()},
             **self._what_ran("n0"),
@@ -139,6 +129,45 @@ class NetbirdMesh(MeshTechnique, Netbird):
         if p.path == "relayed":
             self.tunnel.negotiated["forced_by"] = FORCE_RELAY
         return self.tunnel
+
+    def _up_node(self, name: str) -> None:
+        """name's daemon started with an empty state directory (so a WireGuard key of its own) and
+        joined with the setup key: `netbird up` returns once management has registered the peer."""
+        self._start_daemon(name)
+        key_file = self.dirs[name] / "setup-key"
+        self.nodes[name].write_file(key_file, self._key, 0o600)
+        try:
+            self._netbird(name, "up", "--setup-key-file", str(key_file), "--management-url", self.url,
+                          "--disable-dns", "--interface-name", self.ifaces[name], "--wireguard-port", str(self.wg_port),
+                          "--mtu", str(self.mtu), "--hostname", f"vpnbench-{name}", timeout=START_TIMEOUT + 10)
+        finally:
+            self.nodes[name].remove_file(key_file)  # the peer is registered: its WireGuard key is its identity
+
+    @classmethod
+    def cannot_churn(cls, params) -> str | None:
+        return None
+
+    def leave(self, name: str) -> dict:
+        """The node's daemon stopped (it takes its interface down as it exits; what it leaves is
+        removed here), its directory (profile, WireGuard key, state) wiped: management keeps the
+        peer, offline, and the others are told as it notices."""
+        done = self._take_node_out(name, self.daemons, self.nodes[name], self.dirs[name], NAME)
+        self._down_interfaces([name])
+        return done
+
+    def join(self, name: str) -> dict:
+        """A newcomer: a fresh directory, so the daemon makes a new WireGuard key, and `netbird up`
+        with the run's setup key; management registers a new peer with an address of its own, which
+        the overlay (and the churn's probes) then use. Returns once it is registered and has its
+        address; the others learn of it from management's network map, and reaching it is the mesh's
+        part, measured."""
+        if name in self.daemons or name not in self.nodes:
+            raise TechniqueError(f"{self.kind}: node {name} is not out of the mesh")
+        make_dir(self.nodes[name], self.dirs[name])
+        self._up_node(name)
+        self.overlay[name] = self._peer_status(name)["netbirdIp"].split("/")[0]
+        return {"node": name, "started": NAME, "key": "a new WireGuard key (a new peer in management)",
+                "address": self.overlay[name]}
 
     def _connected(self, name: str, other: str, connection_type: str | None) -> tuple[dict, float]:
         """Until `name` holds `other` Connected (over this connectionType; None: any): its view of

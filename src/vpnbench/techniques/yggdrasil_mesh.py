@@ -15,6 +15,12 @@ So every pair is relayed by the control node, whatever the NATs allow (the under
 talking to the control node alone: observed_paths' "relay"). Traffic is encrypted end to end by
 the two nodes' ironwood session; the public peer forwards frames it cannot read.
 
+Every node's coordinates hang from the spanning tree's root, the running node with the smallest
+key (ironwood's router._fix compares keys as bytes; negotiated mesh.by_key lists the nodes in that
+order). So a churn's leave of the root silences most pairs for a few seconds though none goes
+through it (stop 66, six nodes: 10-11 of 12 pairs, 2-3 s), while another node's leave or join
+costs only the pairs with the root an echo or two.
+
 The overlay is IPv6 (200::/7, from each key), so measurements through it take family = "ipv6";
 the underlay is the mesh testbed's IPv4. up() returns once every node's peering is up and n0 has
 its first echo reply from n1 (the pair the runner's first packet and two-host measurements use).
@@ -74,6 +80,7 @@ class YggdrasilMesh(MeshTechnique, Yggdrasil):
         self.nodes = {}
         self.ifaces = {}
         self.configs: dict[str, dict] = {}  # name -> its configuration (its key made at set-up)
+        self.keys: dict[str, str] = {}  # name -> its public key (hex, as yggdrasil prints it)
 
     def up(self, backend: str) -> Tunnel:
         """Every node up and peered, n0 answered by n1; once more, with fresh keys, where n1 never
@@ -104,7 +111,7 @@ class YggdrasilMesh(MeshTechnique, Yggdrasil):
         public_peer = _uri(p.transport, CONTROL_ADDR, port)
         self.nodes = {CONTROL: self.ctx.control} | {node.name: node.host for node in nodes}
         self.ifaces = {node.name: res.iface_name(f"y{i}") for i, node in enumerate(nodes)}
-        self.procs, self.configs = {}, {}
+        self.procs, self.configs, self.keys = {}, {}, {}
         self.tunnel = Tunnel(backend=backend, server_addrs={}, client_addrs={}, protection="encrypted",
                              wire_filter=f"tcp port {port}", wire_protocol="TLS" if p.transport == "tls" else "yggdrasil")
         self.undo.defer(lambda procs=self.tunnel.procs: stop_all(procs))  # before their files are wiped
@@ -131,6 +138,7 @@ class YggdrasilMesh(MeshTechnique, Yggdrasil):
         control["config"]["AllowedPublicKeys"] = [made[node.name][1]["public_key"] for node in nodes]
         self.ctx.control.write_file(control_path, json.dumps(control["config"], indent=1), 0o600)
         overlay = {node.name: made[node.name][1]["address"] for node in nodes}
+        self.keys = {name: made[name][1]["public_key"] for name in self.nodes}
         self.tunnel.overlay = overlay
         self.tunnel.client_addrs, self.tunnel.server_addrs = {"ipv6": overlay["n0"]}, {"ipv6": overlay["n1"]}
 
@@ -149,7 +157,10 @@ class YggdrasilMesh(MeshTechnique, Yggdrasil):
             "multicast_discovery": False, "public_peer": f"control node ({public_peer})",
             "join_s": self.handshake_s, "first_reply_n0_n1_s": round(first_reply_s, 3),
             "mesh": {"nodes": len(nodes), "discovery": "none (one peering each, with the public peer)",
-                     "relay": "the public peer (every path is node -> control -> node)"},
+                     "relay": "the public peer (every path is node -> control -> node)",
+                     # the spanning tree's root is the running node with the smallest key (ironwood's
+                     # router._fix, keys compared as bytes): the first of these that runs
+                     "by_key": sorted(self.keys, key=lambda name: bytes.fromhex(self.keys[name]))},
             **self._what_ran("n0"),
         }
         return self.tunnel
