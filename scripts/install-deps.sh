@@ -37,6 +37,7 @@ declare -A need=(
   [irtt]=irtt  # stream, latency_under_load: isochronous one-way delay probes
   [ffmpeg]=ffmpeg  # stream, profile = "video": S3's constant-bitrate MPEG-TS stream
   [edge]=n2n  # n2n, n2n-mesh: edge and supernode (in /usr/sbin)
+  [nebula-cert]=nebula  # nebula version = "debian": Debian's 1.6.1 beside the pinned build (its test skipped without it until stop 66)
   [ifconfig]=net-tools  # n2n's edge configures its TAP with /sbin/ifconfig
 )
 if [ "${1:-}" = kernel ]; then
