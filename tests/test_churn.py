@@ -4,13 +4,16 @@ replies; the refusals; and the static WireGuard mesh (the control: no pair goes 
 node, so a leave interrupts nothing) with its real daemons."""
 
 import json
+import types
 
+import pandas as pd
 import pytest
 
 from conftest import assert_refused, run_campaign
 from mesh_pairs import pairs_without_direct_path
 from vpnbench.measure.churn import GAP_PERIODS, ChurnParams, Replies, churn_nodes, outage, summary
 from vpnbench.store.database import Store
+from vpnbench.views.report import figures
 
 PERIOD = 0.5
 GAP = GAP_PERIODS * PERIOD
@@ -65,6 +68,34 @@ def test_the_summary_times_the_newcomer_and_the_interrupted_pairs():
     assert metrics["pairs_before"] == 6.0 and metrics["staying_nodes"] == 3.0
 
 
+def test_the_report_draws_each_cell_from_what_it_stored():
+    """A churn cell's stored detail, as _measure keeps it, read back into the timeline figure's row:
+    a technique's note on the leaver (Yggdrasil's root) in the row's label, a silence never served
+    again drawn to the deadline."""
+    replies = Replies()
+    for t in (99.0, 99.5, 102.0):
+        replies.add(("n0", "n1"), t)  # silent from 99.5 to 102.0: 5 periods
+    replies.add(("n1", "n0"), 99.5)  # and never again
+    replies.add(("n0", "n9"), 100.5)
+    metrics, detail = summary(replies, 100.0, 110.0, ["n0", "n1"], "n9", "n3", 100.2, PERIOD,
+                              {("n0", "n1"), ("n1", "n0")})
+    metrics.update({"leave_s": 0.2, "join_s": 0.1, "deadline_s": 10.0})
+    detail.update({"leaving": "n3", "joining": "n9", "staying": ["n0", "n1"],
+                   "leave": {"node": "n3", "role": "the spanning tree's root"}, "join": {"node": "n9"}})
+    cell = types.SimpleNamespace(ok=True, technique="yggdrasil-mesh", id=7, impairment="none", repetition=2,
+                                 metrics=metrics)
+    data = types.SimpleNamespace(raw_outputs=lambda cell_id: {"churn": json.dumps(detail)} if cell_id == 7 else {})
+    drawing = figures.Drawing("churn", "churn", pd.DataFrame(), [cell], [], data, figures.Canvas())
+    (row,) = figures.churn_rows(drawing, "yggdrasil-mesh")
+    assert row.label == "none #2: n3 leaves (the spanning tree's root), n9 joins"
+    assert (row.leave_s, row.join_s, row.end_s, row.pairs_before) == (0.2, 0.1, 10.0, 2)
+    assert row.reached_s == [0.5, None]
+    assert set(row.silences) == {(-0.5, 2.0), (-0.5, None)}  # n0>n1 served again at 2.0 s, n1>n0 never
+    (figure,) = figures.churn_timelines(drawing)
+    assert figure.meta["type"] == "churn_timeline" and figure.meta["silenced"] == [2]
+    assert "2 of 2 pairs silenced" in figure.svg
+
+
 def test_the_default_nodes_are_the_meshs_last_two():
     assert churn_nodes(ChurnParams(), 6) == ("n4", "n5")
     assert churn_nodes(ChurnParams(leaving="n0", joining="n2"), 6) == ("n0", "n2")
@@ -85,8 +116,8 @@ def churn_campaign(nodes: int | None, technique: str = "wireguard-mesh", measure
                                                          "allowed: another node than leaving (n4)"),
     (churn_campaign(5, "n2n-mesh"), "measurement[1].kind: churn cannot run on technique[1] (n2n-mesh: a node's "
                                     "leave and a newcomer's join are not built for it); allowed technique kinds: "
-                                    "easytier-mesh, nebula-mesh, netbird-mesh, tailscale-mesh, tinc-mesh, "
-                                    "vpncloud-mesh, wireguard-mesh, yggdrasil-mesh"),
+                                    "easytier-mesh, innernet-mesh, nebula-mesh, netbird-mesh, tailscale-mesh, "
+                                    "tinc-mesh, vpncloud-mesh, wireguard-mesh, yggdrasil-mesh"),
     (churn_campaign(5, "baseline"), "measurement[1].kind: churn cannot run on technique[1] (baseline runs between "
                                     "two hosts, not as a mesh of nodes)"),
 ])
@@ -99,21 +130,23 @@ def test_a_churn_that_cannot_run_is_refused_in_one_line(tmp_path, text, line):
 # staying node reaches it directly, in a static mesh too (mesh_spec.direct_path_possible).
 NATS = ["none", "none", "endpoint-independent", "address-and-port-dependent", "endpoint-independent"]
 DEADLINE = 30
+INNERNET_INTERVAL = 5  # s between an innernet node's fetches: the others learn of a newcomer at their next
 
 
 @pytest.mark.netns
 @pytest.mark.parametrize("kind", ["wireguard-mesh", "nebula-mesh", "tailscale-mesh", "tinc-mesh", "vpncloud-mesh",
-                                  "yggdrasil-mesh", "easytier-mesh", "netbird-mesh"])
+                                  "yggdrasil-mesh", "easytier-mesh", "netbird-mesh", "innernet-mesh"])
 def test_the_newcomer_is_reached_and_no_pair_is_interrupted(tmp_path, clean_machine, kind):
     """Five nodes: n3 leaves, n4 (held out first) joins. No mesh here carries a pair through another
-    node (the static mesh and VpnCloud have no relay; Nebula's is the lighthouse, Tailscale's
+    node (the static mesh, VpnCloud and innernet have no relay; Nebula's is the lighthouse, Tailscale's
     Headscale's DERP, tinc's its hub, Yggdrasil's the public peer, NetBird's netbird-server's relay,
     all on the control node; EasyTier
     relays n2-n4, both behind NATs, through a node both hold a connection to: the public peer, n0 or
     n1, never n3, whom n2 holds none to), so the leave interrupts no staying pair, save Yggdrasil's
     pairs with its tree's root (below); the leaver answers nothing after its leave; and the cell after
     the churn finds every node again (n3 joined back), every pair answering. Headscale gives a
-    newcomer an address of its own, and so does NetBird's management: the churn asks the new one."""
+    newcomer an address of its own, and so do NetBird's management and innernet's server (a new
+    peer, invited): the churn asks the new one."""
     _, cells = run_campaign(tmp_path, f"""[campaign]
 name = "churn"
 [testbed]
@@ -121,6 +154,7 @@ nodes = {len(NATS)}
 nat = {json.dumps(NATS)}
 [[technique]]
 kind = "{kind}"
+{f"interval = {INNERNET_INTERVAL}" if kind == "innernet-mesh" else ""}
 [[measurement]]
 kind = "churn"
 deadline = "{DEADLINE}s"
@@ -149,6 +183,8 @@ count = 10
         # the root one or two echoes). Where n3 or n4 holds it, the root leaves (n4 is held out
         # first, then joins): any pair may be interrupted; else only pairs with the root may be
         by_key = by_kind["churn"]["negotiated"]["mesh"]["by_key"]
+        # the leave says when n3 was the root: the smallest key running then (n4 held out)
+        assert ("role" in detail["leave"]) == ([name for name in by_key if name != "n4"][0] == "n3"), (by_key, detail)
         if by_key[0] not in ("n3", "n4"):
             assert all(by_key[0] in pair.split(">") for pair in detail["interrupted"]), (by_key, detail["interrupted"])
         assert metrics["pairs_unserved"] == 0

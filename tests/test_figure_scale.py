@@ -88,6 +88,13 @@ CATEGORICAL = {
         "paths": {"a>b": "direct", "b>a": "direct"}}]), "t", "matrix", {}),
 }
 
+# Figures whose value axis has a natural zero that a log axis would lose: linear whatever the spread.
+LINEAR_BY_NATURE = {
+    # seconds from the churn's t0: silences begin before it
+    "churn_timeline": lambda c, fast, slow: figures.churn_timeline(
+        c, [figures.ChurnRow("r", slow, slow, [slow, fast], [(-slow, fast), (slow, None)], 2, fast)], "t", "churn", {}),
+}
+
 DRAWING_MODULES = (figures, trend)
 
 
@@ -105,17 +112,28 @@ def test_every_drawing_function_is_walked():
     package = Path(vpnbench.__file__).parent
     drawing_files = {path for path in package.rglob("*.py") if "subplots(" in path.read_text()}
     assert drawing_files == {Path(module.__file__) for module in DRAWING_MODULES}  # no figure drawn elsewhere
-    assert drawing_functions() == set(DRAWERS) | set(CATEGORICAL)
+    assert drawing_functions() == set(DRAWERS) | set(CATEGORICAL) | set(LINEAR_BY_NATURE)
+
+
+def drawn_linear(drawer):
+    """The one figure `drawer` draws from values 40 times apart, which it must not put on a log axis."""
+    canvas = KeepingCanvas()
+    drawer(canvas, 40.0, 1.0)
+    (fig,) = canvas.kept
+    assert not log_axes(fig)
+    return fig
 
 
 @pytest.mark.parametrize("name", sorted(CATEGORICAL))
 def test_a_categorical_figure_has_no_value_axis_to_scale(name):
-    canvas = KeepingCanvas()
-    CATEGORICAL[name](canvas, 40.0, 1.0)
-    (fig,) = canvas.kept
-    assert not log_axes(fig)
-    ax = fig.axes[0]
+    ax = drawn_linear(CATEGORICAL[name]).axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == [t.get_text() for t in ax.get_yticklabels()] == ["none", "udp-blocked"]
+
+
+@pytest.mark.parametrize("name", sorted(LINEAR_BY_NATURE))
+def test_a_figure_with_a_natural_zero_stays_linear(name):
+    fig = drawn_linear(LINEAR_BY_NATURE[name])
+    assert fig.axes[0].get_xlim()[0] < -1.0 + 0.1  # the silence from before t0 is on the axis
 
 
 def log_axes(fig) -> list[str]:

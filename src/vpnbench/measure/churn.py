@@ -143,7 +143,7 @@ class Churn(Measurement):
     columns = (Column("newcomer_reached_s", "newcomer reached s"), Column("join_s", "join s"),
                Column("pairs_interrupted", "interrupted"), Column("served_again_s", "served again s"))
     headline = Headline(("newcomer_reached_s", "join_s"), "churn (s)", 1.0, names=("every node reaches the newcomer", "join"))
-    figures = ("headline", "host_cpu")
+    figures = ("headline", "churn_timeline", "host_cpu")
 
     def expected_seconds(self) -> float:
         return 10.0

@@ -276,11 +276,14 @@ class Innernet(Technique):
     def _control_host(self) -> Host | None:
         return self.ctx.router
 
-    def _down_interfaces(self) -> None:
-        """Each WireGuard interface gone: the kernel's deleted; a userspace one's socket removed by
-        `innernet down` (wireguard-go exits when its socket goes), its daemon killed if it stays."""
+    def _down_interfaces(self, names: list[str] | None = None) -> None:
+        """Each WireGuard interface gone (or those of `names`): the kernel's deleted; a userspace
+        one's socket removed by `innernet down` (wireguard-go exits when its socket goes), its
+        daemon killed if it stays."""
         hosts = {self.CONTROL: self._control_host(), **self.nodes}
         for where, host in hosts.items():
+            if names is not None and where not in names:
+                continue
             iface = self.ifaces.get(where)
             if not iface or host is None:
                 continue

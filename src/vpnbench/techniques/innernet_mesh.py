@@ -22,6 +22,11 @@ a pair waits up to that long after both ends have joined; shorter for a test).
 up() returns once every node that can join has, and n0 reaches n1 where their NATs allow it (the
 pair the runner's first packet and two-host measurements use); the other pairs are the
 convergence kind's to count.
+
+Churn: a node leaves as one that goes away (daemon stopped, interface removed, keys wiped; the
+server and the others keep its peer). A newcomer needs an invitation, so join() has the server add
+a new peer (`n4-1`, the next free address) and the node install it: the others learn of it at
+their next fetch.
 """
 
 import ipaddress
@@ -83,6 +88,9 @@ class InnernetMesh(MeshTechnique, Innernet):
         super().__init__(params, ctx)
         self.nodes = {}  # node name -> its host
         self.daemons: dict[str, object] = {}  # node name -> its `innernet up --daemon`
+        self.network = ""  # the network's name (the server's interface's)
+        self.joins = 0  # newcomers so far: each is a peer of its own, named and addressed after the N first
+        self.blocked: set[str] = set()  # the nodes behind udp-blocked NATs: their install is given up sooner
 
     def _control_host(self) -> Host:
         return self.ctx.control
@@ -91,7 +99,7 @@ class InnernetMesh(MeshTechnique, Innernet):
         p, res, nodes, control = self.params, self.ctx.resources, list(self.ctx.nodes), self.ctx.control
         self.backend = backend
         port = p.port or run_port(res.run_id)
-        network = res.iface_name("in")  # the network's name is the server's interface's
+        self.network = network = res.iface_name("in")  # the network's name is the server's interface's
         self.nodes = {node.name: node.host for node in nodes}
         self.ifaces = {self.CONTROL: network} | {node.name: res.iface_name(f"i{i}") for i, node in enumerate(nodes)}
         overlay = {node.name: overlay_address(i) for i, node in enumerate(nodes)}
@@ -99,8 +107,7 @@ class InnernetMesh(MeshTechnique, Innernet):
         for where, host in {self.CONTROL: control, **self.nodes}.items():
             self.dirs[where] = res.path(f"innernet-{where}")
             self.undo.defer(wipe, host, self.dirs[where])  # after the daemons stop (undo runs newest first)
-            host.run(["mkdir", "-m", "0700", str(self.dirs[where]), str(self.dirs[where] / "config"),
-                      str(self.dirs[where] / "data")])
+            self._make_dirs(host, where)
             host.remember_dir(self.dirs[where])  # its keys: `vpnbench cleanup` wipes them after a kill -9
         self.tunnel = Tunnel(
             backend=backend, server_addrs={"ipv4": overlay["n1"]}, client_addrs={"ipv4": overlay["n0"]},
@@ -128,41 +135,17 @@ class InnernetMesh(MeshTechnique, Innernet):
                                          name=SERVER, env={"RUST_LOG": "info"})
         self.tunnel.procs.append(self.server_proc)
         self._wait_serving(control, port)
-        blocked = {node.name for node in nodes if node.nat == "udp-blocked"}
-
-        def install(name: str) -> str | None:
-            """The node's invitation installed: None, or why a node behind udp-blocked could not
-            (innernet speaks UDP only)."""
-            host, invite = self.nodes[name], self.dirs[name] / "invitation.toml"
-            host.write_file(invite, invitations[name], 0o600)
-            # Without NAT traversal: install's fetch would try each peer's candidates, 5 s a step, until
-            # each answers or none is left, and at N = 10 behind NATs that made up() 36-41 s, past
-            # mesh-nat's deadline (stop 62); the fetching daemons started next do the same traversal at
-            # their first fetch, for every peer at once. Candidates are still reported.
-            result = host.run(self._client_argv(name, "install", str(invite), "--name", self.ifaces[name],
-                                                "--delete-invite", "--no-write-hosts", "--no-nat-traversal"),
-                              timeout=BLOCKED_JOIN_TIMEOUT if name in blocked else JOIN_TIMEOUT, check=False)
-            if result.ok:
-                return None
-            host.remove_file(invite)  # wiped with its directory anyway
-            if name in blocked:
-                return _tail(result.stderr + result.stdout, 2)
-            raise TechniqueError(f"innernet: install failed on {name}: {_tail(result.stderr + result.stdout)}")
-
-        def fetch_forever(name: str) -> None:
-            self.daemons[name] = daemon = self.nodes[name].spawn(
-                self._client_argv(name, "up", self.ifaces[name], "--daemon", "--interval", str(p.interval),
-                                  "--no-write-hosts"), name=NAME, env={"RUST_LOG": "info"})
-            self.tunnel.procs.append(daemon)
+        self.blocked = {node.name for node in nodes if node.nat == "udp-blocked"}
         with ThreadPoolExecutor(PARALLEL) as pool:
-            refused = {name: why for name, why in zip(self.nodes, pool.map(install, self.nodes)) if why}
+            refused = {name: why for name, why in zip(self.nodes, pool.map(self._install, self.nodes,
+                                                                           invitations.values())) if why}
         # The fetching daemons start once every node has installed, so each one's first fetch already
         # holds every peer's reported candidates: an open pair meets at once, whatever the install
         # order (started with its install, a node that installed first waited a whole interval
         # for a peer that installed after it: the kill -9 test's 60 s, once in two runs here).
         joined = [name for name in self.nodes if name not in refused]
         with ThreadPoolExecutor(PARALLEL) as pool:
-            list(pool.map(fetch_forever, joined))
+            list(pool.map(self._fetch_forever, joined))
         self.handshake_s = round(time.monotonic() - started, 3)  # the server's start to every install
         self.tunnel.negotiated["join_s"] = self.handshake_s
         if refused:
@@ -173,6 +156,65 @@ class InnernetMesh(MeshTechnique, Innernet):
             self.tunnel.negotiated["first_reply_n0_n1_s"] = self._first_reply("n0", overlay["n1"])
         self.tunnel.negotiated.update(self._what_ran("n0"))
         return self.tunnel
+
+    def _make_dirs(self, host: Host, where: str) -> None:
+        host.run(["mkdir", "-m", "0700", str(self.dirs[where]), str(self.dirs[where] / "config"),
+                  str(self.dirs[where] / "data")])
+
+    def _install(self, name: str, invitation: str) -> str | None:
+        """The node's invitation installed: None, or why a node behind udp-blocked could not
+        (innernet speaks UDP only)."""
+        host, invite = self.nodes[name], self.dirs[name] / "invitation.toml"
+        host.write_file(invite, invitation, 0o600)
+        # Without NAT traversal: install's fetch would try each peer's candidates, 5 s a step, until
+        # each answers or none is left, and at N = 10 behind NATs that made up() 36-41 s, past
+        # mesh-nat's deadline (stop 62); the fetching daemons started next do the same traversal at
+        # their first fetch, for every peer at once. Candidates are still reported.
+        result = host.run(self._client_argv(name, "install", str(invite), "--name", self.ifaces[name],
+                                            "--delete-invite", "--no-write-hosts", "--no-nat-traversal"),
+                          timeout=BLOCKED_JOIN_TIMEOUT if name in self.blocked else JOIN_TIMEOUT, check=False)
+        if result.ok:
+            return None
+        host.remove_file(invite)  # wiped with its directory anyway
+        if name in self.blocked:
+            return _tail(result.stderr + result.stdout, 2)
+        raise TechniqueError(f"innernet: install failed on {name}: {_tail(result.stderr + result.stdout)}")
+
+    def _fetch_forever(self, name: str) -> None:
+        self.daemons[name] = daemon = self.nodes[name].spawn(
+            self._client_argv(name, "up", self.ifaces[name], "--daemon", "--interval", str(self.params.interval),
+                              "--no-write-hosts"), name=NAME, env={"RUST_LOG": "info"})
+        self.tunnel.procs.append(daemon)
+
+    @classmethod
+    def cannot_churn(cls, params) -> str | None:
+        return None
+
+    def leave(self, name: str) -> dict:
+        """The node's fetching daemon stopped, its WireGuard interface removed and its directory
+        (keys, the network's configuration) wiped: the server keeps the peer, and the others keep
+        it in their WireGuard until someone disables it, as a node that went away."""
+        done = self._take_node_out(name, self.daemons, self.nodes[name], self.dirs[name], NAME)
+        self._down_interfaces([name])
+        return done
+
+    def join(self, name: str) -> dict:
+        """A newcomer: innernet has no way in without an administrator's invitation, so the server
+        adds a new peer (its own name and the next free address of the peers' CIDR), the node
+        installs the invitation (a new key pair) and its daemon starts fetching. Returns once it
+        has installed; the others learn of it at their next fetch (`interval`), and reaching it is
+        the mesh's part, measured."""
+        if name in self.daemons or name not in self.nodes:
+            raise TechniqueError(f"{self.kind}: node {name} is not out of the mesh")
+        self.joins += 1
+        peer, address = f"{name}-{self.joins}", overlay_address(len(self.nodes) - 1 + self.joins)
+        self._make_dirs(self.nodes[name], name)
+        if why := self._install(name, self._invitation(self.network, peer, address)):
+            raise TechniqueError(f"{self.kind}: {name} could not join: {why}")
+        self._fetch_forever(name)
+        self.tunnel.overlay[name] = address
+        return {"node": name, "started": NAME, "peer": peer, "address": address,
+                "key": "a new invitation's (a new peer on the server)"}
 
     def _first_reply(self, name: str, target: str) -> float:
         """Seconds until name's echo request to target is answered: both must have fetched each other's

@@ -180,8 +180,12 @@ class YggdrasilMesh(MeshTechnique, Yggdrasil):
 
     def leave(self, name: str) -> dict:
         """The node's yggdrasil stopped (its peering with the public peer closes) and its
-        configuration (its key) wiped; the spanning tree and the paths are the mesh's to mend."""
-        return self._take_node_out(name, self.procs, self.nodes[name], self._config_path(name), NAME)
+        configuration (its key) wiped; the spanning tree and the paths are the mesh's to mend.
+        Says when it was the tree's root: the running node (the public peer included) with the
+        smallest key, whose leave silences most pairs for seconds (the module's docstring)."""
+        root = min(self.procs, key=lambda running: bytes.fromhex(self.keys[running]), default=None)
+        left = self._take_node_out(name, self.procs, self.nodes[name], self._config_path(name), NAME)
+        return left | ({"role": "the spanning tree's root"} if name == root else {})
 
     def join(self, name: str) -> dict:
         """The node's yggdrasil started again with the configuration made at set-up: its key is one

@@ -14,6 +14,7 @@ the series, the x values), so tests can check the drawing without parsing SVG.
 
 import dataclasses
 import io
+import json
 import math
 import re
 from pathlib import Path
@@ -113,6 +114,9 @@ class NoData:
 
     def events(self, run_id, cell_id=None):
         return []
+
+    def raw_outputs(self, cell_id):
+        return {}
 
 
 def headline(kind: str, metrics: set[str]) -> Headline | None:
@@ -802,6 +806,83 @@ def nat_matrix_figure(canvas: Canvas, matrix: dict, title: str, caption: str, me
     return canvas.finish(fig, caption, {**meta, "type": "nat_matrix", "cells": outcomes})
 
 
+@dataclasses.dataclass
+class ChurnRow:
+    """One churn cell as its timeline draws it (measure/churn.py's stored detail), seconds from t0."""
+
+    label: str
+    leave_s: float
+    join_s: float
+    reached_s: list[float | None]  # each staying node's first reply from the newcomer
+    silences: list[tuple[float, float | None]]  # each interrupted pair: (silent from, served again or None)
+    pairs_before: int  # the staying pairs that had answered before t0
+    end_s: float  # where a silence never served again is drawn to: the cell's deadline
+
+
+def churn_rows(d: Drawing, technique: str) -> list[ChurnRow]:
+    """The technique's churn cells, each from its stored detail (the `churn` output)."""
+    rows = []
+    for cell in d.cells:
+        if not (cell.ok and cell.technique == technique and cell.id is not None):
+            continue
+        raw = d.data.raw_outputs(cell.id).get("churn")
+        if not raw:
+            continue
+        detail, m = json.loads(raw), cell.metrics
+        role = (detail.get("leave") or {}).get("role")
+        rows.append(ChurnRow(
+            f"{cell.impairment} #{cell.repetition}: {detail['leaving']} leaves{f' ({role})' if role else ''}, "
+            f"{detail['joining']} joins", float(m.get("leave_s", 0.0)), float(m.get("join_s", 0.0)),
+            list(detail.get("reached_s", {}).values()),
+            [(s["silent_from_s"], s["served_again_s"]) for s in detail.get("interrupted", {}).values()],
+            int(m.get("pairs_before", 0)), float(m.get("deadline_s", 0.0))))
+    return rows
+
+
+def churn_timelines(d: Drawing) -> list[Figure]:
+    """Per technique, its churn cells' course from t0, a row each (churn_timeline)."""
+    figures = []
+    for technique in dict.fromkeys(c.technique for c in d.cells):
+        if rows := churn_rows(d, technique):
+            figures.append(churn_timeline(
+                d.canvas, rows, f"{d.label}: {technique}",
+                f"{d.label}: {technique}'s churn, a row per cell, from the moment one node left and another "
+                "joined: the leave's and the join's own time (grey and blue bars), when each staying node first "
+                "had a reply from the newcomer (dots; the last, a bar), and every staying pair the leave silenced "
+                "(red, a lane a pair: from its last reply before the silence to the reply that ended it, to the "
+                "deadline where none did)", {"technique": technique}))
+    return figures
+
+
+def churn_timeline(canvas: Canvas, rows: list[ChurnRow], title: str, caption: str, meta: dict) -> Figure:
+    """Seconds from t0 across; a row per churn cell with its leave, join, newcomer and silences."""
+    fig, ax = plt.subplots(figsize=(7.5, 0.75 * len(rows) + 1.2))
+    times: list[float] = []
+    for y, row in enumerate(rows):
+        ax.barh(y - 0.3, row.leave_s, height=0.12, left=0, color="#9e9e9e")
+        ax.barh(y - 0.16, row.join_s, height=0.12, left=0, color="#1f77b4")
+        reached = [s for s in row.reached_s if s is not None]
+        ax.plot(reached, [y - 0.02] * len(reached), "o", markersize=3, color="#1f77b4")
+        if reached and len(reached) == len(row.reached_s):
+            ax.plot([max(reached)] * 2, [y - 0.1, y + 0.06], color="#1f77b4", linewidth=1.5)
+        lane = 0.3 / max(len(row.silences), 1)  # the silences share the row's lower half
+        silences = sorted(row.silences, key=lambda span: (span[0], math.inf if span[1] is None else span[1]))
+        for i, (start, ended) in enumerate(silences):
+            ax.plot([start, row.end_s if ended is None else ended], [y + 0.1 + lane * i] * 2,
+                    color="#c0392b", linewidth=max(0.6, min(3.0, 72 * lane * 0.5)), solid_capstyle="butt")
+        times += [row.leave_s, row.join_s, *reached, *(t for span in row.silences for t in span if t is not None)]
+    ax.set_yticks(range(len(rows)), [f"{row.label}\n{len(row.silences)} of {row.pairs_before} pairs silenced"
+                                     for row in rows], fontsize=7)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlabel("seconds from the leave and the join")
+    # linear whatever the spread: a timeline from t0 has its zero, and silences begin before it
+    apply_scale_rule(ax, [t for t in times if t > 0], axis="x", allowed=False)
+    ax.axvline(0, linewidth=0.8, color="black")
+    ax.set_title(title, loc="left")
+    return canvas.finish(fig, caption, {**meta, "type": "churn_timeline", "rows": [row.label for row in rows],
+                                        "silenced": [len(row.silences) for row in rows]})
+
+
 def cell_seconds(cell) -> float:
     duration = (cell.measurement_params or {}).get("duration")
     return float(duration) if isinstance(duration, (int, float)) else 0.0
@@ -861,6 +942,7 @@ def latency_at_pdr_figures(d: Drawing) -> list[Figure]:
 # What a Measurement's `figures` names: the function drawing each from a Drawing.
 FIGURES = {"headline": headline_figures, "rtt_cdf": rtt_cdfs, "time_series": time_series_figures,
            "setup_ecdf": setup_ecdfs, "convergence_ecdf": convergence_ecdfs, "nat_matrix": nat_matrices,
+           "churn_timeline": churn_timelines,
            "host_cpu": single_impairment(host_cpu_bars),
            "received_vs_offered": udp_sweep_figures,
            "latency_at_pdr": latency_at_pdr_figures,
