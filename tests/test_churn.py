@@ -11,8 +11,9 @@ import pytest
 
 from conftest import assert_refused, run_campaign
 from mesh_pairs import pairs_without_direct_path
-from vpnbench.measure.churn import GAP_PERIODS, ChurnParams, Replies, churn_nodes, outage, summary
+from vpnbench.measure.churn import GAP_PERIODS, ChurnParams, Replies, answerable, churn_nodes, outage, summary
 from vpnbench.store.database import Store
+from vpnbench.techniques.base import Technique
 from vpnbench.views.report import figures
 
 PERIOD = 0.5
@@ -94,6 +95,26 @@ def test_the_report_draws_each_cell_from_what_it_stored():
     (figure,) = figures.churn_timelines(drawing)
     assert figure.meta["type"] == "churn_timeline" and figure.meta["silenced"] == [2]
     assert "2 of 2 pairs silenced" in figure.svg
+
+
+@pytest.mark.parametrize("reach, answering", [
+    ("relay", {"none>udp-blocked", "address-and-port-dependent>address-and-port-dependent", "none>none"}),
+    ("udp-relay", {"address-and-port-dependent>address-and-port-dependent", "none>none"}),
+    ("direct", {"none>none"}),
+])
+def test_the_pairs_waited_for_are_those_the_meshs_design_lets_answer(reach, answering):
+    """A mesh with a relay over TCP answers every pair; one whose relay speaks UDP none with a node
+    behind udp-blocked; one without a relay only where a direct path exists (two NATs that choose
+    a port per destination have none). The churn stops waiting once those have answered."""
+    nats = {"a": "none", "b": "none", "c": "udp-blocked", "d": "address-and-port-dependent",
+            "e": "address-and-port-dependent"}
+    technique = types.SimpleNamespace(reach=reach)
+    ctx = types.SimpleNamespace(nodes={name: types.SimpleNamespace(nat=nat) for name, nat in nats.items()},
+                                pair_can_answer=lambda x, y: Technique.pair_can_answer(technique, x, y))
+    can = answerable(ctx)
+    assert {f"{nats[x]}>{nats[y]}" for x, y in (("a", "c"), ("d", "e"), ("a", "b")) if can(x, y)} == answering
+    assert can("a", "d") and can("d", "a")  # an open end: direct, whatever the design
+    assert answerable(types.SimpleNamespace(nodes={}, pair_can_answer=None))("x", "y")  # no say: wait for all
 
 
 def test_the_default_nodes_are_the_meshs_last_two():

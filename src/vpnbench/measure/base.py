@@ -73,6 +73,9 @@ class MeasureContext:
     # or TechniqueError), for the churn kind; None where the runner cannot.
     leave: Callable[[str], dict] | None = None
     join: Callable[[str], dict] | None = None
+    # Whether two mesh nodes behind these NAT types can answer each other at all, by the mesh's design
+    # (Technique.pair_can_answer): what a kind stops waiting for; None: every pair is waited for.
+    pair_can_answer: Callable[[str, str], bool] | None = None
 
     def target(self, family: str) -> str:
         if family not in self.tunnel.server_addrs:  # an overlay of one family (Yggdrasil's is IPv6 only)

@@ -57,7 +57,7 @@ def run_cell(ctx: RunContext, cell: PlannedCell, technique: Technique, bringup: 
                                                     technique.restart_server, ctx.resources.run_id,
                                                     {node.name: node for node in testbed.nodes},
                                                     testbed.observed_paths, testbed.control,
-                                                    technique.leave, technique.join))
+                                                    technique.leave, technique.join, technique.pair_can_answer))
         finally:
             record.hosts = monitor.stop()
         record.metrics, record.status, raw = result.metrics, "ok", result.raw

@@ -14,6 +14,7 @@ from vpnbench.hosts import builds
 from vpnbench.hosts.base import Host, Proc
 from vpnbench.hosts.resources import RunResources
 from vpnbench.techniques.overhead import Expectation
+from vpnbench.testbeds.mesh_spec import direct_path_possible
 from vpnbench.testbeds.probe import KernelProbe
 
 Protection = Literal["none", "encrypted", "integrity-only"]
@@ -237,6 +238,19 @@ class Technique(abc.ABC):
         """Kill the server's daemon and start it again with the same configuration (the client
         left as it is); return what was done. Raises TechniqueError when it did not happen."""
         raise TechniqueError(self.cannot_restart_server(self.params) or f"{self.kind}: restart not implemented")
+
+    # How two mesh nodes behind NATs reach each other at all, by the mesh's design: "relay" (through
+    # a relay every node reaches, over TCP too), "udp-relay" (a relay reached over UDP only: never a
+    # node behind udp-blocked), "direct" (no relay: only where mesh_spec.direct_path_possible says).
+    reach: Literal["relay", "udp-relay", "direct"] = "relay"  # a class's, or (EasyTier) a bring-up's
+
+    def pair_can_answer(self, nat_a: str, nat_b: str) -> bool:
+        """Whether two mesh nodes behind these NAT types can answer each other at all (`reach`): what
+        a measurement stops waiting for once every pair that can has answered (churn), never what
+        judges a result. "relay", the default, waits for every pair."""
+        if self.reach == "direct":
+            return direct_path_possible(nat_a, nat_b)
+        return self.reach == "relay" or "udp-blocked" not in (nat_a, nat_b)
 
     @classmethod
     def cannot_churn(cls, params: Params | None) -> str | None:

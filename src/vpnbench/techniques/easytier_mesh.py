@@ -104,6 +104,8 @@ class EasyTierMesh(MeshTechnique, EasyTier):
 
     def __init__(self, params: EasyTierMeshParams, ctx: TechniqueContext):
         super().__init__(params, ctx)
+        # every node dials the public peer over `transport`: over UDP one behind udp-blocked never joins
+        self.reach = "relay" if params.transport == "tcp" else "udp-relay"
         self.nodes = {}
         self.overlay: dict[str, str] = {}
         self.configs: dict[str, str] = {}  # name -> its TOML (written at set-up, again at a join)

@@ -79,6 +79,7 @@ class InnernetMeshParams(InnernetParams):
 
 class InnernetMesh(MeshTechnique, Innernet):
     kind = "innernet-mesh"
+    reach = "direct"  # no relay: a pair answers only where a direct path exists
     Params = InnernetMeshParams
     CONTROL = "control"
     description = ("innernet as a mesh of a mesh testbed's nodes (innernet-server on the control node, invitations, "

@@ -98,6 +98,7 @@ class N2nMeshParams(N2nParams):
 
 class N2nMesh(MeshTechnique, N2n):
     kind = "n2n-mesh"
+    reach = "udp-relay"  # its relay speaks UDP: a node behind udp-blocked answers no one
     Params = N2nMeshParams
     description = "n2n 1.x as a mesh of a mesh testbed's nodes (supernode on the control node, edges on TAP)"
 

@@ -52,6 +52,7 @@ class NebulaMeshParams(NebulaParams):
 
 class NebulaMesh(Nebula):
     kind = "nebula-mesh"
+    reach = "udp-relay"  # its relay speaks UDP: a node behind udp-blocked answers no one
     Params = NebulaMeshParams
     description = "Nebula as a mesh of a mesh testbed's nodes (lighthouse and relay on the control node, hole punching)"
     mesh = True

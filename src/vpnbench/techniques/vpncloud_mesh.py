@@ -76,6 +76,7 @@ class VpnCloudMeshParams(VpnCloudParams):
 
 class VpnCloudMesh(MeshTechnique, VpnCloud):
     kind = "vpncloud-mesh"
+    reach = "direct"  # no relay: a pair answers only where a direct path exists
     Params = VpnCloudMeshParams
     description = ("VpnCloud 2 as a mesh of a mesh testbed's nodes (a rendezvous on the control node, peer exchange "
                    "and hole punching; no relay)")

@@ -64,6 +64,7 @@ class WireGuardMeshParams(WireGuardParams):
 
 class WireGuardMesh(MeshTechnique, WireGuard):
     kind = "wireguard-mesh"
+    reach = "direct"  # no relay: a pair answers only where a direct path exists
     Params = WireGuardMeshParams
     packages = {**WireGuard.packages, "fping": "fping"}  # _wait_sessions
     description = "WireGuard as a static full mesh of a mesh testbed's nodes (no control plane: the control)"
