@@ -305,17 +305,24 @@ def test_rate_search_whose_loss_is_at_the_receiving_socket_names_the_receiver(tm
     import vpnbench
 
     # A 2 KiB socket buffer (iperf3 -w, both ends) holds one or two datagrams: the server's device
-    # gets every packet, the receiving socket drops (measured here: 52 % at 100 Mbit/s on loopback).
-    text = SEARCH.format(max_rate="200M").replace('[[technique]]\nkind = "wireguard"', "") + 'socket_buffer = "2K"\n'
+    # gets every packet, the receiving socket drops (measured here: 48 % at 20 Mbit/s, 52 % at 100
+    # on loopback). A busy host's iperf3 may also fall short of a load (CI's did, at 0.4 % short of
+    # 200 Mbit/s): such a trial is the generator's, and a goal whose bound lies there says so.
+    text = SEARCH.format(max_rate="100M").replace('[[technique]]\nkind = "wireguard"', "") + 'socket_buffer = "2K"\n'
     result, (cell,) = run_campaign(tmp_path, text)
     m = cell["metrics"]
     assert cell["measurement_params"]["socket_buffer"] == 2048
-    assert m["ndr_limit_receiver"] == 1 and not m.get("ndr_generator_limited"), m  # the cell
     trials = vpnbench.load(tmp_path / "c.db").trials
     lossy = [d for d, loss in zip(trials.data, trials.loss_ratio) if loss and loss > 0.01]
-    assert lossy and all(d["loss_site"] == "receiver" for d in lossy)
-    for d in lossy:  # what the receiver lost reached the server's device
+    assert all(d["loss_site"] == "generator" for d in lossy if d["generator_limited"]), lossy
+    kept_up = [d for d in lossy if not d["generator_limited"]]
+    goals = [goal for goal in ("ndr", "pdr") if not m.get(f"{goal}_generator_limited")]
+    if not kept_up or not goals:
+        pytest.skip(f"iperf3 fell short of every load that lost (or of both goals' bounds) on this busy host: {m}")
+    assert all(d["loss_site"] == "receiver" for d in kept_up), kept_up
+    for d in kept_up:  # what the receiver lost reached the server's device
         assert d["interfaces"]["server_rx_packets"] >= d["interfaces"]["generator_sent"]
+    assert all(m.get(f"{goal}_limit_receiver") == 1 for goal in goals), m  # the cell
     terminal = result.stdout + result.stderr
     assert "(limit: the receiving socket; receiver " in terminal, terminal  # the terminal, with the count
     assert run_cli("report", str(tmp_path / "c.db"), "-o", str(tmp_path / "r.html")).returncode == 0
