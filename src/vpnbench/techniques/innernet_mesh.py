@@ -54,7 +54,6 @@ from vpnbench.techniques.innernet import (
     run_port,
 )
 from vpnbench.testbeds.mesh import CONTROL_ADDR
-from vpnbench.testbeds.mesh_spec import direct_path_possible
 
 PEERS_CIDR = "10.98.4.0/22"  # node i: its (i + 1)th address; room for 1 022 nodes
 PARALLEL = 16  # nodes joined at once: each an install (redeeming its invitation, then 5 s idle, one fetch)
@@ -153,7 +152,7 @@ class InnernetMesh(MeshTechnique, Innernet):
             self.tunnel.negotiated["mesh"]["not_joined"] = refused
         n0_port = self._listen_port("n0")
         self.tunnel.wire_filter = f"udp port {n0_port}"  # n0's WireGuard, on n0's own link
-        if direct_path_possible(nodes[0].nat, nodes[1].nat):
+        if self.pair_can_answer(nodes[0].nat, nodes[1].nat):  # reach "direct": only where the NATs allow
             self.tunnel.negotiated["first_reply_n0_n1_s"] = self._first_reply("n0", overlay["n1"])
         self.tunnel.negotiated.update(self._what_ran("n0"))
         return self.tunnel

@@ -139,7 +139,8 @@ class NetbirdMesh(MeshTechnique, Netbird):
         try:
             self._netbird(name, "up", "--setup-key-file", str(key_file), "--management-url", self.url,
                           "--disable-dns", "--interface-name", self.ifaces[name], "--wireguard-port", str(self.wg_port),
-                          "--mtu", str(self.mtu), "--hostname", f"vpnbench-{name}", timeout=START_TIMEOUT + 10)
+                          "--mtu", str(self.mtu), "--hostname", f"vpnbench-{name}",
+                          timeout=self.join_wait(START_TIMEOUT + 10))  # grows with N (base.JOIN_S_PER_NODE)
         finally:
             self.nodes[name].remove_file(key_file)  # the peer is registered: its WireGuard key is its identity
 

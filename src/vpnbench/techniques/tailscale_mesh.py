@@ -42,11 +42,6 @@ from vpnbench.testbeds.mesh import CONTROL_ADDR
 from vpnbench.testbeds.mesh_spec import direct_path_possible
 
 PARALLEL = 8  # nodes brought up at once: each a tailscaled start and a `tailscale up` (mostly waiting on Headscale)
-# A node's start and join wait grow with N: each join is a node Headscale registers and then a
-# netmap it sends every node already joined, each of which reconfigures its WireGuard for one more
-# peer, so the k-th join costs work on k daemons. At N = 100 on a shared 2-core machine (load 48) a
-# `tailscale up` of the pair's 20 s timed out (stop 58, n69); at N = 30 up() took 6.9 s in all.
-JOIN_S_PER_NODE = 0.5
 
 
 class TailscaleMeshParams(TailscaleParams):
@@ -72,7 +67,7 @@ class TailscaleMesh(MeshTechnique, Tailscale):
 
     @property
     def node_start_timeout(self) -> float:
-        return super().node_start_timeout + JOIN_S_PER_NODE * len(self.ctx.nodes)
+        return self.join_wait(super().node_start_timeout)  # grows with N (base.JOIN_S_PER_NODE)
 
     def _tun_name(self, role: str) -> str:
         return self.ctx.resources.iface_name(f"t{self.node_index[role]}")

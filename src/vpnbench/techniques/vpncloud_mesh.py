@@ -53,7 +53,6 @@ from vpnbench.techniques.vpncloud import (
     wait_for_log,
 )
 from vpnbench.testbeds.mesh import CONTROL_ADDR
-from vpnbench.testbeds.mesh_spec import direct_path_possible
 
 RENDEZVOUS = "control"  # the rendezvous node's name among the nodes
 OVERLAY_PREFIX = "10.79"  # node i: 10.79.(i // 250).(i % 250 + 1)/16, as tinc-mesh's 10.78
@@ -136,7 +135,7 @@ class VpnCloudMesh(MeshTechnique, VpnCloud):
             wait_for_log(self.procs[name], name, lambda log: ADDED in log)
         self.handshake_s = round(time.monotonic() - started, 3)  # the nodes' start to every rendezvous peering
         self.tunnel.negotiated["join_s"] = self.handshake_s
-        if direct_path_possible(nodes[0].nat, nodes[1].nat):
+        if self.pair_can_answer(nodes[0].nat, nodes[1].nat):  # reach "direct": only where the NATs allow
             self.tunnel.negotiated["first_reply_n0_n1_s"] = self._first_reply("n0", overlay["n1"])
         self.tunnel.negotiated.update(self._what_ran("n0"))
         return self.tunnel

@@ -41,7 +41,6 @@ from vpnbench.techniques.wireguard import (
     make_socket_dir,
     reclaim_socket_dir,
 )
-from vpnbench.testbeds.mesh_spec import direct_path_possible
 
 OVERLAY_PREFIX = "10.77"  # node i: 10.77.(i // 250).(i % 250 + 1)/16, a /16 for the 250 nodes a mesh may have
 PARALLEL = 8  # nodes brought up at once: each is a daemon start, a `wg setconf` and an `ip -batch`
@@ -184,12 +183,12 @@ class WireGuardMesh(MeshTechnique, WireGuard):
         raise TechniqueError(f"{self.kind}: no node {name} in this mesh")
 
     def _wait_sessions(self, overlay: dict[str, str]) -> dict:
-        """Until every pair of nodes that can reach each other (mesh_spec.direct_path_possible) has
+        """Until every pair of nodes that can reach each other (pair_can_answer: reach "direct") has
         answered one ping, or SESSIONS_WAIT: rounds of one fping per node to the later nodes it has
         no answer from yet (an echo and its reply prove the session both ways). Returns how many
         pairs, how many answered and when."""
         nodes = list(self.ctx.nodes)
-        pending = {node.name: [later.name for later in nodes[i + 1:] if direct_path_possible(node.nat, later.nat)]
+        pending = {node.name: [later.name for later in nodes[i + 1:] if self.pair_can_answer(node.nat, later.nat)]
                    for i, node in enumerate(nodes)}
         pairs = sum(len(peers) for peers in pending.values())
         host_of = {node.name: node.host for node in nodes}
