@@ -146,10 +146,12 @@ def test_provision_check_lists_the_missing_package_the_run_installs_it_and_a_sec
     (tmp_path / "c.toml").write_text(CAMPAIGN)
 
     def provision(*flags):
-        # forks 1: the three hosts share one dpkg database, so they take turns (a real lab need not)
+        # forks 1: the three hosts share one dpkg database, so they take turns (a real lab need not).
+        # 300 s: Ansible's three hosts in turn are CPU-bound Python; with a busy loop per core the
+        # three calls took 197 s together (stop 67), and one alone passed 120 s (stop 68)
         return subprocess.run([*lab.exec_argv(), *VPNBENCH, "provision", str(tmp_path / "lab.yml"), "--campaign",
                                str(tmp_path / "c.toml"), "--forks", "1", *flags],
-                              capture_output=True, text=True, timeout=120)
+                              capture_output=True, text=True, timeout=300)
 
     check = provision("--check")
     assert check.returncode == 0, check.stdout + check.stderr
