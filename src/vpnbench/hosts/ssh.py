@@ -49,6 +49,15 @@ KILL_PIDFILES = ('kids() { for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do ki
                  '{ [ -n "$t" ] && [ "$now" = "$t" ]; } || '
                  'tr "\\0" "\\n" < "/proc/$p/environ" 2>/dev/null | grep -qxF "VPNBENCH_PIDFILE=$f" || continue; '
                  'k=$(kids "$p"); kill -9 "$p" $k 2>/dev/null; echo "$p"; done; exit 0')
+# The monitor's reading loop on a host (SshHost.watch): every interval, the host's uptime, then
+# /proc/stat, /proc/meminfo and the stat of every process a pid file of this host names (the run's
+# processes, its own line included: the reader leaves it out), then an end line. It runs there
+# rather than one ssh command per sample: under load an ssh round trip took longer than a 1 s
+# cell's iperf3 server lived, and a process no reading falls within is missing from its cell
+# (stop 68's halved make test). Three forks per reading whatever the number of pid files.
+WATCH_LOOP = ('while :; do read -r up _ < /proc/uptime; echo "vpnbench-sample $up"; '
+              'cat /proc/stat /proc/meminfo $(sed -n "s|^\\([0-9][0-9]*\\) .*|/proc/\\1/stat|p" "$1"/"$2"-*.pid 2>/dev/null) '
+              '2>/dev/null; echo vpnbench-end; sleep "$3"; done')
 
 
 class SshSettings(BaseModel):
@@ -195,7 +204,8 @@ class SshHost(Host):
         self.workdir = workdir
         self._spawned = 0
         self._failure: tuple[float, str] | None = None  # (when, why) of the last failed connect
-        self.spawned: list[SshProc] = []
+        self.spawned: list[SshProc] = []  # the run's processes on this host (pids())
+        self._own: list[SshProc] = []  # vpnbench's own there: the monitor's reading loop
         self._record_path = workdir / f"remote-{role}.json"
         self._record = {"ssh": connection.argv(), "pidfiles": [], "files": [], "dirs": [], "sysctls": {}}
 
@@ -250,7 +260,7 @@ class SshHost(Host):
 
     def close(self) -> None:
         """Stop what is still running here, wipe the files the run wrote, drop the connection."""
-        for proc in self.spawned:
+        for proc in self.spawned + self._own:
             proc.stop(1)
         remove_remote(self.run, self._record, self.workdir)
         self.conn.close()
@@ -307,6 +317,20 @@ class SshHost(Host):
 
     def spawn(self, argv: list[str], name: str, env: dict[str, str] | None = None,
               interactive: bool = False) -> SshProc:
+        proc = self._start(argv, name, env, interactive)
+        self.spawned.append(proc)
+        return proc
+
+    def watch(self, interval: float) -> SshProc:
+        """The monitor's reading loop (WATCH_LOOP) on this host, its readings on the returned
+        process's stdout. Recorded for cleanup like any process, but not one of the run's: pids()
+        leaves it out (the idle and scaling measurements sum their CPU)."""
+        proc = self._start(["sh", "-c", WATCH_LOOP, "vpnbench-watch", str(self.workdir), self.role, f"{interval:g}"],
+                           "monitor", None, True)
+        self._own.append(proc)
+        return proc
+
+    def _start(self, argv: list[str], name: str, env: dict[str, str] | None, interactive: bool) -> SshProc:
         self._ensure_connected()
         self._spawned += 1
         log_path = self.workdir / f"{self.role}-{name}-{self._spawned}.log"
@@ -320,7 +344,6 @@ class SshHost(Host):
                                      start_new_session=True, preexec_fn=die_with_parent)
         proc = SshProc(name, popen, log_path, self)
         proc.remote_pid()
-        self.spawned.append(proc)
         return proc
 
     def write_file(self, path: Path, data: str | bytes, mode: int = 0o600) -> None:

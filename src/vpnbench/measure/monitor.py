@@ -57,10 +57,9 @@ class Monitor:
         ncores = psutil.cpu_count() or 1
         self.interval = interval
         # Hosts on other machines (ssh, vm) are sampled there, by reading their /proc over ssh.
-        self.remote = [RemoteWatch(host) for host in hosts.values() if not host.on_this_machine()]
-        # Each remote host read at once, not one ssh round trip after another: read in turn, three
-        # hosts on a loaded machine took longer per round than a 1 s cell's iperf3 server lived,
-        # and a process no read falls within is missing from its cell (issue 22 item 12).
+        self.remote = [RemoteWatch(host, interval) for host in hosts.values() if not host.on_this_machine()]
+        # Each remote host's loop started, and its last reading awaited, at once, not one ssh round
+        # trip after another.
         self._remote_pool = ThreadPoolExecutor(max_workers=len(self.remote)) if self.remote else None
         self.watched = [
             Watched(role, host.cpus if host.cpus is not None else list(range(ncores)), host.cpus is not None,
@@ -99,6 +98,7 @@ class Monitor:
     def stop(self) -> dict[str, dict]:
         self._stop.set()
         self._thread.join()
+        self._each_remote(lambda watch: watch.finish())
         self._sample()
         if self._remote_pool:
             self._remote_pool.shutdown()
@@ -217,46 +217,88 @@ CLOCK_TICKS = 100  # USER_HZ: the unit of /proc/<pid>/stat times on every Linux 
 
 
 class RemoteWatch:
-    """One host on another machine: /proc/stat, /proc/meminfo and the stat of the processes
-    the run spawned there, read with one ssh command per sample. Same keys as local hosts."""
+    """One host on another machine, read by a loop running there (SshHost.watch): /proc/stat,
+    /proc/meminfo and the stat of the run's processes every interval, timed by the host's own
+    uptime. Each reading is taken in as it arrives, so a process that any reading saw counts
+    however late the sample that reports it. Same keys as local hosts."""
 
-    def __init__(self, host: Host):
+    def __init__(self, host: Host, interval: float):
         self.host = host
-        self.first = self.last = None
-        self.proc_cpu: dict[int, tuple[str, float]] = {}  # pid -> (name, cpu seconds at the last sample)
+        self.interval = interval
+        self.loop = None
+        self.first = self.last = self.mark = None  # readings: the first, the newest, the last sampled
+        self.proc_cpu: dict[int, tuple[str, float]] = {}  # pid -> (name, cpu seconds at the last reading)
         self.proc_total: dict[str, float] = {}
+        self.proc_since_mark: dict[str, float] = {}
         self.mem_max: int | None = None
-        self.t0 = self.t_last = 0.0
-
-    def _read(self):
-        pids = self.host.pids()
-        result = self.host.run(["cat", "/proc/stat", "/proc/meminfo", *[f"/proc/{p}/stat" for p in pids]],
-                               timeout=10, check=False)  # a process that just exited only drops its line
-        return parse_proc(result.stdout)
+        self.t0 = self.t_last = self.t_mark = 0.0  # the host's uptime at those readings
+        self.readings = 0
+        self._arrived = threading.Condition()
 
     def start(self) -> None:
-        self.t0 = self.t_last = time.monotonic()
-        self.first = self.last = self._read()
-        self.proc_cpu = dict(self.first[2])
+        try:
+            self.loop = self.host.watch(self.interval)
+        except OSError:  # ConnectionError: the host did not answer, so no samples rather than wrong ones
+            return
+        threading.Thread(target=self._take_readings, name=f"vpnbench-watch-{self.host.role}", daemon=True).start()
+        self._wait_for(1, 10 + 4 * self.interval)  # none by then: the host did not answer, no samples
+
+    def _wait_for(self, count: int, timeout: float) -> None:
+        with self._arrived:
+            self._arrived.wait_for(lambda: self.readings >= count or not self.loop.alive(), timeout)
+
+    def _take_readings(self) -> None:
+        uptime, lines = None, []
+        for raw in self.loop.popen.stdout:
+            line = raw.decode(errors="replace")
+            if line.startswith("vpnbench-sample "):
+                uptime, lines = float(line.split()[1]), []
+            elif line.strip() == "vpnbench-end" and uptime is not None:
+                self._take(uptime, parse_proc("".join(lines)))
+            else:
+                lines.append(line)
+        with self._arrived:
+            self._arrived.notify_all()
+
+    def _take(self, uptime: float, reading) -> None:
+        own = self.loop.remote_pid(0)
+        with self._arrived:
+            if not reading[0]:
+                return
+            if self.first is None:
+                self.first = self.last = self.mark = reading
+                self.t0 = self.t_last = self.t_mark = uptime
+                self.proc_cpu = dict(reading[2])  # already running: counted from now
+            else:
+                for pid, (name, cpu) in reading[2].items():
+                    if pid == own:
+                        continue
+                    used = cpu - self.proc_cpu.get(pid, (name, 0.0))[1]  # unseen before: started since
+                    self.proc_cpu[pid] = (name, cpu)
+                    self.proc_since_mark[name] = self.proc_since_mark.get(name, 0.0) + used
+                    self.proc_total[name] = self.proc_total.get(name, 0.0) + used
+                self.last, self.t_last = reading, uptime
+            if reading[1]:
+                self.mem_max = max(self.mem_max or 0, reading[1])
+            self.readings += 1
+            self._arrived.notify_all()
+
+    def finish(self) -> None:
+        """One more reading (the monitor's last sample is taken at its stop), then end the loop."""
+        if self.loop is None:
+            return
+        self._wait_for(self.readings + 1, 5 + 2 * self.interval)
+        self.loop.stop(1)
 
     def sample(self, now: float) -> dict | None:
-        if self.first is None or not self.first[0]:
-            return None
-        current = self._read()
-        if not current[0]:
-            return None  # the host did not answer: no sample rather than a wrong one
-        t = time.monotonic()
-        elapsed, self.t_last = max(t - self.t_last, 1e-6), t
-        deltas = _core_deltas(self.last[0], current[0])
-        self.last = current
-        procs: dict[str, float] = {}
-        for pid, (name, cpu) in current[2].items():
-            used = cpu - self.proc_cpu.get(pid, (name, 0.0))[1]
-            self.proc_cpu[pid] = (name, cpu)
-            procs[name] = round(procs.get(name, 0.0) + 100.0 * used / elapsed, 2)
-            self.proc_total[name] = self.proc_total.get(name, 0.0) + used
-        if current[1]:
-            self.mem_max = max(self.mem_max or 0, current[1])
+        with self._arrived:
+            if self.first is None or self.last is self.mark:
+                return None  # no reading since the last sample (or the host did not answer)
+            elapsed = max(self.t_last - self.t_mark, 1e-6)
+            deltas = _core_deltas(self.mark[0], self.last[0])
+            procs = {name: round(100.0 * used / elapsed, 2) for name, used in self.proc_since_mark.items()}
+            self.mark, self.t_mark, self.proc_since_mark = self.last, self.t_last, {}
+            mem = self.last[1]
         cores = self._cores(deltas)
         return {"t": round(now, 3), "host": self.host.role, "cores": cores,
                 "cpu_pct": statistics.fmean(_busy(deltas[c]) for c in cores) if cores else 0.0,
@@ -264,7 +306,7 @@ class RemoteWatch:
                 "cpu_steal_pct": _share(deltas, cores, "steal") if cores else None,
                 "cpu_softirq_pct": _share(deltas, cores, "softirq") if cores else None,
                 "cpu_system_pct": _share(deltas, cores, "system") if cores else None,
-                "procs_cpu_pct": procs, "mem_used_bytes": current[1]}
+                "procs_cpu_pct": procs, "mem_used_bytes": mem}
 
     def _cores(self, deltas) -> list[int]:
         cores = self.host.cpus if self.host.cpus is not None else range(len(deltas))
