@@ -19,7 +19,12 @@ from mesh_pairs import (
     udp_blocked_campaign,
 )
 
-DEADLINE = 30  # s: every pair has the relay, which answers once both nodes hold the netmap
+# s: every pair has the relay, which answers once both nodes hold the netmap with each other's home
+# relay; a cap on a failing run, not what is asserted (every pair must answer). Quiet here, the
+# udp-blocked test's nodes were up at 5.1 s and its relayed pairs answered at 10.2 s (the blocked
+# node names its home relay after netcheck's UDP probes time out); with a busy loop per core and the
+# tests one at a time, one pair had not answered by 30 s (stop 68's halved make test).
+DEADLINE = 60
 
 
 # -- validation ------------------------------------------------------------------------------------
@@ -54,7 +59,7 @@ def test_a_node_whose_nat_drops_udp_is_reached_through_the_relay(tmp_path, clean
     (cell,) = cells
     assert cell["status"] == "ok", cell["error"]
     (cycle,) = convergence_cycles(tmp_path / "c.db")
-    assert cycle["never"] == []
+    assert cycle["never"] == [], cycle
     blocked = pairs_without_direct_path(BLOCKED_NATS)
     assert blocked == {"n0>n2", "n2>n0", "n1>n2", "n2>n1"}
     assert {pair for pair, path in cycle["paths"].items() if path == "relay"} == blocked
