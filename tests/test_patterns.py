@@ -95,16 +95,18 @@ def test_udp_gen_with_a_pattern_is_refused(tmp_path):
 
 @pytest.mark.parametrize("techniques, family, line", [
     (["wireguard-mesh"], "ipv6", 'measurement[1].family: pattern = "ring" sends to the mesh\'s overlay addresses, and '
-                                 'wireguard-mesh has IPv4 ones; allowed with it: family = "ipv4"'),
+                                 'wireguard-mesh has IPv4 ones; allowed with it: family = "ipv4", or '
+                                 'family left unset (each mesh over its own overlay family)'),
     (["yggdrasil-mesh"], "ipv4", 'measurement[1].family: pattern = "ring" sends to the mesh\'s overlay addresses, and '
-                                 'yggdrasil-mesh has IPv6 ones; allowed with it: family = "ipv6"'),
+                                 'yggdrasil-mesh has IPv6 ones; allowed with it: family = "ipv6", or '
+                                 'family left unset (each mesh over its own overlay family)'),
     (["nebula-mesh", "yggdrasil-mesh"], "ipv4", 'measurement[1].family: pattern = "ring" sends to the mesh\'s overlay '
-                                                'addresses, and yggdrasil-mesh has IPv6 ones; allowed with it: one family '
-                                                'per campaign'),
+                                                'addresses, and yggdrasil-mesh has IPv6 ones; allowed with it: family left '
+                                                'unset (each mesh over its own overlay family)'),
 ])
 @pytest.mark.parametrize("kind", ["ping", "tcp", "udp"])
 def test_a_pattern_to_another_overlay_family_is_refused(tmp_path, techniques, family, line, kind):
-    """A pattern sends to the nodes' overlay addresses: the measurement's family is the mesh's
+    """A pattern sends to the nodes' overlay addresses: a family the campaign sets is the mesh's
     (Yggdrasil's are IPv6, from its keys), or the campaign is refused before anything runs."""
     blocks = "".join(f'[[technique]]\nkind = "{technique}"\n' for technique in techniques)
     assert_refused(tmp_path, f'[testbed]\nnodes = 3\n{blocks}[[measurement]]\nkind = "{kind}"\npattern = "ring"\n'

@@ -18,7 +18,7 @@ from vpnbench.campaign.spec import campaign_from_dict, rehearsal
 from vpnbench.views.report import render, write_report
 
 WIDTH, HEIGHT = 1400, 900
-MESH_TECHNIQUES = 14
+MESH_TECHNIQUES = len(preset("mesh")["technique"])  # every one ranked (15 since Yggdrasil joined)
 DATA = Path(__file__).parent / "data"
 MESH_PROFILES = ["none", "mesh-low", "mesh-medium", "mesh-high"]  # vpn-bench's since 4 Dec 2025
 # The stored real rehearsal ran before: 9 techniques (no VpnCloud) under vpn-bench's four profiles of

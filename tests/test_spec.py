@@ -38,6 +38,21 @@ def test_expansion_is_the_full_product():
     assert len(keys) == 2 * 3 * 2 == len(set(keys))
 
 
+def test_a_family_left_unset_is_each_techniques_overlay_family_and_one_set_is_kept():
+    """Yggdrasil's overlay is IPv6 only: beside IPv4 overlays in one campaign, its measurements
+    run over IPv6 and its cells store that; a family the campaign sets is every cell's."""
+    data = campaign(technique=[{"kind": "wireguard"}, {"kind": "yggdrasil"}],
+                    measurement=[*MEAS, {"kind": "tcp", "family": "ipv4", "label": "tcp4"}, {"kind": "setup"}])
+    families = {(block.label, cell.measurement): getattr(cell.measurement_params, "family", None)
+                for block in expand(campaign_from_dict(data)) for cell in block.cells}
+    assert families == {
+        ("wireguard", "tcp"): "ipv4", ("wireguard", "udp_50M_1300"): "ipv4", ("wireguard", "ping"): "ipv4",
+        ("wireguard", "tcp4"): "ipv4", ("wireguard", "setup"): None,
+        ("yggdrasil", "tcp"): "ipv6", ("yggdrasil", "udp_50M_1300"): "ipv6", ("yggdrasil", "ping"): "ipv6",
+        ("yggdrasil", "tcp4"): "ipv4", ("yggdrasil", "setup"): None,
+    }
+
+
 def test_shuffled_order_is_seeded_and_stays_within_a_technique():
     data = campaign(campaign={"name": "t", "repetitions": 3, "order": "shuffled", "seed": 7})
     first = [[c.key for c in b.cells] for b in expand(campaign_from_dict(data))]

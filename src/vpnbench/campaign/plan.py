@@ -12,6 +12,7 @@ from vpnbench.campaign.spec import Campaign, measurement_label, technique_label
 from vpnbench.foundation.params import Params
 from vpnbench.impair.model import Impairment
 from vpnbench.measure import MEASUREMENTS
+from vpnbench.techniques import TECHNIQUES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +58,8 @@ def expand(campaign: Campaign, repetitions: range | None = None) -> list[Techniq
         label = technique_label(tech)
         for mtu in mtu_axis:  # a bring-up per underlay MTU: the tunnel is made over it
             cells = [
-                PlannedCell(label, impairment, measurement_label(meas) + axes_suffix(cores, mtu), meas, rep, cores, mtu)
+                PlannedCell(label, impairment, measurement_label(meas) + axes_suffix(cores, mtu), over_overlay(meas, tech),
+                            rep, cores, mtu)
                 for impairment in campaign.impairments
                 for meas in campaign.measurements
                 if campaign.runs_under(meas, impairment)
@@ -68,6 +70,16 @@ def expand(campaign: Campaign, repetitions: range | None = None) -> list[Techniq
                 rng.shuffle(cells)
             blocks.append(TechniqueBlock(label, tech, cells, index, mtu))
     return blocks
+
+
+def over_overlay(meas: Params, tech: Params) -> Params:
+    """The measurement as it runs through this technique: a `family` left unset is the technique's
+    overlay family (Yggdrasil's is IPv6 only), and stored as such with each cell; one set is kept.
+    The cell's label stays the campaign's measurement's: its cells are compared with the others'."""
+    family = TECHNIQUES[tech.kind].overlay_family
+    if "family" not in type(meas).model_fields or "family" in meas.model_fields_set or meas.family == family:
+        return meas
+    return meas.model_copy(update={"family": family})
 
 
 def axes_suffix(cores: int | None, mtu: int | None) -> str:

@@ -75,12 +75,18 @@ def pair_name(pair: tuple[str, str]) -> str:
     return f"{pair[0]}>{pair[1]}"
 
 
-def refused_pattern(pattern: str, family: str, techniques: list[Params], testbed: TestbedSpec,
+def set_family(params: Params) -> str | None:
+    """The measurement's `family` where the campaign set it; None where each technique's overlay
+    family is used (campaign/plan.py's over_overlay)."""
+    return params.family if "family" in params.model_fields_set else None
+
+
+def refused_pattern(pattern: str, family: str | None, techniques: list[Params], testbed: TestbedSpec,
                     max_flows: int | None = None) -> str | None:
     """Why `pattern` cannot run in this campaign ("pattern: why; allowed ..."), or None. Only
-    `pair` runs between two hosts; the others need every technique to be a mesh whose overlay
-    addresses are of the measurement's `family`, on a mesh testbed, and (where the kind runs a
-    process pair per flow) at most `max_flows` flows."""
+    `pair` runs between two hosts; the others need every technique to be a mesh, on a mesh
+    testbed, whose overlay addresses are of the measurement's `family` where it is set (set_family),
+    and (where the kind runs a process pair per flow) at most `max_flows` flows."""
     if pattern == "pair":
         return None
     if testbed.nodes is None:
@@ -92,11 +98,11 @@ def refused_pattern(pattern: str, family: str, techniques: list[Params], testbed
         return (f"pattern: \"{pattern}\" sends between every node of a mesh, and {', '.join(two_host)} runs "
                 f"between n0 and n1 only; allowed with it: pattern = \"pair\" (mesh techniques: {', '.join(meshes)})")
     overlays = {params.kind: TECHNIQUES[params.kind].overlay_family for params in techniques}
-    other = sorted(kind for kind, overlay in overlays.items() if overlay != family)
+    other = sorted(kind for kind, overlay in overlays.items() if family is not None and overlay != family)
     if other:
         wanted = sorted(set(overlays.values()))
-        allowed = (f"family = \"{wanted[0]}\"" if len(wanted) == 1 else
-                   "one family per campaign: the meshes of another overlay family in a campaign of their own")
+        allowed = (f"family = \"{wanted[0]}\", or " if len(wanted) == 1 else "") + \
+            "family left unset (each mesh over its own overlay family)"
         return (f"family: pattern = \"{pattern}\" sends to the mesh's overlay addresses, and {', '.join(other)} "
                 f"{'has' if len(other) == 1 else 'have'} {overlays[other[0]].replace('ip', 'IP')} ones; allowed with it: {allowed}")
     flows = flow_count(pattern, testbed.nodes)

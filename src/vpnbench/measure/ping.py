@@ -19,6 +19,7 @@ from vpnbench.measure.patterns import (
     pair_summary,
     pattern_pairs,
     refused_pattern,
+    set_family,
     silent_pairs,
 )
 from vpnbench.store.records import Trial
@@ -55,7 +56,7 @@ class Ping(Measurement):
 
     @classmethod
     def refused(cls, params: Params, techniques: list[Params], testbed: TestbedSpec) -> str | None:
-        return refused_pattern(params.pattern, params.family, techniques, testbed)
+        return refused_pattern(params.pattern, set_family(params), techniques, testbed)
 
     def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (("fping",), ()) if self.params.pattern != "pair" else super().needed_tools()

@@ -22,6 +22,7 @@ from vpnbench.measure.patterns import (
     Pattern,
     pair_summary,
     refused_pattern,
+    set_family,
     silent_pairs,
 )
 from vpnbench.store.records import Trial
@@ -66,7 +67,7 @@ class Tcp(Measurement):
         if params.pattern != "pair" and params.reverse:
             return (f"reverse: pattern = \"{params.pattern}\" names each flow's direction (\"n0>n1\": n0 sends; "
                     "hub runs both ways already); allowed with it: reverse = false")
-        return refused_pattern(params.pattern, params.family, techniques, testbed, max_flows=IPERF3_TUNNELS_MAX)
+        return refused_pattern(params.pattern, set_family(params), techniques, testbed, max_flows=IPERF3_TUNNELS_MAX)
 
     def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if self.params.tool == "iperf2":

@@ -15,7 +15,7 @@ from vpnbench.measure import iperf2
 from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.gen import GEN_MIN_LENGTH, run_gen
 from vpnbench.measure.iperf import IPERF3_TUNNELS_MAX, run_iperf, run_iperf_pattern, throughput_series
-from vpnbench.measure.patterns import Pattern, pair_summary, refused_pattern, silent_pairs
+from vpnbench.measure.patterns import Pattern, pair_summary, refused_pattern, set_family, silent_pairs
 from vpnbench.measure.scaling import auto_length
 from vpnbench.store.records import Trial
 from vpnbench.testbeds.spec import TestbedSpec
@@ -93,7 +93,7 @@ class Udp(Measurement):
                     shown = json.dumps(allowed)
                     return (f"{field}: pattern = \"{params.pattern}\" runs iperf3 flows over the mesh's overlay, "
                             f"each pair naming who sends; allowed with it: {field} = {shown}")
-        return refused_pattern(params.pattern, params.family, techniques, testbed, max_flows=IPERF3_TUNNELS_MAX)
+        return refused_pattern(params.pattern, set_family(params), techniques, testbed, max_flows=IPERF3_TUNNELS_MAX)
 
     def needed_tools(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if self.params.tool == "gen":  # run_gen finds its binary itself and says how to build it

@@ -164,7 +164,9 @@ class Technique(abc.ABC):
     # Brings up every node of a mesh testbed (TechniqueContext.nodes), not a pair: it needs one,
     # and its nodes may sit behind NATs (campaign/spec.py checks both before anything runs).
     mesh: ClassVar[bool] = False
-    # A mesh's: the family of its nodes' overlay addresses (Tunnel.overlay), which the traffic patterns send to
+    # The family of the addresses measured through it (a mesh's: of its nodes' overlay addresses,
+    # Tunnel.overlay, which the traffic patterns send to): a measurement whose `family` is left
+    # unset runs over it (campaign/plan.py), so an IPv6-only overlay sits beside the others
     overlay_family: ClassVar[str] = "ipv4"
 
     @classmethod

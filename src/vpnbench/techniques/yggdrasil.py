@@ -10,7 +10,8 @@ socket is a UNIX socket in the run's private directory, never /var/run/yggdrasil
 Per bring-up each node makes its own key (`yggdrasil -genconf -json`, on its host, through a
 pipe); its configuration (JSON, which is HJSON) holds it and is written 0600 into the run's
 directory on that host, passed as a path (never on a command line), and wiped at down(). The
-overlay carries IPv6 only (0.5 dropped IPv4 routing): measurements through it take family = "ipv6".
+overlay carries IPv6 only (0.5 dropped IPv4 routing): measurements through it run over IPv6 where
+the campaign leaves their family unset (overlay_family).
 
 On the wire a peering is a TCP connection (or TLS over it, transport = "tls") carrying ironwood
 frames: a uvarint length, a type byte (1 keep-alive ... 9 traffic), the frame. A traffic frame
@@ -67,6 +68,7 @@ class Yggdrasil(BuiltTunDaemon):
     kernel_features = {"userspace": "TUN (/dev/net/tun)"}
     Params = YggdrasilParams
     description = "Yggdrasil (Ed25519-keyed IPv6 overlay, ironwood sessions over TCP or TLS peerings)"
+    overlay_family = "ipv6"  # 200::/7, from each node's key; 0.5 routes no IPv4
     versions = {NAME: f"{builds.program(NAME, NAME, builds.RECIPES[NAME].default)} -version 2>/dev/null | tail -1"}
 
     @classmethod

@@ -72,7 +72,6 @@ class YggdrasilMeshParams(YggdrasilParams):
 class YggdrasilMesh(MeshTechnique, Yggdrasil):
     kind = "yggdrasil-mesh"
     Params = YggdrasilMeshParams
-    overlay_family = "ipv6"  # 200::/7, from each node's key
     description = "Yggdrasil as a mesh of a mesh testbed's nodes (each peered with a public peer on the control node)"
 
     def __init__(self, params: YggdrasilMeshParams, ctx: TechniqueContext):
