@@ -55,7 +55,8 @@ class Setup(Measurement):
     columns = (Column("setup_p50_s", "setup p50 ms", 1e3), Column("setup_p95_s", "setup p95 ms", 1e3),
                Column("first_packet_p50_s", "1st packet ms", 1e3), Column("handshake_p50_s", "handshake ms", 1e3),
                Column("setups_failed", "not up"))
-    headline = Headline(("setup_p50_s", "setup_p95_s"), "set-up time (ms)", 1e3, names=("p50", "p95"))
+    # log allowed: a baseline's 7 ms beside NetBird's 5.5 s was a bar of 0.2 px (the mesh rehearsal)
+    headline = Headline(("setup_p50_s", "setup_p95_s"), "set-up time (ms)", 1e3, log=True, names=("p50", "p95"))
     figures = ("headline", "setup_ecdf", "time_series", "host_cpu")
     captions = ("setups_censored",)
 
