@@ -225,6 +225,32 @@ def test_bars_go_logarithmic_when_an_error_bar_would_flatten_the_smallest_bar():
     assert draw(0.05) is False  # 0.55 / 0.03 = 18: the baseline's bar is a bar on a linear axis
 
 
+def test_a_bar_with_no_value_is_marked_not_left_empty():
+    """A censored p95 (a set-up not up within its timeout) has no mean: among several networks its
+    slot was empty, read as 0 or as a bar too small to see (the mesh rehearsal's set-up p95). Now a
+    cross in the technique's colour, the caption saying what it means, its name unchanged."""
+    import pandas as pd
+
+    from vpnbench.views.report.figures import Canvas, grouped_bars
+
+    def draw(innernet_high):
+        rows = pd.DataFrame({"technique": ["baseline", "baseline", "innernet", "innernet"],
+                             "impairment": ["none", "mesh-high", "none", "mesh-high"],
+                             "mean": [0.007, 0.02, 10.9, innernet_high], "ci95": [None] * 4})
+        return grouped_bars(Canvas(), rows, ["none", "mesh-high"], "set-up (ms)", 1e3, "setup",
+                            "setup: p95 per technique and network", {}, log=True)
+
+    figure = draw(float("nan"))
+    assert figure.meta["no_value"] == [("innernet", "mesh-high")]
+    assert 'id="no-value-1-1"' in figure.svg and "no-value-0" not in figure.svg
+    assert figure.caption.endswith("×: no value there (failed, or a percentile beyond its timeout: the table says which)")
+    complete = draw(12.7)
+    assert complete.meta["no_value"] == [] and "no-value" not in complete.svg
+    assert complete.caption == "setup: p95 per technique and network"
+    assert Canvas()._name(figure.caption) != Canvas()._name(complete.caption)  # hence named before the note
+    assert draw(float("nan")).name == complete.name
+
+
 def test_thirteen_techniques_get_thirteen_colours():
     """The mesh preset's 13 techniques side by side: each bar series its own colour (matplotlib's
     default cycle has ten, and the eleventh series came back in the first one's blue)."""

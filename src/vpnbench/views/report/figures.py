@@ -289,6 +289,7 @@ def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: 
     ax.set_ylabel(ylabel)
     logarithmic = apply_scale_rule(ax, rows["mean"].tolist(), (rows["mean"] + rows["ci95"].fillna(0)).tolist(),
                                    allowed=log)
+    missing: list[tuple[str, str]] = []  # (technique, group) with no value
     for i, technique in enumerate(techniques):
         mine = rows[rows["technique"] == technique].set_index("impairment").reindex(groups)
         positions = [g + (i - (len(techniques) - 1) / 2) * width for g in range(len(groups))]
@@ -300,11 +301,19 @@ def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: 
         bars = ax.bar(positions, mine["mean"] * scale, width, yerr=errors, capsize=2, label=technique)
         for k, patch in enumerate(bars.patches):
             patch.set_gid(f"bar-{i}-{k}")
-        for position, mean in zip(positions, mine["mean"]):
-            if pd.isna(mean) and len(groups) == 1:  # an empty slot would read as 0: say there is no value
+        for k, (position, mean) in enumerate(zip(positions, mine["mean"])):
+            if not pd.isna(mean):
+                continue
+            # An empty slot would read as 0 (or as a bar too small to see): say there is no value. A
+            # censored percentile has none (a set-up not up within its timeout), nor a failed cell.
+            missing.append((technique, groups[k]))
+            if len(groups) == 1:
                 ax.annotate("no value", (position, 0), xycoords=("data", "axes fraction"), xytext=(0, 3),
                             textcoords="offset points", rotation=90, ha="center", va="bottom", fontsize=7,
                             color="#666666")
+            else:  # a bar's width is too narrow for words: a cross in its colour at the axis
+                ax.plot([position], [0.03], linestyle="none", marker="x", markersize=5, color=bars.patches[k].get_facecolor(),
+                        transform=ax.get_xaxis_transform(), gid=f"no-value-{i}-{k}")
     if len(groups) > 1:
         ax.set_xticks(range(len(groups)), groups, rotation=15 if len(groups) > 3 else 0, fontsize=8)
         legend_beside(ax)
@@ -313,10 +322,13 @@ def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: 
         ax.set_xticks([(i - (len(techniques) - 1) / 2) * width for i in range(len(techniques))], techniques,
                       rotation=30 if slanted else 0, ha="right" if slanted else "center", fontsize=8)
     ax.set_title(title, loc="left")
-    return canvas.finish(fig, caption, {**meta, "type": "bars", "groups": groups, "bars": techniques,
-                                        "log": logarithmic,
-                                        "means": {t: (rows[rows["technique"] == t].set_index("impairment")
-                                                      .reindex(groups)["mean"] * scale).tolist() for t in techniques}})
+    figure = canvas.finish(fig, caption, {**meta, "type": "bars", "groups": groups, "bars": techniques,
+                                          "log": logarithmic, "no_value": missing,
+                                          "means": {t: (rows[rows["technique"] == t].set_index("impairment")
+                                                        .reindex(groups)["mean"] * scale).tolist() for t in techniques}})
+    if missing and len(groups) > 1:  # after finish(): the figure's name stays its caption's
+        figure.caption += "; ×: no value there (failed, or a percentile beyond its timeout: the table says which)"
+    return figure
 
 
 def heatmap(canvas: Canvas, points: dict[tuple[float, float], float], xlabel: str, ylabel: str, zlabel: str,
