@@ -9,7 +9,7 @@ import dataclasses
 import random
 
 from vpnbench.campaign.spec import Campaign, measurement_label, technique_label
-from vpnbench.foundation.params import Params
+from vpnbench.foundation.params import Params, set_family
 from vpnbench.impair.model import Impairment
 from vpnbench.measure import MEASUREMENTS
 from vpnbench.techniques import TECHNIQUES
@@ -77,7 +77,7 @@ def over_overlay(meas: Params, tech: Params) -> Params:
     overlay family (Yggdrasil's is IPv6 only), and stored as such with each cell; one set is kept.
     The cell's label stays the campaign's measurement's: its cells are compared with the others'."""
     family = TECHNIQUES[tech.kind].overlay_family
-    if "family" not in type(meas).model_fields or "family" in meas.model_fields_set or meas.family == family:
+    if "family" not in type(meas).model_fields or set_family(meas) is not None or meas.family == family:
         return meas
     return meas.model_copy(update={"family": family})
 

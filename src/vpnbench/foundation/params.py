@@ -17,6 +17,12 @@ Rate = Annotated[int, BeforeValidator(parse_rate)]
 Family = Literal["ipv4", "ipv6"]
 
 
+def set_family(params: "Params") -> str | None:
+    """A measurement's `family` where the campaign set it; None where it is left to each technique's
+    overlay family (campaign/plan.py's over_overlay; the traffic patterns' refusals)."""
+    return params.family if "family" in params.model_fields_set else None
+
+
 class Params(BaseModel):
     """Base of all technique and measurement parameter models."""
 

@@ -75,17 +75,11 @@ def pair_name(pair: tuple[str, str]) -> str:
     return f"{pair[0]}>{pair[1]}"
 
 
-def set_family(params: Params) -> str | None:
-    """The measurement's `family` where the campaign set it; None where each technique's overlay
-    family is used (campaign/plan.py's over_overlay)."""
-    return params.family if "family" in params.model_fields_set else None
-
-
 def refused_pattern(pattern: str, family: str | None, techniques: list[Params], testbed: TestbedSpec,
                     max_flows: int | None = None) -> str | None:
     """Why `pattern` cannot run in this campaign ("pattern: why; allowed ..."), or None. Only
     `pair` runs between two hosts; the others need every technique to be a mesh, on a mesh
-    testbed, whose overlay addresses are of the measurement's `family` where it is set (set_family),
+    testbed, whose overlay addresses are of the measurement's `family` where it is set (params.set_family),
     and (where the kind runs a process pair per flow) at most `max_flows` flows."""
     if pattern == "pair":
         return None

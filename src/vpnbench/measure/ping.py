@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field
 
 from vpnbench.foundation.errors import MeasurementError
-from vpnbench.foundation.params import Duration, Family, Params
+from vpnbench.foundation.params import Duration, Family, Params, set_family
 from vpnbench.measure.base import Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.patterns import (
     Pattern,
@@ -19,7 +19,6 @@ from vpnbench.measure.patterns import (
     pair_summary,
     pattern_pairs,
     refused_pattern,
-    set_family,
     silent_pairs,
 )
 from vpnbench.store.records import Trial

@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from vpnbench.foundation.errors import MeasurementError
-from vpnbench.foundation.params import Duration, Family, Params, Size
+from vpnbench.foundation.params import Duration, Family, Params, Size, set_family
 from vpnbench.measure import iperf2
 from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.fairness import tunnel_metrics
@@ -22,7 +22,6 @@ from vpnbench.measure.patterns import (
     Pattern,
     pair_summary,
     refused_pattern,
-    set_family,
     silent_pairs,
 )
 from vpnbench.store.records import Trial

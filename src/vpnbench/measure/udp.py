@@ -8,14 +8,14 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, model_validator
 
 from vpnbench.foundation.errors import MeasurementError
-from vpnbench.foundation.params import Duration, Family, Params, Rate
+from vpnbench.foundation.params import Duration, Family, Params, Rate, set_family
 from vpnbench.foundation.units import format_rate
 from vpnbench.hosts.route import path_mtu
 from vpnbench.measure import iperf2
 from vpnbench.measure.base import CPU_FIGURES, Column, Headline, MeasureContext, Measurement, MeasureResult
 from vpnbench.measure.gen import GEN_MIN_LENGTH, run_gen
 from vpnbench.measure.iperf import IPERF3_TUNNELS_MAX, run_iperf, run_iperf_pattern, throughput_series
-from vpnbench.measure.patterns import Pattern, pair_summary, refused_pattern, set_family, silent_pairs
+from vpnbench.measure.patterns import Pattern, pair_summary, refused_pattern, silent_pairs
 from vpnbench.measure.scaling import auto_length
 from vpnbench.store.records import Trial
 from vpnbench.testbeds.spec import TestbedSpec

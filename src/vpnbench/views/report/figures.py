@@ -290,8 +290,10 @@ def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: 
     logarithmic = apply_scale_rule(ax, rows["mean"].tolist(), (rows["mean"] + rows["ci95"].fillna(0)).tolist(),
                                    allowed=log)
     missing: list[tuple[str, str]] = []  # (technique, group) with no value
+    means: dict[str, list[float]] = {}
     for i, technique in enumerate(techniques):
         mine = rows[rows["technique"] == technique].set_index("impairment").reindex(groups)
+        means[technique] = (mine["mean"] * scale).tolist()
         positions = [g + (i - (len(techniques) - 1) / 2) * width for g in range(len(groups))]
         ci = mine["ci95"].fillna(0) * scale
         # On a log axis an error bar reaching 0 or below has no place: it is clipped at the bar's half.
@@ -323,9 +325,7 @@ def grouped_bars(canvas: Canvas, rows: pd.DataFrame, groups: list[str], ylabel: 
                       rotation=30 if slanted else 0, ha="right" if slanted else "center", fontsize=8)
     ax.set_title(title, loc="left")
     figure = canvas.finish(fig, caption, {**meta, "type": "bars", "groups": groups, "bars": techniques,
-                                          "log": logarithmic, "no_value": missing,
-                                          "means": {t: (rows[rows["technique"] == t].set_index("impairment")
-                                                        .reindex(groups)["mean"] * scale).tolist() for t in techniques}})
+                                          "log": logarithmic, "no_value": missing, "means": means})
     if missing and len(groups) > 1:  # after finish(): the figure's name stays its caption's
         figure.caption += "; ×: no value there (failed, or a percentile beyond its timeout: the table says which)"
     return figure
