@@ -329,12 +329,15 @@ def kill9_mid_traffic_then_cleanup(tmp_path, text: str, left_behind: str, while_
     under /run/vpnbench) and maybe its daemons; `vpnbench cleanup` then leaves nothing.
     while_up() is asserted on the live run before the kill."""
     (tmp_path / "c.toml").write_text(text)
-    run = subprocess.Popen([*VPNBENCH, "run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db")],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    said = tmp_path / "run.out"  # what the run printed: a run that ends before its traffic says why
+    with said.open("wb") as out:
+        run = subprocess.Popen([*VPNBENCH, "run", str(tmp_path / "c.toml"), "--db", str(tmp_path / "c.db")],
+                               stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
         while not iperf3_client_running():  # the tunnel is up, traffic flows
-            assert time.monotonic() < deadline and run.poll() is None, "the run never started traffic"
+            assert time.monotonic() < deadline and run.poll() is None, \
+                f"the run never started traffic (exit {run.poll()}): {said.read_text(errors='replace')[-3000:]}"
             time.sleep(0.2)
         assert while_up is None or while_up()
     finally:

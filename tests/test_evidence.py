@@ -4,7 +4,7 @@ import pytest
 
 from vpnbench.hosts import evidence
 from vpnbench.techniques.base import TechniqueContext
-from vpnbench.techniques.wireguard import WireGuard, WireGuardParams, _wg
+from vpnbench.techniques.wireguard import WireGuard, WireGuardParams, _x25519_keypair
 from vpnbench.testbeds.probe import LocalKernelProbe
 
 
@@ -14,7 +14,7 @@ class WrongServerKey(WireGuard):
     def _keypair(self, role: str):
         path, public = super()._keypair(role)
         if role == "server":
-            self.wrong_key = _wg("pubkey", stdin=_wg("genkey")).strip()
+            self.wrong_key = _x25519_keypair()[1]
             self.server_key = public
             return path, self.wrong_key
         return path, public

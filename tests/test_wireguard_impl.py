@@ -6,6 +6,7 @@ Bad input is refused in one line before anything runs."""
 
 import os
 import re
+import shutil
 import socket
 import subprocess
 
@@ -27,6 +28,8 @@ from vpnbench.techniques.wireguard import (
     SOCKET_DIR,
     WireGuard,
     WireGuardParams,
+    _psk,
+    _x25519_keypair,
     implementation_status,
     listening_control_sockets,
 )
@@ -335,3 +338,15 @@ def test_a_daemons_wait_reads_listening_sockets_and_never_unlinks_one_bound_but_
             sock.close()
             if os.path.exists(path):
                 os.unlink(path)
+
+
+@pytest.mark.skipif(not shutil.which("wg"), reason="wg (wireguard-tools) not installed")
+def test_keys_made_in_process_are_the_ones_wg_accepts_and_derives():
+    """The key pair vpnbench makes without `wg genkey`: `wg pubkey` derives the same public key
+    from the private one (both clamp as X25519 does), and a pre-shared key is 32 bytes like `wg genpsk`'s."""
+    import base64
+    for _ in range(3):
+        private, public = _x25519_keypair()
+        derived = subprocess.run(["wg", "pubkey"], input=private, capture_output=True, text=True, check=True)
+        assert derived.stdout.strip() == public
+    assert len(base64.b64decode(_psk(), validate=True)) == 32 and _psk() != _psk()
