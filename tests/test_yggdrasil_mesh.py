@@ -81,17 +81,22 @@ class ScriptedTries(YggdrasilMesh):
         self.calls.append("down")
 
 
-def test_a_bring_up_without_the_first_reply_is_tried_once_more_and_says_so():
+def test_a_bring_up_without_the_first_reply_is_tried_again_up_to_three_times_and_says_so():
     mesh = ScriptedTries([False, True])
     tunnel = mesh.up("userspace")
     assert mesh.calls == ["up", "evidence", "down", "up"]  # the first try's state seen, then removed
-    assert tunnel.negotiated["warning"].startswith("brought up a second time, with fresh keys: yggdrasil-mesh: no echo")
+    assert tunnel.negotiated["warning"].startswith("brought up 2 times, with fresh keys each time: yggdrasil-mesh: no echo")
     assert tunnel.negotiated["first_try_evidence"] == {"n1: yggdrasilctl getPaths": "(none)"}
     assert tunnel.negotiated["join_s"] == 0.5
+    third = ScriptedTries([False, False, True])
+    assert third.up("userspace").negotiated["warning"].startswith("brought up 3 times")
+    assert third.calls == ["up", "evidence", "down", "up", "down", "up"]  # the first failure's evidence only
     clean = ScriptedTries([True])
     assert "warning" not in clean.up("userspace").negotiated and clean.calls == ["up"]
-    with pytest.raises(NoFirstReply, match=r"within 20 s \(the second try, with fresh keys; the first failed alike\)$"):
-        ScriptedTries([False, False]).up("userspace")  # twice in a row: the bring-up fails, and says it tried twice
+    never = ScriptedTries([False, False, False, True])
+    with pytest.raises(NoFirstReply, match=r"within 20 s \(try 3 of 3, each with fresh keys; the others failed alike\)$"):
+        never.up("userspace")  # three in a row: the bring-up fails, says so, and tries no fourth time
+    assert never.tries == [True]
 
 
 # -- real daemons ----------------------------------------------------------------------------------
