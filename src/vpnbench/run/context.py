@@ -64,10 +64,10 @@ class RunContext:
         """The technique's TCP congestion control set on both ends (or theirs put back); its
         parameters as they ran name the one in force, which every TCP figure under loss is told with."""
         ends = [self.testbed.client, self.testbed.server]
-        just_read = None
-        if self.own_control is None:
-            self.own_control = just_read = {host.role: congestion.current(host) for host in ends}
-        in_force = congestion.for_run(ends, params.congestion_control, self.own_control, self.resources.dir, just_read)
+        own_just_read = self.own_control is None
+        if own_just_read:
+            self.own_control = {host.role: congestion.current(host) for host in ends}
+        in_force = congestion.for_run(ends, params.congestion_control, self.own_control, self.resources.dir, own_just_read)
         return params.model_copy(update={"congestion_control": in_force})
 
     def event(self, kind: str, detail: dict, **ids) -> None:

@@ -82,16 +82,16 @@ def said(controls: dict[str, str | None]) -> str | None:
 
 
 def for_run(hosts: list[Host], chosen: str | None, own: dict[str, str | None], run_dir: Path,
-            just_read: dict[str, str | None] | None = None) -> str | None:
+            own_just_read: bool = False) -> str | None:
     """Before a technique comes up: its chosen control on both ends, or each host's own (`own`,
     read before the first change) back after a technique that chose one. Returns what is in force,
     as read on each host: after a change read again, otherwise the reading that found nothing to
     change (a second read of an unchanged host cost a command each, ~0.1 s a technique in the TCG VM).
-    `just_read`: readings taken a moment ago (the run's first technique: `own` itself), not asked again."""
+    `own_just_read`: `own` was read a moment ago (the run's first technique), so it is what is set now."""
     in_force = {}
     for host in hosts:
         want = chosen or own.get(host.role)
-        control = just_read[host.role] if just_read is not None else current(host)
+        control = own.get(host.role) if own_just_read else current(host)
         if want and control != want:
             apply(host, want, run_dir)
             control = current(host)
