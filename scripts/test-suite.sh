@@ -64,6 +64,19 @@ SLOWER=$(slower)
 printf 'make test: budgets x %.2f: a fixed Python loop takes that many times its %.2f s on the reference machine (read again at each stage'"'"'s end)\n' \
     "$SLOWER" "$REFERENCE_LOOP_S"
 
+# Each stage's output also goes to a file of root's (below): CI shows only the tail of what make
+# test printed, which held the stage table but not which test failed (stop 63's and stop 70's CI:
+# "two at a time ... FAILED", the test unnamed). The names of what failed are printed again after
+# the table, and the whole output of the last run is kept beside the stage log.
+OUT_DIR=$(mktemp -d)  # root's, 0700, never a path another user made
+trap 'rm -rf -- "$OUT_DIR"' EXIT
+STAGE_N=0
+logged() {  # command...: run it with its output on the terminal and in the next stage's file
+    STAGE_N=$((STAGE_N + 1))
+    "$@" 2>&1 | tee "$OUT_DIR/$(printf '%02d' $STAGE_N).log"
+    return "${PIPESTATUS[0]}"
+}
+
 declare -a STAGES=()
 stage_done() {  # name seconds rc
     local budget verdict
@@ -77,8 +90,8 @@ stage_done() {  # name seconds rc
 
 # cargo from / with this checkout's configuration (see the Makefile's CARGO).
 start=$SECONDS
-( cd / && cargo test -q "${CARGO_ARGS[@]}" --manifest-path "$REPO/linkem/Cargo.toml" \
-      && cargo test -q "${CARGO_ARGS[@]}" --manifest-path "$REPO/gen/Cargo.toml" )
+logged bash -c 'cd / && cargo test -q "${@:2}" --manifest-path "$1/linkem/Cargo.toml" \
+      && cargo test -q "${@:2}" --manifest-path "$1/gen/Cargo.toml"' cargo-tests "$REPO" "${CARGO_ARGS[@]}"
 stage_done "linkem's and gen's cargo tests" $((SECONDS - start)) $?
 
 # The host's tests in two sessions: the ~1 200 that need no namespace, VM or quiet cores (units,
@@ -123,43 +136,43 @@ FREE=$(free_cores)
 echo "make test: $FREE of $(nproc) cores idle over two seconds"
 if [ "${MACHINE_TESTS_ONE_AT_A_TIME:-0}" != 1 ] && [ "$(nproc)" -ge 2 ] \
         && $BIN/python -c "import sys; sys.exit(not $FREE >= 1.5)"; then
-    beside_dir=$(mktemp -d)  # root's, 0700, never a path another user made
+    beside_dir=$OUT_DIR/beside; mkdir -m 0700 "$beside_dir"
     set -m  # its own process group, which Ctrl-C does not reach: the EXIT trap ends all of it
     beside "$beside_dir" &
     beside_pid=$!
     set +m
-    trap 'kill -TERM -- -"$beside_pid" 2>/dev/null; rm -rf -- "$beside_dir"' EXIT
+    trap 'kill -TERM -- -"$beside_pid" 2>/dev/null; rm -rf -- "$OUT_DIR"' EXIT
     start=$SECONDS
-    $BIN/python -m pytest -q -n 2 --dist worksteal --machine-tests=only -m "not vmtestbed and not exclusive" \
+    logged $BIN/python -m pytest -q -n 2 --dist worksteal --machine-tests=only -m "not vmtestbed and not exclusive" \
         --durations=25 tests
     stage_done "host suite: the machine's own, two at a time" $((SECONDS - start)) $?
     start=$SECONDS
     wait "$beside_pid"
-    trap 'rm -rf -- "$beside_dir"' EXIT  # its pid is no longer its own
+    trap 'rm -rf -- "$OUT_DIR"' EXIT  # its pid is no longer its own
     read -r rc took <"$beside_dir/units.rc" || { rc=1; took=?; }
     echo "---- beside them at nice 19: units (exit $rc, $took s) ----"
     cat "$beside_dir/units.log"
     stage_done "beside them: units (left to wait)" $((SECONDS - start)) "$rc"
     start=$SECONDS
-    $BIN/python -m pytest -q --machine-tests=only -m "exclusive and not vmtestbed" --durations=10 tests
+    logged $BIN/python -m pytest -q --machine-tests=only -m "exclusive and not vmtestbed" --durations=10 tests
     stage_done "host suite: the machine's own, exclusive" $((SECONDS - start)) $?
 else
     start=$SECONDS
-    $BIN/python -m pytest "${UNITS[@]}"
+    logged $BIN/python -m pytest "${UNITS[@]}"
     stage_done "host suite: side by side" $((SECONDS - start)) $?
     start=$SECONDS
-    $BIN/python -m pytest -q --machine-tests=only -m "not vmtestbed" --durations=25 tests
+    logged $BIN/python -m pytest -q --machine-tests=only -m "not vmtestbed" --durations=25 tests
     stage_done "host suite: the machine's own, one at a time" $((SECONDS - start)) $?
 fi
 
 # Tests marked `vm`, inside a QEMU VM booting the distribution kernel (that script says how).
 start=$SECONDS
-ACCEL=$ACCEL scripts/kernel-vm-tests.sh
+logged env ACCEL="$ACCEL" scripts/kernel-vm-tests.sh
 stage_done "kernel-VM stage" $((SECONDS - start)) $?
 
 # The VM testbed's TCG guests, alone: their deadlines are wall-clock seconds (above).
 start=$SECONDS
-$BIN/python -m pytest "${VM_TESTBED[@]}"
+logged $BIN/python -m pytest "${VM_TESTBED[@]}"
 stage_done "VM testbed" $((SECONDS - start)) $?
 
 echo "---- make test: stages (wall time of budget) ----"
@@ -168,6 +181,13 @@ for line in "${STAGES[@]}"; do
     echo "$line"
     [[ $line == *FAILED* || $line == *"OVER BUDGET"* ]] && failed=1
 done
+# pytest's short summary lines (FAILED/ERROR test - reason), from every stage and from the units
+# beside them, so the tail names what failed.
+FAILURES=$(cat "$OUT_DIR"/*.log "$OUT_DIR"/beside/units.log 2>/dev/null | grep -E '^(FAILED|ERROR) ' | cut -c1-300)
+if [ -n "$FAILURES" ]; then
+    echo "---- make test: what failed ----"
+    echo "$FAILURES"
+fi
 
 # The stages also go to a log of root's that outlives the clone: CI keeps no output of a run that
 # passed, so without it nobody learns where a passing run's minutes went (stop 69's CI: 2 960 s,
@@ -180,8 +200,10 @@ if [ "$(id -u)" -eq 0 ]; then
             printf '# %s  %s  budgets x %.2f  cores idle at the start %s of %s\n' "$(date -u +%FT%TZ)" \
                 "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" "$SLOWER" "$FREE" "$(nproc)"
             printf '%s\n' "${STAGES[@]}"
+            [ -z "$FAILURES" ] || printf '%s\n' "$FAILURES"
         } >>"$SUITE_LOG_DIR/suite-stages.log"
-        echo "make test: stages appended to $SUITE_LOG_DIR/suite-stages.log"
+        cat "$OUT_DIR"/*.log "$OUT_DIR"/beside/units.log >"$SUITE_LOG_DIR/make-test-last.log" 2>/dev/null
+        echo "make test: stages appended to $SUITE_LOG_DIR/suite-stages.log, the whole output in $SUITE_LOG_DIR/make-test-last.log"
     else
         echo "make test: $SUITE_LOG_DIR is not a directory of root's alone (0700); stages not logged"
     fi
