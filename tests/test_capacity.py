@@ -86,7 +86,12 @@ def test_udp_sweep_baseline_keeps_up_and_wireguard_shows_its_gap(tmp_path, clean
     assert set(data.series.name) >= {"offered_bps", "throughput_bps", "sender_throughput_bps"}
 
 
+# Alone (exclusive): the 50 Mbit/s step counts as sent in full only within two of iperf3's 1 ms
+# pacing ticks of its one second. Beside another machine test and the units, iperf3 was held off
+# its core long enough to send 47.5-49.4 of 50 (2 of 15 tries here, and in a fresh clone's make test of 2f6f854, whose CI failed): the sweep then
+# rightly names the generator at 50 and finds no knee.
 @pytest.mark.netns
+@pytest.mark.exclusive
 def test_udp_sweep_whose_sender_is_held_back_puts_the_knee_at_what_was_sent(testbed):
     """A generator that cannot send the top rate, and loses nothing: an HTB class of 150 Mbit/s on
     the client's own interface holds iperf3 back (its socket blocks while its datagrams wait in
@@ -113,7 +118,7 @@ def test_udp_sweep_whose_sender_is_held_back_puts_the_knee_at_what_was_sent(test
     m = result.metrics
     low, high = result.trials
     assert high.data["sender_bps"] < 0.7 * 250e6, result.raw["sweep"]  # at most 150 of the 250 sent
-    assert m["knee_bps"] == 50e6 and m["knee_at_top"] == 0 and m["knee_limit_generator"] == 1, result.raw["sweep"]
+    assert m.get("knee_bps") == 50e6 and m["knee_at_top"] == 0 and m["knee_limit_generator"] == 1, result.raw["sweep"]
     # 50 Mbit/s went out in full; were a few datagrams lost, the receiver's socket lost them (with
     # the CPU shared by busy loops iperf3's receiver fell behind: 16 of 4 806), never the generator
     assert high.data["loss_site"] == "generator" and low.data.get("loss_site") in (None, "receiver")

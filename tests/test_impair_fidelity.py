@@ -171,8 +171,10 @@ def test_rate(link, mbit):
     # Both charge every wire frame (netem once the backend limits GSO on the senders), so TCP
     # goodput tops out at 1448/1514 = 0.956 of the rate.
     # The cap is the exact bound (no host can beat it); a busy host's TCP only falls short of it,
-    # and never reaches more than the same path carried without the limit.
-    floor = 0.85 if SLOWNESS == 1 else 0.7
+    # and never reaches more than the same path carried without the limit. The floor only tells a
+    # shaper that strangles (a unit wrong, a timer per packet) from one that shapes: in a TCG guest
+    # with the CPU halved, netem at 50 mbit carried 0.63 of it (stop 70), so there 0.5.
+    floor = 0.85 if SLOWNESS == 1 else 0.5
     assert floor * min(mbit * 1e6, unlimited) < bps <= 1.01 * mbit * 1e6, (bps, unlimited)
     assert link.impairer.facts().get("gso_max_segs_1", True)
 
